@@ -1,0 +1,30 @@
+# optseq: `make` sets everything up and opens the console; `make test` runs the suite.
+# TORCH picks the torch requirement: the CPU wheel by default (fast here and in CI);
+# `make TORCH=torch` (or a CUDA index URL via PIP_EXTRA_INDEX_URL) on a GPU machine.
+PYTHON ?= python3
+TORCH ?= torch==2.13.0
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.optseq-installed
+ARGS ?=
+
+.PHONY: run test bench clean
+
+run: $(STAMP)
+	$(BIN)/optseq $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m engine.bench all --write docs/performance.md
+
+$(STAMP): pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel "cython>=3.0"
+	$(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q --no-build-isolation -e ".[dev]"
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) build native/*.c native/*.so

@@ -1,0 +1,1 @@
+"""The ways in: the CLI (no textual import) and the Textual console."""

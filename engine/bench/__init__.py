@@ -1,0 +1,1 @@
+"""Bench commands: `python -m engine.bench LEVER`, each speaking the run protocol."""

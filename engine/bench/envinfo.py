@@ -1,0 +1,48 @@
+"""Facts about the stack a bench ran on; optseq folds them into the run's fingerprint."""
+from __future__ import annotations
+
+import platform
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def pick_device(requested: str | None) -> str:
+    import torch
+
+    if requested:
+        return requested
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def env_facts(requested_device: str | None = None) -> dict:
+    import torch
+
+    device = pick_device(requested_device)
+    facts = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "device": device,
+        "cpu": cpu_model(),
+        "threads": torch.get_num_threads(),
+    }
+    if device.startswith("cuda"):
+        facts["gpu"] = torch.cuda.get_device_name(0)
+        facts["cuda"] = torch.version.cuda
+    try:
+        import native  # noqa: F401
+
+        from engine.bots import backend
+
+        facts["bot_backend"] = backend.name()
+    except Exception:  # the bot module may be absent in early builds
+        pass
+    return facts

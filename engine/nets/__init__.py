@@ -1,0 +1,1 @@
+"""Networks: the MLP used for advantage and strategy nets."""

@@ -1,0 +1,1 @@
+"""Cython kernels. Import through engine.bots.backend, which falls back to the Python twins."""

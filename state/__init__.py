@@ -1,0 +1,1 @@
+"""optseq's core: plan, lever machine, store, statistics, runs, export. Never imports torch, textual or engine."""
