@@ -1,7 +1,190 @@
-"""optseq command line."""
+"""optseq command line. Imports neither textual nor torch: the console and lever runs load them."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
 import sys
+from pathlib import Path
+
+OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
+"""Exit codes: ok, a run failed, bad input, nothing to run or unavailable."""
 
 
-def main(argv=None) -> int:
-    print("optseq: core not built yet", file=sys.stderr)
-    return 2
+def default_plan() -> Path:
+    env = os.environ.get("OPTSEQ_PLAN")
+    if env:
+        return Path(env)
+    local = Path("configs/sequencing.toml")
+    if local.exists():
+        return local
+    # an editable install run from elsewhere still finds the repository's default plan
+    return Path(__file__).resolve().parent.parent / "configs" / "sequencing.toml"
+
+
+def default_db() -> Path:
+    return Path(os.environ.get("OPTSEQ_DB") or ".optseq")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
+        raise SystemExit(_fail(f"{message} (see optseq --help)"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--plan", type=Path, default=argparse.SUPPRESS,
+                        help="plan TOML (default: $OPTSEQ_PLAN or configs/sequencing.toml)")
+    common.add_argument("--db", type=Path, default=argparse.SUPPRESS,
+                        help="state directory (default: $OPTSEQ_DB or .optseq)")
+    p = _Parser(prog="optseq", parents=[common],
+                description="A live optimization-sequencing plan: levers, gates, runs and decisions.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    s = sub.add_parser("status", parents=[common], help="levers, their states and what is next")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("record", parents=[common], help="record a criterion result of a decision lever")
+    s.add_argument("lever")
+    s.add_argument("candidate")
+    s.add_argument("criterion")
+    s.add_argument("outcome", choices=["pass", "fail"])
+    s.add_argument("--evidence", default="")
+
+    s = sub.add_parser("plan", parents=[common], help="mark a lever's plan as written")
+    s.add_argument("lever")
+    s.add_argument("path")
+
+    s = sub.add_parser("fact", parents=[common], help="set a named fact used by gates")
+    s.add_argument("name")
+    s.add_argument("value", choices=["true", "false"])
+
+    s = sub.add_parser("decide", parents=[common], help="decide a lever by hand (rationale required)")
+    s.add_argument("lever")
+    s.add_argument("outcome")
+    s.add_argument("--why", default="", help="rationale (required)")
+
+    s = sub.add_parser("runs", parents=[common], help="runs, decisions and events, newest last")
+    s.add_argument("lever", nargs="?")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("validate", parents=[common], help="check a plan file")
+    s.add_argument("plan_file", nargs="?", type=Path)
+
+    s = sub.add_parser("export", parents=[common], help="write the plan and its state as markdown")
+    s.add_argument("--lang", choices=["ko", "en"], default=None)
+    s.add_argument("-o", "--output", type=Path, default=None)
+    return p
+
+
+def _fail(message: str, code: int = BAD_INPUT) -> int:
+    print(f"optseq: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    plan_path = getattr(args, "plan", None) or default_plan()
+    db = getattr(args, "db", None) or default_db()
+    from state.plan import PlanError
+    from state.sequencer import InputError
+    from state.store import StoreError
+
+    try:
+        if args.command == "validate":
+            return _validate(args.plan_file or plan_path)
+        write = args.command in ("record", "plan", "fact", "decide")
+        return _dispatch(args, plan_path, db, write)
+    except (PlanError, InputError, StoreError) as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return OK
+
+
+def _validate(path: Path) -> int:
+    from state import plan
+
+    loaded = plan.load(path)
+    print(f"{path}: ok ({len(loaded.levers)} levers, {len(loaded.facts)} facts, "
+          f"{len(loaded.decision_points)} decision points)")
+    return OK
+
+
+def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
+    from state.sequencer import Sequencer
+
+    with Sequencer.open(plan_path, db, mode="write" if write else "auto") as seq:
+        for warning in seq.warnings:
+            print(f"optseq: warning: {warning}", file=sys.stderr)
+        command = args.command or "status"
+        if command == "status":
+            status = seq.status()
+            if getattr(args, "json", False):
+                print(json.dumps(status, ensure_ascii=False, indent=2))
+            else:
+                print(render_status(status))
+            return OK
+        if command == "record":
+            return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
+                                             args.evidence))
+        if command == "plan":
+            return _say(seq.write_plan(args.lever, args.path))
+        if command == "fact":
+            return _say(seq.set_fact(args.name, args.value == "true"))
+        if command == "decide":
+            return _say(seq.decide(args.lever, args.outcome, args.why))
+        if command == "runs":
+            history = seq.history(args.lever)
+            print(json.dumps(history, ensure_ascii=False, indent=2) if args.json else render_history(history))
+            return OK
+        if command == "export":
+            text = seq.export(args.lang)
+            if args.output:
+                args.output.parent.mkdir(parents=True, exist_ok=True)
+                tmp = args.output.with_name(args.output.name + ".tmp")
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, args.output)
+                print(f"wrote {args.output}")
+            else:
+                sys.stdout.write(text)
+            return OK
+    raise AssertionError(command)
+
+
+def _say(lines: list[str]) -> int:
+    for line in lines:
+        print(line)
+    return OK
+
+
+def render_status(status: dict) -> str:
+    rows = [("lever", "state", "outcome", "why / note")]
+    for lever in status["levers"]:
+        note = "; ".join(lever["why_blocked"]) or (lever["stale_reason"] or "")
+        rows.append((lever["id"], lever["state"], lever["outcome"] or "-", note))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = [f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else "")]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+    lines.append(f"next: {status['next'] or 'nothing ready'}")
+    return "\n".join(lines)
+
+
+def render_history(history: dict) -> str:
+    lines = []
+    for run in history["runs"]:
+        lines.append(f"run {run['id']:>4}  {run.get('lever')}  {run.get('status')}  {run.get('started', '')}")
+    for d in history["decisions"]:
+        mark = " (superseded)" if d.get("superseded") else ""
+        how = "auto" if d.get("auto") else "manual"
+        lines.append(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  {d.get('why', '')}")
+    for c in history["criteria"]:
+        lines.append(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
+                     f"{c.get('evidence', '')}")
+    return "\n".join(lines) or "no runs or decisions yet"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,294 @@
+"""The one API the CLI and the console call: plan + store + machine, every action recorded."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+from state import plan as plan_mod
+from state.machine import DECIDED, PlanMachine, TransitionRefused
+from state.plan import Plan
+from state.store import Store
+
+REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
+"""Tables whose records drive the machine, replayed together in `seq` order."""
+
+
+class InputError(Exception):
+    """Bad input from the user (unknown lever, candidate, outcome…); str() is the one line shown."""
+
+
+class Sequencer:
+    def __init__(self, plan: Plan, store: Store):
+        self.plan = plan
+        self.store = store
+        self.warnings: list[str] = []
+        self.machine = self._replay()
+
+    @classmethod
+    def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto") -> "Sequencer":
+        plan = plan_mod.load(plan_path)
+        store = Store.open(Path(db_dir), mode=mode)
+        try:
+            return cls(plan, store)
+        except BaseException:
+            store.close()
+            raise
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Sequencer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def readonly(self) -> bool:
+        return bool(getattr(self.store, "readonly", False))
+
+    # -- replay ----------------------------------------------------------------------------
+    def records(self) -> dict[str, list[dict]]:
+        return {table: self.store.all(table) for table in REPLAYED}
+
+    def _replay(self) -> PlanMachine:
+        machine = PlanMachine(self.plan)
+        rows = [(r["seq"], table, r) for table, recs in self.records().items() for r in recs]
+        for _, table, record in sorted(rows, key=lambda row: row[0]):
+            lever = record.get("lever")
+            if lever is not None and not self.plan.has_lever(lever):
+                self.warnings.append(f"{table} record {record.get('id')} names lever {lever!r}, "
+                                     f"which the plan no longer has; kept in history, ignored")
+                continue
+            if table == "facts" and not any(f.id == record.get("name") for f in self.plan.facts):
+                self.warnings.append(f"fact {record.get('name')!r} is not in the plan; ignored")
+                continue
+            try:
+                machine.apply(table, record)
+            except Exception as exc:  # a record the current plan cannot replay must not lose the rest
+                self.warnings.append(f"{table} record {record.get('id')} could not be replayed: {exc}")
+        return machine
+
+    def reload(self) -> None:
+        """Re-read the store (a read-only console following a writer)."""
+        if hasattr(self.store, "reload"):
+            self.store.reload()
+        self.warnings = []
+        self.machine = self._replay()
+
+    # -- writes ------------------------------------------------------------------------------
+    @contextmanager
+    def _writing(self):
+        if self.readonly:
+            holder = getattr(self.store, "holder", None)
+            raise InputError(f"the store is read-only (held by {holder}); stop that optseq first")
+        with self.store.batch():
+            yield
+            self._snapshot()
+
+    def _append(self, table: str, record: dict) -> dict:
+        stored = self.store.append(table, record)
+        went_stale = self.machine.apply(table, stored)
+        self._fire_points(table, stored)
+        for lever_id in went_stale:
+            self.store.append("events", {"type": "stale", "lever": lever_id,
+                                         "reason": self.machine.models[lever_id].stale_reason,
+                                         "derived": True})
+        return stored
+
+    def _fire_points(self, table: str, record: dict) -> None:
+        trigger = {"decisions": "decided", "events": "planned" if record.get("type") == "plan" else None,
+                   "runs": "measured" if record.get("status") == "succeeded" else None}.get(table)
+        if trigger is None:
+            return
+        for point in self.plan.decision_points:
+            if point.lever == record.get("lever") and point.on == trigger:
+                self.store.append("events", {"type": "decision_point", "point": point.id, "lever": point.lever,
+                                             "reopens": list(point.reopens), "text": point.text})
+
+    def _snapshot(self) -> None:
+        for view in self.lever_views():
+            self.store.upsert("levers", "lever", {"lever": view["id"], **{k: view[k] for k in
+                                                  ("state", "outcome", "stale", "why_blocked")}})
+
+    def lever(self, lever_id: str):
+        try:
+            return self.plan.lever(lever_id)
+        except KeyError:
+            known = ", ".join(l.id for l in self.plan.levers)
+            raise InputError(f"unknown lever {lever_id!r} (plan {self.plan.path} has: {known})") from None
+
+    def record_criterion(self, lever_id: str, candidate: str, criterion: str, outcome: str,
+                         evidence: str = "") -> list[str]:
+        lever = self.lever(lever_id)
+        if lever.criteria is None:
+            raise InputError(f"{lever_id} is a {lever.kind} lever; only decision levers have criteria")
+        cands = [c.id for c in lever.criteria.candidates]
+        crits = [c.id for c in lever.criteria.criteria]
+        if candidate not in cands:
+            raise InputError(f"{lever_id}: unknown candidate {candidate!r} (one of {', '.join(cands)})")
+        if criterion not in crits:
+            raise InputError(f"{lever_id}: unknown criterion {criterion!r} (one of {', '.join(crits)})")
+        if outcome not in ("pass", "fail"):
+            raise InputError(f"criterion outcome must be pass or fail, got {outcome!r}")
+        model = self.machine.models[lever_id]
+        if model.state in DECIDED or model.state == "closed":
+            raise InputError(f"{lever_id} is already decided {model.outcome}; "
+                             f"record nothing more, or decide again with optseq decide")
+        if model.state == "blocked":
+            raise InputError(f"{lever_id} is blocked: {'; '.join(self.machine.why_blocked(lever_id))}")
+        messages = [f"recorded {lever_id} {candidate} {criterion} {outcome}"]
+        with self._writing():
+            self._append("criteria", {"lever": lever_id, "candidate": candidate, "criterion": criterion,
+                                      "outcome": outcome, "evidence": evidence})
+            verdict = self.machine.criteria_verdict(lever_id)
+            if verdict:
+                why = self._verdict_reason(lever_id)
+                self._decide(lever_id, verdict, why=why, auto=True, rule="criteria")
+                messages.append(f"{lever_id} decided {verdict} automatically: {why}")
+        return messages
+
+    def _verdict_reason(self, lever_id: str) -> str:
+        lever = self.plan.lever(lever_id)
+        parts = []
+        for cand in lever.criteria.candidates:
+            status = self.machine.candidate_status(lever_id, cand)
+            failed = [c.id for c in lever.criteria.criteria
+                      if self.machine.models[lever_id].results.get((cand.id, c.id), ("",))[0] == "fail"]
+            detail = f" ({', '.join(failed)} fail)" if failed else ""
+            parts.append(f"{cand.title or cand.id} {status}{detail}")
+        return "; ".join(parts)
+
+    def write_plan(self, lever_id: str, path: str) -> list[str]:
+        self.lever(lever_id)
+        if not path.strip():
+            raise InputError("plan path is empty")
+        model = self.machine.models[lever_id]
+        if model.state == "closed":
+            raise InputError(f"{lever_id} is closed ({model.closed_by})")
+        with self._writing():
+            self._append("events", {"type": "plan", "lever": lever_id, "path": path})
+        return [f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}"]
+
+    def set_fact(self, name: str, value: bool) -> list[str]:
+        if not any(f.id == name for f in self.plan.facts):
+            known = ", ".join(f.id for f in self.plan.facts) or "none"
+            raise InputError(f"unknown fact {name!r} (plan {self.plan.path} declares: {known})")
+        with self._writing():
+            self._append("facts", {"name": name, "value": bool(value)})
+        return [f"fact {name} = {'true' if value else 'false'}"]
+
+    def decide(self, lever_id: str, outcome: str, why: str, *, auto: bool = False, rule: str = "manual",
+               runs: tuple = (), stats: dict | None = None, config: dict | None = None) -> list[str]:
+        self.lever(lever_id)
+        if not auto and not (why or "").strip():
+            raise InputError("a manual decision needs a rationale (--why TEXT)")
+        with self._writing():
+            self._decide(lever_id, outcome, why=why, auto=auto, rule=rule, runs=runs, stats=stats,
+                         config=config)
+        return [f"{lever_id} decided {outcome}" + ("" if auto else " (manual)")]
+
+    def _decide(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None) -> dict:
+        try:
+            self.machine.check_decidable(lever_id, outcome)
+        except TransitionRefused as exc:
+            raise InputError(str(exc)) from None
+        previous = self.machine.models[lever_id].decision
+        record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
+                  "runs": list(runs), "stats": stats, "config": config,
+                  "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
+        return self._append("decisions", record)
+
+    # -- reads -------------------------------------------------------------------------------
+    def lever_views(self) -> list[dict]:
+        views = []
+        decisions = self.store.all("decisions")
+        for lever in self.plan.levers:
+            model = self.machine.models[lever.id]
+            view = {
+                "id": lever.id,
+                "title": lever.title,
+                "kind": lever.kind,
+                "state": model.state,
+                "outcome": model.outcome,
+                "stale": model.state == "stale",
+                "stale_reason": model.stale_reason or None,
+                "why_blocked": self.machine.why_blocked(lever.id),
+                "plan_doc": model.plan_doc,
+                "code": lever.code,
+                "requires": _gate_text(lever.requires),
+                "decision": _public(model.decision),
+                "decisions": [_public(d) for d in decisions if d["lever"] == lever.id],
+            }
+            if lever.criteria:
+                view["criteria"] = {
+                    cand.id: {
+                        "status": self.machine.candidate_status(lever.id, cand),
+                        "results": {c.id: model.results.get((cand.id, c.id), ("pending", ""))[0]
+                                    for c in lever.criteria.criteria},
+                    }
+                    for cand in lever.criteria.candidates
+                }
+            views.append(view)
+        return views
+
+    def status(self) -> dict:
+        fired = {e["point"]: e["at"] for e in self.store.all("events") if e.get("type") == "decision_point"}
+        return {
+            "plan": self.plan.path,
+            "as_of": self.plan.as_of.isoformat(),
+            "store": str(getattr(self.store, "directory", "")),
+            "readonly": self.readonly,
+            "next": self.machine.next(),
+            "levers": self.lever_views(),
+            "facts": dict(self.machine.facts),
+            "infra": self.machine.infra(),
+            "decision_points": [{"id": p.id, "lever": p.lever, "on": p.on, "text": p.text,
+                                 "reopens": list(p.reopens), "fired": fired.get(p.id)}
+                                for p in self.plan.decision_points],
+            "warnings": list(self.warnings),
+        }
+
+    def history(self, lever_id: str | None = None) -> dict:
+        if lever_id is not None:
+            self.lever(lever_id)
+
+        def mine(records):
+            return [r for r in records if lever_id is None or r.get("lever") == lever_id]
+
+        decisions = self.store.all("decisions")
+        superseded = {d.get("supersedes") for d in decisions if d.get("supersedes") is not None}
+        return {
+            "runs": mine(self.store.all("runs")),
+            "decisions": [dict(d, superseded=d["id"] in superseded) for d in mine(decisions)],
+            "criteria": mine(self.store.all("criteria")),
+            "events": mine(self.store.all("events")),
+        }
+
+    def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
+        from state import export
+
+        return export.render(self.plan, self.machine, self.records(), lang=lang, today=today)
+
+
+def _public(decision: dict | None) -> dict | None:
+    if decision is None:
+        return None
+    return {k: v for k, v in decision.items() if k not in ("doc_id",)}
+
+
+def _gate_text(expr) -> str | None:
+    from state.gates import Atom
+
+    if expr is None:
+        return None
+    if isinstance(expr, Atom):
+        return expr.text()
+    inner = ", ".join(_gate_text(item) for item in expr.items)
+    return f"{expr.op}({inner})"
+
+
+def default_db() -> Path:
+    return Path(os.environ.get("OPTSEQ_DB") or ".optseq")
