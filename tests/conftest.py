@@ -1,0 +1,35 @@
+"""Shared fixtures: the repository's default plan and a fresh state directory per test."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
+
+
+@pytest.fixture
+def plan_path() -> Path:
+    return DEFAULT_PLAN
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def cli_env(db) -> dict:
+    """Environment for running the real `optseq` in a subprocess against a fresh store."""
+    env = dict(os.environ)
+    env["OPTSEQ_DB"] = str(db)
+    env["OPTSEQ_PLAN"] = str(DEFAULT_PLAN)
+    env.pop("OPTSEQ_PUREPYTHON", None)
+    return env
+
+
+OPTSEQ = [sys.executable, "-m", "console.cli"]
+"""The CLI as the installed `optseq` script runs it (same entry point, same interpreter)."""

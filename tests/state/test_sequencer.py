@@ -1,0 +1,144 @@
+"""The sequencer on the default plan over a real on-disk store: the seed's scenarios."""
+from __future__ import annotations
+
+import pytest
+
+from state.sequencer import InputError, Sequencer
+
+
+@pytest.fixture
+def seq(plan_path, db):
+    with Sequencer.open(plan_path, db, mode="write") as s:
+        yield s
+
+
+def states(seq) -> dict[str, str]:
+    return {v["id"]: v["state"] for v in seq.lever_views()}
+
+
+def test_fresh_plan_matches_the_seed(seq):
+    st = states(seq)
+    assert st["julia_port"] == "ready"
+    assert st["cython_bot"] == "adopted"
+    assert all(st[l] == "blocked" for l in ("port", "option_b", "model_size", "amp", "compile",
+                                            "tensorrt", "option_a"))
+    assert seq.machine.next() == "julia_port"
+    why = {v["id"]: v["why_blocked"] for v in seq.lever_views()}
+    assert any("julia_port" in r and "NO-GO" in r for r in why["option_b"])
+    assert any("plan not written" in r for r in why["option_b"])
+    assert any("eval_dense" in r for r in why["tensorrt"])
+    assert why["option_a"][0].startswith("needs one of:")
+
+
+def test_last_criterion_fail_decides_no_go(seq):
+    messages = seq.record_criterion("julia_port", "torch_jl", "c4", "fail", "0.8x of PyTorch")
+    assert any("NO-GO automatically" in m for m in messages)
+    st = states(seq)
+    assert st["julia_port"] == "decided" and seq.machine.models["julia_port"].outcome == "NO-GO"
+    assert st["port"] == "closed"
+    assert st["option_b"] == "unplanned"
+    decision = seq.history("julia_port")["decisions"][-1]
+    assert decision["auto"] is True and decision["rule"] == "criteria"
+    fired = {p["id"]: p["fired"] for p in seq.status()["decision_points"]}
+    assert fired["torch_jl_result"] is not None and fired["model_size_results"] is None
+
+
+def test_last_criterion_pass_decides_go(seq):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "pass")
+    st = states(seq)
+    assert seq.machine.models["julia_port"].outcome == "GO"
+    assert st["port"] == "unplanned"  # opened; its plan is not written yet
+    assert st["option_b"] == "blocked"
+
+
+def test_plan_written_makes_option_b_next(seq):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    assert seq.machine.next() is None
+    seq.write_plan("option_b", "docs/plans/option_b.md")
+    assert states(seq)["option_b"] == "ready"
+    assert seq.machine.next() == "option_b"
+    assert seq.status()["levers"][3]["plan_doc"] == "docs/plans/option_b.md"
+
+
+def test_state_survives_reopening(plan_path, db):
+    with Sequencer.open(plan_path, db, mode="write") as s:
+        s.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        s.write_plan("option_b", "docs/plans/option_b.md")
+        before = s.status()
+    with Sequencer.open(plan_path, db, mode="write") as s:
+        after = s.status()
+    assert [(l["id"], l["state"], l["outcome"]) for l in before["levers"]] == \
+           [(l["id"], l["state"], l["outcome"]) for l in after["levers"]]
+    assert after["next"] == "option_b"
+
+
+def test_snapshot_table_follows_the_machine(seq):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    snapshot = {r["lever"]: r["state"] for r in seq.store.all("levers")}
+    assert snapshot == states(seq)
+
+
+def test_fact_opens_tensorrt_gate(seq):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    seq.write_plan("option_b", "p.md")
+    seq.decide("option_b", "adopt", "measured 1.4x")
+    seq.decide("model_size", "h1024x6", "best exploitability per hour")
+    assert states(seq)["tensorrt"] == "blocked"
+    seq.set_fact("eval_dense", True)
+    assert states(seq)["tensorrt"] == "unplanned"
+    seq.set_fact("eval_dense", False)
+    assert states(seq)["tensorrt"] == "blocked"
+
+
+def test_manual_decision_needs_a_rationale_and_supersedes(seq):
+    with pytest.raises(InputError, match="rationale"):
+        seq.decide("amp", "adopt", "  ")
+    seq.decide("amp", "adopt", "small-model measurement")
+    seq.decide("amp", "reject", "re-read the numbers")
+    decisions = seq.history("amp")["decisions"]
+    assert [d["outcome"] for d in decisions] == ["adopt", "reject"]
+    assert decisions[0]["superseded"] is True and decisions[1]["superseded"] is False
+    assert states(seq)["amp"] == "rejected"
+
+
+def test_model_size_decision_makes_adopted_amp_stale(seq):
+    seq.decide("amp", "adopt", "measured earlier on the small model")
+    seq.decide("model_size", "h1024x6", "bigger model chosen")
+    view = next(v for v in seq.lever_views() if v["id"] == "amp")
+    assert view["state"] == "stale" and view["stale"] is True
+    assert "model_size" in view["stale_reason"]
+    assert seq.machine.next() == "amp" or "amp" in seq.machine.ready_in_order()
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("nope", "torch_jl", "c4", "fail"), "unknown lever 'nope'"),
+    (("julia_port", "pytorch", "c4", "fail"), "unknown candidate 'pytorch'"),
+    (("julia_port", "torch_jl", "c9", "fail"), "unknown criterion 'c9'"),
+    (("amp", "torch_jl", "c4", "fail"), "only decision levers have criteria"),
+])
+def test_bad_criterion_input_is_refused_without_writing(seq, args, fragment):
+    before = len(seq.store.all("criteria"))
+    with pytest.raises(InputError, match=fragment):
+        seq.record_criterion(*args)
+    assert len(seq.store.all("criteria")) == before
+
+
+def test_decided_lever_takes_no_more_criteria(seq):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    with pytest.raises(InputError, match="already decided NO-GO"):
+        seq.record_criterion("julia_port", "torch_jl", "c4", "pass")
+
+
+def test_unknown_outcome_and_fact_are_refused(seq):
+    with pytest.raises(InputError, match="unknown outcome 'GO'"):
+        seq.decide("amp", "GO", "x")
+    with pytest.raises(InputError, match="unknown fact 'dense'"):
+        seq.set_fact("dense", True)
+
+
+def test_second_opener_is_read_only_and_cannot_write(seq, plan_path, db):
+    with Sequencer.open(plan_path, db, mode="auto") as reader:
+        assert reader.readonly
+        assert reader.machine.next() == "julia_port"
+        with pytest.raises(InputError, match="read-only"):
+            reader.set_fact("eval_dense", True)
