@@ -1,0 +1,76 @@
+"""A second process for the store tests: holds the writer lock, tries to open, or writes until killed.
+
+    kill_writer.py hold DIR          open for write, print "ready", wait to be killed
+    kill_writer.py try DIR MODE      open in MODE, print "opened readonly=…", or the error (exit 1)
+    kill_writer.py append DIR TAG    append/batch/upsert forever, printing "ack …" after each call returns
+
+Ack lines, one per acknowledged call, say what the parent may now rely on:
+    ack e:KEY            an event with k=KEY exists
+    ack r:KEY e:KEY ...  a batch: each named run and event exists
+    ack u:KEY            the run with k=KEY has status "succeeded"
+    ack f:TAG:I          the fact named TAG has i >= I
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from state.store import Store, StoreError
+
+PAYLOAD = "측정값 재측정 " * 60
+"""About 1 KiB of UTF-8 per record, so each write takes measurable time."""
+
+
+def hold(directory: str) -> None:
+    store = Store.open(directory, mode="write")
+    print("ready", store.holder["pid"], flush=True)
+    while True:
+        time.sleep(60)
+
+
+def try_open(directory: str, mode: str) -> int:
+    try:
+        store = Store.open(directory, mode=mode)
+    except StoreError as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(f"opened readonly={store.readonly} holder={store.holder['pid'] if store.holder else None}", flush=True)
+    store.close()
+    return 0
+
+
+def append(directory: str, tag: str) -> None:
+    store = Store.open(directory, mode="write")
+    previous_run = None
+    i = 0
+    while True:
+        step = i % 4
+        if step in (0, 2):
+            store.append("events", {"k": f"{tag}-{i}", "p": PAYLOAD})
+            print(f"ack e:{tag}-{i}", flush=True)
+        elif step == 1:
+            with store.batch():
+                run = store.append("runs", {"k": f"{tag}-{i}", "status": "running", "pid": store.holder["pid"]})
+                store.append("events", {"k": f"{tag}-{i}a", "p": PAYLOAD})
+                store.append("events", {"k": f"{tag}-{i}b", "p": PAYLOAD})
+                if previous_run:
+                    store.update("runs", previous_run["id"], {"status": "succeeded"})
+            done = f" u:{previous_run['k']}" if previous_run else ""
+            print(f"ack r:{tag}-{i} e:{tag}-{i}a e:{tag}-{i}b{done}", flush=True)
+            previous_run = run
+        else:
+            store.upsert("facts", "name", {"name": tag, "i": i})
+            print(f"ack f:{tag}:{i}", flush=True)
+        i += 1
+
+
+if __name__ == "__main__":
+    command, directory, *rest = sys.argv[1:]
+    if command == "hold":
+        hold(directory)
+    elif command == "try":
+        sys.exit(try_open(directory, rest[0]))
+    elif command == "append":
+        append(directory, rest[0])
+    else:
+        sys.exit(f"kill_writer.py: unknown command {command!r}")
