@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,9 @@ class PlanError(Exception):
     """A plan that cannot be used; str() is the one line shown to the user."""
 
     def __init__(self, path: Path | str, key: str, problem: str):
-        self.path, self.key, self.problem = str(path), key, problem
-        super().__init__(f"{self.path}: {key}: {problem}" if key else f"{self.path}: {problem}")
+        # keys and values come from the file: keep the error on one line whatever they hold
+        self.path, self.key, self.problem = str(path), _printable(key), _printable(problem)
+        super().__init__(f"{self.path}: {self.key}: {self.problem}" if key else f"{self.path}: {self.problem}")
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,7 @@ def load(path: Path | str) -> Plan:
     except OSError as exc:
         raise PlanError(path, "", f"cannot read ({exc.strerror})") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise PlanError(path, "", "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
@@ -227,6 +229,8 @@ class _Loader:
         if not ok:
             raise self.fail(f"{where}.{key}" if where else key,
                             f"expected {what or _type_name(kind)}, got {_show(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(f"{where}.{key}" if where else key, f"must be a finite number, got {value}")
         return value
 
     def strings(self, table: dict, key: str, where: str) -> tuple[str, ...]:
@@ -309,6 +313,8 @@ class _Loader:
         lever_id = self.get(raw, "id", f"levers[{index}]", str)
         if not lever_id or not all(c.isalnum() or c in "_-" for c in lever_id):
             raise self.fail(f"levers[{index}].id", f"not a valid id: {lever_id!r} (letters, digits, _ and -)")
+        if lever_id == "fact":
+            raise self.fail(f"levers[{index}].id", "'fact' is reserved ('fact:NAME' names a fact in gates)")
         where = f"levers.{lever_id}"
         self.check_keys(raw, {"id", "title", "kind", "plan_doc", "plan_note", "code", "requires", "run",
                               "timeout_s", "rule", "remeasure_when", "status", "graph_label", "criteria",
@@ -326,6 +332,13 @@ class _Loader:
         if kind != "decision" and criteria is not None:
             raise self.fail(f"{where}.criteria", f"only decision levers have criteria (kind is {kind})")
         configs = self.strings(raw, "configs", where)
+        if configs and kind != "experiment":
+            raise self.fail(f"{where}.configs", f"only experiment levers have configs (kind is {kind})")
+        for i, name in enumerate(configs):
+            if name in ("decided", "defer"):
+                raise self.fail(f"{where}.configs[{i}]", f"{name!r} is reserved; name the config otherwise")
+            if name in configs[:i]:
+                raise self.fail(f"{where}.configs[{i}]", f"duplicate config {name!r}")
         if kind == "decision":
             outcomes = DECISION_OUTCOMES
         elif kind == "experiment":
@@ -378,6 +391,8 @@ class _Loader:
                 raise self.fail(where, f"expected 'LEVER:OUTCOME' or 'fact:NAME', got {raw!r}")
             return Atom(lever=lever, outcome=outcome)
         if isinstance(raw, list):
+            if not raw:
+                raise self.fail(where, "expected a non-empty list (leave requires out for no gate)")
             return Gate("all", tuple(self.expr(item, f"{where}[{i}]") for i, item in enumerate(raw)))
         if isinstance(raw, dict):
             if len(raw) != 1 or next(iter(raw)) not in ("all", "any"):
@@ -403,6 +418,8 @@ class _Loader:
                           self.get(g, "min", gw, (int, float), None))
             if guard.max is None and guard.min is None:
                 raise self.fail(gw, "a guard needs max or min")
+            if guard.max is not None and guard.min is not None and guard.min > guard.max:
+                raise self.fail(gw, f"min {guard.min} is above max {guard.max}: no run could pass")
             guards.append(guard)
         repeats = self.positive(raw, "repeats", where, int, 5)
         max_repeats = self.positive(raw, "max_repeats", where, int, max(20, repeats))
@@ -526,6 +543,8 @@ class _Loader:
                         known(other, f"{where}.criteria.branches.{branch.outcome}")
         for i, row in enumerate(plan.table):
             known(row, f"plan.table[{i}]")
+            if row in plan.table[:i]:
+                raise self.fail(f"plan.table[{i}]", f"duplicate row {row!r}")
         for i, item in enumerate(plan.order):
             for lever_id in item.levers:
                 known(lever_id, f"order[{i}].levers")
@@ -588,7 +607,13 @@ def _type_name(kind) -> str:
     return names.get(kind, kind.__name__)
 
 
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _show(value) -> str:
+    if isinstance(value, (dt.date, dt.time)):
+        return f"{type(value).__name__} {value.isoformat()}"
     text = repr(value)
     kind = {str: "string", int: "integer", float: "number", bool: "boolean", list: "list", dict: "table"}.get(
         type(value), type(value).__name__)

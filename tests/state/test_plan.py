@@ -1,0 +1,138 @@
+"""The plan loader: the default plan's content, and one clean one-line error per malformed plan."""
+import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from state.plan import DECISION_OUTCOMES, PAIRED_OUTCOMES, PlanError, load
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_PLAN = REPO / "configs" / "sequencing.toml"
+PLANS = Path(__file__).resolve().parent / "plans"
+BAD = PLANS / "bad"
+GOOD = sorted(PLANS.glob("good/*.toml")) + [DEFAULT_PLAN]
+ABSENT = "missing.toml"
+"""Listed in EXPECTED.txt but never created: the loader must report a plan that does not exist."""
+
+def _expected() -> dict[str, tuple[str, str]]:
+    rows = {}
+    for line in (BAD / "EXPECTED.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, key, fragment = (part.strip() for part in line.split(" | ", 2))
+            rows[name] = (key, fragment)
+    return rows
+
+
+EXPECTED = _expected()
+CASES = [pytest.param(name, key, fragment, id=name.removesuffix(".toml"))
+         for name, (key, fragment) in EXPECTED.items()]
+
+
+def _check_line(line: str, path: Path, key: str, fragment: str) -> None:
+    """The error is one line: `FILE: KEY: PROBLEM` (or `FILE: PROBLEM` when the file as a whole is at fault)."""
+    assert "\n" not in line and "\r" not in line, f"not one line: {line!r}"
+    assert line.startswith(f"{path}: "), line
+    if key == "-":
+        assert line.startswith(f"{path}: {fragment}"), f"names a key or misses the problem: {line!r}"
+    elif key.endswith("*"):
+        assert line.startswith(f"{path}: {key[:-1]}"), line
+    else:
+        assert line.startswith(f"{path}: {key}: "), line
+    assert fragment in line, line
+
+
+# -- the default plan and the minimal one ------------------------------------------------------
+
+def test_default_plan_mirrors_the_seed_doc():
+    plan = load(DEFAULT_PLAN)
+    assert [lever.id for lever in plan.levers] == [
+        "julia_port", "port", "cython_bot", "option_b", "model_size", "amp", "compile", "tensorrt", "option_a"]
+    assert plan.as_of == dt.date(2026, 5, 7) and plan.lang == "ko"
+    julia = plan.lever("julia_port")
+    assert julia.kind == "decision" and julia.outcomes == DECISION_OUTCOMES
+    assert [c.id for c in julia.criteria.candidates] == ["flux", "torch_jl"]
+    assert [c.id for c in julia.criteria.criteria] == ["c1", "c2", "c3", "c4"]
+    assert julia.criteria.candidates[0].verdict == "fail"
+    assert julia.criteria.candidates[1].results == {"c1": "pass", "c2": "pass", "c3": "pass"}
+    assert julia.criteria.branch("GO").opens == ("port",)
+    assert julia.criteria.branch("NO-GO").closes == ("port",)
+    assert [f.id for f in plan.facts] == ["eval_dense"] and plan.fact("eval_dense").value is False
+    assert [p.id for p in plan.decision_points] == ["torch_jl_result", "option_b_plan", "model_size_results"]
+    assert plan.lever("cython_bot").prior.outcome == "adopt" and plan.lever("cython_bot").prior.estimate == 2.55
+    assert plan.lever("cython_bot").timeout_s == 300.0
+    assert plan.lever("amp").remeasure_when == ("model_size", "option_b")
+    assert plan.table == ("model_size", "option_b", "amp", "compile", "tensorrt", "option_a", "julia_port")
+
+
+def test_minimal_plan_gets_the_defaults():
+    plan = load(PLANS / "good" / "minimal.toml")
+    assert plan.title == "Minimal plan" and plan.as_of == dt.date(2026, 1, 1) and plan.lang == "en"
+    (lever,) = plan.levers
+    assert (lever.id, lever.kind, lever.code, lever.timeout_s) == ("a", "speedup", "none", 900.0)
+    assert lever.outcomes == PAIRED_OUTCOMES and lever.requires is None and lever.needs_plan
+    assert plan.table == ("a",) and plan.facts == () and plan.decision_points == ()
+
+
+# -- the malformed corpus ------------------------------------------------------------------------
+
+def test_corpus_and_expected_list_agree():
+    on_disk = {p.name for p in BAD.glob("*.toml")}
+    assert on_disk == set(EXPECTED) - {ABSENT}
+    assert not (BAD / ABSENT).exists()
+    assert len(on_disk) >= 20
+
+
+@pytest.mark.parametrize("name, key, fragment", CASES)
+def test_bad_plan_fails_with_one_line(name, key, fragment):
+    path = BAD / name
+    with pytest.raises(PlanError) as info:
+        load(path)
+    err = info.value
+    if key == "-":
+        assert err.key == ""
+    elif not key.endswith("*"):
+        assert err.key == key
+    assert fragment in err.problem, err.problem
+    _check_line(str(err), path, key, fragment)
+
+
+def test_directory_is_not_a_plan(tmp_path):
+    with pytest.raises(PlanError) as info:
+        load(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path}: cannot read (") and "\n" not in str(info.value)
+
+
+# -- the real command line -----------------------------------------------------------------------
+
+_CLI = REPO / "console" / "cli.py"
+needs_validate = pytest.mark.skipif(
+    not _CLI.exists() or "validate" not in _CLI.read_text(encoding="utf-8"),
+    reason="console/cli.py has no `validate` command yet; these run the real CLI once it does")
+
+
+def _validate(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console.cli", "validate", str(path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+
+
+@needs_validate
+@pytest.mark.parametrize("name, key, fragment", CASES)
+def test_cli_rejects_bad_plan(name, key, fragment):
+    path = BAD / name
+    with pytest.raises(PlanError) as info:
+        load(path)
+    proc = _validate(path)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr == f"optseq: {info.value}\n"
+    _check_line(proc.stderr.removeprefix("optseq: ").removesuffix("\n"), path, key, fragment)
+
+
+@needs_validate
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: p.name)
+def test_cli_accepts_good_plan(path):
+    proc = _validate(path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
