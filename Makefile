@@ -14,7 +14,7 @@ run: $(STAMP)
 	$(BIN)/optseq $(ARGS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python -m engine.bench all --write docs/performance.md

@@ -1,0 +1,217 @@
+"""The decision rule: statistics and quality guards in, adopt / reject / inconclusive (or a chosen arm) out."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from state.plan import Rule
+from state.stats import MIN_PAIRS, ArmsTable, PairedStats, StatsError
+
+OUTCOMES = ("adopt", "reject", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rule says about one A/B measurement."""
+
+    outcome: str
+    """adopt | reject | inconclusive."""
+    reason: str
+    """One readable line: the figures that decided it."""
+    guards: tuple[dict[str, Any], ...] = ()
+    """Per guard: name, value (worst seen; None if never reported), limit_max, limit_min, ok (None if unreported)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "reason": self.reason, "guards": [dict(g) for g in self.guards]}
+
+
+def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]] = ()) -> Verdict:
+    """Adopt when the CI's lower bound reaches `min_speedup` and every guard holds; reject when the CI lies
+    below it or any guard fails, however fast; otherwise inconclusive — never a coin flip."""
+    if stats.metric != rule.metric:
+        raise StatsError(f"statistics are for {stats.metric!r} but the rule decides on {rule.metric!r}")
+    rows = guard_rows(rule, qualities)
+    failed = [g for g in rows if g["ok"] is False]
+    missing = [g["name"] for g in rows if g["ok"] is None]
+    speed = _speed(stats)
+    need = _x(rule.min_speedup)
+    if failed:
+        first = failed[0]
+        why = f"guard {first['name']} = {_num(first['value'])} {_breach(first)}"
+        if len(failed) > 1:
+            why += f" (and {', '.join(g['name'] for g in failed[1:])})"
+        if stats.estimate is not None:
+            why += f", though {speed}"
+        return Verdict("reject", why, rows)
+    if stats.ci_high is not None and stats.ci_high < rule.min_speedup:
+        return Verdict("reject", f"{speed}: 95% CI lies below {need}", rows)
+    if missing:
+        return Verdict("inconclusive", f"guard {', '.join(missing)} not reported" + (
+            f" ({speed})" if stats.estimate is not None else ""), rows)
+    if stats.ci_low is None:
+        return Verdict("inconclusive", f"only {stats.n} complete pair{'s' * (stats.n != 1)} of {stats.metric}"
+                       f"{_dropped(stats)}; need at least {MIN_PAIRS}", rows)
+    if stats.ci_low >= rule.min_speedup:
+        return Verdict("adopt", f"{speed}: 95% CI clears {need}" + ("; guards hold" if rows else ""), rows)
+    return Verdict("inconclusive", f"{speed}: 95% CI straddles {need}", rows)
+
+
+def more_pairs(stats: PairedStats, rule: Rule, so_far: int) -> int:
+    """Pairs to add while the CI straddles the threshold: double the pairs run so far, up to `max_repeats`.
+
+    0 once the statistics decide either way, or the budget is spent. Guards are not its business: a
+    missing or failed guard is not cured by more pairs.
+    """
+    if so_far >= rule.max_repeats:
+        return 0
+    if stats.ci_low is not None and (stats.ci_low >= rule.min_speedup or stats.ci_high < rule.min_speedup):
+        return 0
+    target = min(rule.max_repeats, max(2 * so_far, rule.repeats, MIN_PAIRS))
+    return max(target - so_far, 0)
+
+
+def guard_rows(rule: Rule, qualities: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """Check the rule's guards, and every limit a run reported with its own `quality` events, on the worst value."""
+    seen: dict[str, list[tuple[float, float | None]]] = {}
+    for i, q in enumerate(qualities):
+        name, value, limit = _quality(q, i)
+        seen.setdefault(name, []).append((value, limit))
+    rows = []
+    for guard in rule.guards:
+        events = seen.get(guard.name, [])
+        if not events:
+            rows.append({"name": guard.name, "value": None, "limit_max": _float(guard.max),
+                         "limit_min": _float(guard.min), "ok": None})
+            continue
+        rows.append(_check(guard.name, events, _float(guard.max), _float(guard.min)))
+    ruled = {g.name for g in rule.guards}
+    for name, events in seen.items():
+        if name not in ruled and any(limit is not None for _, limit in events):
+            rows.append(_check(name, events, None, None))
+    return tuple(rows)
+
+
+def choose(table: ArmsTable, rule: Rule) -> tuple[str | None, str]:
+    """The arm with the best median of `rule.choose`'s metric, among arms whose median cost is within
+    `max_cost_ratio` of the cheapest arm's; (None, why) when no arm qualifies."""
+    if not rule.choose:
+        raise StatsError(f"the rule on {rule.metric!r} has no 'choose' (min:METRIC or max:METRIC)")
+    direction, _, metric = rule.choose.partition(":")
+    if direction not in ("min", "max") or not metric:
+        raise StatsError(f"choose: expected 'min:METRIC' or 'max:METRIC', got {rule.choose!r}")
+    scored = [a for a in table.arms if table.get(a, metric) is not None]
+    notes = [f"{a} reported no {metric}" for a in table.arms if a not in scored]
+    eligible = scored
+    cost_note = ""
+    if rule.cost_metric and rule.max_cost_ratio:
+        costs = {a: table.get(a, rule.cost_metric) for a in scored}
+        notes += [f"{a} reported no {rule.cost_metric}" for a in scored if costs[a] is None]
+        priced = [a for a in scored if costs[a] is not None]
+        if priced:
+            cheapest = min(priced, key=lambda a: costs[a].median)
+            floor = costs[cheapest].median
+            eligible = []
+            for a in priced:
+                ratio = costs[a].median / floor if floor > 0 else (1.0 if costs[a].median <= floor else math.inf)
+                if ratio <= rule.max_cost_ratio:
+                    eligible.append(a)
+                else:
+                    notes.append(f"{a} costs {_num(ratio)}× {cheapest}'s {rule.cost_metric}")
+            cost_note = f" within {_num(rule.max_cost_ratio)}× the cheapest {rule.cost_metric} ({cheapest})"
+        else:
+            eligible = []
+    if not eligible:
+        return None, f"no arm qualifies on {metric}" + (f": {'; '.join(notes)}" if notes else "")
+    sign = 1.0 if direction == "min" else -1.0
+    ranked = sorted(eligible, key=lambda a: sign * table.get(a, metric).median)  # stable: ties keep arm order
+    best = table.get(ranked[0], metric)
+    why = (f"{best.arm}: {'lowest' if direction == 'min' else 'highest'} median {metric} {_num(best.median)}"
+           f"{_unit(best.unit)} (n={best.n}{_ci(best)}) of {len(eligible)} arm{'s' * (len(eligible) != 1)}"
+           f"{cost_note}")
+    if len(ranked) > 1:
+        runner = table.get(ranked[1], metric)
+        if _overlap(best, runner):
+            why += f"; CI overlaps {runner.arm} ({_num(runner.median)})"
+    if notes:
+        why += f"; excluded: {'; '.join(notes)}"
+    return best.arm, why
+
+
+def _check(name: str, events: list[tuple[float, float | None]], rule_max, rule_min) -> dict[str, Any]:
+    """One guard row; the strictest limit (the rule's or a run's own) applies to the worst value."""
+    values = [v for v, _ in events]
+    limits = [lim for _, lim in events if lim is not None] + ([rule_max] if rule_max is not None else [])
+    limit_max = min(limits) if limits else None
+    hi = max(values, key=lambda v: math.inf if math.isnan(v) else v)
+    lo = min(values, key=lambda v: -math.inf if math.isnan(v) else v)
+    # A NaN quality (a diverged loss) fails every limit rather than slipping past the comparisons.
+    fail_max = limit_max is not None and (math.isnan(hi) or hi > limit_max)
+    fail_min = rule_min is not None and (math.isnan(lo) or lo < rule_min)
+    value = lo if fail_min and not fail_max or limit_max is None else hi
+    return {"name": name, "value": value, "limit_max": limit_max, "limit_min": rule_min,
+            "ok": not (fail_max or fail_min)}
+
+
+def _quality(q: Mapping[str, Any], i: int) -> tuple[str, float, float | None]:
+    if not isinstance(q, Mapping):
+        raise StatsError(f"quality #{i}: expected an object, got {type(q).__name__}")
+    name, value, limit = q.get("name"), q.get("value"), q.get("limit")
+    if not isinstance(name, str) or not name:
+        raise StatsError(f"quality #{i}: 'name' should be a non-empty string, got {name!r}")
+    if not _is_number(value):
+        raise StatsError(f"quality #{i} ({name}): 'value' should be a number, got {value!r}")
+    if limit is not None and not _is_number(limit):
+        raise StatsError(f"quality #{i} ({name}): 'limit' should be a number, got {limit!r}")
+    return name, float(value), None if limit is None else float(limit)
+
+
+def _float(v) -> float | None:
+    return None if v is None else float(v)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _breach(row: dict[str, Any]) -> str:
+    if row["limit_max"] is not None and (math.isnan(row["value"]) or row["value"] > row["limit_max"]):
+        return f"exceeds max {_num(row['limit_max'])}"
+    return f"is below min {_num(row['limit_min'])}"
+
+
+def _speed(stats: PairedStats) -> str:
+    if stats.estimate is None:
+        return f"no complete pairs of {stats.metric}{_dropped(stats)}"
+    text = f"{stats.metric} {_x(stats.estimate)}"
+    if stats.ci_low is not None:
+        text += f" [{_x(stats.ci_low)}, {_x(stats.ci_high)}]"
+    text += f" n={stats.n}"
+    if stats.p_value is not None:
+        text += f" p={stats.p_value:.2g}"
+    return text + _dropped(stats)
+
+
+def _dropped(stats: PairedStats) -> str:
+    return f" ({stats.dropped} sample{'s' * (stats.dropped != 1)} dropped)" if stats.dropped else ""
+
+
+def _overlap(a, b) -> bool:
+    return None not in (a.ci_low, b.ci_low) and a.ci_low <= b.ci_high and b.ci_low <= a.ci_high
+
+
+def _ci(row) -> str:
+    return f", 95% CI {_num(row.ci_low)}–{_num(row.ci_high)}" if row.ci_low is not None else ""
+
+
+def _x(v: float) -> str:
+    return f"{v:.2f}×"
+
+
+def _num(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _unit(unit: str) -> str:
+    return f" {unit}" if unit else ""
