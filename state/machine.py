@@ -196,6 +196,17 @@ class PlanMachine:
         elif status != "running" and status != "queued":
             model.abort()
 
+    def run_ended(self, lever_id: str, status: str) -> None:
+        """A live run finished: the same move its final record makes on replay."""
+        model = self.models[lever_id]
+        if model.state != "running":
+            return
+        if status == "succeeded":
+            model.finish()
+        else:
+            model.abort()
+        self.refresh()
+
     def _decide(self, lever_id: str, outcome: str, seq: int, record: dict) -> list[str]:
         model = self.models[lever_id]
         trigger = OUTCOME_TRIGGER.get(outcome, "decide")

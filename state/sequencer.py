@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,8 +24,13 @@ class Sequencer:
     def __init__(self, plan: Plan, store: Store):
         self.plan = plan
         self.store = store
+        self.lock = threading.RLock()
+        """Held around every store access: the console reads on its UI thread while a run writes."""
         self.warnings: list[str] = []
+        self._depth = 0
         self.machine = self._replay()
+        if not self.readonly:
+            self._reap_interrupted()
 
     @classmethod
     def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto") -> "Sequencer":
@@ -73,32 +79,49 @@ class Sequencer:
 
     def reload(self) -> None:
         """Re-read the store (a read-only console following a writer)."""
-        if hasattr(self.store, "reload"):
+        with self.lock:
             self.store.reload()
-        self.warnings = []
-        self.machine = self._replay()
+            self.warnings = []
+            self.machine = self._replay()
 
     # -- writes ------------------------------------------------------------------------------
-    @contextmanager
-    def _writing(self):
-        if self.readonly:
-            holder = getattr(self.store, "holder", None)
-            raise InputError(f"the store is read-only (held by {holder}); stop that optseq first")
-        with self.store.batch():
-            yield
-            self._snapshot()
+    def _reap_interrupted(self) -> None:
+        """A run left `interrupted` may still have children if optseq died hard: end its group."""
+        from state import runner
 
-    def _append(self, table: str, record: dict) -> dict:
+        for run in self.store.find("runs", status="interrupted"):
+            pgid = run.get("pgid")
+            if pgid and runner.group_alive(pgid):
+                runner.kill_group(pgid)
+
+    @contextmanager
+    def writing(self):
+        """One atomic store write for everything inside, then the levers snapshot."""
+        if self.readonly:
+            from state.lock import describe
+
+            raise InputError(f"the store is read-only: {describe(getattr(self.store, 'holder', None))} "
+                             f"holds it; stop that optseq first")
+        with self.lock, self.store.batch():
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            if self._depth == 0:
+                self._snapshot()
+
+    def append(self, table: str, record: dict) -> dict:
         stored = self.store.append(table, record)
         went_stale = self.machine.apply(table, stored)
-        self._fire_points(table, stored)
+        self.fire_points(table, stored)
         for lever_id in went_stale:
             self.store.append("events", {"type": "stale", "lever": lever_id,
                                          "reason": self.machine.models[lever_id].stale_reason,
                                          "derived": True})
         return stored
 
-    def _fire_points(self, table: str, record: dict) -> None:
+    def fire_points(self, table: str, record: dict) -> None:
         trigger = {"decisions": "decided", "events": "planned" if record.get("type") == "plan" else None,
                    "runs": "measured" if record.get("status") == "succeeded" else None}.get(table)
         if trigger is None:
@@ -122,6 +145,11 @@ class Sequencer:
 
     def record_criterion(self, lever_id: str, candidate: str, criterion: str, outcome: str,
                          evidence: str = "") -> list[str]:
+        with self.writing():
+            return self.record_criterion_in_batch(lever_id, candidate, criterion, outcome, evidence)
+
+    def record_criterion_in_batch(self, lever_id: str, candidate: str, criterion: str, outcome: str,
+                                  evidence: str = "") -> list[str]:
         lever = self.lever(lever_id)
         if lever.criteria is None:
             raise InputError(f"{lever_id} is a {lever.kind} lever; only decision levers have criteria")
@@ -140,14 +168,13 @@ class Sequencer:
         if model.state == "blocked":
             raise InputError(f"{lever_id} is blocked: {'; '.join(self.machine.why_blocked(lever_id))}")
         messages = [f"recorded {lever_id} {candidate} {criterion} {outcome}"]
-        with self._writing():
-            self._append("criteria", {"lever": lever_id, "candidate": candidate, "criterion": criterion,
-                                      "outcome": outcome, "evidence": evidence})
-            verdict = self.machine.criteria_verdict(lever_id)
-            if verdict:
-                why = self._verdict_reason(lever_id)
-                self._decide(lever_id, verdict, why=why, auto=True, rule="criteria")
-                messages.append(f"{lever_id} decided {verdict} automatically: {why}")
+        self.append("criteria", {"lever": lever_id, "candidate": candidate, "criterion": criterion,
+                                 "outcome": outcome, "evidence": evidence})
+        verdict = self.machine.criteria_verdict(lever_id)
+        if verdict:
+            why = self._verdict_reason(lever_id)
+            self.decide_in_batch(lever_id, verdict, why=why, auto=True, rule="criteria")
+            messages.append(f"{lever_id} decided {verdict} automatically: {why}")
         return messages
 
     def _verdict_reason(self, lever_id: str) -> str:
@@ -168,29 +195,28 @@ class Sequencer:
         model = self.machine.models[lever_id]
         if model.state == "closed":
             raise InputError(f"{lever_id} is closed ({model.closed_by})")
-        with self._writing():
-            self._append("events", {"type": "plan", "lever": lever_id, "path": path})
+        with self.writing():
+            self.append("events", {"type": "plan", "lever": lever_id, "path": path})
         return [f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}"]
 
     def set_fact(self, name: str, value: bool) -> list[str]:
         if not any(f.id == name for f in self.plan.facts):
             known = ", ".join(f.id for f in self.plan.facts) or "none"
             raise InputError(f"unknown fact {name!r} (plan {self.plan.path} declares: {known})")
-        with self._writing():
-            self._append("facts", {"name": name, "value": bool(value)})
+        with self.writing():
+            self.append("facts", {"name": name, "value": bool(value)})
         return [f"fact {name} = {'true' if value else 'false'}"]
 
-    def decide(self, lever_id: str, outcome: str, why: str, *, auto: bool = False, rule: str = "manual",
-               runs: tuple = (), stats: dict | None = None, config: dict | None = None) -> list[str]:
+    def decide(self, lever_id: str, outcome: str, why: str) -> list[str]:
+        """A manual decision: the rationale is required."""
         self.lever(lever_id)
-        if not auto and not (why or "").strip():
+        if not (why or "").strip():
             raise InputError("a manual decision needs a rationale (--why TEXT)")
-        with self._writing():
-            self._decide(lever_id, outcome, why=why, auto=auto, rule=rule, runs=runs, stats=stats,
-                         config=config)
-        return [f"{lever_id} decided {outcome}" + ("" if auto else " (manual)")]
+        with self.writing():
+            self.decide_in_batch(lever_id, outcome, why=why, auto=False, rule="manual")
+        return [f"{lever_id} decided {outcome} (manual)"]
 
-    def _decide(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None) -> dict:
+    def decide_in_batch(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None) -> dict:
         try:
             self.machine.check_decidable(lever_id, outcome)
         except TransitionRefused as exc:
@@ -199,7 +225,47 @@ class Sequencer:
         record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
                   "runs": list(runs), "stats": stats, "config": config,
                   "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
-        return self._append("decisions", record)
+        return self.append("decisions", record)
+
+    # -- runs --------------------------------------------------------------------------------
+    def check_runnable(self, lever_id: str) -> None:
+        self.lever(lever_id)
+        try:
+            self.machine.check_runnable(lever_id)
+        except TransitionRefused as exc:
+            raise InputError(str(exc)) from None
+
+    def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None):
+        """Blocking: launch, stream, judge and decide; returns a lever_run.RunReport."""
+        from state import lever_run
+
+        return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control)
+
+    def targets(self, target: str) -> list[str]:
+        """Lever ids for `--run TARGET`: an id, `next`, `ready` (all, in order) or `stale`."""
+        if target == "next":
+            nxt = self.machine.next()
+            return [nxt] if nxt else []
+        if target == "ready":
+            return [l for l in self.machine.ready_in_order() if self.plan.lever(l).run]
+        if target == "stale":
+            return [l.id for l in self.plan.levers if self.machine.state(l.id) == "stale"]
+        self.lever(target)
+        return [target]
+
+    def mark_stack_changes(self, run_id: int, fp: dict) -> None:
+        """A number measured on another device or torch is stale; a code change only warns (status)."""
+        runs = {r["id"]: r for r in self.store.all("runs")}
+        for lever_id, model in self.machine.models.items():
+            if model.state not in DECIDED or not model.decision:
+                continue
+            for evidence in model.decision.get("runs") or []:
+                old = (runs.get(evidence) or {}).get("fingerprint") or {}
+                reason = _stack_change(old, fp)
+                if reason and evidence != run_id:
+                    self.append("events", {"type": "stale", "lever": lever_id, "reason": reason,
+                                           "run": run_id})
+                    break
 
     # -- reads -------------------------------------------------------------------------------
     def lever_views(self) -> list[dict]:
@@ -235,6 +301,10 @@ class Sequencer:
         return views
 
     def status(self) -> dict:
+        with self.lock:
+            return self._status()
+
+    def _status(self) -> dict:
         fired = {e["point"]: e["at"] for e in self.store.all("events") if e.get("type") == "decision_point"}
         return {
             "plan": self.plan.path,
@@ -252,6 +322,10 @@ class Sequencer:
         }
 
     def history(self, lever_id: str | None = None) -> dict:
+        with self.lock:
+            return self._history(lever_id)
+
+    def _history(self, lever_id: str | None) -> dict:
         if lever_id is not None:
             self.lever(lever_id)
 
@@ -270,7 +344,21 @@ class Sequencer:
     def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
         from state import export
 
-        return export.render(self.plan, self.machine, self.records(), lang=lang, today=today)
+        with self.lock:
+            return export.render(self.plan, self.machine, self.records(), lang=lang, today=today)
+
+
+def _stack_change(old: dict, new: dict) -> str | None:
+    if old.get("device") and new.get("device") and old["device"] != new["device"]:
+        return f"device changed: measured on {old['device']}, now {new['device']}"
+    a, b = (old.get("versions") or {}).get("torch"), (new.get("versions") or {}).get("torch")
+    if a and b and a != b:
+        return f"torch changed: measured on {a}, now {b}"
+    return None
+
+
+def code_changed(old: dict, new: dict) -> bool:
+    return bool(old.get("code_hash") and new.get("code_hash") and old["code_hash"] != new["code_hash"])
 
 
 def _public(decision: dict | None) -> dict | None:

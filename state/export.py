@@ -1,0 +1,498 @@
+"""The plan and its live state written back as the seed's markdown doc: table, graphs, order, status, results."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from state import gates
+from state.gates import Atom
+from state.labels import MARKS, labels
+from state.machine import DECIDED, MARK, LeverModel, PlanMachine
+from state.plan import Lever, Plan
+
+FAN_WIDTH = 100
+"""Widest line (display columns) a row of sibling leaves may take before they are listed vertically."""
+FAN_GAP = 3
+
+MERMAID_CLASS = {"ready": "ready", "running": "ready", "measured": "ready", "blocked": "blocked",
+                 "unplanned": "blocked", "stale": "stale", "closed": "closed",
+                 **{state: "decided" for state in DECIDED}}
+MERMAID_STYLE = {
+    "ready": "fill:#fff3bf,stroke:#f08c00,color:#000",
+    "blocked": "fill:#f1f3f5,stroke:#868e96,color:#495057",
+    "decided": "fill:#d3f9d8,stroke:#2f9e44,color:#000",
+    "stale": "fill:#ffe3e3,stroke:#e03131,color:#000",
+    "closed": "fill:#e9ecef,stroke:#adb5bd,color:#adb5bd,stroke-dasharray:4 3",
+    "fact": "fill:#e7f5ff,stroke:#1c7ed6,color:#000",
+}
+
+
+def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | None, *,
+           lang: str | None = None, today: dt.date | str | None = None) -> str:
+    """The whole doc; `records` are the stored records already replayed onto `machine`."""
+    return _Doc(plan, machine, records or {}, labels(lang or plan.lang)).render(today)
+
+
+def cell(text: str) -> str:
+    """Text made safe for one markdown table cell."""
+    return text.replace("|", r"\|").replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+
+
+def short_name(lever: Lever) -> str:
+    """The bold part of the title (`**AMP** trainer` → `AMP`), else the title."""
+    bold = re.search(r"\*\*(.+?)\*\*", lever.title)
+    return bold.group(1) if bold else lever.title
+
+
+def width(text: str) -> int:
+    """Display columns in a monospace font (Hangul and other wide characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+@dataclass
+class Node:
+    """One line of the text tree: a lever (label + state mark) or a decision's branch."""
+
+    label: str
+    suffix: str = ""
+    children: list["Node"] = field(default_factory=list)
+    branch: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.label + self.suffix
+
+
+class _Doc:
+    def __init__(self, plan: Plan, machine: PlanMachine, records: dict[str, list[dict]], words: dict[str, str]):
+        self.plan, self.m, self.records, self.w = plan, machine, records, words
+        fresh = PlanMachine(plan)
+        self.changed = {lid for lid, model in machine.models.items()
+                        if _snapshot(model) != _snapshot(fresh.models[lid])}
+        self.next = machine.next()
+
+    def render(self, today) -> str:
+        parts = [self.head(), self.table(), self.graph(), self.order(), self.status(), self.points(),
+                 self.results()]
+        if today is not None:
+            day = today.isoformat() if isinstance(today, dt.date) else str(today)
+            parts.append(f"<!-- {self.w['exported'].format(date=day)} -->")
+        return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
+
+    # -- what a lever is now, in words ---------------------------------------------------------
+    def model(self, lever_id: str) -> LeverModel:
+        return self.m.models[lever_id]
+
+    def mark(self, lever_id: str) -> str:
+        return MARKS[MARK[self.model(lever_id).state]]
+
+    def state_text(self, lever_id: str) -> str:
+        w, model = self.w, self.model(lever_id)
+        state = model.state
+        if state in DECIDED:
+            return self.decision_text(model.lever, model.outcome, model.decision or {})
+        if state == "stale":
+            return w["stale"].format(reason=model.stale_reason or model.outcome or "")
+        if state == "closed":
+            return w["closed"].format(reason=model.closed_by)
+        if state == "ready":
+            text = w["ready"] + (w["next"] if self.next == lever_id else "")
+        elif state == "unplanned":
+            text = w["unplanned"]
+        elif state == "running":
+            run = self.latest("runs", lever_id)
+            text = w["running"] + (f" ({run['id']})" if run and run.get("id") is not None else "")
+        elif state == "measured":
+            run = self.latest("runs", lever_id)
+            summary = run.get("summary") if run else None
+            text = w["measured"] + (f" ({summary})" if isinstance(summary, str) and summary else "")
+        else:
+            reasons = self.unmet(model.lever.requires)
+            if model.needs_plan():
+                reasons.append(w["no_plan"])
+            text = w["blocked"].format(reasons=w["and"].join(reasons)) if reasons else state
+        if model.lever.criteria:
+            text += "; " + self.candidates(lever_id)
+        return text
+
+    def decision_text(self, lever: Lever, outcome: str | None, record: dict) -> str:
+        """`NO-GO (2026-11-29, 자동: why)`, `adopt 1.42× [1.31, 1.55] (…)`, or a plan prior."""
+        outcome = outcome or record.get("outcome") or ""
+        if record.get("source") == "plan":
+            estimate = lever.prior.estimate if lever.prior else None
+            figure = f" {estimate:.2f}×" if estimate is not None else ""
+            return f"{outcome}{figure} ({self.w['plan_source']})"
+        stats = record.get("stats") or {}
+        estimate, low, high = (_number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high"))
+        figure = ""
+        if estimate is not None:
+            figure = f" {estimate:.2f}×" + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None
+                                            else "")
+        how = self.w["auto"] if record.get("auto") else self.w["manual"]
+        why = str(record.get("why") or "").strip()
+        meta = ", ".join(x for x in (_day(record.get("at")), how + (f": {why}" if why else "")) if x)
+        return f"{outcome}{figure} ({meta})"
+
+    def candidates(self, lever_id: str) -> str:
+        lever = self.model(lever_id).lever
+        words = {"pass": self.w["cand_pass"], "fail": self.w["cand_fail"], "pending": self.w["cand_pending"]}
+        return ", ".join(f"{c.title or c.id} {words[self.m.candidate_status(lever_id, c)]}"
+                         for c in lever.criteria.candidates)
+
+    def unmet(self, expr) -> list[str]:
+        """Why a gate does not hold, in the doc's language (gates.unmet says it in English for the CLI)."""
+        ctx = self.m.context()
+        if expr is None or gates.holds(expr, ctx):
+            return []
+        w = self.w
+        if isinstance(expr, Atom):
+            if expr.fact:
+                return [w["needs_fact"].format(fact=expr.fact)]
+            got = ctx.outcome_of(expr.lever)
+            if got is None:
+                if expr.outcome == "decided":
+                    return [w["needs_decided"].format(lever=expr.lever)]
+                return [w["needs_outcome"].format(lever=expr.lever, outcome=expr.outcome)]
+            return [w["wrong_outcome"].format(lever=expr.lever, got=got, want=expr.outcome)]
+        if expr.op == "all":
+            return [reason for item in expr.items for reason in self.unmet(item)]
+        return [w["or"].join(w["and"].join(self.unmet(item)) for item in expr.items)]
+
+    def latest(self, table: str, lever_id: str) -> dict | None:
+        mine = [r for r in self.records.get(table, ()) if r.get("lever") == lever_id]
+        return max(mine, key=lambda r: r.get("seq", 0)) if mine else None
+
+    def plan_words(self, lever_id: str, plan_text: str) -> str:
+        """The plan's own words while nothing has happened to the lever since; generated text after."""
+        if lever_id not in self.changed and plan_text:
+            return plan_text
+        return self.state_text(lever_id)
+
+    # -- 1. title and the pending-levers table -------------------------------------------------------------
+    def head(self) -> str:
+        return f"# {self.plan.title}" + (f"\n\n{self.plan.intro}" if self.plan.intro else "")
+
+    def table(self) -> str:
+        w = self.w
+        rows = list(dict.fromkeys(self.plan.table))
+        rows += [lever.id for lever in self.plan.levers if lever.id not in rows
+                 and self.model(lever.id).state not in ("blocked", "closed", *DECIDED)]
+        lines = [f"## {w['pending']}", "",
+                 f"| {w['col_lever']} | {w['col_plan']} | {w['col_state']} |", "| --- | --- | --- |"]
+        for lever_id in rows:
+            lever, model = self.plan.lever(lever_id), self.model(lever_id)
+            if model.plan_doc:
+                where = f"`{model.plan_doc}`" + (f" ({lever.plan_note})" if lever.plan_note else "")
+            else:
+                where = lever.plan_note or w["no_plan"]
+            state = self.plan_words(lever_id, lever.status)
+            lines.append(f"| {cell(lever.title)} | {cell(where)} | {cell(state)} |")
+        return "\n".join(lines)
+
+    # -- 2. dependency graph -------------------------------------------------------------------------------
+    def graph(self) -> str:
+        lines = [f"## {self.w['graph']}"]
+        tree = self.tree()
+        if tree:
+            lines += ["", "```", *tree, "```"]
+        lines += ["", "```mermaid", *self.mermaid(), "```"]
+        return "\n".join(lines)
+
+    def node_text(self, lever_id: str) -> tuple[str, str]:
+        """(label, state mark); the mark appears only once the lever has moved since the plan."""
+        model = self.model(lever_id)
+        lever = model.lever
+        label = lever.graph_label or short_name(lever)
+        if lever.criteria and model.outcome is None:
+            pending = [c.title or c.id for c in lever.criteria.candidates
+                       if self.m.candidate_status(lever_id, c) == "pending"]
+            if pending:
+                label += f" ({', '.join(pending)} {self.w['cand_pending']})"
+        if lever_id not in self.changed:
+            return label, ""
+        state = model.state
+        if state in DECIDED:
+            return label, f" {self.mark(lever_id)} {model.outcome}"
+        if state == "closed":
+            return label, " " + self.w["closed_mark"]
+        if state == "stale":
+            return label, " " + self.w["stale_mark"]
+        return label, " " + self.mark(lever_id)
+
+    def tree(self) -> list[str]:
+        """A spanning tree of the requires-edges: each lever under its deepest prerequisite."""
+        prereqs = {lever.id: [a for a, _ in _edges(lever.requires) if a.lever] for lever in self.plan.levers}
+        members = {lid for lid, atoms in prereqs.items() if atoms}
+        members |= {a.lever for atoms in prereqs.values() for a in atoms}
+        depth: dict[str, int] = {}
+
+        def depth_of(lid: str) -> int:
+            if lid not in depth:
+                depth[lid] = 1 + max((depth_of(a.lever) for a in prereqs[lid]), default=-1)
+            return depth[lid]
+
+        children: dict[str, list[tuple[str, str]]] = {lid: [] for lid in members}
+        for lever in self.plan.levers:
+            if prereqs[lever.id]:
+                parent = max(prereqs[lever.id], key=lambda a: depth_of(a.lever))
+                children[parent.lever].append((lever.id, parent.outcome))
+
+        def build(lid: str) -> Node:
+            label, suffix = self.node_text(lid)
+            node = Node(label, suffix)
+            kids = children[lid]
+            criteria = self.model(lid).lever.criteria
+            branches = criteria.branches if criteria else ()
+            for branch in branches:
+                under = [build(kid) for kid, outcome in kids if outcome == branch.outcome]
+                text = branch.label
+                if self.model(lid).outcome == branch.outcome:
+                    text += " " + self.w["taken"]
+                if len(under) == 1 and branch.label.endswith(under[0].label):
+                    # the branch's label already names its one lever (`PASS → port 작업`): one line for both
+                    node.children.append(Node(text, under[0].suffix, under[0].children, branch=True))
+                else:
+                    node.children.append(Node(text, "", under, branch=True))
+            taken = {b.outcome for b in branches}
+            node.children += [build(kid) for kid, outcome in kids if outcome not in taken]
+            return node
+
+        lines: list[str] = []
+        for lever in self.plan.levers:
+            if lever.id in members and not prereqs[lever.id]:
+                root = build(lever.id)
+                lines += ([""] if lines else []) + [root.text] + _below(root, "")
+        return [line.rstrip() for line in lines]
+
+    def mermaid(self) -> list[str]:
+        names: dict[str, str] = {}
+
+        def name(kind: str, ident: str) -> str:
+            key = f"{kind}:{ident}"
+            if key not in names:
+                base = kind[0] + "_" + re.sub(r"[^A-Za-z0-9_]", "_", ident)
+                names[key] = base if base not in names.values() else f"{base}_{len(names)}"
+            return names[key]
+
+        edges, levers, facts = [], [], []
+        for lever in self.plan.levers:
+            for atom, dashed in _edges(lever.requires):
+                arrow = "-.->" if dashed else "-->"
+                if atom.fact:
+                    source = name("fact", atom.fact)
+                    facts.append(atom.fact)
+                    edges.append(f"    {source} {arrow} {name('lever', lever.id)}")
+                else:
+                    source = name("lever", atom.lever)
+                    levers.append(atom.lever)
+                    edges.append(f'    {source} {arrow}|"{_mermaid_text(atom.outcome)}"| {name("lever", lever.id)}')
+                levers.append(lever.id)
+        levers = [lever.id for lever in self.plan.levers if lever.id in levers]
+        facts = list(dict.fromkeys(facts))
+        lines = ["flowchart TD"]
+        for lid in levers:
+            label, suffix = self.node_text(lid)
+            lines.append(f'    {name("lever", lid)}["{_mermaid_text(label + suffix)}"]')
+        for fact in facts:
+            value = self.m.facts.get(fact, False)
+            lines.append(f'    {name("fact", fact)}(["{_mermaid_text(f"fact: {fact} = {str(value).lower()}")}"])')
+        lines += edges
+        for cls, style in MERMAID_STYLE.items():
+            lines.append(f"    classDef {cls} {style}")
+        groups: dict[str, list[str]] = {}
+        for lid in levers:
+            groups.setdefault(MERMAID_CLASS[self.model(lid).state], []).append(name("lever", lid))
+        if facts:
+            groups.setdefault("fact", []).extend(name("fact", f) for f in facts)
+        for cls in MERMAID_STYLE:
+            if groups.get(cls):
+                lines.append(f"    class {','.join(groups[cls])} {cls}")
+        return lines
+
+    # -- 3. order, 4. status, 5. decision points -----------------------------------------------------------------
+    def order(self) -> str:
+        lines = [f"## {self.w['order']}"]
+        for i, item in enumerate(self.plan.order, 1):
+            done = bool(item.levers) and all(self.model(l).state in DECIDED for l in item.levers)
+            head = f"**{i}. {item.title}**" + (f" {MARKS['done']}" if done else "")
+            lines += ["", head + (f" — {item.text}" if item.text else "")]
+        return "\n".join(lines)
+
+    def status(self) -> str:
+        latest = max((r for recs in self.records.values() for r in recs if r.get("at")),
+                     key=lambda r: (r.get("seq", 0), str(r.get("at"))), default=None)
+        day = _day(latest["at"]) if latest else self.plan.as_of.isoformat()
+        lines = [f"## {self.w['status'].format(date=day)}", ""]
+        listed = set()
+        for item in self.plan.status:
+            lever = self.plan.lever(item.lever)
+            listed.add(item.lever)
+            if item.about == "code":
+                mark = MARKS["done"] if lever.code != "none" else MARKS["waiting"]
+                text = item.text if item.lever not in self.changed else f"{item.text} — {self.state_text(item.lever)}"
+            else:
+                mark = self.mark(item.lever)
+                text = item.text if item.lever not in self.changed else \
+                    f"{short_name(lever)}: {self.state_text(item.lever)}"
+            lines.append(_bullet(f"{mark} {text}"))
+        for lever in self.plan.levers:
+            if lever.id in self.changed and lever.id not in listed:
+                lines.append(_bullet(f"{self.mark(lever.id)} {short_name(lever)}: {self.state_text(lever.id)}"))
+        return "\n".join(lines)
+
+    def points(self) -> str:
+        fired: dict[str, dict] = {}
+        for event in self.records.get("events", ()):
+            if event.get("type") != "decision_point":
+                continue
+            point = event.get("point", event.get("id"))
+            if point not in fired or event.get("seq", 0) >= fired[point].get("seq", 0):
+                fired[point] = event
+        lines = [f"## {self.w['points']}", "", self.w["points_intro"]]
+        for point in self.plan.decision_points:
+            text = point.text
+            if point.id in fired:
+                text += self.w["fired"].format(date=_day(fired[point.id].get("at")))
+                if point.reopens:
+                    names = ", ".join(short_name(self.plan.lever(l)) for l in point.reopens)
+                    text += self.w["reopens"].format(levers=names)
+            lines.append(_bullet(text))
+        return "\n".join(lines)
+
+    # -- 6. results ---------------------------------------------------------------------------------------------
+    def results(self) -> str:
+        w = self.w
+        rows, history = [], []
+        decisions = [r for r in self.records.get("decisions", ()) if self.plan.has_lever(r.get("lever", ""))]
+        replaced = {r.get("supersedes") for r in decisions if r.get("supersedes") is not None}
+        for lever in self.plan.levers:
+            model = self.model(lever.id)
+            record = model.decision
+            note = w["stale"].format(reason=model.stale_reason) if model.state == "stale" else ""
+            if record is not None and record.get("source") == "plan":
+                if lever.prior and lever.prior.estimate is not None:
+                    rows.append([lever.title, model.outcome or "", "—", f"{lever.prior.estimate:.2f}×", "—", "—",
+                                 "—", self.plan.as_of.isoformat(), w["plan_source"], note])
+            elif record is not None and record.get("stats"):
+                rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
+                             _day(record.get("at")), w["auto"] if record.get("auto") else w["manual"], note])
+            if lever.prior and model.decision_seq != 0:
+                history.append((0, lever, lever.prior.outcome, {"source": "plan"}))
+            for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
+                if r.get("superseded") or r.get("id") in replaced or r.get("seq") != model.decision_seq:
+                    history.append((r.get("seq", 0), lever, r.get("outcome"), r))
+        lines = [f"## {w['results']}", ""]
+        if rows:
+            head = [w[k] for k in ("col_lever", "col_outcome", "col_metric", "col_ratio", "col_ci", "col_n", "col_p",
+                                   "col_date", "col_source", "col_note")]
+            lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+            lines += ["| " + " | ".join(cell(str(c)) for c in row) + " |" for row in rows]
+        if history:
+            lines += (["", f"### {w['history']}", ""] if rows else [f"### {w['history']}", ""])
+            lines += [_bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}")
+                      for _, lever, outcome, record in history]
+        if not rows and not history:
+            lines.append(w["nothing_measured"])
+        return "\n".join(lines)
+
+    def stats_cells(self, stats: dict) -> list[str]:
+        estimate, low, high, p = (_number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high", "p_value"))
+        n = stats.get("n")
+        return [
+            str(stats.get("metric") or "—"),
+            f"{estimate:.2f}×" if estimate is not None else "—",
+            f"[{low:.2f}, {high:.2f}]" if low is not None and high is not None else "—",
+            str(n) if n is not None else "—",
+            ("<0.001" if p < 0.001 else f"{p:.3f}") if p is not None else "—",
+        ]
+
+
+def _below(node: Node, prefix: str) -> list[str]:
+    """The lines under `node`, whose own line starts at column len(prefix); its stem runs at +3."""
+    kids = node.children
+    if not kids:
+        return []
+    stem = prefix + "   │"
+    if not any(k.branch for k in kids):
+        if len(kids) == 1:
+            return [stem, prefix + "   ▼", prefix + kids[0].text] + _below(kids[0], prefix)
+        if not any(k.children for k in kids):
+            fan = _fan(kids, prefix)
+            if fan:
+                return [stem] + fan
+    lines = [stem]
+    for i, kid in enumerate(kids):
+        last = i == len(kids) - 1
+        lines.append(prefix + ("   └── " if last else "   ├── ") + kid.text)
+        lines += _below(kid, prefix + ("       " if last else "   │   "))
+    return lines
+
+
+def _fan(kids: list[Node], prefix: str) -> list[str] | None:
+    """Sibling leaves side by side, each under its own arrow (like the seed's last row); None if too wide."""
+    starts, x = [], len(prefix)
+    for kid in kids:
+        starts.append(x)
+        x += width(kid.text) + FAN_GAP
+    if starts[-1] + width(kids[-1].text) > FAN_WIDTH:
+        return None
+    arrows = [s + 3 for s in starts]
+    row = [" "] * (arrows[-1] + 1)
+    for col in range(arrows[0], arrows[-1]):
+        row[col] = "─"
+    for col in arrows[1:-1]:
+        row[col] = "┬"
+    row[arrows[0]], row[arrows[-1]] = "├", "┐"
+    heads = [" "] * (arrows[-1] + 1)
+    for col in arrows:
+        heads[col] = "▼"
+    labels_row = prefix + "".join(kid.text + " " * FAN_GAP for kid in kids)
+    return [prefix + "".join(row[len(prefix):]), prefix + "".join(heads[len(prefix):]), labels_row]
+
+
+def _edges(expr, dashed: bool = False):
+    """(atom, dashed) for every atom of a gate; dashed when it is one alternative of an `any`."""
+    if expr is None:
+        return
+    if isinstance(expr, Atom):
+        yield expr, dashed
+        return
+    for item in expr.items:
+        yield from _edges(item, dashed or (expr.op == "any" and len(expr.items) > 1))
+
+
+def _snapshot(model: LeverModel) -> tuple:
+    return model.state, model.outcome, model.plan_doc, dict(model.results), model.decision_seq
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "#quot;").replace("\n", " ")
+
+
+def _bullet(text: str) -> str:
+    """A list item; continuation lines of multi-line text stay inside it."""
+    return "- " + text.replace("\r\n", "\n").replace("\n", "\n  ")
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _day(at) -> str:
+    """The UTC date of an ISO-8601 timestamp (the store writes UTC)."""
+    if not at:
+        return ""
+    try:
+        when = dt.datetime.fromisoformat(str(at))
+    except ValueError:
+        return str(at)[:10]
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.timezone.utc)
+    return when.date().isoformat()

@@ -1,0 +1,123 @@
+"""The export's fixed words, one dict per language; plan text never passes through here."""
+from __future__ import annotations
+
+MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
+"""The doc's marks for machine.MARK's words; the same in every language."""
+
+LABELS: dict[str, dict[str, str]] = {
+    "ko": {
+        # headings and fixed lines (the seed's own words)
+        "pending": "Pending levers",
+        "col_lever": "Lever",
+        "col_plan": "어디서 nail되는지",
+        "col_state": "현재 상태",
+        "graph": "의존성 그래프",
+        "order": "권장 순서와 사유",
+        "status": "현재 진행 상태 ({date})",
+        "points": "결정 점들",
+        "points_intro": "언제 이 doc 다시 보는가:",
+        "results": "측정 결과",
+        "history": "이전 결정",
+        "nothing_measured": "아직 측정 결과 없음.",
+        # results table
+        "col_outcome": "결과",
+        "col_metric": "지표",
+        "col_ratio": "비율",
+        "col_ci": "95% CI",
+        "col_n": "n",
+        "col_p": "p",
+        "col_date": "날짜",
+        "col_source": "근거",
+        "col_note": "비고",
+        # state words
+        "no_plan": "plan 미작성",
+        "ready": "준비됨",
+        "next": " (next)",
+        "unplanned": "plan 대기",
+        "running": "측정 중",
+        "measured": "측정 완료, 결정 대기",
+        "blocked": "대기: {reasons}",
+        "stale": "stale: {reason}",
+        "closed": "closed: {reason}",
+        "closed_mark": "— closed",
+        "stale_mark": "⏳ stale",
+        "taken": "(선택됨)",
+        "auto": "자동",
+        "manual": "수동",
+        "plan_source": "plan",
+        "superseded": "대체됨",
+        # gate reasons
+        "needs_decided": "{lever} 결정 필요",
+        "needs_outcome": "{lever} {outcome} 필요",
+        "wrong_outcome": "{lever} {got} 결정됨 ({want} 필요)",
+        "needs_fact": "fact {fact} 필요",
+        "or": " 또는 ",
+        "and": ", ",
+        # candidates of a decision lever
+        "cand_pending": "pending",
+        "cand_pass": "PASS",
+        "cand_fail": "FAIL",
+        # decision points
+        "fired": " — {date} 발생",
+        "reopens": "; 다시 볼 lever: {levers}",
+        "exported": "optseq export {date}",
+    },
+    "en": {
+        "pending": "Pending levers",
+        "col_lever": "Lever",
+        "col_plan": "Plan",
+        "col_state": "Current state",
+        "graph": "Dependency graph",
+        "order": "Recommended order and reasons",
+        "status": "Current status ({date})",
+        "points": "Decision points",
+        "points_intro": "When to revisit this doc:",
+        "results": "Results",
+        "history": "History",
+        "nothing_measured": "Nothing measured yet.",
+        "col_outcome": "Outcome",
+        "col_metric": "Metric",
+        "col_ratio": "Ratio",
+        "col_ci": "95% CI",
+        "col_n": "n",
+        "col_p": "p",
+        "col_date": "Date",
+        "col_source": "Source",
+        "col_note": "Note",
+        "no_plan": "plan not written",
+        "ready": "ready",
+        "next": " (next)",
+        "unplanned": "waiting for a plan",
+        "running": "running",
+        "measured": "measured, awaiting a decision",
+        "blocked": "blocked: {reasons}",
+        "stale": "stale: {reason}",
+        "closed": "closed: {reason}",
+        "closed_mark": "— closed",
+        "stale_mark": "⏳ stale",
+        "taken": "(taken)",
+        "auto": "auto",
+        "manual": "manual",
+        "plan_source": "plan",
+        "superseded": "superseded",
+        "needs_decided": "needs {lever} decided",
+        "needs_outcome": "needs {lever} {outcome}",
+        "wrong_outcome": "{lever} was decided {got}, needs {want}",
+        "needs_fact": "needs fact {fact}",
+        "or": " or ",
+        "and": "; ",
+        "cand_pending": "pending",
+        "cand_pass": "PASS",
+        "cand_fail": "FAIL",
+        "fired": " — fired {date}",
+        "reopens": "; reopens: {levers}",
+        "exported": "optseq export {date}",
+    },
+}
+
+
+def labels(lang: str) -> dict[str, str]:
+    try:
+        return LABELS[lang]
+    except KeyError:
+        raise ValueError(f"unknown export language {lang!r} (one of {', '.join(LABELS)})") from None
