@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="state directory (default: $OPTSEQ_DB or .optseq)")
     p = _Parser(prog="optseq", parents=[common],
                 description="A live optimization-sequencing plan: levers, gates, runs and decisions.")
+    p.add_argument("--run", metavar="TARGET", default=None,
+                   help="run levers headless: a lever id, next, ready (all ready, in order) or stale")
+    p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     s = sub.add_parser("status", parents=[common], help="levers, their states and what is next")
@@ -93,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "validate":
             return _validate(args.plan_file or plan_path)
-        write = args.command in ("record", "plan", "fact", "decide")
+        if args.run is not None and args.command is not None:
+            return _fail(f"--run takes no subcommand (got {args.command!r})")
+        write = args.run is not None or args.command in ("record", "plan", "fact", "decide")
         return _dispatch(args, plan_path, db, write)
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))
@@ -118,6 +123,10 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
     with Sequencer.open(plan_path, db, mode="write" if write else "auto") as seq:
         for warning in seq.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
+        if args.run is not None:
+            from console.run_cmd import run_target
+
+            return run_target(seq, args.run, args.json)
         command = args.command or "status"
         if command == "status":
             status = seq.status()

@@ -163,7 +163,10 @@ def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:
     if rule is None or ev.get("metric") != rule.metric or ev.get("arm") not in ("baseline", "candidate"):
         return None
     key = (ev["run"], ev.get("pair"))
-    collected.ratios.setdefault(key, {})[ev["arm"]] = float(ev["value"])
+    arms_so_far = collected.ratios.setdefault(key, {})
+    arms_so_far[ev["arm"]] = float(ev["value"])
+    if len(arms_so_far) < 2:
+        return None  # only a completed pair moves the estimate
     ratios = []
     for arms in collected.ratios.values():
         a, b = arms.get("baseline"), arms.get("candidate")
@@ -197,6 +200,7 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
         fields["reason"] = outcome.unavailable_reason
     summary: dict[str, Any] = {}
     decision = verdict_name = None
+    why = outcome.detail
     message = f"{lever.id}: {outcome.detail}"
     rule = lever.rule
     try:
@@ -211,6 +215,7 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
             verdict_name = verdict.outcome
             decision = verdict.outcome if verdict.outcome in ("adopt", "reject") else None
             message = f"{lever.id}: {verdict.outcome} — {verdict.reason}"
+            why = verdict.reason
     except ValueError as exc:  # samples the statistics refuse (StatsError): the run stands, undecided
         summary = {"error": str(exc)}
         verdict_name = "inconclusive"
@@ -224,7 +229,7 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
             seq.record_criterion_in_batch(lever.id, crit.get("candidate"), crit.get("criterion"),
                                           crit.get("outcome"), crit.get("evidence", ""))
         if decision:
-            seq.decide_in_batch(lever.id, decision, why=message.split(": ", 1)[-1], auto=True,
+            seq.decide_in_batch(lever.id, decision, why=why, auto=True,
                                 rule=_rule_text(rule), runs=(run_id,), stats=summary.get("stats"),
                                 config=summary.get("config"))
         seq.mark_stack_changes(run_id, fields["fingerprint"])

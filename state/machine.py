@@ -266,6 +266,9 @@ class PlanMachine:
     def check_runnable(self, lever_id: str) -> None:
         model = self.models[lever_id]
         if not model.lever.run:
+            if model.lever.criteria:
+                raise TransitionRefused(f"{lever_id} is a decision lever without a run command: record its "
+                                        f"criteria (optseq record {lever_id} CANDIDATE CRITERION pass|fail)")
             raise TransitionRefused(f"{lever_id} has no run command in the plan")
         if model.state not in RUNNABLE:
             why = "; ".join(self.why_blocked(lever_id)) or f"it is {model.state}"

@@ -1,0 +1,134 @@
+"""`optseq --run TARGET`: headless lever runs with progress and a summary (no textual import)."""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+
+from state.lever_run import RunControl, RunReport
+from state.sequencer import InputError, Sequencer
+
+OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
+
+
+class Progress:
+    """A one-line bar redrawn in place on a terminal; plain lines otherwise (logs, CI)."""
+
+    def __init__(self, stream, lever: str):
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.lever = lever
+        self.done = self.total = 0
+        self.msg = ""
+        self.estimate = ""
+        self._last = 0.0
+
+    def event(self, ev: dict) -> None:
+        kind = ev.get("event")
+        if kind == "progress":
+            self.done, self.total, self.msg = ev.get("done", 0), ev.get("total", 0), ev.get("msg", "")
+            self._show(force=not self.tty)
+        elif kind == "estimate":
+            self.estimate = f"{ev['estimate']:.3f}× (n={ev['n']})"
+            if not self.tty:
+                self._line(f"{self.lever}: running estimate {self.estimate}")
+            self._show()
+        elif kind == "unavailable":
+            self._line(f"{self.lever}: unavailable: {ev.get('reason', '')}")
+
+    def log(self, line: str) -> None:
+        if line.startswith("[optseq]"):
+            self._line(f"{self.lever}: {line[9:]}")
+
+    def _show(self, force: bool = False) -> None:
+        if not self.tty:
+            if force and self.total:
+                self._line(f"{self.lever}: {self.done}/{self.total} {self.msg}".rstrip())
+            return
+        now = time.monotonic()
+        if now - self._last < 0.05 and self.done != self.total:
+            return
+        self._last = now
+        width = 24
+        filled = int(width * self.done / self.total) if self.total else 0
+        bar = "#" * filled + "-" * (width - filled)
+        text = f"\r{self.lever} [{bar}] {self.done}/{self.total} {self.msg} {self.estimate}"
+        self.stream.write(text[:200].ljust(80))
+        self.stream.flush()
+
+    def _line(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r" + " " * 80 + "\r")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run_target(seq: Sequencer, target: str, as_json: bool) -> int:
+    try:
+        ids = seq.targets(target)
+        if len(ids) == 1 and target not in ("next", "ready", "stale"):
+            seq.check_runnable(ids[0])
+    except InputError as exc:
+        print(f"optseq: {exc}", file=sys.stderr)
+        return NOTHING if "unknown lever" not in str(exc) else BAD_INPUT
+    if not ids:
+        print(f"optseq: nothing to run for {target!r}: {_nothing_why(seq, target)}", file=sys.stderr)
+        return NOTHING
+    reports: list[RunReport] = []
+    control = RunControl()
+    previous = signal.signal(signal.SIGINT, lambda *_: control.cancel())
+    try:
+        for lever_id in ids:
+            if control.cancelled:
+                break
+            progress = Progress(sys.stderr, lever_id)
+            try:
+                report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control)
+            except InputError as exc:  # a lever that an earlier run in this batch closed or blocked
+                progress.close()
+                print(f"optseq: {exc}", file=sys.stderr)
+                continue
+            progress.close()
+            reports.append(report)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if as_json:
+        print(json.dumps({"target": target, "runs": [r.to_dict() for r in reports],
+                          "next": seq.machine.next()}, ensure_ascii=False, indent=2))
+    else:
+        for report in reports:
+            print(summary_line(report))
+        print(f"next: {seq.machine.next() or 'nothing ready'}")
+    if not reports:
+        return NOTHING
+    if any(r.exit_code == RUN_FAILED for r in reports):
+        return RUN_FAILED
+    if all(r.exit_code == NOTHING for r in reports):
+        return NOTHING
+    return OK
+
+
+def summary_line(report: RunReport) -> str:
+    stats = (report.summary or {}).get("stats") or {}
+    figures = ""
+    if stats.get("estimate") is not None:
+        figures = f"  {stats['estimate']:.3f}×"
+        if stats.get("ci_low") is not None:
+            figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}] n={stats['n']} p={stats['p_value']:.3g}"
+        else:
+            figures += f" n={stats['n']}"
+    decided = f"  → {report.decision}" if report.decision else ""
+    return f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({report.message})"
+
+
+def _nothing_why(seq: Sequencer, target: str) -> str:
+    if target == "stale":
+        return "no lever is stale"
+    blocked = [f"{v['id']} ({'; '.join(v['why_blocked'])})" for v in seq.lever_views() if v["why_blocked"]]
+    return "no lever is ready" + (f"; waiting: {blocked[0]}" if blocked else "")

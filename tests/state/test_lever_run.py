@@ -1,0 +1,218 @@
+"""Lever runs end to end with small external scripts as lever commands (not the engine)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from state import runner
+from state.sequencer import Sequencer
+from tests.conftest import OPTSEQ
+
+AB = Path(__file__).parent / "lever_scripts" / "ab.py"
+
+
+def write_plan(tmp_path: Path, args: list[str], *, rule: str = "", timeout: float = 60, extra: str = "") -> Path:
+    argv = json.dumps(["python", str(AB), *args])
+    rule = rule or 'metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12'
+    text = f"""
+[plan]
+title = "Run tests"
+as_of = 2026-11-01
+lang = "en"
+
+[[levers]]
+id = "lever"
+title = "A lever"
+kind = "speedup"
+plan_doc = "docs/lever.md"
+run = {argv}
+timeout_s = {timeout}
+rule = {{ {rule} }}
+{extra}
+"""
+    path = tmp_path / "plan.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_once(plan: Path, db: Path, lever: str = "lever"):
+    events, logs = [], []
+    with Sequencer.open(plan, db, mode="write") as seq:
+        report = seq.run_lever(lever, on_event=events.append, on_log=logs.append)
+        run = seq.store.get("runs", report.run_id)
+        return report, run, seq.status(), events, logs
+
+
+def lever_view(status: dict, lever: str = "lever") -> dict:
+    return next(l for l in status["levers"] if l["id"] == lever)
+
+
+def test_clear_speedup_is_adopted(tmp_path, db):
+    report, run, status, events, _ = run_once(write_plan(tmp_path, ["--ratio", "1.5"]), db)
+    assert report.status == "succeeded" and report.decision == "adopt"
+    stats = report.summary["stats"]
+    assert stats["n"] == 6 and 1.4 < stats["estimate"] < 1.6 and stats["ci_low"] >= 1.2
+    assert lever_view(status)["state"] == "adopted"
+    decision = lever_view(status)["decision"]
+    assert decision["auto"] is True and decision["runs"] == [report.run_id]
+    assert run["status"] == "succeeded" and run["fingerprint"]["device"] == "test-device"
+    assert any(e["event"] == "estimate" for e in events)
+    samples = Path(run["samples_file"]).read_text().splitlines()
+    assert len(samples) == 12
+
+
+def test_clear_slowdown_is_rejected(tmp_path, db):
+    report, _, status, _, _ = run_once(write_plan(tmp_path, ["--ratio", "0.7"]), db)
+    assert report.decision == "reject" and lever_view(status)["state"] == "rejected"
+
+
+def test_noise_around_threshold_extends_then_stays_inconclusive(tmp_path, db):
+    plan = write_plan(tmp_path, ["--ratio", "1.2", "--noise", "0.05", "--straddle"],
+                      rule='metric = "items_per_s", min_speedup = 1.2, repeats = 4, max_repeats = 12')
+    report, run, status, _, logs = run_once(plan, db)
+    assert report.status == "succeeded" and report.verdict == "inconclusive" and report.decision is None
+    assert run["passes"] >= 2 and report.summary["stats"]["n"] == 12
+    assert any("asking for" in line for line in logs)
+    view = lever_view(status)
+    assert view["state"] == "measured" and view["decision"] is None
+
+
+def test_failed_guard_rejects_even_when_faster(tmp_path, db):
+    plan = write_plan(tmp_path, ["--ratio", "1.6", "--guard", "mismatches=3:0"],
+                      rule='metric = "items_per_s", min_speedup = 1.2, repeats = 6, guards = [{ name = "mismatches", max = 0 }]')
+    report, _, status, _, _ = run_once(plan, db)
+    assert report.decision == "reject"
+    assert "mismatches" in report.message
+    assert lever_view(status)["state"] == "rejected"
+
+
+def test_crash_fails_with_the_log_tail_stored(tmp_path, db):
+    report, run, status, _, _ = run_once(write_plan(tmp_path, ["--ratio", "1.5", "--mode", "crash"]), db)
+    assert report.status == "failed" and report.exit_code == 1
+    assert any("simulated crash" in line for line in run["log_tail"])
+    assert lever_view(status)["state"] == "ready" and lever_view(status)["decision"] is None
+    assert "simulated crash" in Path(run["log"]).read_text()
+
+
+def test_exit_zero_without_done_is_a_failure(tmp_path, db):
+    report, _, _, _, _ = run_once(write_plan(tmp_path, ["--ratio", "1.5", "--mode", "nodone"]), db)
+    assert report.status == "failed" and "without a done" in report.message
+
+
+def test_hang_times_out_and_the_group_is_gone(tmp_path, db):
+    report, run, status, _, _ = run_once(write_plan(tmp_path, ["--mode", "hang"], timeout=1.5), db)
+    assert report.status == "timeout" and report.exit_code == 1
+    assert not runner.group_alive(run["pgid"])
+    assert lever_view(status)["state"] == "ready"
+
+
+def test_unavailable_is_recorded_and_the_lever_stays_ready(tmp_path, db):
+    report, run, status, _, _ = run_once(write_plan(tmp_path, ["--mode", "unavailable"]), db)
+    assert report.status == "unavailable" and report.exit_code == 3
+    assert run["reason"] == "needs a device this machine lacks"
+    assert lever_view(status)["state"] == "ready"
+
+
+def test_garbage_lines_are_log_not_a_crash(tmp_path, db):
+    report, run, _, _, _ = run_once(write_plan(tmp_path, ["--ratio", "1.5", "--mode", "garbage"]), db)
+    assert report.status == "succeeded" and report.decision == "adopt"
+    log = Path(run["log"]).read_bytes()
+    assert b'"val' in log and b"[1, 2, 3]" in log
+
+
+def test_experiment_chooses_an_arm_that_joins_the_infra(tmp_path, db):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f"""
+[plan]
+title = "Experiment"
+as_of = 2026-11-01
+
+[[levers]]
+id = "size"
+title = "Model size"
+kind = "experiment"
+plan_doc = "p.md"
+run = {json.dumps(["python", str(AB), "--arms", "h64x3:1.0:0.9,h256x4:2.0:0.5,h1024x6:30.0:0.1"])}
+rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric = "s_per_iter", max_cost_ratio = 8.0 }}
+""", encoding="utf-8")
+    report, _, status, _, _ = run_once(plan, db, "size")
+    assert report.decision == "h256x4"  # h1024x6 is best but costs 30x the cheapest arm
+    assert status["infra"]["model"] == {"name": "h256x4", "hidden": 256, "layers": 4}
+    assert lever_view(status, "size")["state"] == "decided"
+
+
+def test_device_change_makes_earlier_numbers_stale(tmp_path, db):
+    plan = write_plan(tmp_path, ["--ratio", "1.5"])
+    run_once(plan, db)
+    with Sequencer.open(plan, db, mode="write") as seq:
+        run = seq.store.all("runs")[-1]
+        seq.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
+        view = lever_view(seq.status())
+    assert view["state"] == "stale" and "device changed" in view["stale_reason"]
+
+
+def test_cli_run_summary_json_and_exit_codes(tmp_path, cli_env):
+    plan = write_plan(tmp_path, ["--ratio", "1.5"])
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    proc = subprocess.run([*OPTSEQ, "--run", "lever", "--json"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["runs"][0]["decision"] == "adopt"
+    assert "lever: 6/6" in proc.stderr  # plain progress lines when not on a terminal
+    again = subprocess.run([*OPTSEQ, "--run", "next"], env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 3 and "nothing to run" in again.stderr
+
+
+def test_cli_run_refuses_a_blocked_lever_with_its_reason(cli_env):
+    proc = subprocess.run([*OPTSEQ, "--run", "option_b"], env=cli_env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert "julia_port" in proc.stderr and "NO-GO" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_sigkill_during_a_run_leaves_it_interrupted_and_no_child(tmp_path, cli_env, db):
+    plan = write_plan(tmp_path, ["--ratio", "1.5", "--pause", "0.5"],
+                      rule='metric = "items_per_s", min_speedup = 1.2, repeats = 40, max_repeats = 40')
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    proc = subprocess.Popen([*OPTSEQ, "--run", "lever"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    child = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and child is None:
+        time.sleep(0.2)
+        try:
+            with Sequencer.open(plan, db, mode="read") as reader:
+                runs = reader.store.all("runs")
+                child = runs[0].get("child_pid") if runs else None
+        except Exception:
+            continue
+    assert child, "the run never started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.1)
+    assert not _alive(child), "the lever process outlived optseq"
+    with Sequencer.open(plan, db, mode="write") as seq:
+        run = seq.store.all("runs")[0]
+        assert run["status"] == "interrupted"
+        assert lever_view(seq.status())["state"] == "ready"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purpose
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
