@@ -1,8 +1,12 @@
-"""`python -m engine.bench LEVER [--size ci|gpu] [--repeats N] [--warmup N]`."""
+"""`python -m engine.bench LEVER [--size ci|gpu] [--repeats N] [--warmup N]`.
+
+`python -m engine.bench all [--size ci|gpu] [--write docs/performance.md]` runs every lever and writes the report.
+"""
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from engine.bench import protocol
@@ -21,17 +25,31 @@ LEVERS = {
 
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m engine.bench", description=__doc__)
-    p.add_argument("lever", choices=sorted(LEVERS))
+    p.add_argument("lever", choices=sorted(LEVERS) + ["all"], help="a lever, or `all` for the report")
     p.add_argument("--size", choices=["ci", "gpu"], default="ci")
     p.add_argument("--repeats", type=int, default=None, help="A/B pairs (default depends on lever and size)")
     p.add_argument("--warmup", type=int, default=None, help="warm-up pairs before measuring")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
-    return p.parse_args(argv)
+    p.add_argument("--write", default=None, metavar="PATH", help="with `all`: write the markdown report here")
+    args = p.parse_args(argv)
+    # optseq asks for a number of pairs (first pass, or more when undecided) through the environment
+    if args.repeats is None and os.environ.get("OPTSEQ_REPEATS", "").isdigit():
+        args.repeats = int(os.environ["OPTSEQ_REPEATS"]) or None
+    if args.warmup is None and os.environ.get("OPTSEQ_WARMUP", "").isdigit():
+        args.warmup = int(os.environ["OPTSEQ_WARMUP"])
+    if args.write is not None and args.lever != "all":
+        p.error("--write: only with `all`")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     protocol.watch_parent()
+    if args.lever == "all":
+        from engine.bench.report import run_all
+
+        passed = [f"--{k}={v}" for k in ("repeats", "warmup", "device") if (v := getattr(args, k)) is not None]
+        return run_all(LEVERS, args.size, args.write, passed)
     module = importlib.import_module(f"engine.bench.{LEVERS[args.lever]}")
     from engine.bench.envinfo import env_facts  # torch import happens here, in the child only
 

@@ -1,7 +1,11 @@
 """Facts about the stack a bench ran on; optseq folds them into the run's fingerprint."""
 from __future__ import annotations
 
+import hashlib
 import platform
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def cpu_model() -> str:
@@ -23,6 +27,17 @@ def pick_device(requested: str | None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def code_hash() -> str:
+    """Hash of the workload's sources (engine/ and native/): a changed workload is worth a warning."""
+    digest = hashlib.sha256()
+    for folder in ("engine", "native"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".py", ".pyx", ".pxd") and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(ROOT)).encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def env_facts(requested_device: str | None = None) -> dict:
     import torch
 
@@ -33,6 +48,7 @@ def env_facts(requested_device: str | None = None) -> dict:
         "device": device,
         "cpu": cpu_model(),
         "threads": torch.get_num_threads(),
+        "code_hash": code_hash(),
     }
     if device.startswith("cuda"):
         facts["gpu"] = torch.cuda.get_device_name(0)

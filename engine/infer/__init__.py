@@ -1,1 +1,4 @@
-"""infer."""
+"""Inference backends (eager, torch.compile, CUDA graph, TensorRT) behind one interface."""
+from engine.infer.backends import BACKENDS, Backend, BackendUnavailable, make_backend
+
+__all__ = ["BACKENDS", "Backend", "BackendUnavailable", "make_backend"]

@@ -1,0 +1,125 @@
+"""Deep CFR traversal: one generator, several drivers, identical samples for identical seeds."""
+import pytest
+import torch
+
+from engine.games.api import CALL, FOLD, RAISE
+from engine.games.leduc import LeducGame
+from engine.traversal import option_a, option_b, sequential
+from engine.traversal.generator import Query, Traversal, jobs_for, regret_matching, traverse
+from engine.traversal.sequential import exact_net
+
+GAME = LeducGame()
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    # Small forwards: one thread is faster and keeps the suite polite on a shared 2-core box.
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def jobs(n=40, iteration=3):
+    return jobs_for(7, iteration, 0, n) + jobs_for(7, iteration, 1, n)
+
+
+def signature(results):
+    return [(r.job, r.advantage, r.strategy, r.value, r.queries) for r in results]
+
+
+def test_regret_matching():
+    assert regret_matching([2.0, -1.0, 6.0], [FOLD, CALL, RAISE], 3) == [0.25, 0.0, 0.75]
+    # Illegal actions get nothing even with a positive advantage.
+    assert regret_matching([5.0, 1.0, 3.0], [CALL, RAISE], 3) == [0.0, 0.25, 0.75]
+    # No positive advantage: everything on the best legal action.
+    assert regret_matching([-3.0, -2.0, -0.5], [CALL, RAISE], 3) == [0.0, 0.0, 1.0]
+    assert regret_matching([0.0, 0.0, 0.0], [CALL, RAISE], 3) == [0.0, 1.0, 0.0]
+
+
+def test_seeds_depend_only_on_their_coordinates():
+    assert jobs_for(1, 2, 0, 5) == jobs_for(1, 2, 0, 5)
+    assert jobs_for(1, 2, 0, 5)[:3] == jobs_for(1, 2, 0, 3)
+    seeds = {j.seed for j in jobs_for(1, 2, 0, 5) + jobs_for(1, 2, 1, 5) + jobs_for(1, 3, 0, 5) + jobs_for(2, 2, 0, 5)}
+    assert len(seeds) == 20
+
+
+def test_generator_yields_queries_for_the_player_to_act():
+    net = exact_net(GAME.info_state_size, GAME.num_actions)
+    gen = traverse(GAME, Traversal(traverser=1, iteration=4, seed=11))
+    query = next(gen)
+    count = 0
+    try:
+        while True:
+            assert isinstance(query, Query) and len(query.info) == GAME.info_state_size
+            assert query.info[query.player] == 1.0 and query.info[1 - query.player] == 0.0
+            count += 1
+            query = gen.send(sequential.forward_rows(net, [query.info])[0])
+    except StopIteration as stop:
+        result = stop.value
+    assert result.queries == count > 0
+    assert result.advantage and all(s.weight == 4.0 for s in result.advantage + result.strategy)
+    # Regret samples are the traverser's, strategy samples the opponent's.
+    assert all(s.info[1] == 1.0 for s in result.advantage)
+    assert all(s.info[0] == 1.0 for s in result.strategy)
+    for s in result.strategy:
+        assert sum(s.target) == pytest.approx(1.0) and min(s.target) >= 0.0
+
+
+def test_regret_targets_are_action_values_minus_their_mean():
+    # Equal advantages everywhere make every strategy uniform over the legal actions, so the regrets
+    # recorded at each information set (value of an action minus the mean) must sum to zero.
+    def flat(x):
+        return torch.ones(x.shape[0], 3)
+
+    results = sequential.run(GAME, flat, jobs(10))
+    regrets = [s.target for r in results for s in r.advantage]
+    assert all(sum(t) == pytest.approx(0.0, abs=1e-9) for t in regrets)
+    assert any(t[RAISE] != 0.0 for t in regrets)
+    # Player 0's opening decision has no fold: its regret slot stays zero.
+    opening = [s.target for r in results for s in r.advantage if s.info[0] == 1.0 and sum(s.info[8:]) == 0]
+    assert opening and all(t[FOLD] == 0.0 for t in opening)
+
+
+@pytest.mark.parametrize("k", [1, 5, 64])
+def test_option_b_matches_sequential(k):
+    net = exact_net(GAME.info_state_size, GAME.num_actions, seed=3)
+    work = jobs()
+    assert signature(option_b.run(GAME, net, work, k=k)) == signature(sequential.run(GAME, net, work))
+
+
+@pytest.mark.parametrize("workers, k", [(1, 1), (3, 1), (4, 8)])
+def test_option_a_and_a_plus_b_match_sequential(workers, k):
+    net = exact_net(GAME.info_state_size, GAME.num_actions, seed=4)
+    work = jobs()
+    stats = option_a.ServerStats()
+    got = option_a.run(GAME, net, work, workers=workers, k=k, stats=stats)
+    assert signature(got) == signature(sequential.run(GAME, net, work))
+    assert sum(stats.batch_sizes) == sum(r.queries for r in got)
+    assert max(stats.batch_sizes) <= workers * k
+    if workers * k > 1:
+        assert stats.mean_batch > 1.0  # the server really did merge requests
+    assert 0.0 < stats.latency_quantile(0.5) <= stats.latency_quantile(0.99)
+
+
+def test_samples_change_with_the_net():
+    work = jobs(10)
+    a = sequential.run(GAME, exact_net(GAME.info_state_size, 3, seed=1), work)
+    b = sequential.run(GAME, exact_net(GAME.info_state_size, 3, seed=2), work)
+    assert signature(a) != signature(b)
+
+
+def test_server_failure_reaches_the_caller():
+    def broken(x):
+        raise RuntimeError("net exploded")
+
+    with pytest.raises(RuntimeError, match="inference server failed"):
+        option_a.run(GAME, broken, jobs(4), workers=2)
+
+
+def test_bad_driver_arguments():
+    net = exact_net(GAME.info_state_size, 3)
+    with pytest.raises(ValueError, match="k must be"):
+        option_b.run(GAME, net, jobs(2), k=0)
+    with pytest.raises(ValueError, match="workers must be"):
+        option_a.run(GAME, net, jobs(2), workers=0)
