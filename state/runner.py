@@ -185,7 +185,7 @@ class Launcher:
             proc = subprocess.Popen(
                 self.spec.command(), cwd=self.spec.cwd, env=self.spec.environment(), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=None, bufsize=0,
+                start_new_session=True, preexec_fn=_die_with_parent(), bufsize=0,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             detail = f"could not start {self.spec.argv[0]!r}: {exc}"
@@ -193,14 +193,14 @@ class Launcher:
             return self._outcome(transcript, "failed", detail, None, started)
         # start_new_session: the child is the leader of a new session and group, so pgid == pid.
         self.pid = self.pgid = proc.pid
-        finished = False
+        finished, stopped, killed = False, None, False
         try:
             if on_start is not None:
                 on_start(proc.pid, proc.pid)
             stopped, killed = self._watch(proc, transcript, started)
             finished = True
         finally:
-            self._end(proc, transcript, drain=finished)
+            self._end(proc, transcript, drain=finished, ended_itself=finished and stopped is None)
         return self._outcome(transcript, *self._verdict(proc.returncode, transcript, stopped, killed),
                              proc.returncode, started)
 
@@ -265,11 +265,11 @@ class Launcher:
                 os.close(pidfd)
         return stopped, killed
 
-    def _end(self, proc: subprocess.Popen, transcript: Transcript, drain: bool) -> None:
+    def _end(self, proc: subprocess.Popen, transcript: Transcript, drain: bool, ended_itself: bool) -> None:
         """Kill whatever is left of the group, reap it, then read what is still in the pipe."""
         pgid = proc.pid
         try:
-            if drain and [p for p in _members(pgid) if p != pgid]:
+            if ended_itself and [p for p in _members(pgid) if p != pgid]:
                 transcript.note(f"the lever left processes running in group {pgid}: SIGKILL to the group")
             # The lead process is not reaped yet, so this pgid is still ours to signal.
             _signal_group(pgid, signal.SIGKILL)
@@ -337,12 +337,14 @@ def run(spec: RunSpec, on_event: Callable[[dict[str, Any]], None] | None = None,
     return Launcher(spec).run(on_event, on_log, on_start)
 
 
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
-    """Signal a whole process group (a run's leftovers); False when no such group exists.
+def kill_group(pgid: int, run_id: str | None = None, sig: int = signal.SIGKILL) -> bool:
+    """Signal a whole process group (a run's leftovers); False when there is no such group.
 
     Meant for groups this process did not start (an earlier optseq's run); for a live run, cancel it.
+    With run_id, only a group with a live member started with OPTSEQ_RUN_ID=run_id is signalled:
+    a pgid recorded long ago may name somebody else's group by now.
     """
-    if not _valid(pgid):
+    if not _valid(pgid) or (run_id is not None and not _members(pgid, run_id)):
         return False
     try:
         os.killpg(pgid, sig)
@@ -352,10 +354,15 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     return True
 
 
-def group_alive(pgid: Any) -> bool:
-    """Whether a process group has a live member. Zombies do not count: they are dead, just unreaped."""
+def group_alive(pgid: Any, run_id: str | None = None) -> bool:
+    """Whether a process group has a live member. Zombies do not count: they are dead, just unreaped.
+
+    With run_id, only members whose environment holds OPTSEQ_RUN_ID=run_id count (Linux /proc).
+    """
     if not _valid(pgid):
         return False
+    if run_id is not None:
+        return bool(_members(pgid, run_id))
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
@@ -376,9 +383,10 @@ def _valid(pgid: Any) -> bool:
     return isinstance(pgid, int) and not isinstance(pgid, bool) and pgid > 1
 
 
-def _members(pgid: int) -> list[int]:
+def _members(pgid: int, run_id: str | None = None) -> list[int]:
     """Live (non-zombie) processes in the group, from /proc; [] where /proc is missing."""
     members = []
+    tag = f"OPTSEQ_RUN_ID={run_id}".encode() if run_id is not None else None
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -394,8 +402,17 @@ def _members(pgid: int) -> list[int]:
         # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
         fields = stat[stat.rfind(b")") + 2:].split()
         if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
-            members.append(int(entry))
+            if tag is None or tag in _environ(entry):
+                members.append(int(entry))
     return members
+
+
+def _environ(pid: str) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -91,8 +91,9 @@ class Sequencer:
 
         for run in self.store.find("runs", status="interrupted"):
             pgid = run.get("pgid")
-            if pgid and runner.group_alive(pgid):
-                runner.kill_group(pgid)
+            # the run id check keeps a recycled pgid of someone else's safe
+            if pgid and runner.group_alive(pgid, run_id=str(run["id"])):
+                runner.kill_group(pgid, run_id=str(run["id"]))
 
     @contextmanager
     def writing(self):
