@@ -1,0 +1,60 @@
+"""The default plan driven through the real CLI with real engine runs: gates, decisions, staleness."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.conftest import DEFAULT_PLAN, OPTSEQ
+
+
+@pytest.fixture
+def small_plan(tmp_path):
+    """The default plan with a test-sized repeat budget for amp (the engine bench itself is CI size)."""
+    text = DEFAULT_PLAN.read_text(encoding="utf-8")
+    old = 'rule = { metric = "train_samples_per_s", min_speedup = 1.1, repeats = 7, max_repeats = 21, guards = [{ name = "loss_delta", max = 0.05 }] }'
+    assert old in text, "amp's rule moved; update this fixture"
+    path = tmp_path / "sequencing.toml"
+    path.write_text(text.replace(old, old.replace("repeats = 7, max_repeats = 21", "repeats = 3, max_repeats = 3")),
+                    encoding="utf-8")
+    return path
+
+
+def test_model_size_decision_makes_amp_stale_and_run_stale_remeasures(small_plan, cli_env):
+    env = dict(cli_env, OPTSEQ_PLAN=str(small_plan))
+
+    def optseq(*args, code=0):
+        proc = subprocess.run([*OPTSEQ, *args], env=env, capture_output=True, text=True, timeout=300)
+        assert code is None or proc.returncode == code, proc.stdout + proc.stderr
+        return proc
+
+    def lever(lever_id):
+        status = json.loads(optseq("status", "--json").stdout)
+        return next(l for l in status["levers"] if l["id"] == lever_id), status
+
+    optseq("record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "criterion 4 missed")
+    optseq("plan", "option_b", "docs/plans/option_b.md")
+    optseq("decide", "option_b", "adopt", "--why", "5.3x samples/s in docs/performance.md")
+    optseq("decide", "model_size", "h64x3", "--why", "CI-size stand-in for the 200-iteration experiment")
+    first = json.loads(optseq("--run", "amp", "--json", code=None).stdout)["runs"][0]
+    assert first["status"] == "succeeded", first
+    amp, _ = lever("amp")
+    if amp["state"] == "measured":  # three CPU pairs may not settle it; a person decides with the run cited
+        optseq("decide", "amp", "reject", "--why", f"run {first['run_id']}: inconclusive on CPU")
+    amp, _ = lever("amp")
+    assert amp["state"] in ("adopted", "rejected")
+
+    optseq("decide", "model_size", "h32x2", "--why", "re-run of the experiment chose a smaller net")
+    amp, status = lever("amp")
+    assert amp["state"] == "stale" and amp["stale"] is True
+    assert "model_size" in amp["stale_reason"]
+    assert status["infra"]["model"]["name"] == "h32x2"
+
+    again = json.loads(optseq("--run", "stale", "--json", code=None).stdout)
+    assert [r["lever"] for r in again["runs"]] == ["amp"] and again["runs"][0]["status"] == "succeeded"
+    amp, _ = lever("amp")
+    assert amp["state"] != "stale"
+    runs = json.loads(optseq("runs", "amp", "--json").stdout)["runs"]
+    assert runs[-1]["infra"]["model"]["name"] == "h32x2"  # re-measured on the current stack
+    assert runs[-1]["fingerprint"]["code_hash"]
