@@ -72,6 +72,8 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     with seq.lock:
         seq.check_runnable(lever_id)
         infra = seq.machine.infra()
+        # the baseline is the stack without this lever, also when it is re-measured after adoption
+        infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
         with seq.writing():
             record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
                                          "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0})

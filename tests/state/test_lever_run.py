@@ -216,3 +216,22 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_the_lever_under_test_is_never_in_its_own_baseline(tmp_path, db):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import json, os\n"
+        "infra = json.loads(os.environ['OPTSEQ_INFRA'])\n"
+        "ratio = 1.0 if 'lever' in infra['adopted'] else 1.5\n"
+        "for i in range(int(os.environ['OPTSEQ_REPEATS'])):\n"
+        "    for arm, v in (('baseline', 100.0), ('candidate', 100.0 * ratio * (1 + 0.001 * i))):\n"
+        "        print(json.dumps({'event': 'sample', 'arm': arm, 'metric': 'items_per_s', 'value': v,\n"
+        "                          'unit': 'items/s', 'higher_is_better': True, 'pair': i}))\n"
+        "print(json.dumps({'event': 'done'}))\n", encoding="utf-8")
+    plan = write_plan(tmp_path, [])
+    plan.write_text(plan.read_text().replace(json.dumps(["python", str(AB)]), json.dumps(["python", str(probe)])))
+    first, _, _, _, _ = run_once(plan, db)
+    again, run, status, _, _ = run_once(plan, db)
+    assert first.decision == "adopt" and again.decision == "adopt"
+    assert "lever" not in run["infra"]["adopted"]
