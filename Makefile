@@ -19,6 +19,13 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m engine.bench all --write docs/performance.md
 
+# On a GPU machine: AMP and compile at hidden 64 and 1024, then model_size, into docs/performance.md
+# (its own section). Where the machine's python3 already holds a CUDA torch and nothing can be
+# installed, skip the venv: `make gpu-check GPU_PYTHON=python3`.
+.PHONY: gpu-check
+gpu-check: $(if $(GPU_PYTHON),,$(STAMP))
+	$(or $(GPU_PYTHON),$(BIN)/python) -m engine.bench gpu-check --write docs/performance.md $(ARGS)
+
 $(STAMP): pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel "cython>=3.0"

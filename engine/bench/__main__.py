@@ -1,6 +1,9 @@
 """`python -m engine.bench LEVER [--size ci|gpu] [--repeats N] [--warmup N]`.
 
 `python -m engine.bench all [--size ci|gpu] [--write docs/performance.md]` runs every lever and writes the report.
+
+`python -m engine.bench gpu-check [--write docs/performance.md] [--device cuda] [--budget-s N]` measures AMP and
+compile at a small and a large model, then model_size, and writes its own section (`gpu-check --help`).
 """
 from __future__ import annotations
 
@@ -43,7 +46,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["gpu-check"]:
+        from engine.bench.gpu_check import main as gpu_check
+
+        protocol.watch_parent()
+        return gpu_check(argv[1:])
+    args = parse(argv)
     protocol.watch_parent()
     if args.lever == "all":
         from engine.bench.report import run_all

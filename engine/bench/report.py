@@ -20,6 +20,8 @@ from typing import Iterable
 AB_ARMS = ("baseline", "candidate")
 LOG_TAIL = 5
 NO_GPU = "not measured: no GPU lent"
+KEPT_SECTIONS = ("gpu-check",)
+"""Sections other commands write (engine.bench.gpu_check); `all` keeps them as they are."""
 
 
 @dataclass
@@ -265,6 +267,7 @@ def render_document(size: str, runs: list[LeverRun], command: str, date: str, pr
     for other in ("ci", "gpu"):
         if other not in sections:
             sections[other] = kept_section(previous, other) or empty_section(other)
+    kept = [section for key in KEPT_SECTIONS if (section := kept_section(previous, key))]
     return "\n".join([
         "# Performance",
         "",
@@ -277,6 +280,7 @@ def render_document(size: str, runs: list[LeverRun], command: str, date: str, pr
         "",
         sections["gpu"],
         "",
+        *(line for section in kept for line in (section, "")),
     ])
 
 
