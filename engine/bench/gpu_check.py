@@ -22,6 +22,7 @@ from engine.bench.report import (
     _fmt,
     ab_summaries,
     config_table,
+    config_table_lines,
     empty_section,
     kept_section,
     machine_line,
@@ -245,17 +246,7 @@ def render_model_size(r: StepResult, iterations: int) -> list[str]:
         return lines
     if "exploitability" not in metrics:
         lines += ["Cut off before exploitability: seconds per iteration only, over the iterations that ran.", ""]
-    lines += ["| config | " + " | ".join(f"{m} ({cells[(arms[0], m)][2]})" for m in metrics) + " |",
-              "|---" * (len(metrics) + 1) + "|"]
-    for arm in arms:
-        row = []
-        for m in metrics:
-            if (arm, m) in cells:
-                value, n, _ = cells[(arm, m)]
-                row.append(_fmt(value) + (f" (median of {n})" if n > 1 else ""))
-            else:
-                row.append("—")
-        lines.append(f"| {arm} | " + " | ".join(row) + " |")
+    lines += config_table_lines(arms, metrics, cells)
     return lines + [""]
 
 

@@ -124,6 +124,22 @@ def ab_summaries(samples: list[dict]) -> list[ABSummary]:
     return out
 
 
+def config_table_lines(arms: list[str], metrics: list[str], cells: dict) -> list[str]:
+    """The per-config markdown table: one row per arm, the median of each metric."""
+    head = " | ".join(f"{m} ({cells[(arms[0], m)][2]})" if (arms[0], m) in cells else m for m in metrics)
+    lines = [f"| config | {head} |", "|---" * (len(metrics) + 1) + "|"]
+    for arm in arms:
+        row = []
+        for m in metrics:
+            if (arm, m) in cells:
+                value, n, _ = cells[(arm, m)]
+                row.append(_fmt(value) + (f" (median of {n})" if n > 1 else ""))
+            else:
+                row.append("—")
+        lines.append(f"| {arm} | " + " | ".join(row) + " |")
+    return lines
+
+
 def config_table(samples: list[dict]) -> tuple[list[str], list[str], dict[tuple[str, str], tuple[float, int, str]]]:
     """Arms other than baseline/candidate (model-size configs): medians per (arm, metric)."""
     values: dict[tuple[str, str], list[float]] = {}
@@ -170,17 +186,7 @@ def render_run(run: LeverRun) -> list[str]:
         ]
     arms, metrics, cells = config_table(run.samples)
     if arms:
-        head = " | ".join(f"{m} ({cells[(arms[0], m)][2]})" if (arms[0], m) in cells else m for m in metrics)
-        lines += ["", f"| config | {head} |", "|---" * (len(metrics) + 1) + "|"]
-        for arm in arms:
-            row = []
-            for m in metrics:
-                if (arm, m) in cells:
-                    value, n, _ = cells[(arm, m)]
-                    row.append(_fmt(value) + (f" (median of {n})" if n > 1 else ""))
-                else:
-                    row.append("—")
-            lines.append(f"| {arm} | " + " | ".join(row) + " |")
+        lines += [""] + config_table_lines(arms, metrics, cells)
     if run.quality:
         lines += ["", "Quality guards:", ""]
         for q in run.quality:
