@@ -6,14 +6,17 @@ precision change shows up in it.
 """
 from __future__ import annotations
 
+import copy
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from engine.bench import protocol
+from engine.bench.envinfo import pick_device
 from engine.games.leduc import LeducGame
 from engine.nets.mlp import MLP, MLPConfig
+from engine.train.toggles import Stepper, Toggles
 
 
 @dataclass(frozen=True)
@@ -127,3 +130,43 @@ def eval_loss(stepper, x, target, weight) -> float:
 def without(infra: protocol.Infra, lever: str) -> protocol.Infra:
     """The stack with `lever` taken out: a re-measurement compares without vs with, even once adopted."""
     return protocol.Infra(adopted=infra.adopted - {lever}, model=infra.model)
+
+
+@dataclass
+class TrainerAB:
+    """Two trainers from the same weights on the same batch: the stack without a lever, and with it."""
+
+    size: "Size"
+    config: MLPConfig
+    repeats: int
+    warmup: int
+    baseline: object
+    candidate: object
+    x: torch.Tensor
+    target: torch.Tensor
+    weight: torch.Tensor
+
+    def pair(self, label: str) -> None:
+        protocol.paired(
+            lambda: train_throughput(self.baseline, self.x, self.target, self.weight, self.size.steps),
+            lambda: train_throughput(self.candidate, self.x, self.target, self.weight, self.size.steps),
+            repeats=self.repeats, warmup=self.warmup, metric="train_samples_per_s", unit="samples/s",
+            higher_is_better=True, label=label,
+        )
+
+
+def trainer_ab(args, infra: protocol.Infra, lever: str, lr: float, **change) -> TrainerAB:
+    """Baseline = the stack from OPTSEQ_INFRA minus `lever`; candidate = the same toggles with `change`."""
+    device = pick_device(args.device)
+    size = SIZES[args.size]
+    repeats, warmup = repeats_and_warmup(args, args.size)
+    config = model_config(args.size, infra)
+    baseline_toggles = Toggles.from_infra(without(infra, lever), device)
+    candidate_toggles = replace(baseline_toggles, **change)
+    print(f"{lever}: model {config}, batch {size.batch}, {size.steps} steps per sample; "
+          f"baseline {baseline_toggles}, candidate {candidate_toggles}", flush=True)
+    torch.manual_seed(SEED)
+    model = MLP(config)
+    x, target, weight = fixed_batch(size.batch, config.actions, device=device)
+    return TrainerAB(size, config, repeats, warmup, Stepper(copy.deepcopy(model), baseline_toggles, lr),
+                     Stepper(copy.deepcopy(model), candidate_toggles, lr), x, target, weight)
