@@ -98,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             return _validate(args.plan_file or plan_path)
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
+        if args.run is None and args.command is None:
+            from console.tui import run_tui  # the only path that loads textual
+
+            return run_tui(plan_path, db)
         write = args.run is not None or args.command in ("record", "plan", "fact", "decide")
         return _dispatch(args, plan_path, db, write)
     except (PlanError, InputError, StoreError) as exc:

@@ -1,0 +1,89 @@
+"""The Textual app and `make_app`, the one factory the CLI and the tests both use."""
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from console.dialogs.confirm import ConfirmDialog
+from console.screens.main import ACTIONS, MainScreen
+from state.sequencer import Sequencer
+
+STOP_TIMEOUT_S = 20.0
+"""How long closing the app waits for a cancelled run to end before it closes the store anyway."""
+
+
+class OptseqApp(App):
+    """Owns the Sequencer for its lifetime: the writer lock is held while the console is open."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "optseq"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
+
+    def __init__(self, seq: Sequencer, export_dir: Path) -> None:
+        super().__init__()
+        self.seq = seq
+        self.export_dir = export_dir
+
+    def get_default_screen(self) -> Screen:
+        self._main = MainScreen(self.seq, self.export_dir)
+        return self._main
+
+    @property
+    def main(self) -> MainScreen:
+        return self._main
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        main = self.main
+        for binding in ACTIONS:
+            if binding.action.startswith("app."):
+                continue
+            if main.check_action(binding.action, ()) is not True:
+                continue  # a read-only console offers no write, an idle one no cancel
+            yield SystemCommand(binding.description, f"{binding.tooltip} (key {binding.key.split(',')[0]})",
+                                partial(main.run_action, binding.action))
+        yield SystemCommand("Quit", "quit optseq (asks first while a lever runs)", self.action_quit)
+        yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit",))
+
+    def action_quit(self) -> None:
+        panel = self.main.panel
+        if not panel.running:
+            self.exit(0)
+            return
+        if isinstance(self.screen, ConfirmDialog):
+            return  # already asking
+
+        async def answered(quit_: bool | None) -> None:
+            if not quit_:
+                return
+            panel.cancel()
+            await panel.wait()  # the worker returns once the process group is gone
+            self.exit(0)
+
+        self.push_screen(ConfirmDialog(f"{panel.lever} is running. Quit and cancel the run "
+                                       f"(its whole process group)?", "Quit", "Stay"), answered)
+
+    def on_unmount(self) -> None:
+        # Closing under a live run (an error, a signal Textual turned into an exit): end the lever's
+        # process group and let the run record its end before the store closes. The grace before
+        # SIGKILL plus the output drain stay well inside this bound.
+        main = getattr(self, "_main", None)
+        if main is not None:
+            main.panel.stop(STOP_TIMEOUT_S)
+        self.seq.close()
+
+
+def make_app(plan_path: Path | str, db_dir: Path | str, *, mode: str = "auto",
+             export_dir: Path | str | None = None) -> OptseqApp:
+    """Open the plan and the store (read-only when another optseq writes) and build the app.
+
+    Raises the state layer's one-line errors (PlanError, StoreError) before any screen is drawn.
+    Exports go to `export_dir`, the state directory unless told otherwise.
+    """
+    seq = Sequencer.open(plan_path, db_dir, mode=mode)
+    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path(db_dir))

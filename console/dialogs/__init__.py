@@ -1,0 +1,1 @@
+"""Modal dialogs that collect one action's input."""

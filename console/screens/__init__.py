@@ -1,0 +1,1 @@
+"""Full screens of the console: the main view, the export preview, help."""

@@ -1,0 +1,37 @@
+"""The keys, drawn from the main screen's bindings so the list cannot drift from them."""
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+ABOUT = """\
+The keys that change the plan write the same records as `optseq record / plan / fact /
+decide / --run`. The table's cursor row is the lever an action applies to; Ctrl+P opens
+the command palette with every action by name.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """A modal table of every key; Escape, q or ? close it."""
+
+    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close")]
+
+    def __init__(self, bindings: list[Binding]) -> None:
+        super().__init__()
+        self.bindings = bindings
+
+    def compose(self):
+        rows = ["| key | action | what it does |", "| --- | --- | --- |"]
+        for b in self.bindings:
+            keys = ", ".join(_key(k) for k in b.key.split(","))
+            rows.append(f"| {keys} | {b.description} | {b.tooltip} |")
+        rows.append("| 1 2 3 4 | views | detail, dependency graph, live run, history plot |")
+        rows.append("| ctrl+p | command palette | every action by name |")
+        with VerticalScroll():
+            yield Markdown("# optseq keys\n\n" + ABOUT + "\n" + "\n".join(rows) + "\n\nEscape closes this help.")
+
+
+def _key(key: str) -> str:
+    return {"question_mark": "?", "escape": "esc"}.get(key.strip(), key.strip())

@@ -1,0 +1,237 @@
+"""The main screen: lever table, status line, and the detail / graph / run / history views of the selected lever."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from console.dialogs.criterion import CriterionDialog
+from console.dialogs.decide import DecideDialog
+from console.dialogs.export_path import ExportDialog
+from console.dialogs.fact import FactDialog
+from console.dialogs.plan_path import PlanDialog
+from console.screens.export_preview import ExportPreview
+from console.screens.help import HelpScreen
+from console.widgets.dep_graph import DependencyGraph
+from console.widgets.history_plot import HistoryPlot
+from console.widgets.lever_detail import LeverDetail
+from console.widgets.lever_table import LeverTable
+from console.widgets.run_panel import RunPanel
+from console.widgets.status_line import StatusLine
+from state.lock import describe
+from state.sequencer import InputError
+from state.store import StoreError
+
+WRITES = {"run_selected", "run_next", "cancel_run", "record_criterion", "mark_plan", "set_fact", "decide"}
+"""Actions that write to the store: disabled while another optseq holds it."""
+VIEWS = ("detail", "graph", "run", "history")
+
+ACTIONS = [
+    Binding("r", "run_selected", "Run", tooltip="run the selected lever"),
+    Binding("n", "run_next", "Run next", tooltip="run the lever `next` recommends"),
+    Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group)"),
+    Binding("c", "record_criterion", "Criterion", tooltip="record a criterion result of a decision lever"),
+    Binding("p", "mark_plan", "Plan written", tooltip="mark the selected lever's plan as written"),
+    Binding("f", "set_fact", "Fact", tooltip="set a fact that gates read"),
+    Binding("d", "decide", "Decide", tooltip="decide the selected lever by hand (rationale required)"),
+    Binding("e", "export", "Export", tooltip="write the plan as markdown and preview it"),
+    Binding("question_mark,f1", "help", "Help", tooltip="keys and what they do"),
+    Binding("q", "app.quit", "Quit", tooltip="quit (asks first while a lever runs)"),
+]
+"""Every action on a key; the command palette and the help screen are built from this list."""
+
+
+class MainScreen(Screen):
+    """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
+
+    BINDINGS = ACTIONS + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
+
+    def __init__(self, seq, export_dir: Path) -> None:
+        super().__init__()
+        self.seq = seq
+        self.export_dir = export_dir
+        self.holder = describe(seq.store.holder) if seq.readonly else None
+        """Who holds the store when this console is read-only; None when it writes."""
+        self.panel = RunPanel(id="run-view")
+        """The run panel, kept by reference: the app stops its run even after the screen is gone."""
+
+    def compose(self):
+        yield LeverTable(id="levers")
+        yield StatusLine(id="status")
+        with TabbedContent(id="views"):
+            with TabPane("Detail", id="detail"):
+                yield LeverDetail(id="detail-view")
+            with TabPane("Graph", id="graph"):
+                yield DependencyGraph(id="graph-view")
+            with TabPane("Run", id="run"):
+                yield self.panel
+            with TabPane("History", id="history"):
+                yield HistoryPlot(id="history-view")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.set_class(self.seq.readonly, "-readonly")
+        if self.holder:
+            self.notify(f"read-only: {self.holder} holds the store; actions that write are off",
+                        severity="warning", timeout=10)
+        self.refresh_view()
+        self.query_one(LeverTable).focus()
+        if self.seq.readonly:
+            # follow the writer: its runs and decisions show up here within a couple of seconds
+            self.set_interval(2.0, self._follow)
+
+    # -- what is on screen ---------------------------------------------------------------------
+    @property
+    def selected(self) -> str | None:
+        return self.query_one(LeverTable).selected
+
+    def refresh_view(self) -> None:
+        status = self.seq.status()
+        runs = self.seq.history()["runs"]
+        priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
+        running = self.panel.lever
+        table = self.query_one(LeverTable)
+        table.show(status["levers"], runs, priors, running)
+        self.query_one(StatusLine).show(status, running, self.holder)
+        self.query_one(DependencyGraph).show(self.seq.plan, status["levers"], running)
+        self._views = {v["id"]: v for v in status["levers"]}
+        self.show_lever(table.selected)
+        self.refresh_bindings()
+
+    def show_lever(self, lever_id: str | None) -> None:
+        if lever_id is None or lever_id not in getattr(self, "_views", {}):
+            return
+        history = self.seq.history(lever_id)
+        lever = self.seq.plan.lever(lever_id)
+        self.query_one(LeverDetail).show(self._views[lever_id], history, lever)
+        self.query_one(HistoryPlot).show(lever, history["runs"])
+
+    def _follow(self) -> None:
+        self.seq.reload()
+        self.refresh_view()
+
+    def on_lever_table_highlighted(self, message: LeverTable.Highlighted) -> None:
+        self.show_lever(message.lever)
+
+    def on_dependency_graph_chosen(self, message: DependencyGraph.Chosen) -> None:
+        self.query_one(LeverTable).select(message.lever)
+        self.action_view("detail")
+
+    def on_run_panel_started(self, message: RunPanel.Started) -> None:
+        self.refresh_view()
+
+    def on_run_panel_finished(self, message: RunPanel.Finished) -> None:
+        if message.report is None:
+            self.notify(f"{message.lever}: {message.error}", severity="error", timeout=8)
+        else:
+            report = message.report
+            failed = report.status not in ("succeeded", "inconclusive")
+            self.notify(f"run #{report.run_id} {report.status}: {report.message}",
+                        severity="error" if failed else "information", timeout=8)
+        self.refresh_view()
+
+    # -- actions ------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in WRITES and self.seq.readonly:
+            return None  # shown, greyed out: the store belongs to another optseq
+        if action == "cancel_run" and not self.panel.running:
+            return None
+        return True
+
+    def action_view(self, view: str) -> None:
+        self.query_one(TabbedContent).active = view
+
+    def action_run_selected(self) -> None:
+        if self.selected:
+            self._start(self.selected)
+
+    def action_run_next(self) -> None:
+        lever_id = self.seq.status()["next"]
+        if lever_id is None:
+            self.notify("nothing is ready to run", severity="warning")
+            return
+        self.query_one(LeverTable).select(lever_id)
+        self._start(lever_id)
+
+    def _start(self, lever_id: str) -> None:
+        if self.panel.running:
+            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+            return
+        try:
+            self.seq.check_runnable(lever_id)
+        except InputError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        self.panel.start(self.seq, lever_id)
+        self.action_view("run")
+
+    def action_cancel_run(self) -> None:
+        if not self.panel.cancel():
+            self.notify("nothing is running", severity="warning")
+
+    def action_record_criterion(self) -> None:
+        lever = self.seq.plan.lever(self.selected)
+        if lever.criteria is None:
+            self.notify(f"{lever.id} is a {lever.kind} lever; only decision levers have criteria",
+                        severity="error")
+            return
+        self._ask(CriterionDialog(lever, self._views[lever.id]), lambda v: self.seq.record_criterion(
+            lever.id, v["candidate"], v["criterion"], v["outcome"], v["evidence"]))
+
+    def action_mark_plan(self) -> None:
+        lever_id = self.selected
+        self._ask(PlanDialog(lever_id, self._views[lever_id].get("plan_doc")),
+                  lambda v: self.seq.write_plan(lever_id, v["path"]))
+
+    def action_set_fact(self) -> None:
+        if not self.seq.plan.facts:
+            self.notify("the plan declares no facts", severity="warning")
+            return
+        self._ask(FactDialog(list(self.seq.plan.facts), self.seq.status()["facts"]),
+                  lambda v: self.seq.set_fact(v["name"], v["value"]))
+
+    def action_decide(self) -> None:
+        lever = self.seq.plan.lever(self.selected)
+        self._ask(DecideDialog(lever), lambda v: self.seq.decide(lever.id, v["outcome"], v["why"]))
+
+    def action_export(self) -> None:
+        name = "-".join(self.seq.plan.title.lower().split()) or "plan"
+        default = self.export_dir / f"{name}.md"
+        self.app.push_screen(ExportDialog(str(default), self.seq.plan.lang), self._export)
+
+    def _export(self, values: dict | None) -> None:
+        if not values:
+            return
+        path = Path(values["path"]).expanduser()
+        try:
+            text = self.seq.export(values["lang"])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except (OSError, ValueError) as exc:
+            self.notify(f"export failed: {exc}", severity="error", timeout=8)
+            return
+        self.app.push_screen(ExportPreview(text, str(path)))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(ACTIONS))
+
+    def _ask(self, dialog, write) -> None:
+        """Show a form; once it is submitted (not cancelled), `write(values)` goes to the store."""
+        self.app.push_screen(dialog, lambda values: None if values is None else self._write(lambda: write(values)))
+
+    def _write(self, do) -> bool:
+        """Run one store write; its lines (or its one-line error) become notifications."""
+        try:
+            lines = do()
+        except (InputError, StoreError) as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return False
+        for line in lines:
+            self.notify(line)
+        self.refresh_view()
+        return True

@@ -1,0 +1,19 @@
+"""`optseq` with no subcommand: check for a terminal, then run the console on the plan and store."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+NO_TTY = ("optseq: the console needs a terminal (stdin and stdout must be a TTY); "
+          "use `optseq --run TARGET` to run levers or `optseq status` to read the plan")
+
+
+def run_tui(plan_path: Path | str, db_dir: Path | str) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(NO_TTY, file=sys.stderr)
+        return 2
+    from console.app import make_app
+
+    app = make_app(plan_path, db_dir)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,1 @@
+"""Widgets of the console's main screen."""

@@ -1,0 +1,89 @@
+"""The selected lever in full: why it is blocked, criteria results, runs, decisions with rationale, staleness."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from console.widgets.figures import estimate_text, plain_title, run_line, state_text
+
+MAX_RUNS = 20
+"""Newest runs listed; older ones stay in `optseq runs LEVER`."""
+
+
+class LeverDetail(VerticalScroll, can_focus=True):
+    """A scrollable text view of one lever; `plain` holds what it shows, without styles."""
+
+    def compose(self):
+        yield Static(id="detail-body")
+
+    @property
+    def plain(self) -> str:
+        return self._text.plain if hasattr(self, "_text") else ""
+
+    def show(self, view: dict, history: dict, lever) -> None:
+        text = Text()
+
+        def head(label: str) -> None:
+            text.append(f"\n{label}\n", style="bold")
+
+        text.append(f"{view['id']}", style="bold")
+        text.append(f"  {plain_title(view['title'])}  [{view['kind']}]  {state_text(view)}\n")
+        text.append(f"plan doc: {view.get('plan_doc') or 'not written'}   code: {view.get('code')}\n")
+        if view.get("requires"):
+            text.append(f"requires: {view['requires']}\n")
+        if lever.rule is not None:
+            rule = lever.rule
+            goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
+            text.append(f"rule: {goal}, {rule.repeats}-{rule.max_repeats} pairs\n")
+        if view.get("why_blocked"):
+            head("why blocked")
+            for reason in view["why_blocked"]:
+                text.append(f"  - {reason}\n")
+        if view.get("stale"):
+            head("stale")
+            text.append(f"  {view.get('stale_reason') or 'invalidated'}\n")
+        if view.get("criteria"):
+            head("criteria")
+            self._criteria(text, view["criteria"], lever)
+        head("runs")
+        runs = history.get("runs", [])
+        if not runs:
+            text.append("  none yet\n")
+        for run in runs[-MAX_RUNS:][::-1]:
+            text.append(f"  {run_line(run)}\n")
+        head("decisions")
+        self._decisions(text, view, history, lever)
+        self._text = text
+        self.query_one("#detail-body", Static).update(text)
+
+    @staticmethod
+    def _criteria(text: Text, criteria: dict, lever) -> None:
+        crit_ids = [c.id for c in lever.criteria.criteria]
+        titles = {c.id: c.title or c.id for c in lever.criteria.candidates}
+        width = max(len(t) for t in titles.values()) + 2
+        text.append("  " + "candidate".ljust(width) + "".join(c.ljust(8) for c in crit_ids) + "status\n")
+        for cand, entry in criteria.items():
+            cells = "".join(entry["results"].get(c, "pending").ljust(8) for c in crit_ids)
+            status = entry["status"].upper() if entry["status"] != "pending" else "pending"
+            text.append("  " + titles.get(cand, cand).ljust(width) + cells + status + "\n")
+
+    @staticmethod
+    def _decisions(text: Text, view: dict, history: dict, lever) -> None:
+        decisions = history.get("decisions", [])
+        current = view.get("decision") or {}
+        if current.get("source") == "plan":
+            figure = f" {lever.prior.estimate:.2f}×" if lever.prior and lever.prior.estimate is not None else ""
+            text.append(f"  {current.get('outcome') or view.get('outcome')}{figure} (from the plan)"
+                        f"{': ' + current['why'] if current.get('why') else ''}\n")
+        elif not decisions:
+            text.append("  none yet\n")
+        for d in decisions[::-1]:
+            how = "auto" if d.get("auto") else "manual"
+            when = str(d.get("at") or "")[:16].replace("T", " ")
+            figure = estimate_text(d.get("stats")) if d.get("stats") else ""
+            mark = " (superseded)" if d.get("superseded") else ""
+            parts = [str(d.get("outcome")), figure, how, when + mark]
+            text.append("  " + "  ".join(p for p in parts if p) + "\n")
+            if d.get("why"):
+                text.append(f"    why: {d['why']}\n")

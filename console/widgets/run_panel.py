@@ -1,0 +1,235 @@
+"""The live run: progress bar, running estimate, samples and a bounded log, fed by a thread worker."""
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+
+from textual import work
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Label, Log, ProgressBar, Static
+
+from state.lever_run import RunControl
+
+LOG_LINES = 500
+"""Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
+
+
+@dataclass
+class Tally:
+    """Samples seen so far in this run; written by the worker thread, read by the UI under `lock`."""
+
+    count: int = 0
+    pairs: set = field(default_factory=set)
+    last: dict | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, event: dict) -> None:
+        with self.lock:
+            self.count += 1
+            if event.get("pair") is not None:
+                self.pairs.add((event.get("run"), event.get("pair")))
+            self.last = event
+
+    def text(self) -> str:
+        with self.lock:
+            if not self.count:
+                return "samples: none yet"
+            last = self.last or {}
+            value = last.get("value")
+            shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
+            return (f"samples: {self.count} ({len(self.pairs)} pairs)  last: pair {last.get('pair')} "
+                    f"{last.get('arm')} {shown} {last.get('unit') or ''}").rstrip()
+
+
+class RunPanel(Vertical):
+    """One run at a time. `start` launches it on a thread worker; `cancel` ends its process group."""
+
+    @dataclass
+    class Progress(Message):
+        done: float
+        total: float | None
+        msg: str
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, RunPanel.Progress)
+
+    @dataclass
+    class Estimate(Message):
+        event: dict
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, RunPanel.Estimate)
+
+    class SamplesChanged(Message):
+        """The tally moved; one pending repaint is enough however many samples arrived."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, RunPanel.SamplesChanged)
+
+    class LogReady(Message):
+        """Lines wait in the panel's queue; one pending drain takes them all."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, RunPanel.LogReady)
+
+    @dataclass
+    class Started(Message):
+        lever: str
+
+    @dataclass
+    class Finished(Message):
+        """The run ended: `report` is the state's RunReport, or None with `error` when it could not run."""
+
+        lever: str
+        report: object | None
+        error: str | None = None
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.lever: str | None = None
+        """The lever running now, None when idle."""
+        self.last_report = None
+        self._control: RunControl | None = None
+        self._lines: deque[str] = deque(maxlen=LOG_LINES)
+        self._tally = Tally()
+        self._idle = threading.Event()
+        """Set whenever no worker is inside run_lever; what quitting waits on."""
+        self._idle.set()
+
+    def compose(self):
+        yield Label("no run yet: r runs the selected lever, n the next one", id="run-title")
+        with Horizontal(id="run-progress-row"):
+            yield ProgressBar(total=None, show_eta=False, id="run-progress")
+            yield Label("", id="run-progress-msg")
+        yield Static("estimate: -", id="run-estimate")
+        yield Static("samples: none yet", id="run-samples")
+        yield Log(max_lines=LOG_LINES, id="run-log")
+
+    # -- commands from the UI thread -----------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.lever is not None
+
+    def start(self, seq, lever_id: str) -> None:
+        self.lever = lever_id
+        self._control = RunControl()
+        self._tally = Tally()
+        self._lines.clear()
+        self.query_one("#run-log", Log).clear()
+        self.query_one("#run-title", Label).update(f"{lever_id}: starting…")
+        self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#run-progress-msg", Label).update("")
+        self.query_one("#run-estimate", Static).update("estimate: -")
+        self.query_one("#run-samples", Static).update("samples: none yet")
+        self.set_class(True, "-running")
+        self.remove_class("-failed", "-ok")
+        self._idle.clear()
+        self._run(seq, lever_id, self._control)
+        self.post_message(self.Started(lever_id))
+
+    def cancel(self) -> bool:
+        """Ask the run to stop (SIGTERM to its group, SIGKILL after the grace); False when idle."""
+        if self._control is None or not self.running:
+            return False
+        self._control.cancel()
+        self.query_one("#run-title", Label).update(f"{self.lever}: cancelling…")
+        return True
+
+    async def wait(self) -> None:
+        """Until the worker has returned from run_lever (the process group is gone by then)."""
+        while not self._idle.is_set():
+            await asyncio.sleep(0.05)
+
+    def stop(self, timeout: float) -> bool:
+        """Cancel and block until the run has ended: the last resort when the app closes under a run."""
+        if self._control is not None:
+            self._control.cancel()
+        return self._idle.wait(timeout)
+
+    # -- the worker thread -------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    def _run(self, seq, lever_id: str, control) -> None:
+        # Every exception becomes a Finished message: a failing run must never take the console down.
+        try:
+            report = seq.run_lever(lever_id, on_event=self._on_event, on_log=self._on_log, control=control)
+        except Exception as exc:  # InputError, StoreError, a bug: all one line for the user
+            self.post_message(self.Finished(lever_id, None, str(exc) or type(exc).__name__))
+        else:
+            self.post_message(self.Finished(lever_id, report))
+        finally:
+            self._idle.set()
+
+    def _on_event(self, event: dict) -> None:
+        kind = event.get("event")
+        if kind == "progress":
+            total = event.get("total")
+            self.post_message(self.Progress(float(event.get("done") or 0),
+                                            float(total) if isinstance(total, (int, float)) and total else None,
+                                            str(event.get("msg") or "")))
+        elif kind == "sample":
+            self._tally.add(event)
+            self.post_message(self.SamplesChanged())
+        elif kind == "estimate":
+            self.post_message(self.Estimate(dict(event)))
+        elif kind in ("unavailable", "quality", "criterion", "env"):
+            fields = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
+            self._on_log(f"[{kind}] {fields}")
+
+    def _on_log(self, line: str) -> None:
+        self._lines.append(line)
+        self.post_message(self.LogReady())
+
+    # -- handlers on the UI thread -----------------------------------------------------------
+    def on_run_panel_progress(self, message: Progress) -> None:
+        message.stop()
+        self.query_one("#run-progress", ProgressBar).update(total=message.total, progress=message.done)
+        total = f"/{message.total:g}" if message.total else ""
+        self.query_one("#run-progress-msg", Label).update(f" {message.done:g}{total} {message.msg}")
+        self.query_one("#run-title", Label).update(f"{self.lever}: running")
+
+    def on_run_panel_estimate(self, message: Estimate) -> None:
+        message.stop()
+        ev = message.event
+        ci = ""
+        if isinstance(ev.get("ci_low"), (int, float)) and isinstance(ev.get("ci_high"), (int, float)):
+            ci = f" [{ev['ci_low']:.2f}, {ev['ci_high']:.2f}]"
+        metric = f" {ev['metric']}" if ev.get("metric") else ""
+        self.query_one("#run-estimate", Static).update(
+            f"estimate:{metric} {ev.get('estimate', 0):.3f}×{ci} over {ev.get('n')} pairs")
+
+    def on_run_panel_samples_changed(self, message: SamplesChanged) -> None:
+        message.stop()
+        self.query_one("#run-samples", Static).update(self._tally.text())
+
+    def on_run_panel_log_ready(self, message: LogReady) -> None:
+        message.stop()
+        lines = []
+        while self._lines:
+            try:
+                lines.append(self._lines.popleft())
+            except IndexError:
+                break
+        if lines:
+            self.query_one("#run-log", Log).write_lines(lines)
+
+    def on_run_panel_finished(self, message: Finished) -> None:
+        # not stopped: the screen refreshes the table and says how it ended
+        self.on_run_panel_log_ready(self.LogReady())
+        self.lever = None
+        self.last_report = message.report
+        self.set_class(False, "-running")
+        report = message.report
+        if report is None:
+            self.query_one("#run-title", Label).update(f"{message.lever}: could not run: {message.error}")
+            self.add_class("-failed")
+            return
+        ok = report.status == "succeeded"
+        self.set_class(ok, "-ok")
+        self.set_class(not ok, "-failed")
+        bar = self.query_one("#run-progress", ProgressBar)
+        if ok and bar.total:
+            bar.update(progress=bar.total)
+        self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {report.message}")

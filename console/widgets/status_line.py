@@ -1,0 +1,28 @@
+"""One line under the table: what is next, what is running, and who holds the store when read-only."""
+from __future__ import annotations
+
+from textual.widgets import Static
+
+
+class StatusLine(Static):
+    """`next: option_b · running: cython_bot · read-only (held by …)`; `text` is the plain line."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; width: 1fr; padding: 0 1; }
+    """
+
+    text: str = ""
+
+    def show(self, status: dict, running: str | None, holder: str | None) -> None:
+        parts = [f"next: {status.get('next') or 'nothing ready'}"]
+        if running:
+            parts.append(f"running: {running}")
+        if holder:
+            # the line has room for who, not since when: the full description is in the notification
+            parts.append(f"read-only: {holder.split(' (started')[0]} holds the store")
+        warnings = status.get("warnings") or []
+        if warnings:
+            parts.append(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (optseq status)")
+        self.text = " · ".join(parts)
+        self.set_class(bool(holder), "-readonly")
+        self.update(self.text)
