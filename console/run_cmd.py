@@ -30,7 +30,8 @@ class Progress:
             self.done, self.total, self.msg = ev.get("done", 0), ev.get("total", 0), ev.get("msg", "")
             self._show(force=not self.tty)
         elif kind == "estimate":
-            self.estimate = f"{ev['estimate']:.3f}× (n={ev['n']})"
+            ci = f" [{ev['ci_low']:.3f}, {ev['ci_high']:.3f}]" if ev.get("ci_low") is not None else ""
+            self.estimate = f"{ev['estimate']:.3f}×{ci} (n={ev['n']})"
             if not self.tty:
                 self._line(f"{self.lever}: running estimate {self.estimate}")
             self._show()

@@ -160,7 +160,7 @@ def _repo_relative(argv) -> bool:
 
 
 def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:
-    """Median ratio so far (no CI: the bootstrap is for the end), for live displays."""
+    """Median ratio so far with its bootstrap CI once there are three pairs, for live displays."""
     rule = lever.rule
     if rule is None or ev.get("metric") != rule.metric or ev.get("arm") not in ("baseline", "candidate"):
         return None
@@ -176,7 +176,14 @@ def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:
             ratios.append(b / a if ev.get("higher_is_better", True) else a / b)
     if not ratios:
         return None
-    return {"event": "estimate", "estimate": statistics.median(ratios), "n": len(ratios), "metric": rule.metric}
+    estimate = {"event": "estimate", "estimate": statistics.median(ratios), "n": len(ratios), "metric": rule.metric,
+                "ci_low": None, "ci_high": None}
+    if len(ratios) >= 3:  # the same bootstrap as the final figures, on the pairs so far
+        from state.stats import median_ci
+
+        low, high = median_ci([math.log(r) for r in ratios])
+        estimate["ci_low"], estimate["ci_high"] = math.exp(low), math.exp(high)
+    return estimate
 
 
 def _judge(collected: _Collected, rule):

@@ -63,7 +63,9 @@ def test_clear_speedup_is_adopted(tmp_path, db):
     decision = lever_view(status)["decision"]
     assert decision["auto"] is True and decision["runs"] == [report.run_id]
     assert run["status"] == "succeeded" and run["fingerprint"]["device"] == "test-device"
-    assert any(e["event"] == "estimate" for e in events)
+    estimates = [e for e in events if e["event"] == "estimate"]
+    assert [e["n"] for e in estimates] == [1, 2, 3, 4, 5, 6]  # one per completed pair
+    assert estimates[0]["ci_low"] is None and estimates[-1]["ci_low"] <= estimates[-1]["estimate"]
     samples = Path(run["samples_file"]).read_text().splitlines()
     assert len(samples) == 12
 
