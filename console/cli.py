@@ -175,7 +175,7 @@ def _say(lines: list[str]) -> int:
 def render_status(status: dict) -> str:
     rows = [("lever", "state", "outcome", "why / note")]
     for lever in status["levers"]:
-        note = "; ".join(lever["why_blocked"]) or (lever["stale_reason"] or "")
+        note = "; ".join(lever["why_blocked"]) or (lever["stale_reason"] or "") or "; ".join(lever["warnings"])
         rows.append((lever["id"], lever["state"], lever["outcome"] or "-", note))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else "")]

@@ -272,6 +272,10 @@ class Sequencer:
     def lever_views(self) -> list[dict]:
         views = []
         decisions = self.store.all("decisions")
+        runs = {r["id"]: r for r in self.store.all("runs")}
+        latest_code = next((r["fingerprint"]["code_hash"] for r in sorted(runs.values(), key=lambda r: r["seq"],
+                                                                          reverse=True)
+                            if (r.get("fingerprint") or {}).get("code_hash")), None)
         for lever in self.plan.levers:
             model = self.machine.models[lever.id]
             view = {
@@ -288,6 +292,7 @@ class Sequencer:
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
                 "decisions": [_public(d) for d in decisions if d["lever"] == lever.id],
+                "warnings": _code_warnings(model.decision, runs, latest_code),
             }
             if lever.criteria:
                 view["criteria"] = {
@@ -358,8 +363,13 @@ def _stack_change(old: dict, new: dict) -> str | None:
     return None
 
 
-def code_changed(old: dict, new: dict) -> bool:
-    return bool(old.get("code_hash") and new.get("code_hash") and old["code_hash"] != new["code_hash"])
+def _code_warnings(decision: dict | None, runs: dict, latest_code: str | None) -> list[str]:
+    """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
+    for run_id in (decision or {}).get("runs") or []:
+        measured = ((runs.get(run_id) or {}).get("fingerprint") or {}).get("code_hash")
+        if measured and latest_code and measured != latest_code:
+            return [f"workload code changed since run {run_id} (code hash {measured} → {latest_code})"]
+    return []
 
 
 def _public(decision: dict | None) -> dict | None:

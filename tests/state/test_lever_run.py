@@ -237,3 +237,22 @@ def test_the_lever_under_test_is_never_in_its_own_baseline(tmp_path, db):
     again, run, status, _, _ = run_once(plan, db)
     assert first.decision == "adopt" and again.decision == "adopt"
     assert "lever" not in run["infra"]["adopted"]
+
+
+def test_a_code_change_warns_without_making_stale(tmp_path, db):
+    other = json.dumps(["python", str(AB), "--ratio", "1.5", "--code-hash", "def456"])
+    plan = write_plan(tmp_path, ["--ratio", "1.5"], extra=f"""
+[[levers]]
+id = "other"
+title = "Another lever, measured after the workload code changed"
+kind = "speedup"
+plan_doc = "docs/other.md"
+run = {other}
+rule = {{ metric = "items_per_s", min_speedup = 1.2 }}
+""")
+    report, _, _, _, _ = run_once(plan, db)
+    run_once(plan, db, "other")
+    with Sequencer.open(plan, db, mode="write") as seq:
+        view = lever_view(seq.status())
+    assert view["state"] == "adopted"
+    assert view["warnings"] == [f"workload code changed since run {report.run_id} (code hash abc123 → def456)"]

@@ -21,6 +21,7 @@ def main():
     p.add_argument("--guard", default=None, help="NAME=VALUE:LIMIT quality event")
     p.add_argument("--mode", default="ok", choices=["ok", "crash", "hang", "unavailable", "garbage", "nodone"])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--code-hash", default="abc123", help="the workload code hash reported in env")
     p.add_argument("--straddle", action="store_true",
                    help="ratios alternate symmetrically around --ratio, so no amount of pairs settles it")
     p.add_argument("--arms", default="", help="comma list NAME:COST:QUALITY for a multi-arm experiment")
@@ -30,7 +31,7 @@ def main():
     run_id = os.environ.get("OPTSEQ_RUN_ID", "?")
     rng = random.Random(args.seed * 1000 + repeats + len(run_id))
     print(f"ab lever starting: run {run_id}, {repeats} pairs", flush=True)
-    emit(event="env", device="test-device", python=sys.version.split()[0], code_hash="abc123")
+    emit(event="env", device="test-device", python=sys.version.split()[0], code_hash=args.code_hash)
     if args.mode == "unavailable":
         emit(event="unavailable", reason="needs a device this machine lacks")
         emit(event="done")
