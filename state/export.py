@@ -131,7 +131,8 @@ class _Doc:
             figure = f" {estimate:.2f}×" + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None
                                             else "")
         how = self.w["auto"] if record.get("auto") else self.w["manual"]
-        why = str(record.get("why") or "").strip()
+        # with figures shown, an automatic decision's reason only repeats them; the results table has the rest
+        why = "" if (estimate is not None and record.get("auto")) else str(record.get("why") or "").strip()
         meta = ", ".join(x for x in (_day(record.get("at")), how + (f": {why}" if why else "")) if x)
         return f"{outcome}{figure} ({meta})"
 
