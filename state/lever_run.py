@@ -280,7 +280,3 @@ def fingerprint(env: dict, infra: dict) -> dict:
     device = env.get("gpu") or env.get("cpu") or env.get("device")
     versions = {k: env[k] for k in ("python", "torch", "cuda", "bot_backend") if k in env}
     return {"device": device, "versions": versions, "code_hash": env.get("code_hash"), "infra": infra}
-
-
-def _finite(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
