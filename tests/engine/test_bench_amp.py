@@ -1,27 +1,14 @@
 """The AMP bench as optseq runs it: a child process speaking the run protocol."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
-from engine.bench.report import ab_summaries, parse_lines
+from engine.bench.report import ab_summaries
+from tests.engine.bench_child import run_bench
 
 SMALL = {"model": {"hidden": 16, "layers": 2}}
 
 
-def bench(tmp_path, *argv, infra=None):
-    env = dict(os.environ, OPTSEQ_ARTIFACTS=str(tmp_path))
-    if infra is not None:
-        env["OPTSEQ_INFRA"] = json.dumps(infra)
-    proc = subprocess.run([sys.executable, "-m", "engine.bench", *argv], capture_output=True, text=True,
-                          env=env, stdin=subprocess.DEVNULL, timeout=300)
-    return proc, parse_lines(argv[0], proc.stdout.splitlines())
-
-
 def test_amp_pairs_both_arms_and_guards_the_loss(tmp_path):
-    proc, run = bench(tmp_path, "amp", "--repeats", "2", "--warmup", "0", infra=SMALL)
+    proc, run = run_bench("amp", "--repeats", "2", "--warmup", "0", infra=SMALL, artifacts=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert run.status == "succeeded"
     assert run.env["torch"] and run.env["device"] == "cpu"
@@ -39,14 +26,14 @@ def test_amp_pairs_both_arms_and_guards_the_loss(tmp_path):
 
 
 def test_amp_already_adopted_is_remeasured_without_vs_with(tmp_path):
-    proc, run = bench(tmp_path, "amp", "--repeats", "1", "--warmup", "0",
-                      infra={"adopted": ["amp"], **SMALL})
+    proc, run = run_bench("amp", "--repeats", "1", "--warmup", "0",
+                          infra={"adopted": ["amp"], **SMALL}, artifacts=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert any("baseline Toggles(amp='off'" in line for line in run.log)
 
 
 def test_bad_model_in_infra_is_one_line_error(tmp_path):
-    proc, _ = bench(tmp_path, "amp", "--repeats", "1", infra={"model": {"hidden": "wide"}})
+    proc, _ = run_bench("amp", "--repeats", "1", infra={"model": {"hidden": "wide"}}, artifacts=tmp_path)
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "OPTSEQ_INFRA model.hidden: expected a positive integer, got 'wide'"

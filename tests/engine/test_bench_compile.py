@@ -1,27 +1,15 @@
 """The torch.compile bench as optseq runs it: a child process speaking the run protocol."""
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 
-from engine.bench.report import ab_summaries, parse_lines
-
-
-def bench(tmp_path, *argv, infra=None):
-    env = dict(os.environ, OPTSEQ_ARTIFACTS=str(tmp_path))
-    if infra is not None:
-        env["OPTSEQ_INFRA"] = json.dumps(infra)
-    proc = subprocess.run([sys.executable, "-m", "engine.bench", *argv], capture_output=True, text=True,
-                          env=env, stdin=subprocess.DEVNULL, timeout=300)
-    return proc, parse_lines(argv[0], proc.stdout.splitlines())
+from engine.bench.report import ab_summaries
+from tests.engine.bench_child import run_bench
 
 
 def test_compile_pairs_both_arms_logs_compile_time_and_guards_outputs(tmp_path):
-    proc, run = bench(tmp_path, "compile", "--repeats", "2", "--warmup", "0",
-                      infra={"model": {"hidden": 16, "layers": 2}})
+    proc, run = run_bench("compile", "--repeats", "2", "--warmup", "0",
+                          infra={"model": {"hidden": 16, "layers": 2}}, artifacts=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert run.status == "succeeded"
     assert sorted((s["arm"], s["pair"]) for s in run.samples) == [

@@ -1,22 +1,15 @@
 """The model-size experiment: every config trains, is timed per iteration and scored by exploitability."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from engine.bench.model_size import PLANS, config_name, traversal_mode
 from engine.bench.protocol import Infra
-from engine.bench.report import config_table, parse_lines
+from engine.bench.report import config_table
+from tests.engine.bench_child import run_bench
 
 
 def test_one_arm_per_config_with_time_and_exploitability(tmp_path):
-    env = dict(os.environ, OPTSEQ_ARTIFACTS=str(tmp_path))
-    env.pop("OPTSEQ_INFRA", None)
-    proc = subprocess.run([sys.executable, "-m", "engine.bench", "model_size", "--repeats", "1", "--warmup", "0"],
-                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=300)
+    proc, run = run_bench("model_size", "--repeats", "1", "--warmup", "0", artifacts=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    run = parse_lines("model_size", proc.stdout.splitlines())
     assert run.status == "succeeded"
     names = [config_name(h, l) for h, l in PLANS["ci"].configs]
     arms, metrics, cells = config_table(run.samples)
