@@ -125,7 +125,9 @@ def summary_line(report: RunReport) -> str:
         else:
             figures += f" n={stats['n']}"
     decided = f"  → {report.decision}" if report.decision else ""
-    return f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({report.message})"
+    # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
+    why = report.message.rsplit(": ", 1)[-1] if figures else report.message
+    return f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
 
 
 def _nothing_why(seq: Sequencer, target: str) -> str:
