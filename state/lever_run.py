@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from state import runner
+from state.sequencer import InputError
 from state.store import utc_now
 
 EventSink = Callable[[dict], None]
@@ -121,9 +122,8 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
            "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts")}
     if requested:
         env["OPTSEQ_REPEATS"] = str(requested)
-    spec = runner.RunSpec(argv=list(lever.run), cwd=str(Path(seq.plan.path).resolve().parent.parent)
-                          if _repo_relative(lever.run) else None,
-                          env=env, log_path=run_dir / f"pass-{pass_no}.log", timeout_s=lever.timeout_s)
+    spec = runner.RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
+                          timeout_s=lever.timeout_s)
     launcher = runner.Launcher(spec)
     control.attach(launcher)
 
@@ -152,11 +152,6 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
                     on_event(estimate)
 
     return launcher.run(on_event=event, on_log=on_log, on_start=started)
-
-
-def _repo_relative(argv) -> bool:
-    # `python -m engine.bench X` must run from the repository that holds the plan's engine
-    return len(argv) >= 3 and argv[0] == "python" and argv[1] == "-m"
 
 
 def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:
@@ -234,13 +229,25 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
         seq.store.update("runs", run_id, fields)
         seq.machine.run_ended(lever.id, status)
         seq.fire_points("runs", {"lever": lever.id, "status": status})
+        notes = []
+        # validation refuses before anything is written, so a refused criterion or decision
+        # leaves the run's own record intact; the refusal is kept on the run
         for crit in collected.criteria:
-            seq.record_criterion_in_batch(lever.id, crit.get("candidate"), crit.get("criterion"),
-                                          crit.get("outcome"), crit.get("evidence", ""))
+            try:
+                seq.record_criterion_in_batch(lever.id, crit.get("candidate"), crit.get("criterion"),
+                                              crit.get("outcome"), crit.get("evidence", ""))
+            except InputError as exc:
+                notes.append(f"criterion event not recorded: {exc}")
         if decision:
-            seq.decide_in_batch(lever.id, decision, why=why, auto=True,
-                                rule=_rule_text(rule), runs=(run_id,), stats=summary.get("stats"),
-                                config=summary.get("config"))
+            try:
+                seq.decide_in_batch(lever.id, decision, why=why, auto=True, rule=_rule_text(rule),
+                                    runs=(run_id,), stats=summary.get("stats"), config=summary.get("config"))
+            except InputError as exc:
+                notes.append(f"not decided: {exc}")
+                decision = None
+        if notes:
+            seq.store.update("runs", run_id, {"notes": notes})
+            message += " (" + "; ".join(notes) + ")"
         seq.mark_stack_changes(run_id, fields["fingerprint"])
     return RunReport(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
                      decision=decision, verdict=verdict_name)

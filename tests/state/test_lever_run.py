@@ -256,3 +256,35 @@ rule = {{ metric = "items_per_s", min_speedup = 1.2 }}
         view = lever_view(seq.status())
     assert view["state"] == "adopted"
     assert view["warnings"] == [f"workload code changed since run {report.run_id} (code hash abc123 → def456)"]
+
+
+def test_criterion_events_from_a_run_decide_the_gate(tmp_path, db):
+    script = tmp_path / "julia_eval.py"
+    script.write_text(
+        "import json\n"
+        "for crit, outcome in (('c1', 'pass'), ('c2', 'pass'), ('c9', 'pass')):\n"
+        "    print(json.dumps({'event': 'criterion', 'candidate': 'torch_jl', 'criterion': crit,\n"
+        "                      'outcome': outcome, 'evidence': 'julia_eval.py'}))\n"
+        "print(json.dumps({'event': 'done'}))\n", encoding="utf-8")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f"""
+[plan]
+title = "Gate from a run"
+as_of = 2026-11-01
+
+[[levers]]
+id = "julia"
+title = "Julia port"
+kind = "decision"
+plan_doc = "eval.md"
+run = {json.dumps(["python", str(script)])}
+[levers.criteria]
+criteria = [{{ id = "c1" }}, {{ id = "c2" }}]
+candidates = [{{ id = "torch_jl", title = "Torch.jl" }}]
+""", encoding="utf-8")
+    report, run, status, _, _ = run_once(plan, db, "julia")
+    assert report.status == "succeeded"
+    view = lever_view(status, "julia")
+    assert view["outcome"] == "GO" and view["decision"]["auto"] is True
+    assert view["criteria"]["torch_jl"]["results"] == {"c1": "pass", "c2": "pass"}
+    assert any("unknown criterion 'c9'" in n for n in run["notes"])  # refused, kept on the run, not fatal
