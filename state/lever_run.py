@@ -133,17 +133,13 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
 
     def event(ev: dict) -> None:
         kind = ev.get("event")
+        # samples are tagged with their pass and kept on disk as they come; the runner's outcome
+        # collects everything else, and is folded in once the pass ends
         if kind == "sample":
             ev = dict(ev, run=pass_no)
             collected.samples.append(ev)
             with open(samples_file, "a", encoding="utf-8") as f:
                 f.write(json.dumps(ev) + "\n")
-        elif kind == "quality":
-            collected.qualities.append(ev)
-        elif kind == "criterion":
-            collected.criteria.append(ev)
-        elif kind == "env":
-            collected.env.update({k: v for k, v in ev.items() if k != "event"})
         if on_event:
             on_event(ev)
             if kind == "sample":
@@ -151,7 +147,11 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
                 if estimate:
                     on_event(estimate)
 
-    return launcher.run(on_event=event, on_log=on_log, on_start=started)
+    outcome = launcher.run(on_event=event, on_log=on_log, on_start=started)
+    collected.qualities.extend(outcome.qualities)
+    collected.criteria.extend(outcome.criteria)
+    collected.env.update(outcome.env)
+    return outcome
 
 
 def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:

@@ -15,14 +15,6 @@ GAME = LeducGame()
 UNIFORM_NASH_CONV = 4.747222222222222
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # Small nets train several times faster on one thread, and the box is shared.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def test_uniform_policy_matches_published_values():
     assert nash_conv(GAME, uniform_policy) == pytest.approx(UNIFORM_NASH_CONV, abs=1e-12)

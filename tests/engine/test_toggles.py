@@ -10,14 +10,6 @@ from engine.nets.mlp import MLP, MLPConfig
 from engine.train.toggles import Stepper, Toggles
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # Tiny models: one thread is faster and keeps the suite polite on a shared 2-core box.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def regression_batch(n=128, dim=10, seed=0):
     g = torch.Generator().manual_seed(seed)

@@ -11,14 +11,6 @@ from engine.traversal.sequential import exact_net
 GAME = LeducGame()
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # Small forwards: one thread is faster and keeps the suite polite on a shared 2-core box.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def jobs(n=40, iteration=3):
     return jobs_for(7, iteration, 0, n) + jobs_for(7, iteration, 1, n)
