@@ -6,7 +6,7 @@ import signal
 import sys
 import time
 
-from state.lever_run import RunControl, RunReport
+from state.runs.lever_run import RunControl, RunReport
 from state.sequencer import InputError, Sequencer
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from state.protocol import Transcript
+from state.runs.protocol import Transcript
 
 __all__ = ["STATUSES", "Launcher", "RunOutcome", "RunSpec", "group_alive", "kill_group", "run"]
 

@@ -238,7 +238,7 @@ class Sequencer:
 
     def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None):
         """Blocking: launch, stream, judge and decide; returns a lever_run.RunReport."""
-        from state import lever_run
+        from state.runs import lever_run
 
         return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control)
 

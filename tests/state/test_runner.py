@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from state.protocol import MAX_LINE, Transcript, classify, parse_line
+from state.runs.protocol import MAX_LINE, Transcript, classify, parse_line
 from state.runner import Launcher, RunSpec, group_alive, kill_group, run
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups, pidfd and /proc")

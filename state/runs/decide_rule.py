@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from state.plan import Rule
-from state.stats import MIN_PAIRS, ArmsTable, PairedStats, StatsError
+from state.runs.stats import MIN_PAIRS, ArmsTable, PairedStats, StatsError
 
 OUTCOMES = ("adopt", "reject", "inconclusive")
 

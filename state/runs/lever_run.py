@@ -94,7 +94,7 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
         stats, verdict = _judge(collected, rule)
         if verdict.outcome != "inconclusive" or control.cancelled:
             break
-        from state.decide_rule import more_pairs
+        from state.runs.decide_rule import more_pairs
 
         more = more_pairs(stats, rule, stats.n)
         if more <= 0:
@@ -174,7 +174,7 @@ def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:
     estimate = {"event": "estimate", "estimate": statistics.median(ratios), "n": len(ratios), "metric": rule.metric,
                 "ci_low": None, "ci_high": None}
     if len(ratios) >= 3:  # the same bootstrap as the final figures, on the pairs so far
-        from state.stats import median_ci
+        from state.runs.stats import median_ci
 
         low, high = median_ci([math.log(r) for r in ratios])
         estimate["ci_low"], estimate["ci_high"] = math.exp(low), math.exp(high)
@@ -182,8 +182,8 @@ def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:
 
 
 def _judge(collected: _Collected, rule):
-    from state.decide_rule import decide
-    from state.stats import paired
+    from state.runs.decide_rule import decide
+    from state.runs.stats import paired
 
     stats = paired(collected.samples, rule.metric)
     return stats, decide(stats, rule, collected.qualities)
@@ -254,8 +254,8 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
 
 
 def _experiment(collected: _Collected, rule):
-    from state.decide_rule import choose
-    from state.stats import arms
+    from state.runs.decide_rule import choose
+    from state.runs.stats import arms
 
     table = arms(collected.samples, rule)
     chosen, why = choose(table, rule)

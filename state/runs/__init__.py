@@ -1,0 +1,1 @@
+"""A lever run: the protocol read from its output, pair accounting, statistics, the decision rule, simulation."""
