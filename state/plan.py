@@ -53,6 +53,9 @@ class Rule:
     max_cost_ratio: float | None = None
     """Experiments only: discard arms whose time metric exceeds the cheapest arm's by this factor."""
     cost_metric: str | None = None
+    margin: float | None = None
+    """Experiments only: the practical margin, relative (0.05 = 5%), within which a config counts as good as
+    the best; None = 0, only a config shown best by the statistics wins."""
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,7 @@ class _Loader:
         if not isinstance(raw, dict):
             raise self.fail(where, f"expected a table, got {_show(raw)}")
         self.check_keys(raw, {"metric", "min_speedup", "guards", "repeats", "max_repeats", "choose",
-                              "max_cost_ratio", "cost_metric"}, where)
+                              "max_cost_ratio", "cost_metric", "margin"}, where)
         guards = []
         for i, g in enumerate(self.get(raw, "guards", where, list, [], "a list of guard tables")):
             gw = f"{where}.guards[{i}]"
@@ -260,7 +260,18 @@ class _Loader:
             choose=choose,
             max_cost_ratio=self.positive(raw, "max_cost_ratio", where, (int, float), None),
             cost_metric=self.get(raw, "cost_metric", where, str, None),
+            margin=self.margin(raw, where, kind),
         )
+
+    def margin(self, raw: dict, where: str, kind: str) -> float | None:
+        value = self.get(raw, "margin", where, (int, float), None)
+        if value is None:
+            return None
+        if kind != "experiment":
+            raise self.fail(f"{where}.margin", f"only experiment levers have a margin (kind is {kind})")
+        if not 0 <= value < 1:
+            raise self.fail(f"{where}.margin", f"expected a fraction in [0, 1) (0.05 = 5%), got {_show(value)}")
+        return float(value)
 
     def criteria(self, raw, where: str) -> CriteriaGate:
         if not isinstance(raw, dict):

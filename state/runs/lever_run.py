@@ -225,6 +225,7 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
         verdict_name = "inconclusive"
         message = f"{lever.id}: measured, but the samples could not be judged: {exc}"
     fields["summary"] = summary
+    fields["verdict"] = verdict_name
     with seq.writing():
         seq.store.update("runs", run_id, fields)
         seq.machine.run_ended(lever.id, status)
