@@ -15,6 +15,16 @@ DECISION_OUTCOMES = ("GO", "NO-GO")
 TRIGGERS = ("decided", "planned", "measured")
 MARKS = ("state", "code")
 LANGS = ("ko", "en")
+RUN_KEYWORDS = ("next", "ready", "stale", "all")
+"""Words `--run` takes as targets (or may take): a lever with such an id could never be run by name."""
+MAX_PAIRS = 10_000
+"""Most A/B pairs a rule may ask for (`repeats`, `max_repeats`): far beyond any decision, well below a typo."""
+MAX_TIMEOUT_S = 7 * 24 * 3600
+"""Longest `timeout_s`, a week; poll()'s millisecond timeout overflows past about 24.8 days."""
+MAX_LEVERS = 200
+"""Levers in one plan; gate chains are walked recursively, so this also bounds their depth."""
+MAX_GATE_DEPTH = 16
+"""How deep `requires` may nest { all = [...] } / { any = [...] } inside one another."""
 
 
 class PlanError(Exception):

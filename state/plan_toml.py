@@ -8,7 +8,8 @@ from pathlib import Path
 
 from state.gates import Atom, Expr, Gate, atoms
 from state.plan import (
-    CODE_STATUS, DECISION_OUTCOMES, KINDS, LANGS, MARKS, PAIRED_OUTCOMES, TRIGGERS, Branch, Candidate,
+    CODE_STATUS, DECISION_OUTCOMES, KINDS, LANGS, MARKS, MAX_GATE_DEPTH, MAX_LEVERS, MAX_PAIRS, MAX_TIMEOUT_S,
+    PAIRED_OUTCOMES, RUN_KEYWORDS, TRIGGERS, Branch, Candidate,
     CriteriaGate, Criterion, DecisionPoint, Fact, Guard, Lever, OrderItem, Plan, PlanError, Prior, Rule,
     StatusItem, dependencies,
 )
@@ -27,6 +28,9 @@ def parse(path: Path) -> Plan:
         raise PlanError(path, "", "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(path, "", f"TOML syntax error: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise PlanError(path, "", "nested too deeply to read (arrays or inline tables hundreds of levels "
+                                  "inside one another)") from None
     return _Loader(path).plan(data)
 
 
@@ -50,6 +54,10 @@ class _Loader:
                             f"expected {what or _type_name(kind)}, got {_show(value)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise self.fail(f"{where}.{key}" if where else key, f"must be a finite number, got {value}")
+        # TOML integers are 64-bit; tomllib reads any size, which later overflows float() and time arithmetic
+        if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+            raise self.fail(f"{where}.{key}" if where else key,
+                            f"integer out of range (TOML integers are 64-bit), got {_show(value)}")
         return value
 
     def strings(self, table: dict, key: str, where: str) -> tuple[str, ...]:
@@ -70,6 +78,11 @@ class _Loader:
             raise self.fail(f"{where}.{key}", f"must be positive, got {_show(value)}")
         return value
 
+    def at_most(self, value, limit, key: str, what: str):
+        if value is not None and value > limit:
+            raise self.fail(key, f"at most {limit:,} {what}, got {_show(value)}")
+        return value
+
     # -- sections -----------------------------------------------------------------------
     def plan(self, data: dict) -> Plan:
         self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points"}, "")
@@ -85,6 +98,8 @@ class _Loader:
         raw_levers = self.get(data, "levers", "", list, what="a list of [[levers]]")
         if not raw_levers:
             raise self.fail("levers", "the plan declares no levers")
+        if len(raw_levers) > MAX_LEVERS:
+            raise self.fail("levers", f"at most {MAX_LEVERS} levers in one plan, got {len(raw_levers)}")
         levers = tuple(self.lever(raw, i) for i, raw in enumerate(raw_levers))
         seen: set[str] = set()
         for lever in levers:
@@ -134,6 +149,12 @@ class _Loader:
             raise self.fail(f"levers[{index}].id", f"not a valid id: {lever_id!r} (letters, digits, _ and -)")
         if lever_id == "fact":
             raise self.fail(f"levers[{index}].id", "'fact' is reserved ('fact:NAME' names a fact in gates)")
+        if lever_id in RUN_KEYWORDS:
+            raise self.fail(f"levers[{index}].id", f"{lever_id!r} is reserved (`--run {'|'.join(RUN_KEYWORDS)}` "
+                                                   "are keywords, so no lever could be run by that name)")
+        if not lever_id[0].isalnum():
+            # `--run -v` would read as an option, and a leading _ or - is easy to lose in a shell
+            raise self.fail(f"levers[{index}].id", f"not a valid id: {lever_id!r} (must start with a letter or digit)")
         where = f"levers.{lever_id}"
         self.check_keys(raw, {"id", "title", "kind", "plan_doc", "plan_note", "code", "requires", "run",
                               "timeout_s", "rule", "remeasure_when", "status", "graph_label", "criteria",
@@ -145,6 +166,9 @@ class _Loader:
         if code not in CODE_STATUS:
             raise self.fail(f"{where}.code", f"unknown code status {code!r} (one of {', '.join(CODE_STATUS)})")
         run = self.strings(raw, "run", where)
+        if kind == "decision" and "rule" in raw:
+            # its run may report criterion results; samples are never judged, so a rule would be ignored
+            raise self.fail(f"{where}.rule", "a decision lever is decided by its criteria; it has no rule")
         criteria = self.criteria(raw["criteria"], f"{where}.criteria") if "criteria" in raw else None
         if kind == "decision" and criteria is None:
             raise self.fail(f"{where}.criteria", "a decision lever needs its criteria gate")
@@ -188,7 +212,8 @@ class _Loader:
             code=code,
             requires=self.expr(raw["requires"], f"{where}.requires") if "requires" in raw else None,
             run=run,
-            timeout_s=float(self.positive(raw, "timeout_s", where, (int, float), 900.0)),
+            timeout_s=float(self.at_most(self.positive(raw, "timeout_s", where, (int, float), 900.0),
+                                         MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)")),
             rule=rule,
             remeasure_when=self.strings(raw, "remeasure_when", where),
             status=self.get(raw, "status", where, str, ""),
@@ -198,7 +223,10 @@ class _Loader:
             outcomes=outcomes,
         )
 
-    def expr(self, raw, where: str) -> Expr:
+    def expr(self, raw, where: str, depth: int = 0, top: str = "") -> Expr:
+        top = top or where
+        if depth > MAX_GATE_DEPTH:
+            raise self.fail(top, f"gates nested more than {MAX_GATE_DEPTH} levels deep")
         if isinstance(raw, str):
             if raw.startswith("fact:"):
                 name = raw[5:]
@@ -212,14 +240,15 @@ class _Loader:
         if isinstance(raw, list):
             if not raw:
                 raise self.fail(where, "expected a non-empty list (leave requires out for no gate)")
-            return Gate("all", tuple(self.expr(item, f"{where}[{i}]") for i, item in enumerate(raw)))
+            return Gate("all", tuple(self.expr(item, f"{where}[{i}]", depth + 1, top) for i, item in enumerate(raw)))
         if isinstance(raw, dict):
             if len(raw) != 1 or next(iter(raw)) not in ("all", "any"):
                 raise self.fail(where, f"expected {{ all = [...] }} or {{ any = [...] }}, got keys {sorted(raw)}")
             op, items = next(iter(raw.items()))
             if not isinstance(items, list) or not items:
                 raise self.fail(f"{where}.{op}", f"expected a non-empty list, got {_show(items)}")
-            return Gate(op, tuple(self.expr(item, f"{where}.{op}[{i}]") for i, item in enumerate(items)))
+            return Gate(op, tuple(self.expr(item, f"{where}.{op}[{i}]", depth + 1, top)
+                                  for i, item in enumerate(items)))
         raise self.fail(where, f"expected a gate expression, got {_show(raw)}")
 
     def rule(self, raw, where: str, kind: str) -> Rule:
@@ -240,8 +269,9 @@ class _Loader:
             if guard.max is not None and guard.min is not None and guard.min > guard.max:
                 raise self.fail(gw, f"min {guard.min} is above max {guard.max}: no run could pass")
             guards.append(guard)
-        repeats = self.positive(raw, "repeats", where, int, 5)
-        max_repeats = self.positive(raw, "max_repeats", where, int, max(20, repeats))
+        repeats = self.at_most(self.positive(raw, "repeats", where, int, 5), MAX_PAIRS, f"{where}.repeats", "pairs")
+        max_repeats = self.at_most(self.positive(raw, "max_repeats", where, int, max(20, repeats)), MAX_PAIRS,
+                                   f"{where}.max_repeats", "pairs")
         if max_repeats < repeats:
             raise self.fail(f"{where}.max_repeats", f"{max_repeats} is below repeats ({repeats})")
         choose = self.get(raw, "choose", where, str, None)

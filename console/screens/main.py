@@ -205,14 +205,12 @@ class MainScreen(Screen):
     def _export(self, values: dict | None) -> None:
         if not values:
             return
-        path = Path(values["path"]).expanduser()
+        from state.export_file import ExportTargetError, write_export
+
         try:
             text = self.seq.export(values["lang"])
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-        except (OSError, ValueError) as exc:
+            path = write_export(os.path.expanduser(values["path"]), text, self.seq.store.directory)
+        except (ExportTargetError, OSError, ValueError) as exc:
             self.notify(f"export failed: {exc}", severity="error", timeout=8)
             return
         self.app.push_screen(ExportPreview(text, str(path)))

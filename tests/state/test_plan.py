@@ -136,3 +136,57 @@ def test_cli_accepts_good_plan(path):
     proc = _validate(path)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- limits: generated plans too big for the corpus ------------------------------------------------
+
+_HEAD = '[plan]\ntitle = "Limits"\nas_of = 2026-01-01\n'
+
+
+def _lever(lever_id: str, extra: str = "") -> str:
+    return f'\n[[levers]]\nid = "{lever_id}"\ntitle = "{lever_id}"\nkind = "speedup"\n{extra}'
+
+
+def _refused(path: Path, text: str) -> PlanError:
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PlanError) as info:
+        load(path)
+    line = str(info.value)
+    assert "\n" not in line and line.startswith(f"{path}: ")
+    proc = _validate(path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == f"optseq: {line}\n"
+    return info.value
+
+
+def test_inline_tables_nested_past_the_parser_are_one_line(tmp_path):
+    err = _refused(tmp_path / "deep.toml", _HEAD + "deep = " + "{ a = " * 600 + "1" + " }" * 600 + "\n")
+    assert err.key == "" and err.problem.startswith("nested too deeply to read")
+
+
+def test_too_many_levers_are_refused_before_their_chain_is_walked(tmp_path):
+    # each lever requires the next: walking the gates of such a chain recurses once per lever
+    chain = "".join(_lever(f"l{i}", f'requires = "l{i + 1}:adopt"\n' if i < 200 else "") for i in range(201))
+    err = _refused(tmp_path / "many.toml", _HEAD + chain)
+    assert (err.key, err.problem) == ("levers", "at most 200 levers in one plan, got 201")
+
+
+def test_the_limits_themselves_are_accepted(tmp_path):
+    path = tmp_path / "edge.toml"
+    nested = "{ all = [" * 16 + '"b:adopt"' + "] }" * 16
+    path.write_text(_HEAD + _lever("b") + _lever("a", f"timeout_s = 604800\nrequires = {nested}\n"
+                                                      'rule = { metric = "m", repeats = 10000, max_repeats = 10000 }\n')
+                    + "".join(_lever(f"x{i}") for i in range(198)), encoding="utf-8")
+    plan = load(path)
+    a = plan.lever("a")
+    assert len(plan.levers) == 200 and a.timeout_s == 604800.0
+    assert (a.rule.repeats, a.rule.max_repeats) == (10000, 10000)
+    assert _validate(path).returncode == 0
+
+
+def test_a_decision_lever_may_still_run_a_command_that_reports_criteria(tmp_path):
+    # only `rule` is refused on a decision lever: a run's `criterion` events are how its gate gets results
+    path = tmp_path / "gate.toml"
+    path.write_text(_HEAD + '\n[[levers]]\nid = "j"\ntitle = "J"\nkind = "decision"\nrun = ["python", "eval.py"]\n'
+                    '[levers.criteria]\ncriteria = [{ id = "c1" }]\ncandidates = [{ id = "x" }]\n', encoding="utf-8")
+    assert load(path).lever("j").run == ("python", "eval.py")
