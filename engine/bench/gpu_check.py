@@ -236,8 +236,8 @@ def render_section(results: list[StepResult], small: tuple[int, int], large: tup
 
 
 def render_model_size(r: StepResult, iterations: int) -> list[str]:
-    lines = [f"### model_size ({iterations} iteration{'s' * (iterations != 1)} per config; the seed's experiment "
-             "runs 200)", "",
+    lines = [f"### model_size ({iterations} iteration{'s' * (iterations != 1)} per config, one block; the seed's "
+             "experiment runs 200)", "",
              f"Status: {_status(r)}" + (f", wall {r.run.wall_s:.1f} s." if r.run is not None else "."), ""]
     if r.run is None:
         return lines
@@ -295,10 +295,11 @@ def child_argv(step: Step, args: argparse.Namespace) -> tuple[list[str], dict]:
     argv = [sys.executable, "-m", "engine.bench", step.lever, "--size", args.size, "--device", args.device]
     infra: dict = {"adopted": []}
     if step.model is None:
-        argv += ["--repeats", str(args.model_size_iterations)]
-    else:
-        infra["model"] = {"hidden": step.model[0], "layers": step.model[1]}
-        argv += [f"--{k}={v}" for k in ("repeats", "warmup") if (v := getattr(args, k)) is not None]
+        # one block (every config trained once) at the iterations the budget allows, not the size's
+        argv += ["--repeats", "1"]
+        return argv, {"OPTSEQ_INFRA": json.dumps(infra), "OPTSEQ_ITERATIONS": str(args.model_size_iterations)}
+    infra["model"] = {"hidden": step.model[0], "layers": step.model[1]}
+    argv += [f"--{k}={v}" for k in ("repeats", "warmup") if (v := getattr(args, k)) is not None]
     return argv, {"OPTSEQ_INFRA": json.dumps(infra)}
 
 

@@ -1,0 +1,470 @@
+"""Best of N configs: Hsu's multiple comparisons with the best (MCB) over interleaved blocks, with a margin.
+
+A choice among N configs is not N pairs. The configs run in blocks (every config once per block, in a
+random order within it); a block is identified by (`run`, `pair`): the pass and the block's index in it.
+For the rule's choose metric each config gets one value per block, and only complete blocks (every
+eligible config present) are compared.
+
+The comparison works on the log scale, so differences are ratios and the margin is relative: a config
+within `margin` (0.05 = 5%) of the best counts as good as the best. The values must be positive; a value
+that is not (or not finite) is dropped, which leaves its block incomplete. The layout is two-way
+(configs × blocks): block means are removed, because blocks exist to absorb machine drift, and the
+residual variance has (k−1)(b−1) degrees of freedom.
+
+For each config i, θ_i = μ_i − min_{j≠i} μ_j on the log scale, oriented so that "worse" is positive
+(a max: rule is negated first). With D_i the same difference of sample means, h = d·s·√(2/b) the
+allowance (d the one-sided Dunnett critical value for k−1 comparisons, ρ = ½, ν df, 95%), Hsu's
+constrained MCB intervals [min(0, D_i − h), max(0, D_i + h)] hold for every config at once with 95%
+confidence. From them, with δ = log(1 + margin):
+
+- best set: the configs with D_i − h ≤ δ. With 95% confidence it holds the true best (for δ = 0 it is
+  Hsu's set of configs not shown worse than the best), so a config outside it is, beyond the margin, not
+  the best;
+- **winner**: a best set of one; P(a wrong single winner) ≤ 5%;
+- **best_set**: several configs, every one shown within the margin of the best (upper bound ≤ δ): they
+  cannot be told apart and need not be, so the one with the lowest median cost metric is chosen;
+- **inconclusive** otherwise, with an estimate of the blocks still needed; under 2 complete blocks
+  there is no residual variance and the result is always inconclusive.
+
+Guards are constraints, checked before choosing: a config that fails (or does not report) a quality
+guard for its arm, then a config whose median cost exceeds `max_cost_ratio` × the cheapest remaining
+config's, is excluded, and the reason names it. P(best) per config, from a seeded bootstrap over
+blocks, is shown and never used to decide.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from state.plan import Rule
+from state.runs.decide_rule import breach, guard_rows
+from state.runs.stats import SEED, StatsError, sample_field, sample_orientation, sample_value
+
+CONFIDENCE = 0.95
+"""Simultaneous confidence of the MCB intervals."""
+MIN_BLOCKS = 2
+"""Complete blocks below which there is no residual variance to compare with."""
+N_BOOTSTRAP = 2000
+"""Resamples of blocks behind P(best); a display figure, so a modest count."""
+MAX_BLOCKS_ESTIMATE = 1_000_000
+"""Ceiling of the blocks-needed estimate, for gaps so close to the margin that no budget resolves them."""
+ESTIMATE_DF = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 150, 200, 300, 500, 1000,
+               2000, 5000, 10_000)
+"""The estimate of blocks needed rounds df down to these (a slightly larger d, so it errs towards more
+blocks), so that planning costs a few cached critical values rather than one integration per guess."""
+OUTCOMES = ("winner", "best_set", "inconclusive")
+
+Block = tuple[int, int]
+"""(pass, block index within the pass)."""
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """One config of a best-of-N comparison; ratios are on the metric's scale, > 1 meaning worse."""
+
+    config: str
+    n: int
+    """Usable values of the choose metric (one per block)."""
+    median: float | None
+    """Median of those values, in the metric's unit."""
+    cost: float | None = None
+    """Median cost (the median of the per-block medians of the rule's cost metric); None without one."""
+    ratio: float | None = None
+    """exp(D_i): this config against the best of the others over the complete blocks; < 1 for the apparent best."""
+    low: float | None = None
+    high: float | None = None
+    """Hsu's constrained MCB interval for the ratio to the best of the others, 95% simultaneous."""
+    in_best_set: bool | None = None
+    """Not shown worse than the best by more than the margin; None when not compared."""
+    excluded: str | None = None
+    """Why the config was left out before the comparison (a guard, its cost); None if it took part."""
+    p_best: float | None = None
+    """Bootstrap share of resampled blocks in which it had the best mean: shown, never used to decide."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "median": self.median, "cost": self.cost, "ratio": self.ratio, "low": self.low,
+                "high": self.high, "in_best_set": self.in_best_set, "excluded": self.excluded,
+                "p_best": self.p_best}
+
+
+@dataclass(frozen=True)
+class BestOf:
+    """What the best-of-N comparison says about one run's samples."""
+
+    outcome: str
+    """winner | best_set | inconclusive."""
+    chosen: str | None
+    reason: str
+    """One readable line with the figures that decided it."""
+    metric: str
+    blocks: int
+    """Complete blocks compared."""
+    blocks_needed: int | None
+    """Inconclusive: an estimate of the further blocks that would decide; None once decided or when more
+    blocks cannot help (no config qualifies)."""
+    rows: tuple[ConfigRow, ...]
+    """Every config seen, in the order it first appeared."""
+    incomplete: int = 0
+    """Blocks left out because an eligible config has no usable value in them."""
+    margin: float = 0.0
+    critical_value: float | None = None
+    """d: the one-sided Dunnett/MCB quantile used."""
+    df: int | None = None
+    sd: float | None = None
+    """Residual standard deviation on the log scale, block effects removed."""
+    allowance: float | None = None
+    """h = d·sd·√(2/blocks) on the log scale: the MCB half-width."""
+    unit: str = ""
+    warnings: tuple[str, ...] = ()
+
+    def row(self, config: str) -> ConfigRow | None:
+        return next((r for r in self.rows if r.config == config), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "chosen": self.chosen, "reason": self.reason, "metric": self.metric,
+                "unit": self.unit, "blocks": self.blocks, "incomplete": self.incomplete,
+                "blocks_needed": self.blocks_needed, "margin": self.margin,
+                "critical_value": self.critical_value, "df": self.df, "sd": self.sd, "allowance": self.allowance,
+                "configs": {r.config: r.to_dict() for r in self.rows}, "warnings": list(self.warnings)}
+
+
+def best_of(samples: Iterable[Mapping[str, Any]], rule: Rule,
+            qualities: Iterable[Mapping[str, Any]] = ()) -> BestOf:
+    """Compare the configs of a blocked run on the rule's choose metric (see the module docstring).
+
+    `samples`: sample events with `arm` (the config), `metric`, `value`, `higher_is_better`, `unit`, `pair`
+    (the block) and, over several passes, `run`. `qualities`: quality events; one with an `arm` applies to
+    that config, one without to every config. Raises StatsError (one line) on unusable input.
+    """
+    direction, metric = _choose(rule)
+    margin = _margin(rule)
+    data = _collect(samples, metric, rule.cost_metric)
+    excluded = _exclusions(data, rule, metric, list(qualities))
+    eligible = [a for a in data.order if a not in excluded]
+    costs = {a: _median([_median(v) for v in data.costs[a].values()]) for a in data.order if data.costs.get(a)}
+    medians = {a: _median(list(data.values[a].values())) for a in data.order if data.values.get(a)}
+
+    def rows(compared: dict[str, dict[str, Any]] | None = None) -> tuple[ConfigRow, ...]:
+        return tuple(ConfigRow(a, len(data.values.get(a, {})), medians.get(a), costs.get(a),
+                               excluded=excluded.get(a), **(compared or {}).get(a, {})) for a in data.order)
+
+    common = {"metric": metric, "margin": margin, "unit": data.unit, "warnings": tuple(data.warnings)}
+    notes = _excluded_note(excluded)
+    if not eligible:
+        return BestOf("inconclusive", None, f"no config qualifies on {metric}{notes}", blocks=0,
+                      blocks_needed=None, rows=rows(), **common)
+    seen = sorted({b for a in eligible for b in data.values[a]})
+    complete = [b for b in seen if all(b in data.values[a] for a in eligible)]
+    n, k = len(complete), len(eligible)
+    incomplete = len(seen) - n
+    common["incomplete"] = incomplete
+    lost = _lost(incomplete, data.dropped)
+    if n < MIN_BLOCKS:
+        return BestOf("inconclusive", None, f"{metric}: needs at least {MIN_BLOCKS} complete blocks, has {n}"
+                      f"{lost}{notes}", blocks=n, blocks_needed=MIN_BLOCKS - n, rows=rows(), **common)
+    if k == 1:
+        only = eligible[0]
+        return BestOf("winner", only, f"{only}: the only config that qualifies on {metric} (median "
+                      f"{_num(medians[only])}{_unit(data.unit)}, {n} blocks){lost}{notes}", blocks=n,
+                      blocks_needed=None, rows=rows({only: {"in_best_set": True, "p_best": 1.0}}), **common)
+
+    import numpy as np
+
+    y = np.log(np.array([[data.values[a][b] for b in complete] for a in eligible], dtype=float))
+    if direction == "max":
+        y = -y  # lower is better from here on
+    means = y.mean(axis=1)
+    resid = y - means[:, None] - y.mean(axis=0)[None, :] + y.mean()
+    df = (k - 1) * (n - 1)
+    sd = float(math.sqrt(float((resid ** 2).sum()) / df))
+    d = critical_value(k - 1, df)
+    h = d * sd * math.sqrt(2.0 / n)
+    delta = math.log1p(margin)
+    gaps = {a: float(means[i] - np.min(np.delete(means, i))) for i, a in enumerate(eligible)}
+    in_set = {a: gaps[a] - h <= delta for a in eligible}
+    within = {a: gaps[a] + h <= delta for a in eligible}
+    p_best = _p_best(y)
+    compared = {a: {"ratio": math.exp(gaps[a]), "low": math.exp(min(0.0, gaps[a] - h)),
+                    "high": math.exp(max(0.0, gaps[a] + h)), "in_best_set": in_set[a], "p_best": p_best[i]}
+                for i, a in enumerate(eligible)}
+    common.update(critical_value=d, df=df, sd=sd, allowance=h, blocks=n, rows=rows(compared))
+    best = min(eligible, key=lambda a: gaps[a])  # stable: ties keep the order configs appeared in
+    members = [a for a in eligible if in_set[a]]
+    others = [a for a in eligible if a != best]
+    mcb = f"MCB 95% ±{_pct(math.expm1(h))} over {n} blocks, margin {_pct(margin)}"
+    if members == [best]:
+        trail = [math.exp(gaps[a]) for a in others]
+        why = (f"{best}: best {metric} (median {_num(medians[best])}{_unit(data.unit)}) of {k} configs; the "
+               f"others are {_x(min(trail))}–{_x(max(trail))} worse, each beyond the margin ({mcb}){lost}{notes}")
+        return BestOf("winner", best, why, blocks_needed=None, **common)
+    if all(within[a] for a in members):
+        pick, how = _cheapest(members, best, costs, rule.cost_metric)
+        highs = ", ".join(f"{a} ≤ {_x(compared[a]['high'])}" for a in members)
+        why = (f"{pick}: {_and(members)} cannot be told apart, each within {_pct(margin)} of the best {metric} "
+               f"({highs} the best of the others; {mcb}); picked {pick}, {how}{lost}{notes}")
+        return BestOf("best_set", pick, why, blocks_needed=None, **common)
+    unresolved = [a for a in others if abs(gaps[a] - delta) <= h] or others
+    needed = _blocks_needed(k, n, sd, min(abs(gaps[a] - delta) for a in unresolved))
+    figures = _and([f"{a} ({_x(math.exp(gaps[a]))} the best, MCB ≤ {_x(compared[a]['high'])})"
+                    for a in unresolved])
+    why = (f"{metric}: {best} leads but cannot be told from {figures} ({mcb}); "
+           f"about {needed} more block{'s' * (needed != 1)} needed{lost}{notes}")
+    return BestOf("inconclusive", None, why, blocks_needed=needed, **common)
+
+
+def more_blocks(result: BestOf, rule: Rule, so_far: int) -> int:
+    """Blocks to ask for next while undecided: double the blocks run so far, up to `max_repeats`.
+
+    0 once decided, once the budget is spent, or when more blocks cannot help (no config qualifies).
+    Mirrors decide_rule.more_pairs.
+    """
+    if result.outcome != "inconclusive" or result.blocks_needed is None or so_far >= rule.max_repeats:
+        return 0
+    target = min(rule.max_repeats, max(2 * so_far, rule.repeats, MIN_BLOCKS))
+    return max(target - so_far, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def critical_value(comparisons: int, df: float, confidence: float = CONFIDENCE) -> float:
+    """The one-sided Dunnett (MCB) quantile d: P(max_i T_i ≤ d) = confidence for `comparisons` statistics
+    T_i = (Z_i − Z_0)/(√2·S), Z iid standard normal (so ρ = ½), S² ~ χ²_df/df; df may be math.inf.
+
+    Conditioning on Z_0 and S: P = E_S[∫ φ(z) Φ(z + √2·d·S)^m dz]. The inner integral is Gauss–Hermite
+    (smooth integrand), the outer over S adaptive quadrature; d by brentq. With one comparison it is
+    Student's t quantile.
+    """
+    if comparisons < 1 or not df > 0:
+        raise StatsError(f"critical value: needs at least one comparison and positive df, got {comparisons}, {df}")
+    from scipy import optimize
+
+    return float(optimize.brentq(lambda d: _coverage(d, comparisons, df) - confidence, 0.0, 50.0, xtol=1e-10))
+
+
+def _coverage(d: float, m: int, df: float) -> float:
+    if math.isinf(df):
+        return _inner(math.sqrt(2.0) * d, m)
+    from scipy import integrate, stats
+
+    chi = stats.chi(df)
+    root = math.sqrt(df)
+    # S = chi_df/√df; outside these quantiles its density adds less than 1e-13 to P
+    lo, hi = chi.ppf(1e-13) / root, chi.isf(1e-13) / root
+
+    def integrand(s: float) -> float:
+        return float(chi.pdf(s * root) * root) * _inner(math.sqrt(2.0) * d * s, m)
+
+    return float(integrate.quad(integrand, lo, hi, epsabs=1e-12, epsrel=1e-10, limit=200, points=[1.0])[0])
+
+
+def _inner(a: float, m: int) -> float:
+    """E[Φ(Z + a)^m] for Z standard normal."""
+    from scipy import special
+
+    nodes, weights = _hermite()
+    return float((special.ndtr(nodes + a) ** m) @ weights)
+
+
+@functools.lru_cache(maxsize=1)
+def _hermite():
+    import numpy as np
+
+    # probabilists' Gauss–Hermite: exact for polynomials to degree 191, ample for Φ(z + a)^m
+    nodes, weights = np.polynomial.hermite_e.hermegauss(96)
+    return nodes, weights / weights.sum()
+
+
+def _blocks_needed(k: int, n: int, sd: float, half_width: float) -> int:
+    """Further blocks until d·sd·√(2/b) drops below `half_width`, if the residual SD stays as it is.
+
+    d shrinks as the df grow, so iterate b ← 2(d(b)·sd/half_width)² from the current b; it settles in a few steps.
+    """
+    if half_width <= 0:  # a gap exactly at the margin: no finite number of blocks is sure to settle it
+        return MAX_BLOCKS_ESTIMATE - n
+    if sd <= 0:
+        return 1
+    b = n
+    for _ in range(20):
+        df = (k - 1) * (b - 1)
+        d = critical_value(k - 1, max(g for g in ESTIMATE_DF if g <= df))  # df >= 1: k >= 2, b >= 2
+        want = min(MAX_BLOCKS_ESTIMATE, max(n + 1, math.ceil(2.0 * (d * sd / half_width) ** 2)))
+        if want == b:
+            break
+        b = want
+    return b - n
+
+
+def _p_best(y) -> list[float]:
+    """Share of block resamples in which each config has the lowest mean (the block effects cancel)."""
+    import numpy as np
+
+    k, n = y.shape
+    rng = np.random.default_rng(SEED)
+    idx = rng.integers(0, n, size=(N_BOOTSTRAP, n))
+    means = y[:, idx].mean(axis=2)  # (k, N_BOOTSTRAP)
+    counts = np.bincount(means.argmin(axis=0), minlength=k)
+    return [float(c) / N_BOOTSTRAP for c in counts]
+
+
+@dataclass
+class _Data:
+    order: list[str]
+    values: dict[str, dict[Block, float]]
+    """Choose metric: config -> block -> its (first) value."""
+    costs: dict[str, dict[Block, list[float]]]
+    """Cost metric: config -> block -> every value (e.g. one per iteration)."""
+    unit: str
+    dropped: int
+    warnings: list[str]
+
+
+def _collect(samples: Iterable[Mapping[str, Any]], metric: str, cost_metric: str | None) -> _Data:
+    data = _Data([], {}, {}, "", 0, [])
+    orient: tuple[bool | None, str] = (None, "")
+    duplicates: dict[str, int] = {}
+    for i, s in enumerate(samples):
+        name = sample_field(s, "metric", i, str)
+        if name != metric and name != cost_metric:
+            continue
+        arm = sample_field(s, "arm", i, str)
+        value = sample_value(s, i)
+        block = (_run(s, i), sample_field(s, "pair", i, int))
+        if arm not in data.order:
+            data.order.append(arm)
+        if name == metric:
+            orient = sample_orientation(s, i, metric, *orient)
+            if not (math.isfinite(value) and value > 0):
+                data.dropped += 1  # the log scale needs a positive value; its block is incomplete without it
+                continue
+            slot = data.values.setdefault(arm, {})
+            if block in slot:
+                duplicates[arm] = duplicates.get(arm, 0) + 1
+                continue
+            slot[block] = value
+        elif math.isfinite(value):
+            data.costs.setdefault(arm, {}).setdefault(block, []).append(value)
+    if orient[0] is None:
+        raise StatsError(f"no samples of {metric!r}, the metric the rule chooses on")
+    data.unit = orient[1]
+    data.warnings += [f"{arm}: {count} more {metric} value{'s' * (count != 1)} in a block already measured; "
+                      "kept the first" for arm, count in duplicates.items()]
+    return data
+
+
+def _exclusions(data: _Data, rule: Rule, metric: str, qualities: list[Mapping[str, Any]]) -> dict[str, str]:
+    """Config -> why it cannot be chosen: no usable value, a guard, then its cost against the cheapest left."""
+    out: dict[str, str] = {}
+    for i, q in enumerate(qualities):
+        arm = q.get("arm") if isinstance(q, Mapping) else None
+        if arm is not None and not isinstance(arm, str):
+            raise StatsError(f"quality #{i}: 'arm' should be a string, got {arm!r}")
+        if arm is not None and arm not in data.order:
+            data.warnings.append(f"quality #{i} is for {arm!r}, which reported no {metric}")
+    for arm in data.order:
+        if not data.values.get(arm):
+            out[arm] = f"reported no usable {metric}"
+            continue
+        mine = [q for q in qualities if q.get("arm") in (None, arm)]
+        rows = guard_rows(rule, mine)
+        failed = [g for g in rows if g["ok"] is False]
+        missing = [g["name"] for g in rows if g["ok"] is None]
+        if failed:
+            out[arm] = "; ".join(f"guard {g['name']} = {_num(g['value'])} {breach(g)}" for g in failed)
+        elif missing:
+            out[arm] = f"guard {', '.join(missing)} not reported"
+    if rule.cost_metric and rule.max_cost_ratio:
+        priced = {}
+        for arm in data.order:
+            if arm in out:
+                continue
+            if not data.costs.get(arm):
+                out[arm] = f"reported no {rule.cost_metric}"
+                continue
+            priced[arm] = _median([_median(v) for v in data.costs[arm].values()])
+        if priced:
+            cheapest = min(priced, key=priced.get)
+            floor = priced[cheapest]
+            for arm, cost in priced.items():
+                ratio = cost / floor if floor > 0 else (1.0 if cost <= floor else math.inf)
+                if ratio > rule.max_cost_ratio:
+                    out[arm] = (f"costs {_num(float(ratio))}× {cheapest}'s {rule.cost_metric}, over the "
+                                f"{_num(float(rule.max_cost_ratio))}× allowed")
+    return out
+
+
+def _cheapest(members: list[str], best: str, costs: dict[str, float], cost_metric: str | None) -> tuple[str, str]:
+    if not cost_metric:
+        return best, "the apparent best, as the rule names no cost metric"
+    priced = [a for a in members if a in costs]
+    if not priced:
+        return best, f"the apparent best, as none of them reported {cost_metric}"
+    pick = min(priced, key=lambda a: costs[a])  # stable: ties keep the order configs appeared in
+    rest = ", ".join(f"{a} {_num(costs[a])}" for a in members if a != pick and a in costs)
+    return pick, f"the cheapest by median {cost_metric} ({_num(costs[pick])}" + (f" vs {rest})" if rest else ")")
+
+
+def _choose(rule: Rule) -> tuple[str, str]:
+    if not rule.choose:
+        raise StatsError(f"the rule on {rule.metric!r} has no 'choose' (min:METRIC or max:METRIC)")
+    direction, _, metric = rule.choose.partition(":")
+    if direction not in ("min", "max") or not metric:
+        raise StatsError(f"choose: expected 'min:METRIC' or 'max:METRIC', got {rule.choose!r}")
+    return direction, metric
+
+
+def _margin(rule: Rule) -> float:
+    margin = 0.0 if rule.margin is None else rule.margin
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not (0 <= margin < math.inf):
+        raise StatsError(f"margin: expected a relative margin ≥ 0 (0.05 = 5%), got {rule.margin!r}")
+    return float(margin)
+
+
+def _run(s: Mapping[str, Any], i: int) -> int:
+    """The pass a sample came from; a single pass's samples may carry none."""
+    run = s.get("run", 0)
+    if run is None:
+        return 0
+    if not isinstance(run, int) or isinstance(run, bool):
+        raise StatsError(f"sample #{i}: 'run' should be an integer, got {run!r}")
+    return run
+
+
+def _median(values) -> float:
+    import statistics
+
+    return float(statistics.median(values))
+
+
+def _excluded_note(excluded: dict[str, str]) -> str:
+    return f"; excluded: {'; '.join(f'{a} {why}' for a, why in excluded.items())}" if excluded else ""
+
+
+def _lost(incomplete: int, dropped: int) -> str:
+    parts = []
+    if incomplete:
+        parts.append(f"{incomplete} incomplete block{'s' * (incomplete != 1)} left out")
+    if dropped:
+        parts.append(f"{dropped} non-positive value{'s' * (dropped != 1)} dropped")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.3g}%"
+
+
+def _x(v: float) -> str:
+    return f"{v:.3f}×"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _num(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _unit(unit: str) -> str:
+    return f" {unit}" if unit else ""
