@@ -71,41 +71,49 @@ class Progress:
 
 
 def run_target(seq: Sequencer, target: str, as_json: bool) -> int:
+    group = target in seq.GROUPS
     try:
-        ids = seq.targets(target)
-        if len(ids) == 1 and target not in ("next", "ready", "stale"):
-            seq.check_runnable(ids[0])
+        first = seq.pick(target) if group else target
+        if not group:
+            seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
     except InputError as exc:
         print(f"optseq: {exc}", file=sys.stderr)
         return NOTHING if "unknown lever" not in str(exc) else BAD_INPUT
-    if not ids:
+    if first is None:
         print(f"optseq: nothing to run for {target!r}: {_nothing_why(seq, target)}", file=sys.stderr)
         return NOTHING
     reports: list[RunReport] = []
     control = RunControl()
     previous = signal.signal(signal.SIGINT, lambda *_: control.cancel())
+    ran: list[str] = []
+    lever_id: str | None = first
     try:
-        for lever_id in ids:
-            if control.cancelled:
-                break
+        while lever_id is not None and not control.cancelled:
+            ran.append(lever_id)
             progress = Progress(sys.stderr, lever_id)
             try:
                 report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control)
-            except InputError as exc:  # a lever that an earlier run in this batch closed or blocked
+            except InputError as exc:  # refused at its start (e.g. a lever a reversal closed meanwhile)
                 progress.close()
                 print(f"optseq: {exc}", file=sys.stderr)
-                continue
-            progress.close()
-            reports.append(report)
+            else:
+                progress.close()
+                reports.append(report)
+            # the next target comes from the state this run left: it may have made levers ready or stale
+            lever_id = seq.pick(target, done=ran) if group and target != "next" else None
     finally:
         signal.signal(signal.SIGINT, previous)
+    status = seq.status()
     if as_json:
         print(json.dumps({"target": target, "runs": [r.to_dict() for r in reports],
-                          "next": seq.machine.next()}, ensure_ascii=False, indent=2))
+                          "next": status["next"], "todo": status["todo"]}, ensure_ascii=False, indent=2))
     else:
         for report in reports:
             print(summary_line(report))
-        print(f"next: {seq.machine.next() or 'nothing ready'}")
+        print(f"next: {status['next'] or 'nothing to run'}")
+        if not status["next"]:
+            for item in status["todo"]:
+                print(f"to do: {item}")
     if not reports:
         return NOTHING
     if any(r.exit_code == RUN_FAILED for r in reports):
@@ -121,17 +129,25 @@ def summary_line(report: RunReport) -> str:
     if stats.get("estimate") is not None:
         figures = f"  {stats['estimate']:.3f}×"
         if stats.get("ci_low") is not None:
-            figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}] n={stats['n']} p={stats['p_value']:.3g}"
-        else:
-            figures += f" n={stats['n']}"
+            figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+        figures += f" n={stats['n']}"
+        if stats.get("p_value") is not None:
+            figures += f" p={stats['p_value']:.2g}"
     decided = f"  → {report.decision}" if report.decision else ""
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
-    why = report.message.rsplit(": ", 1)[-1] if figures else report.message
+    why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
     return f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
 
 
 def _nothing_why(seq: Sequencer, target: str) -> str:
+    status = seq.status()
+    todo = status["todo"]
     if target == "stale":
-        return "no lever is stale"
-    blocked = [f"{v['id']} ({'; '.join(v['why_blocked'])})" for v in seq.lever_views() if v["why_blocked"]]
+        stale = [v["id"] for v in status["levers"] if v["state"] == "stale"]
+        if not stale:
+            return "no lever is stale"
+        return f"stale but not runnable now: {', '.join(stale)}" + (f"; to do: {'; '.join(todo)}" if todo else "")
+    if todo:  # only the user can move the plan on: say what to do
+        return "no lever can run; to do: " + "; ".join(todo)
+    blocked = [f"{v['id']} ({'; '.join(v['why_blocked'])})" for v in status["levers"] if v["why_blocked"]]
     return "no lever is ready" + (f"; waiting: {blocked[0]}" if blocked else "")

@@ -7,6 +7,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from state import gates
 from state import plan as plan_mod
 from state.machine import DECIDED, PlanMachine, TransitionRefused
 from state.plan import Plan
@@ -114,13 +115,21 @@ class Sequencer:
 
     def append(self, table: str, record: dict) -> dict:
         stored = self.store.append(table, record)
-        went_stale = self.machine.apply(table, stored)
+        derived = self.machine.apply(table, stored)
         self.fire_points(table, stored)
-        for lever_id in went_stale:
-            self.store.append("events", {"type": "stale", "lever": lever_id,
-                                         "reason": self.machine.models[lever_id].stale_reason,
-                                         "derived": True})
+        self._keep(derived)
         return stored
+
+    def _keep(self, derived: list[dict]) -> None:
+        """Store the events the machine derived (stale, superseded): history, not new moves on replay."""
+        for event in derived:
+            self.store.append("events", event)
+
+    def run_ended(self, lever_id: str, status: str, verdict: str | None = None) -> None:
+        """A live run's final record is written: move the lever as that record does on replay."""
+        mine = self.store.find("runs", lever=lever_id)
+        record = max(mine, key=lambda r: r["seq"]) if mine else {}
+        self._keep(self.machine.run_ended(lever_id, status, verdict, record))
 
     def fire_points(self, table: str, record: dict) -> None:
         trigger = {"decisions": "decided", "events": "planned" if record.get("type") == "plan" else None,
@@ -222,7 +231,7 @@ class Sequencer:
             self.machine.check_decidable(lever_id, outcome)
         except TransitionRefused as exc:
             raise InputError(str(exc)) from None
-        previous = self.machine.models[lever_id].decision
+        previous = self.machine.models[lever_id].last_decision
         record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
                   "runs": list(runs), "stats": stats, "config": config,
                   "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
@@ -242,17 +251,23 @@ class Sequencer:
 
         return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control)
 
+    GROUPS = ("next", "ready", "stale")
+
     def targets(self, target: str) -> list[str]:
-        """Lever ids for `--run TARGET`: an id, `next`, `ready` (all, in order) or `stale`."""
+        """Lever ids for `--run TARGET` as things stand now: an id, `next`, `ready` (ready and stale, in
+        dependency order) or `stale`. A group run re-reads the state after each run: see `pick`."""
         if target == "next":
-            nxt = self.machine.next()
+            nxt = self.machine.next_run()
             return [nxt] if nxt else []
-        if target == "ready":
-            return [l for l in self.machine.ready_in_order() if self.plan.lever(l).run]
-        if target == "stale":
-            return [l.id for l in self.plan.levers if self.machine.state(l.id) == "stale"]
+        if target in ("ready", "stale"):
+            return self.machine.runnable(("stale",) if target == "stale" else ("ready", "stale"))
         self.lever(target)
         return [target]
+
+    def pick(self, target: str, done=()) -> str | None:
+        """The next lever of group `target` from the current state, skipping those in `done`: a run may
+        make others ready or stale, and no lever runs twice in one invocation."""
+        return next((lid for lid in self.targets(target) if lid not in done), None)
 
     def mark_stack_changes(self, run_id: int, fp: dict) -> None:
         """A number measured on another device or torch is stale; a code change only warns (status)."""
@@ -271,7 +286,7 @@ class Sequencer:
     # -- reads -------------------------------------------------------------------------------
     def lever_views(self) -> list[dict]:
         views = []
-        decisions = self.store.all("decisions")
+        decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
         runs = {r["id"]: r for r in self.store.all("runs")}
         latest_code = next((r["fingerprint"]["code_hash"] for r in sorted(runs.values(), key=lambda r: r["seq"],
                                                                           reverse=True)
@@ -293,7 +308,11 @@ class Sequencer:
                 "decision": _public(model.decision),
                 "decisions": [_public(d) for d in decisions if d["lever"] == lever.id],
                 "warnings": _code_warnings(model.decision, runs, latest_code),
+                "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
+                                if model.unavailable else None),
+                "remeasured": _remeasured(model),
             }
+            view["note"] = _note(view)
             if lever.criteria:
                 view["criteria"] = {
                     cand.id: {
@@ -317,7 +336,8 @@ class Sequencer:
             "as_of": self.plan.as_of.isoformat(),
             "store": str(getattr(self.store, "directory", "")),
             "readonly": self.readonly,
-            "next": self.machine.next(),
+            "next": self.machine.next_run(),
+            "todo": self.todo(),
             "levers": self.lever_views(),
             "facts": dict(self.machine.facts),
             "infra": self.machine.infra(),
@@ -338,14 +358,63 @@ class Sequencer:
         def mine(records):
             return [r for r in records if lever_id is None or r.get("lever") == lever_id]
 
-        decisions = self.store.all("decisions")
-        superseded = {d.get("supersedes") for d in decisions if d.get("supersedes") is not None}
+        decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
         return {
             "runs": mine(self.store.all("runs")),
-            "decisions": [dict(d, superseded=d["id"] in superseded) for d in mine(decisions)],
+            "decisions": mine(decisions),
             "criteria": mine(self.store.all("criteria")),
             "events": mine(self.store.all("events")),
         }
+
+    @staticmethod
+    def _marked(decisions: list[dict], events: list[dict]) -> list[dict]:
+        """Decisions with `superseded` (bool) and `superseded_by`: a later decision of the same lever
+        (its `supersedes`), or a derived `superseded` event (a reversal closed its branch, or a re-measure
+        came back inconclusive) with that event's reason."""
+        by: dict = {}
+        for d in decisions:
+            if d.get("supersedes") is not None:
+                by.setdefault(d["supersedes"], f"decision {d['id']}: {d['lever']} decided {d['outcome']}")
+        for e in events:
+            if e.get("type") == "superseded" and e.get("decision") is not None:
+                what = f"decision {e['by']}" if e.get("by") is not None else f"run {e.get('run')}"
+                by[e["decision"]] = f"{what}: {e.get('reason', '')}"
+        return [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"])) for d in decisions]
+
+    def todo(self) -> list[str]:
+        """What only the user can do next, with the command: criteria to record, plans to write, measured
+        levers to decide, unavailable levers, stale levers waiting on a gate."""
+        with self.lock:
+            machine, ctx = self.machine, self.machine.context()
+            items = []
+            for lever in self.plan.levers:
+                model = machine.models[lever.id]
+                state, lid = model.state, lever.id
+                if state == "unplanned":
+                    items.append(f"{lid}: write its plan (optseq plan {lid} PATH)")
+                elif state == "measured":
+                    why = _remeasured(model) or _last_verdict(model)
+                    items.append(f"{lid}: decide it{f' ({why})' if why else ''} "
+                                 f"(optseq decide {lid} {_outcomes(lever)} --why …)")
+                elif state not in ("ready", "stale"):
+                    continue
+                elif lever.criteria and not lever.run:
+                    pending = [f"{c.id} {k.id}" for c in lever.criteria.candidates
+                               if machine.candidate_status(lid, c) == "pending"
+                               for k in lever.criteria.criteria
+                               if model.results.get((c.id, k.id), ("pending",))[0] == "pending"]
+                    items.append(f"{lid}: record criteria ({', '.join(pending)} pending)" if pending else
+                                 f"{lid}: decide it (optseq decide {lid} GO|NO-GO --why …)")
+                elif not lever.run:
+                    items.append(f"{lid}: decide it by hand, it has no run command "
+                                 f"(optseq decide {lid} {_outcomes(lever)} --why …)")
+                elif model.unavailable:
+                    u = model.unavailable
+                    items.append(f"{lid}: unavailable: {u['reason']} (run {u['run']}); skipped until the "
+                                 f"device changes (optseq --run {lid} tries again)")
+                elif not gates.holds(lever.requires, ctx):
+                    items.append(f"{lid}: stale, waits for: {'; '.join(gates.unmet(lever.requires, ctx))}")
+            return items
 
     def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
         from state import export
@@ -361,6 +430,40 @@ def _stack_change(old: dict, new: dict) -> str | None:
     if a and b and a != b:
         return f"torch changed: measured on {a}, now {b}"
     return None
+
+
+def _outcomes(lever) -> str:
+    if lever.kind == "experiment":
+        return "CONFIG"
+    return "|".join(o for o in lever.outcomes if o != "defer") or "OUTCOME"
+
+
+def _remeasured(model) -> str | None:
+    """`re-measured inconclusive in run 12: CI straddles 1.10×; was adopt` while that leaves it measured."""
+    cleared = model.cleared or {}
+    if model.state != "measured" or cleared.get("run") is None:
+        return None
+    return f"{cleared['why']}; was {cleared['outcome']}"
+
+
+def _last_verdict(model) -> str | None:
+    run = model.last_run or {}
+    if run.get("verdict") != "inconclusive":
+        return None
+    return f"inconclusive in run {run['id']}" + (f": {run['reason']}" if run.get("reason") else "")
+
+
+def _note(view: dict) -> str:
+    """The one-line why / note of `optseq status`."""
+    if view["why_blocked"]:
+        return "; ".join(view["why_blocked"])
+    if view["stale_reason"]:
+        return view["stale_reason"]
+    if view["unavailable"]:
+        return f"unavailable: {view['unavailable']['reason']} (run {view['unavailable']['run']})"
+    if view["remeasured"]:
+        return view["remeasured"]
+    return "; ".join(view["warnings"])
 
 
 def _code_warnings(decision: dict | None, runs: dict, latest_code: str | None) -> list[str]:

@@ -5,7 +5,8 @@ from textual.widgets import Static
 
 
 class StatusLine(Static):
-    """`next: option_b · running: cython_bot · read-only (held by …)`; `text` is the plain line."""
+    """`next: option_b · running: cython_bot · read-only (held by …)`, or `next: nothing to run · to do: …`;
+    `text` is the plain line."""
 
     DEFAULT_CSS = """
     StatusLine { height: 1; width: 1fr; padding: 0 1; }
@@ -14,7 +15,13 @@ class StatusLine(Static):
     text: str = ""
 
     def show(self, status: dict, running: str | None, holder: str | None) -> None:
-        parts = [f"next: {status.get('next') or 'nothing ready'}"]
+        todo = status.get("todo") or []
+        if status.get("next"):
+            parts = [f"next: {status['next']}"]
+        else:  # nothing can run: the first thing only the user can do (the full list is in optseq status)
+            parts = ["next: nothing to run"]
+            if todo:
+                parts.append(f"to do: {todo[0]}" + (f" (+{len(todo) - 1} more)" if len(todo) > 1 else ""))
         if running:
             parts.append(f"running: {running}")
         if holder:

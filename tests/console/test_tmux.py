@@ -81,7 +81,7 @@ def terminal():
 
 def test_seed_levers_visible_and_quit_exits_cleanly(terminal, db, record_property):
     term = terminal(DEFAULT_PLAN, db)
-    screen = term.wait_for("next: julia_port")
+    screen = term.wait_for("next: nothing to run · to do: julia_port")
     first_paint = time.monotonic() - term.started
     record_property("first_paint_s", round(first_paint, 2))
     print(f"time to first paint (tmux, 80x24, NO_COLOR=1): {first_paint:.2f} s")
@@ -99,14 +99,14 @@ def test_a_run_streams_and_finishes(terminal, tmp_path, db):
     plan = tiny_plan(tmp_path)
     term = terminal(plan, db)
     term.wait_for("next: fast")
-    term.keys("Down", "r")  # the slow lever: four pairs, half a second apart
+    term.keys("Down", "r")  # the slow lever: six pairs, half a second apart
     mid = term.wait_for("pair 1")
-    assert "running: slow" in mid and "tiny lever log line 2" in mid and "/4 pair" in mid
+    assert "running: slow" in mid and "tiny lever log line 2" in mid and "/6 pair" in mid
     term.wait_for("run #1 succeeded", 20)
     done = term.wait_for("slow        Slow lever        adopted", 5)  # the table catches up a frame later
-    assert "samples: 8 (4 pairs)" in done and "estimate: items_per_s 1.5" in done
+    assert "samples: 12 (6 pairs)" in done and "estimate: items_per_s 1.5" in done
     term.keys("q")
     term.wait_for("OPTSEQ-EXIT=0", 10)
     with Sequencer.open(plan, db, mode="read") as seq:
         (run,) = seq.history("slow")["runs"]
-    assert run["status"] == "succeeded" and run["n_samples"] == 8
+    assert run["status"] == "succeeded" and run["n_samples"] == 12

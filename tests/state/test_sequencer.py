@@ -22,7 +22,9 @@ def test_fresh_plan_matches_the_seed(seq):
     assert st["cython_bot"] == "adopted"
     assert all(st[l] == "blocked" for l in ("port", "option_b", "model_size", "amp", "compile",
                                             "tensorrt", "option_a"))
-    assert seq.machine.next() == "julia_port"
+    assert seq.machine.next() == "julia_port"  # the doc's next lever (the export marks it)...
+    status = seq.status()  # ...but nothing can run until its last criterion is recorded
+    assert status["next"] is None and status["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
     why = {v["id"]: v["why_blocked"] for v in seq.lever_views()}
     assert any("julia_port" in r and "NO-GO" in r for r in why["option_b"])
     assert any("plan not written" in r for r in why["option_b"])
@@ -53,10 +55,11 @@ def test_last_criterion_pass_decides_go(seq):
 
 def test_plan_written_makes_option_b_next(seq):
     seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
-    assert seq.machine.next() is None
+    assert seq.status()["next"] is None
+    assert seq.status()["todo"] == ["option_b: write its plan (optseq plan option_b PATH)"]
     seq.write_plan("option_b", "docs/plans/option_b.md")
     assert states(seq)["option_b"] == "ready"
-    assert seq.machine.next() == "option_b"
+    assert seq.status()["next"] == "option_b" and seq.status()["todo"] == []
     assert seq.status()["levers"][3]["plan_doc"] == "docs/plans/option_b.md"
 
 
@@ -107,7 +110,9 @@ def test_model_size_decision_makes_adopted_amp_stale(seq):
     view = next(v for v in seq.lever_views() if v["id"] == "amp")
     assert view["state"] == "stale" and view["stale"] is True
     assert "model_size" in view["stale_reason"]
-    assert seq.machine.next() == "amp" or "amp" in seq.machine.ready_in_order()
+    # amp goes before compile, whose numbers a new amp decision would make stale again
+    assert seq.targets("stale") == ["amp"]
+    assert seq.targets("ready").index("amp") < seq.targets("ready").index("compile")
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -139,6 +144,39 @@ def test_unknown_outcome_and_fact_are_refused(seq):
 def test_second_opener_is_read_only_and_cannot_write(seq, plan_path, db):
     with Sequencer.open(plan_path, db, mode="auto") as reader:
         assert reader.readonly
-        assert reader.machine.next() == "julia_port"
+        assert reader.status()["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
         with pytest.raises(InputError, match="read-only"):
             reader.set_fact("eval_dense", True)
+
+
+def test_deciding_a_gate_again_the_same_way_reopens_nothing(seq):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    seq.decide("julia_port", "NO-GO", "confirmed by hand")
+    assert states(seq)["port"] == "closed" and states(seq)["option_b"] == "unplanned"
+    first, second = seq.history("julia_port")["decisions"]
+    assert first["superseded"] is True and second["supersedes"] == first["id"]
+
+
+def test_a_reversal_closes_what_stood_on_the_old_branch(seq, plan_path, db):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    seq.write_plan("option_b", "docs/plans/option_b.md")
+    seq.decide("option_b", "adopt", "1.4x")
+    seq.decide("model_size", "h1024x6", "bigger")
+    seq.decide("amp", "adopt", "1.2x")
+    seq.decide("julia_port", "GO", "Torch.jl re-run passes c4")
+    st = states(seq)
+    # option_b's gate needs NO-GO; model_size and amp stood on option_b, and close with it
+    assert [st[l] for l in ("option_b", "model_size", "amp", "compile", "option_a")] == ["closed"] * 5
+    assert st["tensorrt"] == "blocked"  # it never opened (eval_dense was never set)
+    assert st["port"] == "unplanned"
+    assert seq.machine.infra() == {"adopted": ["cython_bot"], "model": {}}
+    view = {v["id"]: v for v in seq.lever_views()}
+    assert view["option_b"]["why_blocked"] == ["closed: julia_port decided GO"]
+    assert view["model_size"]["why_blocked"][0].startswith("closed: julia_port decided GO (option_b ")
+    assert all(d["superseded"] for lever in ("option_b", "model_size", "amp")
+               for d in seq.history(lever)["decisions"])
+    with Sequencer.open(plan_path, db, mode="read") as again:
+        assert states(again) == st
+    seq.decide("julia_port", "NO-GO", "back again")
+    st = states(seq)
+    assert st["option_b"] == "ready" and st["model_size"] == st["amp"] == "blocked" and st["port"] == "closed"
