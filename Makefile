@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.optseq-installed
 ARGS ?=
 
-.PHONY: run test bench clean
+.PHONY: run test bench simulate clean
 
 run: $(STAMP)
 	$(BIN)/optseq $(ARGS)
@@ -18,6 +18,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m engine.bench all --write docs/performance.md
+
+# Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
+simulate: $(STAMP)
+	$(BIN)/python -m state.runs.simulate --write docs/performance.md
 
 # On a GPU machine: AMP and compile at hidden 64 and 1024, then model_size, into docs/performance.md
 # (its own section). Where the machine's python3 already holds a CUDA torch and nothing can be

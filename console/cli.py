@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("export", parents=[common], help="write the plan and its state as markdown")
     s.add_argument("--lang", choices=["ko", "en"], default=None)
-    s.add_argument("-o", "--output", type=Path, default=None)
+    # a str, not a Path: Path("") is ".", and an empty -o must be refused as empty
+    s.add_argument("-o", "--output", default=None, help="write to this file (its directory must exist)")
     return p
 
 
@@ -154,12 +155,14 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             return OK
         if command == "export":
             text = seq.export(args.lang)
-            if args.output:
-                args.output.parent.mkdir(parents=True, exist_ok=True)
-                tmp = args.output.with_name(args.output.name + ".tmp")
-                tmp.write_text(text, encoding="utf-8")
-                os.replace(tmp, args.output)
-                print(f"wrote {args.output}")
+            if args.output is not None:
+                from state.export_file import ExportTargetError, write_export
+
+                try:
+                    written = write_export(args.output, text, db)
+                except ExportTargetError as exc:
+                    return _fail(str(exc))
+                print(f"wrote {written}")
             else:
                 sys.stdout.write(text)
             return OK
@@ -175,13 +178,14 @@ def _say(lines: list[str]) -> int:
 def render_status(status: dict) -> str:
     rows = [("lever", "state", "outcome", "why / note")]
     for lever in status["levers"]:
-        note = "; ".join(lever["why_blocked"]) or (lever["stale_reason"] or "") or "; ".join(lever["warnings"])
-        rows.append((lever["id"], lever["state"], lever["outcome"] or "-", note))
+        rows.append((lever["id"], lever["state"], lever["outcome"] or "-", lever.get("note") or ""))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else "")]
     for row in rows:
         lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
-    lines.append(f"next: {status['next'] or 'nothing ready'}")
+    # `next` only names a lever that can run; what else waits on the user is the to-do
+    lines.append(f"next: {status['next'] or 'nothing to run'}")
+    lines += [f"to do: {item}" for item in status.get("todo") or ()]
     return "\n".join(lines)
 
 

@@ -99,6 +99,9 @@ class _Doc:
             return w["closed"].format(reason=model.closed_by)
         if state == "ready":
             text = w["ready"] + (w["next"] if self.next == lever_id else "")
+            if model.unavailable:
+                text += " — " + w["unavailable"].format(reason=model.unavailable["reason"],
+                                                        run=model.unavailable["run"])
         elif state == "unplanned":
             text = w["unplanned"]
         elif state == "running":
@@ -108,6 +111,8 @@ class _Doc:
             run = self.latest("runs", lever_id)
             summary = run.get("summary") if run else None
             text = w["measured"] + (f" ({summary})" if isinstance(summary, str) and summary else "")
+            why = self.inconclusive_text(model)
+            text += f" — {why}" if why else ""
         else:
             reasons = self.unmet(model.lever.requires)
             if model.needs_plan():
@@ -135,6 +140,18 @@ class _Doc:
         why = "" if (estimate is not None and record.get("auto")) else str(record.get("why") or "").strip()
         meta = ", ".join(x for x in (_day(record.get("at")), how + (f": {why}" if why else "")) if x)
         return f"{outcome}{figure} ({meta})"
+
+    def inconclusive_text(self, model: LeverModel) -> str:
+        """Why a measured lever waits: its latest run could not tell, and what it was decided before that."""
+        run = model.last_run or {}
+        if model.state != "measured" or run.get("verdict") != "inconclusive":
+            return ""
+        reason = run.get("reason") or "—"
+        cleared = model.cleared or {}
+        if cleared.get("run") is not None and cleared.get("run") == run.get("id"):
+            was = self.decision_text(model.lever, cleared.get("outcome"), cleared.get("decision") or {})
+            return self.w["remeasured"].format(run=run.get("id"), reason=reason, was=was)
+        return self.w["measured_inconclusive"].format(run=run.get("id"), reason=reason)
 
     def candidates(self, lever_id: str) -> str:
         lever = self.model(lever_id).lever
@@ -268,15 +285,7 @@ class _Doc:
         return [line.rstrip() for line in lines]
 
     def mermaid(self) -> list[str]:
-        names: dict[str, str] = {}
-
-        def name(kind: str, ident: str) -> str:
-            key = f"{kind}:{ident}"
-            if key not in names:
-                base = kind[0] + "_" + re.sub(r"[^A-Za-z0-9_]", "_", ident)
-                names[key] = base if base not in names.values() else f"{base}_{len(names)}"
-            return names[key]
-
+        name = _mermaid_id
         edges, levers, facts = [], [], []
         for lever in self.plan.levers:
             for atom, dashed in _edges(lever.requires):
@@ -379,6 +388,13 @@ class _Doc:
             elif record is not None and record.get("stats"):
                 rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
                              _day(record.get("at")), w["auto"] if record.get("auto") else w["manual"], note])
+            elif record is None and self.inconclusive_text(model):
+                # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
+                run = self.latest("runs", lever.id) or {}
+                stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
+                cells = self.stats_cells(stats) if stats else ["—"] * 5
+                rows.append([lever.title, w["inconclusive"], *cells, _day(run.get("ended") or run.get("at")),
+                             w["auto"], self.inconclusive_text(model)])
             if lever.prior and model.decision_seq != 0:
                 history.append((0, lever, lever.prior.outcome, {"source": "plan"}))
             for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
@@ -392,11 +408,19 @@ class _Doc:
             lines += ["| " + " | ".join(cell(str(c)) for c in row) + " |" for row in rows]
         if history:
             lines += (["", f"### {w['history']}", ""] if rows else [f"### {w['history']}", ""])
-            lines += [_bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}")
+            gone = self.superseded_reasons()
+            lines += [_bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}"
+                              + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
+                                 if record.get("id") in gone else ""))
                       for _, lever, outcome, record in history]
         if not rows and not history:
             lines.append(w["nothing_measured"])
         return "\n".join(lines)
+
+    def superseded_reasons(self) -> dict:
+        """decision id -> why it left the stack, from the derived `superseded` events (reversal, re-measure)."""
+        return {e["decision"]: e.get("reason", "") for e in self.records.get("events", ())
+                if e.get("type") == "superseded" and e.get("decision") is not None}
 
     def stats_cells(self, stats: dict) -> list[str]:
         estimate, low, high, p = (_number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high", "p_value"))
@@ -466,6 +490,22 @@ def _edges(expr, dashed: bool = False):
 
 def _snapshot(model: LeverModel) -> tuple:
     return model.state, model.outcome, model.plan_doc, dict(model.results), model.decision_seq
+
+
+def _mermaid_id(kind: str, ident: str) -> str:
+    """A Mermaid node id for a lever or fact, one-to-one for any ident.
+
+    Plain idents (ASCII letters, digits, _) read as themselves: `l_amp`. Any other is spelt out
+    under its own prefix (`lx_`, `fx_`): `_` as `__`, `-` as `_h`, anything else `_u<hex>_`, so no two
+    idents meet. The `l`/`f` lead keeps keywords (`end`, `graph`, `class`, `style`) and Mermaid's
+    lead-character tokens (`v`, digits, `o`/`x` after a link) from being read into an id.
+    """
+    lead = kind[0]
+    if re.fullmatch(r"[A-Za-z0-9_]+", ident):
+        return f"{lead}_{ident}"
+    spelt = "".join(c if c.isascii() and c.isalnum() else "__" if c == "_" else "_h" if c == "-"
+                    else f"_u{ord(c):x}_" for c in ident)
+    return f"{lead}x_{spelt}"
 
 
 def _mermaid_text(text: str) -> str:

@@ -20,8 +20,6 @@ from typing import Iterable
 AB_ARMS = ("baseline", "candidate")
 LOG_TAIL = 5
 NO_GPU = "not measured: no GPU lent"
-KEPT_SECTIONS = ("gpu-check",)
-"""Sections other commands write (engine.bench.gpu_check); `all` keeps them as they are."""
 
 
 @dataclass
@@ -273,7 +271,9 @@ def render_document(size: str, runs: list[LeverRun], command: str, date: str, pr
     for other in ("ci", "gpu"):
         if other not in sections:
             sections[other] = kept_section(previous, other) or empty_section(other)
-    kept = [section for key in KEPT_SECTIONS if (section := kept_section(previous, key))]
+    # every other section (gpu-check's, optseq's decision-quality table) was written by its own command
+    others = [key for key in re.findall(r"<!-- section:([\w-]+) -->", previous) if key not in ("ci", "gpu")]
+    kept = [section for key in dict.fromkeys(others) if (section := kept_section(previous, key))]
     return "\n".join([
         "# Performance",
         "",

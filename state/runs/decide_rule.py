@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from state.plan import Rule
-from state.runs.stats import MIN_PAIRS, ArmsTable, PairedStats, StatsError
+from state.runs.stats import PairedStats, StatsError
 
 OUTCOMES = ("adopt", "reject", "inconclusive")
 
@@ -28,8 +28,12 @@ class Verdict:
 
 
 def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]] = ()) -> Verdict:
-    """Adopt when the CI's lower bound reaches `min_speedup` and every guard holds; reject when the CI lies
-    below it or any guard fails, however fast; otherwise inconclusive — never a coin flip."""
+    """Adopt when the sequential lower bound clears `min_speedup` and every guard holds; reject when the upper
+    bound lies below it or any guard fails, however fast; otherwise inconclusive — never a coin flip.
+
+    The bounds come from the group-sequential sign test (state.runs.sequential), so the chance of adopting a
+    lever whose true median ratio is exactly `min_speedup` stays within 5% over all the run's looks.
+    """
     if stats.metric != rule.metric:
         raise StatsError(f"statistics are for {stats.metric!r} but the rule decides on {rule.metric!r}")
     rows = guard_rows(rule, qualities)
@@ -37,38 +41,45 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
     missing = [g["name"] for g in rows if g["ok"] is None]
     speed = _speed(stats)
     need = _x(rule.min_speedup)
+    above = sum(r > rule.min_speedup for r in stats.ratios)
+    below = sum(r < rule.min_speedup for r in stats.ratios)
     if failed:
         first = failed[0]
-        why = f"guard {first['name']} = {_num(first['value'])} {_breach(first)}"
+        why = f"guard {first['name']} = {_num(first['value'])} {breach(first)}"
         if len(failed) > 1:
             why += f" (and {', '.join(g['name'] for g in failed[1:])})"
         if stats.estimate is not None:
             why += f", though {speed}"
         return Verdict("reject", why, rows)
     if stats.ci_high is not None and stats.ci_high < rule.min_speedup:
-        return Verdict("reject", f"{speed}: 95% CI lies below {need}", rows)
+        return Verdict("reject", f"{speed}: 95% upper bound below {need} ({below} of {stats.n} pairs below, "
+                                 f"{stats.needed} needed)", rows)
     if missing:
         return Verdict("inconclusive", f"guard {', '.join(missing)} not reported" + (
             f" ({speed})" if stats.estimate is not None else ""), rows)
+    if stats.n == 0:
+        return Verdict("inconclusive", f"no complete pairs of {stats.metric}{_dropped(stats)}", rows)
     if stats.ci_low is None:
-        return Verdict("inconclusive", f"only {stats.n} complete pair{'s' * (stats.n != 1)} of {stats.metric}"
-                       f"{_dropped(stats)}; need at least {MIN_PAIRS}", rows)
-    if stats.ci_low >= rule.min_speedup:
-        return Verdict("adopt", f"{speed}: 95% CI clears {need}" + ("; guards hold" if rows else ""), rows)
-    return Verdict("inconclusive", f"{speed}: 95% CI straddles {need}", rows)
+        return Verdict("inconclusive", f"{speed}: {stats.n} pair{'s' * (stats.n != 1)} cannot decide yet "
+                                       f"({stats.needed} on one side of {need} needed)", rows)
+    if stats.ci_low > rule.min_speedup:
+        return Verdict("adopt", f"{speed}: 95% lower bound clears {need} ({above} of {stats.n} pairs above, "
+                                f"{stats.needed} needed)" + ("; guards hold" if rows else ""), rows)
+    return Verdict("inconclusive", f"{speed}: 95% bounds straddle {need} ({above} above, {below} below; "
+                                   f"{stats.needed} on one side needed)", rows)
 
 
 def more_pairs(stats: PairedStats, rule: Rule, so_far: int) -> int:
-    """Pairs to add while the CI straddles the threshold: double the pairs run so far, up to `max_repeats`.
+    """Pairs to add while the bounds straddle the threshold: double the pairs run so far, up to `max_repeats`.
 
     0 once the statistics decide either way, or the budget is spent. Guards are not its business: a
     missing or failed guard is not cured by more pairs.
     """
     if so_far >= rule.max_repeats:
         return 0
-    if stats.ci_low is not None and (stats.ci_low >= rule.min_speedup or stats.ci_high < rule.min_speedup):
+    if stats.ci_low is not None and (stats.ci_low > rule.min_speedup or stats.ci_high < rule.min_speedup):
         return 0
-    target = min(rule.max_repeats, max(2 * so_far, rule.repeats, MIN_PAIRS))
+    target = min(rule.max_repeats, max(2 * so_far, rule.repeats))
     return max(target - so_far, 0)
 
 
@@ -91,52 +102,6 @@ def guard_rows(rule: Rule, qualities: Iterable[Mapping[str, Any]]) -> tuple[dict
         if name not in ruled and any(limit is not None for _, limit in events):
             rows.append(_check(name, events, None, None))
     return tuple(rows)
-
-
-def choose(table: ArmsTable, rule: Rule) -> tuple[str | None, str]:
-    """The arm with the best median of `rule.choose`'s metric, among arms whose median cost is within
-    `max_cost_ratio` of the cheapest arm's; (None, why) when no arm qualifies."""
-    if not rule.choose:
-        raise StatsError(f"the rule on {rule.metric!r} has no 'choose' (min:METRIC or max:METRIC)")
-    direction, _, metric = rule.choose.partition(":")
-    if direction not in ("min", "max") or not metric:
-        raise StatsError(f"choose: expected 'min:METRIC' or 'max:METRIC', got {rule.choose!r}")
-    scored = [a for a in table.arms if table.get(a, metric) is not None]
-    notes = [f"{a} reported no {metric}" for a in table.arms if a not in scored]
-    eligible = scored
-    cost_note = ""
-    if rule.cost_metric and rule.max_cost_ratio:
-        costs = {a: table.get(a, rule.cost_metric) for a in scored}
-        notes += [f"{a} reported no {rule.cost_metric}" for a in scored if costs[a] is None]
-        priced = [a for a in scored if costs[a] is not None]
-        if priced:
-            cheapest = min(priced, key=lambda a: costs[a].median)
-            floor = costs[cheapest].median
-            eligible = []
-            for a in priced:
-                ratio = costs[a].median / floor if floor > 0 else (1.0 if costs[a].median <= floor else math.inf)
-                if ratio <= rule.max_cost_ratio:
-                    eligible.append(a)
-                else:
-                    notes.append(f"{a} costs {_num(ratio)}× {cheapest}'s {rule.cost_metric}")
-            cost_note = f" within {_num(rule.max_cost_ratio)}× the cheapest {rule.cost_metric} ({cheapest})"
-        else:
-            eligible = []
-    if not eligible:
-        return None, f"no arm qualifies on {metric}" + (f": {'; '.join(notes)}" if notes else "")
-    sign = 1.0 if direction == "min" else -1.0
-    ranked = sorted(eligible, key=lambda a: sign * table.get(a, metric).median)  # stable: ties keep arm order
-    best = table.get(ranked[0], metric)
-    why = (f"{best.arm}: {'lowest' if direction == 'min' else 'highest'} median {metric} {_num(best.median)}"
-           f"{_unit(best.unit)} (n={best.n}{_ci(best)}) of {len(eligible)} arm{'s' * (len(eligible) != 1)}"
-           f"{cost_note}")
-    if len(ranked) > 1:
-        runner = table.get(ranked[1], metric)
-        if _overlap(best, runner):
-            why += f"; CI overlaps {runner.arm} ({_num(runner.median)})"
-    if notes:
-        why += f"; excluded: {'; '.join(notes)}"
-    return best.arm, why
 
 
 def _check(name: str, events: list[tuple[float, float | None]], rule_max, rule_min) -> dict[str, Any]:
@@ -175,7 +140,7 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _breach(row: dict[str, Any]) -> str:
+def breach(row: dict[str, Any]) -> str:
     if row["limit_max"] is not None and (math.isnan(row["value"]) or row["value"] > row["limit_max"]):
         return f"exceeds max {_num(row['limit_max'])}"
     return f"is below min {_num(row['limit_min'])}"
@@ -194,15 +159,7 @@ def _speed(stats: PairedStats) -> str:
 
 
 def _dropped(stats: PairedStats) -> str:
-    return f" ({stats.dropped} sample{'s' * (stats.dropped != 1)} dropped)" if stats.dropped else ""
-
-
-def _overlap(a, b) -> bool:
-    return None not in (a.ci_low, b.ci_low) and a.ci_low <= b.ci_high and b.ci_low <= a.ci_high
-
-
-def _ci(row) -> str:
-    return f", 95% CI {_num(row.ci_low)}–{_num(row.ci_high)}" if row.ci_low is not None else ""
+    return f", {stats.dropped} sample{'s' * (stats.dropped != 1)} not counted" if stats.dropped else ""
 
 
 def _x(v: float) -> str:
@@ -211,7 +168,3 @@ def _x(v: float) -> str:
 
 def _num(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
-def _unit(unit: str) -> str:
-    return f" {unit}" if unit else ""

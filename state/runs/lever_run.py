@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import statistics
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -67,7 +67,13 @@ class RunReport:
 
 def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: LogSink | None = None,
               control: RunControl | None = None) -> RunReport:
-    """Blocking. Store writes take the sequencer's lock; the command runs without it."""
+    """Blocking. Store writes take the sequencer's lock; the command runs without it.
+
+    A/B levers run in passes: the first asks for the rule's `repeats` pairs, and while the sequential
+    bounds straddle the threshold each further pass asks for more, up to `max_repeats`. The whole run,
+    every pass together, lives within the lever's `timeout_s`; a pass that adds no countable pair ends
+    the run as failed, so a command that reports the wrong metric is never relaunched.
+    """
     control = control or RunControl()
     lever = seq.lever(lever_id)
     with seq.lock:
@@ -80,50 +86,76 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                                          "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0})
         run_id = record["id"]
         run_dir = seq.store.run_dir(run_id)
-    samples_file = run_dir / "samples.jsonl"
-    collected = _Collected()
     rule = lever.rule
+    tally = _Collected(samples_file=run_dir / "samples.jsonl")
+    passes = None
+    if rule is not None and lever.kind == "experiment":
+        from state.runs.passes import BlockPasses
+
+        passes = BlockPasses(rule)
+    elif rule is not None and lever.kind != "decision":
+        from state.runs.passes import ABPasses
+
+        passes = ABPasses(rule)
+        tally.book = passes.book
+    note = on_log or (lambda line: None)
     requested = rule.repeats if rule else None
-    pass_no, outcome, verdict, stats = 0, None, None, None
+    started = time.monotonic()
+    pass_no, outcome, step = 0, None, None
     while True:
         pass_no += 1
-        outcome = _launch(seq, lever, run_id, run_dir, pass_no, requested, infra, collected, samples_file,
-                          on_event, on_log, control)
-        if outcome.status != "succeeded" or rule is None or lever.kind == "experiment" or lever.kind == "decision":
+        remaining = lever.timeout_s - (time.monotonic() - started)
+        outcome = _launch(seq, lever, run_id, run_dir, pass_no, requested, infra, tally, remaining,
+                          on_event, note, control)
+        if outcome.status != "succeeded" or passes is None:
             break
-        stats, verdict = _judge(collected, rule)
-        if verdict.outcome != "inconclusive" or control.cancelled:
+        # an A/B pass is counted on its own; an experiment compares every block so far
+        samples = tally.pass_samples(pass_no) if tally.book is not None else tally.samples
+        step = passes.after_pass(samples, tally.qualities, elapsed_s=time.monotonic() - started,
+                                 timeout_s=lever.timeout_s, cancelled=control.cancelled)
+        tally.passes.append(step.counts)
+        for warning in step.warnings:
+            tally.warnings.append(warning)
+            note(f"[optseq] {warning}")
+        if step.failure:
+            note(f"[optseq] {step.failure}: the run fails rather than asking again")
+        elif step.note:
+            note(f"[optseq] {step.note}")
+        if not step.more:
             break
-        from state.runs.decide_rule import more_pairs
-
-        more = more_pairs(stats, rule, stats.n)
-        if more <= 0:
-            break
-        if on_log:
-            on_log(f"[optseq] inconclusive after {stats.n} pairs ({verdict.reason}); asking for {more} more")
-        requested = more
+        requested = step.more
     with seq.lock:
-        return _finish(seq, lever, run_id, outcome, collected, pass_no, samples_file, stats, verdict)
+        return _finish(seq, lever, run_id, outcome, tally, pass_no, step)
 
 
 @dataclass
 class _Collected:
+    samples_file: Path
     samples: list = field(default_factory=list)
     qualities: list = field(default_factory=list)
     criteria: list = field(default_factory=list)
     env: dict = field(default_factory=dict)
-    ratios: dict = field(default_factory=dict)
-    """(pass, pair) -> {arm: value}, for the running estimate."""
+    warnings: list = field(default_factory=list)
+    """Every pass's warnings: the protocol's and the pair accounting's."""
+    passes: list = field(default_factory=list)
+    """Per pass: pairs asked for, pairs counted, warnings."""
+    book: Any = None
+    """The PairBook of an A/B lever's rule metric."""
+    live_n: int = 0
+    """Pairs the last live estimate was shown for."""
+
+    def pass_samples(self, pass_no: int) -> list:
+        return [s for s in self.samples if s.get("run") == pass_no]
 
 
 def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collected: _Collected,
-            samples_file: Path, on_event, on_log, control: RunControl) -> runner.RunOutcome:
+            remaining_s: float, on_event, on_log, control: RunControl) -> runner.RunOutcome:
     env = {"OPTSEQ_RUN_ID": str(run_id), "OPTSEQ_INFRA": json.dumps(infra),
-           "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts")}
+           "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts"), "OPTSEQ_PASS": str(pass_no)}
     if requested:
         env["OPTSEQ_REPEATS"] = str(requested)
     spec = runner.RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
-                          timeout_s=lever.timeout_s)
+                          timeout_s=max(remaining_s, 0.001))
     launcher = runner.Launcher(spec)
     control.attach(launcher)
 
@@ -138,12 +170,12 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
         if kind == "sample":
             ev = dict(ev, run=pass_no)
             collected.samples.append(ev)
-            with open(samples_file, "a", encoding="utf-8") as f:
+            with open(collected.samples_file, "a", encoding="utf-8") as f:
                 f.write(json.dumps(ev) + "\n")
         if on_event:
             on_event(ev)
-            if kind == "sample":
-                estimate = _running_estimate(collected, lever, ev)
+            if kind == "sample" and collected.book is not None and ev.get("metric") == collected.book.metric:
+                estimate = _running_estimate(collected, lever.rule, pass_no, requested)
                 if estimate:
                     on_event(estimate)
 
@@ -151,52 +183,54 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
     collected.qualities.extend(outcome.qualities)
     collected.criteria.extend(outcome.criteria)
     collected.env.update(outcome.env)
+    collected.warnings.extend(f"pass {pass_no}: {w}" for w in outcome.warnings)
     return outcome
 
 
-def _running_estimate(collected: _Collected, lever, ev: dict) -> dict | None:
-    """Median ratio so far with its bootstrap CI once there are three pairs, for live displays."""
-    rule = lever.rule
-    if rule is None or ev.get("metric") != rule.metric or ev.get("arm") not in ("baseline", "candidate"):
-        return None
-    key = (ev["run"], ev.get("pair"))
-    arms_so_far = collected.ratios.setdefault(key, {})
-    arms_so_far[ev["arm"]] = float(ev["value"])
-    if len(arms_so_far) < 2:
-        return None  # only a completed pair moves the estimate
-    ratios = []
-    for arms in collected.ratios.values():
-        a, b = arms.get("baseline"), arms.get("candidate")
-        if a and b and a > 0 and b > 0:
-            ratios.append(b / a if ev.get("higher_is_better", True) else a / b)
-    if not ratios:
-        return None
-    estimate = {"event": "estimate", "estimate": statistics.median(ratios), "n": len(ratios), "metric": rule.metric,
-                "ci_low": None, "ci_high": None}
-    if len(ratios) >= 3:  # the same bootstrap as the final figures, on the pairs so far
-        from state.runs.stats import median_ci
+LIVE_BOUNDS_UP_TO = 100
+"""Pairs up to which the live estimate recomputes its bounds at every pair; beyond, every 25th pair."""
 
-        low, high = median_ci([math.log(r) for r in ratios])
-        estimate["ci_low"], estimate["ci_high"] = math.exp(low), math.exp(high)
+
+def _running_estimate(collected: _Collected, rule, pass_no: int, requested) -> dict | None:
+    """The estimate so far, with the same sequential bounds a look at this point would have, for live displays.
+
+    Only a newly completed pair moves it; the pair accounting of the pass under way is previewed, not kept.
+    """
+    from state.runs.stats import summarise
+
+    preview = collected.book.add_pass(pass_no, collected.pass_samples(pass_no), requested, commit=False)
+    n = len(collected.book.pairs) + len(preview.fresh)
+    if not preview.fresh or n == collected.live_n:
+        return None
+    collected.live_n = n
+    ratios = collected.book.ratios(preview.fresh)
+    estimate = {"event": "estimate", "estimate": statistics.median(ratios), "n": n, "metric": rule.metric,
+                "ci_low": None, "ci_high": None}
+    if n <= LIVE_BOUNDS_UP_TO or n % 25 == 0:
+        stats = summarise(collected.book, budget=rule.max_repeats, threshold=rule.min_speedup, extra=preview.fresh)
+        estimate["ci_low"], estimate["ci_high"] = stats.ci_low, stats.ci_high
     return estimate
 
 
-def _judge(collected: _Collected, rule):
-    from state.runs.decide_rule import decide
-    from state.runs.stats import paired
-
-    stats = paired(collected.samples, rule.metric)
-    return stats, decide(stats, rule, collected.qualities)
+MAX_STORED_WARNINGS = 40
+"""Warnings kept on the run record; the log file has every line."""
 
 
 def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collected, passes: int,
-            samples_file: Path, stats, verdict) -> RunReport:
-    status = outcome.status
+            step) -> RunReport:
+    failure = step.failure if step else None
+    # a command that exits cleanly but brings no countable pair has failed as a lever run
+    status = "failed" if failure else outcome.status
+    detail = failure or outcome.detail
+    warnings = collected.warnings[:MAX_STORED_WARNINGS]
+    if len(collected.warnings) > MAX_STORED_WARNINGS:
+        warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
     fields: dict[str, Any] = {
-        "status": status, "ended": utc_now(), "exit_code": outcome.exit_code, "detail": outcome.detail,
+        "status": status, "ended": utc_now(), "exit_code": outcome.exit_code, "detail": detail,
         "passes": passes, "env": collected.env, "fingerprint": fingerprint(collected.env, seq.machine.infra()),
-        "samples_file": str(samples_file) if collected.samples else None, "n_samples": len(collected.samples),
-        "log": outcome.log_path, "warnings": outcome.warnings[:20],
+        "samples_file": str(collected.samples_file) if collected.samples else None,
+        "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
+        "pass_counts": collected.passes,
     }
     if status in ("failed", "timeout"):
         fields["log_tail"] = outcome.log_tail
@@ -204,17 +238,18 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
         fields["reason"] = outcome.unavailable_reason
     summary: dict[str, Any] = {}
     decision = verdict_name = None
-    why = outcome.detail
-    message = f"{lever.id}: {outcome.detail}"
+    why = detail
+    message = f"{lever.id}: {detail}"
     rule = lever.rule
     try:
+        if status == "succeeded" and step is not None and step.error:
+            raise ValueError(step.error)
         if status == "succeeded" and rule is not None and lever.kind == "experiment":
-            summary, decision, why = _experiment(collected, rule)
+            summary, decision, why = _experiment(collected, rule, step.result)
             verdict_name = decision or "inconclusive"
-            message = f"{lever.id}: {why}"
+            message = f"{lever.id}: {step.result.outcome.replace('_', ' ')} — {why}"
         elif status == "succeeded" and rule is not None and lever.kind != "decision":
-            if stats is None:
-                stats, verdict = _judge(collected, rule)
+            stats, verdict = step.stats, step.verdict
             summary = {"stats": stats.to_dict(), "verdict": verdict.to_dict(), "rule": _rule_text(rule)}
             verdict_name = verdict.outcome
             decision = verdict.outcome if verdict.outcome in ("adopt", "reject") else None
@@ -228,7 +263,7 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
     fields["verdict"] = verdict_name
     with seq.writing():
         seq.store.update("runs", run_id, fields)
-        seq.machine.run_ended(lever.id, status)
+        seq.run_ended(lever.id, status, verdict_name)
         seq.fire_points("runs", {"lever": lever.id, "status": status})
         notes = []
         # validation refuses before anything is written, so a refused criterion or decision
@@ -254,16 +289,16 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
                      decision=decision, verdict=verdict_name)
 
 
-def _experiment(collected: _Collected, rule):
-    from state.runs.decide_rule import choose
+def _experiment(collected: _Collected, rule, result):
+    """The best-of-N comparison's summary: per-config figures for display, the MCB result that decides."""
     from state.runs.stats import arms
 
     table = arms(collected.samples, rule)
-    chosen, why = choose(table, rule)
-    summary = {"arms": table.to_dict(), "chosen": chosen, "reason": why, "rule": _rule_text(rule)}
-    if chosen:
-        summary["config"] = config_of(chosen)
-    return summary, chosen, why
+    summary = {"arms": table.to_dict(), "chosen": result.chosen, "reason": result.reason, "rule": _rule_text(rule),
+               "best_of": result.to_dict()}
+    if result.chosen:
+        summary["config"] = config_of(result.chosen)
+    return summary, result.chosen, result.reason
 
 
 def config_of(name: str) -> dict:
@@ -279,8 +314,9 @@ def _rule_text(rule) -> str:
     if rule is None:
         return "manual"
     if rule.choose:
-        return f"{rule.choose}" + (f" within {rule.max_cost_ratio:g}× {rule.cost_metric}" if rule.cost_metric else "")
-    return f"{rule.metric} CI vs {rule.min_speedup:g}×"
+        return f"best of N on {rule.choose}" + (f", margin {rule.margin:g}" if rule.margin else "") + (
+            f", within {rule.max_cost_ratio:g}× {rule.cost_metric}" if rule.cost_metric else "")
+    return f"{rule.metric} sequential bound vs {rule.min_speedup:g}×"
 
 
 def fingerprint(env: dict, infra: dict) -> dict:

@@ -1,4 +1,4 @@
-"""Statistics over a run's raw `sample` events: paired A/B ratios and per-arm medians, with bootstrap CIs."""
+"""Statistics over a run's raw `sample` events: paired A/B ratios with sequential bounds, per-arm medians."""
 from __future__ import annotations
 
 import math
@@ -26,25 +26,37 @@ class PairedStats:
 
     metric: str
     n: int
-    """Complete pairs used."""
+    """Complete pairs counted (state.runs.pairs decides which count)."""
     estimate: float | None
     """Median of the per-pair ratios; None without pairs."""
     ci_low: float | None
     ci_high: float | None
-    """95% bootstrap CI of the median ratio; None below MIN_PAIRS pairs."""
+    """Sequential 95% bounds of the median ratio, one per side, valid over every look (state.runs.sequential);
+    None while too few pairs can decide anything."""
     p_value: float | None
-    """Two-sided Wilcoxon signed-rank on the log ratios (H0: no difference); None below MIN_PAIRS."""
+    """One-sided sequential p-value against the threshold, in the direction of the estimate; None without one."""
     higher_is_better: bool
     ratios: tuple[float, ...]
-    """Per-pair ratios in pair order."""
+    """Per-pair ratios in the order they came."""
     unit: str = ""
     dropped: int = 0
-    """Samples of this metric left out: halves without a partner, or a pair with a non-positive value."""
+    """Samples of this metric not counted: halves without a partner, duplicates, replays, bad values."""
+    looks: tuple[int, ...] = ()
+    """Cumulative pairs at each look (one per pass that added pairs)."""
+    needed: int | None = None
+    """Pairs that must lie on one side of the threshold at this look to decide; None without pairs."""
+    budget: int | None = None
+    """The pair budget the looks are spent over (the rule's max_repeats)."""
+    above: int | None = None
+    below: int | None = None
+    """Pairs above and below the threshold, when one was given."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "estimate": self.estimate, "ci_low": self.ci_low,
                 "ci_high": self.ci_high, "p_value": self.p_value, "higher_is_better": self.higher_is_better,
-                "ratios": list(self.ratios), "unit": self.unit, "dropped": self.dropped}
+                "ratios": list(self.ratios), "unit": self.unit, "dropped": self.dropped, "looks": list(self.looks),
+                "needed": self.needed, "budget": self.budget, "above": self.above, "below": self.below,
+                "method": "sequential sign test"}
 
 
 @dataclass(frozen=True)
@@ -83,55 +95,44 @@ class ArmsTable:
         return out
 
 
-def paired(samples: Iterable[Mapping[str, Any]], metric: str) -> PairedStats:
-    """Pair baseline and candidate samples of `metric` by (`run`, `pair`) and summarise the ratios.
+def paired(samples: Iterable[Mapping[str, Any]], metric: str, *, budget: int | None = None,
+           threshold: float | None = None) -> PairedStats:
+    """Pair baseline and candidate samples of `metric` pass by pass (the `run` tag) and bound the median ratio.
 
-    Samples gathered over several runs (an extended A/B) must carry a `run` key, because each run
-    numbers its pairs from zero; two samples of one arm under one key are refused.
+    Each pass that adds pairs is a look; `budget` is the pair budget the looks spend their error over
+    (default: the pairs there are, i.e. a single planned look). With `threshold` the counts on each
+    side of it and a sequential p-value are given too.
     """
-    halves: dict[tuple, dict[str, float]] = {}
-    orient: bool | None = None
-    unit = ""
-    for i, s in enumerate(samples):
-        if _field(s, "metric", i, str) != metric:
-            continue
-        arm = _field(s, "arm", i, str)
-        if arm not in (BASELINE, CANDIDATE):
-            continue
-        value = _value(s, i)
-        orient, unit = _orientation(s, i, metric, orient, unit)
-        pair = _field(s, "pair", i, int)
-        key = (s.get("run"), pair)
-        slot = halves.setdefault(key, {})
-        if arm in slot:
-            where = f"pair {pair}" + (f" of run {key[0]}" if key[0] is not None else "")
-            raise StatsError(f"sample #{i}: a second {arm} sample of {metric} for {where}")
-        slot[arm] = value
-    higher = True if orient is None else orient
-    ratios, dropped = [], 0
-    for slot in halves.values():
-        if len(slot) < 2:
-            dropped += 1
-            continue
-        base, cand = slot[BASELINE], slot[CANDIDATE]
-        if not (base > 0 and cand > 0 and math.isfinite(base) and math.isfinite(cand)):
-            dropped += 2
-            continue
-        ratios.append(cand / base if higher else base / cand)
+    from state.runs.pairs import book
+
+    counted = book(samples, metric)
+    return summarise(counted, budget=budget, threshold=threshold)
+
+
+def summarise(counted, *, budget: int | None = None, threshold: float | None = None,
+              extra: Iterable = ()) -> PairedStats:
+    """PairedStats of a PairBook; `extra` pairs of a pass under way count as one more look (live display)."""
+    from state.runs import sequential
+
+    extra = list(extra)
+    ratios = counted.ratios(extra)
+    higher = counted.higher_is_better is not False
+    looks = tuple(counted.looks) + ((len(ratios),) if extra else ())
     n = len(ratios)
     if n == 0:
-        return PairedStats(metric, 0, None, None, None, None, higher, (), unit, dropped)
+        return PairedStats(counted.metric, 0, None, None, None, None, higher, (), counted.unit, counted.dropped)
     import numpy as np
 
-    estimate = float(np.median(ratios))
-    ci_low = ci_high = p_value = None
-    if n >= MIN_PAIRS:
-        logs = np.log(np.asarray(ratios, dtype=float))
-        lo, hi = median_ci(logs)
-        ci_low, ci_high = math.exp(lo), math.exp(hi)
-        p_value = _wilcoxon(logs)
-    return PairedStats(metric, n, estimate, ci_low, ci_high, p_value, higher, tuple(float(r) for r in ratios),
-                       unit, dropped)
+    plan = sequential.design(looks, budget or looks[-1])
+    low, high = sequential.bounds(ratios, plan)
+    above = below = p_value = None
+    if threshold is not None:
+        above = sum(r > threshold for r in ratios)
+        below = sum(r < threshold for r in ratios)
+        p_value = plan.p_value(above if float(np.median(ratios)) >= threshold else below)
+    return PairedStats(counted.metric, n, float(np.median(ratios)), low, high, p_value, higher,
+                       tuple(float(r) for r in ratios), counted.unit, counted.dropped, looks,
+                       plan.needed[-1], plan.budget, above, below)
 
 
 def arms(samples: Iterable[Mapping[str, Any]], rule=None) -> ArmsTable:
@@ -147,12 +148,12 @@ def arms(samples: Iterable[Mapping[str, Any]], rule=None) -> ArmsTable:
     orient: dict[str, tuple[bool | None, str]] = {}
     order: list[str] = []
     for i, s in enumerate(samples):
-        metric = _field(s, "metric", i, str)
+        metric = sample_field(s, "metric", i, str)
         if wanted is not None and metric not in wanted:
             continue
-        arm = _field(s, "arm", i, str)
-        value = _value(s, i)
-        orient[metric] = _orientation(s, i, metric, *orient.get(metric, (None, "")))
+        arm = sample_field(s, "arm", i, str)
+        value = sample_value(s, i)
+        orient[metric] = sample_orientation(s, i, metric, *orient.get(metric, (None, "")))
         if not math.isfinite(value):
             continue
         if arm not in order:
@@ -190,17 +191,7 @@ def median_ci(data) -> tuple[float, float]:
     return value, value
 
 
-def _wilcoxon(logs) -> float:
-    from scipy import stats
-
-    with warnings.catch_warnings():
-        # All-zero differences (identical arms) warn and give p = 1, which is the right answer.
-        warnings.simplefilter("ignore")
-        p = float(stats.wilcoxon(logs).pvalue)
-    return p if math.isfinite(p) else 1.0
-
-
-def _field(s: Mapping[str, Any], key: str, i: int, kind: type):
+def sample_field(s: Mapping[str, Any], key: str, i: int, kind: type):
     if not isinstance(s, Mapping):
         raise StatsError(f"sample #{i}: expected an object, got {type(s).__name__}")
     if key not in s:
@@ -212,14 +203,14 @@ def _field(s: Mapping[str, Any], key: str, i: int, kind: type):
     return value
 
 
-def _value(s: Mapping[str, Any], i: int) -> float:
-    value = _field(s, "value", i, (int, float))
+def sample_value(s: Mapping[str, Any], i: int) -> float:
+    value = sample_field(s, "value", i, (int, float))
     return float(value)
 
 
-def _orientation(s: Mapping[str, Any], i: int, metric: str, seen: bool | None, unit: str) -> tuple[bool, str]:
+def sample_orientation(s: Mapping[str, Any], i: int, metric: str, seen: bool | None, unit: str) -> tuple[bool, str]:
     """The metric's direction and unit; every sample of one metric must agree on the direction."""
-    higher = _field(s, "higher_is_better", i, bool)
+    higher = sample_field(s, "higher_is_better", i, bool)
     if seen is not None and higher != seen:
         raise StatsError(f"sample #{i}: {metric} has higher_is_better={higher}, earlier samples say {seen}")
     return higher, unit or str(s.get("unit") or "")

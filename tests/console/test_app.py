@@ -44,7 +44,7 @@ kind = "speedup"
 plan_doc = "docs/{lever_id}.md"
 run = {argv}
 timeout_s = 60
-rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 4, max_repeats = 8 }}
+rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
 {extra}
 """
     text = ('[plan]\ntitle = "Tiny plan"\nas_of = 2026-11-01\nlang = "en"\n'
@@ -108,7 +108,9 @@ def test_main_screen_shows_the_seed_plan(db):
             assert cell(app, "cython_bot", "state") == "adopted"
             assert cell(app, "cython_bot", "estimate") == "2.55× (plan)"
             assert cell(app, "julia_port", "plan") == "julia_port_evaluation.md"
-            assert app.main.query_one("#status").text == "next: julia_port"
+            # the decision lever has nothing to run: next says so, with what only the user can do
+            assert app.main.query_one("#status").text == \
+                "next: nothing to run · to do: julia_port: record criteria (torch_jl c4 pending)"
             detail = app.main.query_one("#detail-view").plain
             assert "Torch.jl  pass    pass    pass    pending pending" in detail
             await select_lever(pilot, "tensorrt")
@@ -146,7 +148,8 @@ def test_record_c4_fail_goes_no_go_and_option_b_waits_for_its_plan(db):
             assert cell(app, "julia_port", "state") == "decided NO-GO"
             assert cell(app, "port", "state") == "closed"
             assert cell(app, "option_b", "state") == "unplanned"
-            assert app.main.query_one("#status").text == "next: nothing ready"
+            assert app.main.query_one("#status").text == \
+                "next: nothing to run · to do: option_b: write its plan (optseq plan option_b PATH)"
             await select_lever(pilot, "option_b")
             assert "plan not written (optseq plan option_b PATH)" in app.main.query_one("#detail-view").plain
             assert app.main.query_one("#graph-view").marks["option_b"] == "blocked"
@@ -247,6 +250,8 @@ def test_refused_action_says_why_and_writes_nothing(db):
 
 
 def test_export_writes_the_file_and_previews_it(db, tmp_path):
+    (tmp_path / "out").mkdir()
+
     async def go():
         app = make_app(DEFAULT_PLAN, db, export_dir=tmp_path / "out")
         async with app.run_test(size=SIZE) as pilot:
@@ -308,7 +313,8 @@ def test_read_only_when_another_optseq_holds_the_store(db):
                 await pilot.pause()
                 assert app.seq.readonly
                 line = app.main.query_one("#status").text
-                assert line == f"next: julia_port · read-only: optseq pid {os.getpid()} holds the store"
+                assert line == (f"next: nothing to run · to do: julia_port: record criteria (torch_jl c4 pending) · "
+                                f"read-only: optseq pid {os.getpid()} holds the store")
                 assert any(n.message.startswith(f"read-only: optseq pid {os.getpid()} (started ")
                            for n in app._notifications)
                 for action in ("run_selected", "record_criterion", "set_fact", "decide", "mark_plan"):
@@ -344,7 +350,7 @@ def test_run_selected_streams_then_decides(tmp_path, db):
             log = panel.query_one("#run-log")
             assert "tiny lever log line 0" in log.lines and any(l.startswith("[env] device=tiny-device")
                                                                  for l in log.lines)
-            assert str(panel.query_one("#run-samples").render()).startswith("samples: 8 (4 pairs)")
+            assert str(panel.query_one("#run-samples").render()).startswith("samples: 12 (6 pairs)")
             assert "items_per_s 1.5" in str(panel.query_one("#run-estimate").render())
             assert panel.query_one("#run-progress").percentage == 1.0
             assert cell(app, "fast", "state") == "adopted"
@@ -388,8 +394,9 @@ def test_run_next_and_history_plot(tmp_path, db):
     run(go())
 
 
-def test_ui_stays_responsive_and_cancel_kills_the_group(tmp_path, db):
+def test_ui_stays_responsive_and_cancel_kills_the_group(tmp_path, db, monkeypatch):
     plan = tiny_plan(tmp_path)
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(tmp_path / "never"))  # the run stays at pair 1 until cancelled
 
     async def go():
         app = make_app(plan, db)
@@ -434,8 +441,9 @@ def test_log_stays_bounded_under_a_flood(tmp_path, db):
     run(go())
 
 
-def test_quit_during_a_run_asks_then_cancels(tmp_path, db):
+def test_quit_during_a_run_asks_then_cancels(tmp_path, db, monkeypatch):
     plan = tiny_plan(tmp_path)
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(tmp_path / "never"))  # still running when q is pressed
 
     async def go():
         app = make_app(plan, db)

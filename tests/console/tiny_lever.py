@@ -1,5 +1,8 @@
 """A fast stand-in lever for console tests: A/B pairs with a fixed ratio, log lines, optional pauses.
 
+With TINY_LEVER_HOLD=PATH in its environment it stops after each pair until PATH exists, so a test
+can catch a run mid-way without racing it.
+
 Speaks the run protocol like the engine's benches, so the console is tested without the engine.
 """
 import argparse
@@ -19,18 +22,22 @@ def main() -> int:
     p.add_argument("--pause", type=float, default=0.0, help="seconds after each pair (a slow, cancellable run)")
     p.add_argument("--log-lines", type=int, default=3, help="plain log lines before the first pair")
     args = p.parse_args()
-    pairs = int(os.environ.get("OPTSEQ_REPEATS", "4"))
+    pairs = int(os.environ.get("OPTSEQ_REPEATS", "6"))
+    first = 100.0 * int(os.environ.get("OPTSEQ_PASS", "1"))  # a later pass brings new numbers, not a replay
     for i in range(args.log_lines):
         print(f"tiny lever log line {i}", flush=True)
     emit(event="env", device="tiny-device", python=sys.version.split()[0], code_hash="tiny")
     for i in range(pairs):
         # a small deterministic spread, so the CI is a real interval and still clears the threshold
-        base = 100.0 + i
+        base = first + i
         emit(event="sample", arm="baseline", metric="items_per_s", value=base, unit="items/s",
              higher_is_better=True, pair=i)
         emit(event="sample", arm="candidate", metric="items_per_s", value=base * args.ratio * (1 + 0.01 * (i % 2)),
              unit="items/s", higher_is_better=True, pair=i)
         emit(event="progress", done=i + 1, total=pairs, msg=f"pair {i + 1}")
+        hold = os.environ.get("TINY_LEVER_HOLD")
+        while hold and not os.path.exists(hold):  # held at a known point until the test lets it go
+            time.sleep(0.01)
         time.sleep(args.pause)
     emit(event="done")
     return 0

@@ -145,6 +145,14 @@ def test_a_cpu_rerun_keeps_gpu_figures_measured_before():
     assert "old" not in kept_section(doc, "ci")
 
 
+def test_a_rerun_keeps_the_sections_other_commands_write():
+    decisions = "<!-- section:decisions -->\n## Decision quality (simulated)\n\n| A/A |\n<!-- /section:decisions -->"
+    check = "<!-- section:gpu-check -->\n## GPU check\n<!-- /section:gpu-check -->"
+    doc = render("# Performance\n\n" + check + "\n\n" + decisions + "\n")
+    assert kept_section(doc, "decisions") == decisions and kept_section(doc, "gpu-check") == check
+    assert doc.count("<!-- section:decisions -->") == 1
+
+
 def test_all_runs_a_real_bench_and_writes_the_file(tmp_path, capsys):
     out = tmp_path / "docs" / "performance.md"
     assert run_all(["tensorrt"], "ci", str(out), ["--repeats=1", "--warmup=0"]) == 0

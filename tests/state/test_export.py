@@ -568,3 +568,52 @@ def test_a_remeasured_prior_moves_to_history(plan):
                                              "| [2.50, 2.70] | 5 | 0.030 | 2026-07-01 | auto |  |")
     assert results[results.index("### History") + 2:] == ["- **Cython 봇** (opponent_act): adopt 2.55× (plan)"]
     assert section(doc, "Current status")[5] == "- ✅ Cython 봇: adopt 2.61× [2.50, 2.70] (2026-07-01, auto)"
+
+
+# -- Mermaid node ids ---------------------------------------------------------------------------------------------
+ADVERSARIAL_IDS = ["p_q", "p_q_2", "p-q", "p__q", "p_hq", "x_p_hq", "p-q-2", "end", "graph", "class", "style",
+                   "subgraph", "flowchart", "v", "o", "x", "1st", "모델"]
+MERMAID_WORDS = {"end", "graph", "flowchart", "subgraph", "class", "classDef", "style", "linkStyle", "click",
+                 "default", "call", "href", "direction", "v", "o", "x"}
+
+
+FACTS = ["end", "dense eval", "p-q"]
+
+
+@pytest.mark.parametrize("ids, facts", [
+    (ADVERSARIAL_IDS, FACTS), (ADVERSARIAL_IDS[::-1], FACTS),
+    (["p_q_3", "p_q", "p-q"], []),  # a numbered suffix for the second `p_q` was the first lever's id
+    (["p_q", "p-q", "p_q_2"], []),
+], ids=["adversarial", "reversed", "suffix-taken", "suffix-like-an-id"])
+def test_mermaid_ids_are_unique_for_any_lever_ids(tmp_path, ids, facts):
+    gate = ", ".join(['"root:adopt"'] + [f'"fact:{f}"' for f in facts])
+    levers = "".join(f'\n[[levers]]\nid = "{lid}"\ntitle = "T{i}"\nkind = "speedup"\nplan_doc = "x.md"\n'
+                     f"requires = [{gate}]\n" for i, lid in enumerate(ids))
+    path = tmp_path / "ids.toml"
+    path.write_text('[plan]\ntitle = "Ids"\nas_of = 2026-01-01\n' + "".join(f'[facts."{f}"]\n' for f in facts)
+                    + '\n[[levers]]\nid = "root"\ntitle = "Root"\nkind = "infra"\nplan_doc = "x.md"\n' + levers,
+                    encoding="utf-8")
+    p = plan_mod.load(path)
+    (chart,) = code_blocks(export.render(p, PlanMachine(p), {}), "mermaid")
+    nodes = {}
+    for line in chart[1:]:
+        found = re.fullmatch(r"    (\S+?)(\[|\(\[)\"(.*)\"(\]|\]\))", line)
+        if found:
+            assert found[1] not in nodes, f"two nodes share the id {found[1]}"
+            nodes[found[1]] = found[3]
+    # one node per lever and per fact, each under an id of its own that names it and nothing else
+    titles = ["Root"] + [f"T{i}" for i in range(len(ids))]
+    fact_labels = [f"fact: {f} = false" for f in facts]
+    assert sorted(nodes.values()) == sorted(titles + fact_labels)
+    for node in nodes:
+        assert re.fullmatch(r"[lf]x?_[A-Za-z0-9_]+", node), node
+        assert node not in MERMAID_WORDS
+    by_title = {label: node for node, label in nodes.items()}
+    edges = [line.split() for line in chart if "-->" in line]
+    assert len(edges) == (1 + len(facts)) * len(ids)
+    for i, lid in enumerate(ids):
+        into = {e[0] for e in edges if e[-1] == by_title[f"T{i}"]}
+        assert into == {by_title["Root"], *(by_title[f] for f in fact_labels)}, lid
+    for line in chart:
+        if line.startswith("    class "):
+            assert set(line.split()[1].split(",")) <= set(nodes), line

@@ -1,0 +1,79 @@
+"""A stand-in lever that misbehaves the way other people's benchmarks do, one way per --mode.
+
+Every launch appends a line to --launches, so a test can count how often optseq started it.
+"""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+
+def emit(**event):
+    print(json.dumps(event), flush=True)
+
+
+def sample(arm, value, pair, metric="items_per_s", higher=True):
+    emit(event="sample", arm=arm, metric=metric, value=value, unit="items/s", higher_is_better=higher, pair=pair)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mode", required=True, choices=[
+        "wrong_metric", "zeros", "one_arm", "duplicate_pair", "flip_direction", "replay", "extra_pairs",
+        "hang_second_pass", "half_lines"])
+    p.add_argument("--ratio", type=float, default=1.5)
+    p.add_argument("--launches", default=None)
+    args = p.parse_args()
+    repeats = int(os.environ.get("OPTSEQ_REPEATS", "6"))
+    this_pass = int(os.environ.get("OPTSEQ_PASS", "1"))
+    if args.launches:
+        with open(args.launches, "a") as f:
+            f.write(f"{this_pass} {repeats}\n")
+    emit(event="env", device="test-device")
+    # a fresh seed per pass, except in replay mode, which ignores both OPTSEQ_REPEATS and the pass
+    rng = random.Random(0 if args.mode == "replay" else this_pass)
+    n = 6 if args.mode == "replay" else repeats
+    if args.mode == "hang_second_pass" and this_pass > 1:
+        emit(event="progress", done=0, total=repeats, msg="stuck")
+        while True:
+            time.sleep(1)
+    for i in range(n):
+        base = 100.0 * (1 + rng.gauss(0, 0.05))
+        cand = 100.0 * args.ratio * (1 + rng.gauss(0, 0.05))
+        if args.mode == "wrong_metric":
+            sample("baseline", base, i, metric="items_per_sec")
+            sample("candidate", cand, i, metric="items_per_sec")
+        elif args.mode == "zeros":
+            sample("baseline", 0.0, i)
+            sample("candidate", 0.0, i)
+        elif args.mode == "one_arm":
+            sample("baseline", base, i)
+        elif args.mode == "duplicate_pair":
+            sample("baseline", base, 0)  # every pair numbered 0
+            sample("candidate", cand, 0)
+        elif args.mode == "flip_direction":
+            higher = i < n // 2
+            sample("baseline", base, i, higher=higher)
+            sample("candidate", cand, i, higher=higher)
+        elif args.mode == "half_lines":
+            sys.stdout.write('{"event": "sample", "arm": "baseline", "metric": "items_per_s", "val')
+            sys.stdout.flush()
+            print("", flush=True)
+            sample("baseline", base, i)
+            sample("candidate", cand, i)
+        else:  # replay, extra_pairs, hang_second_pass
+            sample("baseline", base, i)
+            sample("candidate", cand, i)
+        emit(event="progress", done=i + 1, total=n, msg=f"pair {i + 1}")
+    if args.mode == "extra_pairs":
+        for i in range(n, n + 3):
+            sample("baseline", 100.0 * (1 + rng.gauss(0, 0.05)), i)
+            sample("candidate", 100.0 * args.ratio * (1 + rng.gauss(0, 0.05)), i)
+    emit(event="done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
