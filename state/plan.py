@@ -17,6 +17,8 @@ MARKS = ("state", "code")
 LANGS = ("ko", "en")
 RUN_KEYWORDS = ("next", "ready", "stale", "all")
 """Words `--run` takes as targets (or may take): a lever with such an id could never be run by name."""
+MAX_PLAN_BYTES = 1024 ** 2
+"""A plan file larger than this is refused before it is parsed."""
 MAX_PAIRS = 10_000
 """Most A/B pairs a rule may ask for (`repeats`, `max_repeats`): far beyond any decision, well below a typo."""
 MAX_TIMEOUT_S = 7 * 24 * 3600

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from state.gates import Atom, Expr, Gate, atoms
 from state.plan import (
-    CODE_STATUS, DECISION_OUTCOMES, KINDS, LANGS, MARKS, MAX_GATE_DEPTH, MAX_LEVERS, MAX_PAIRS, MAX_TIMEOUT_S,
+    CODE_STATUS, DECISION_OUTCOMES, KINDS, LANGS, MARKS, MAX_GATE_DEPTH, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S,
     PAIRED_OUTCOMES, RUN_KEYWORDS, TRIGGERS, Branch, Candidate,
     CriteriaGate, Criterion, DecisionPoint, Fact, Guard, Lever, OrderItem, Plan, PlanError, Prior, Rule,
     StatusItem, dependencies,
@@ -17,11 +17,15 @@ from state.plan import (
 
 def parse(path: Path) -> Plan:
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            # a bounded read: `validate /dev/zero` or a mistyped path to a huge file must not eat memory
+            raw = f.read(MAX_PLAN_BYTES + 1)
     except FileNotFoundError:
         raise PlanError(path, "", "no such plan file") from None
     except OSError as exc:
         raise PlanError(path, "", f"cannot read ({exc.strerror})") from None
+    if len(raw) > MAX_PLAN_BYTES:
+        raise PlanError(path, "", f"larger than {MAX_PLAN_BYTES // 1024 ** 2} MiB: not a plan")
     try:
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:

@@ -190,3 +190,12 @@ def test_a_decision_lever_may_still_run_a_command_that_reports_criteria(tmp_path
     path.write_text(_HEAD + '\n[[levers]]\nid = "j"\ntitle = "J"\nkind = "decision"\nrun = ["python", "eval.py"]\n'
                     '[levers.criteria]\ncriteria = [{ id = "c1" }]\ncandidates = [{ id = "x" }]\n', encoding="utf-8")
     assert load(path).lever("j").run == ("python", "eval.py")
+
+
+def test_an_endless_or_huge_file_is_refused_without_reading_it_all(tmp_path):
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"# padding\n" * 200_000)  # 2 MB of comments: valid TOML, far too big for a plan
+    for path in (big, Path("/dev/zero")):
+        out = subprocess.run([sys.executable, "-m", "console.cli", "validate", str(path)], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 2 and out.stderr == f"optseq: {path}: larger than 1 MiB: not a plan\n"
