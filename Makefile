@@ -8,13 +8,26 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.optseq-installed
 ARGS ?=
 
-.PHONY: run test bench simulate clean
+.PHONY: run test test-fast test-burn bench simulate clean
 
 run: $(STAMP)
 	$(BIN)/optseq $(ARGS)
 
 test: $(STAMP)
 	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q
+
+# The quick loop for developers: everything but the tests marked slow (real benches, training, terminals)
+test-fast: $(STAMP)
+	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -m "not slow" $(ARGS)
+
+# The suite with every core busy (BURN busy loops, one per core by default), as on a machine running a bench:
+# a test whose verdict depends on the machine's speed fails here first.
+BURN ?= $(shell nproc)
+test-burn: $(STAMP)
+	@pids=""; for i in $$(seq $(BURN)); do ( while :; do :; done ) & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
+	echo "running the suite beside $(BURN) CPU burners"; \
+	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m engine.bench all --write docs/performance.md

@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
+pytestmark = pytest.mark.slow  # real engine runs through the CLI
+
 
 @pytest.fixture
 def small_plan(tmp_path):

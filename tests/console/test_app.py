@@ -60,7 +60,11 @@ def run(coro):
     return asyncio.run(coro)
 
 
-async def until(pilot, predicate, timeout: float = 20.0, what: str = "") -> None:
+CEILING_S = 120.0
+"""How long `until` waits before it calls a wait a hang: only a guard, never a budget."""
+
+
+async def until(pilot, predicate, timeout: float = CEILING_S, what: str = "") -> None:
     end = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > end:
@@ -298,11 +302,19 @@ def test_command_palette_offers_the_actions(db):
             assert "Cancel run" not in titles  # nothing is running
             await pilot.press("ctrl+p")
             await pilot.press(*"Fact")
-            await pilot.pause(0.3)
+            # the palette searches in the background: wait for its hit, not for a guessed delay
+            await until(pilot, lambda: _palette_hits(app), what="the palette's hits")
             await pilot.press("enter")
-            await until(pilot, lambda: type(app.screen).__name__ == "FactDialog", 5, "the fact dialog")
+            await until(pilot, lambda: type(app.screen).__name__ == "FactDialog", what="the fact dialog")
 
     run(go())
+
+
+def _palette_hits(app) -> int:
+    from textual.widgets import OptionList
+
+    lists = app.screen.query(OptionList)
+    return sum(o.option_count for o in lists) if type(app.screen).__name__ == "CommandPalette" else 0
 
 
 def test_read_only_when_another_optseq_holds_the_store(db):
@@ -326,7 +338,7 @@ def test_read_only_when_another_optseq_holds_the_store(db):
                 assert app.screen is app.main
                 # the writer's changes show up: the read-only console follows the store
                 writer.set_fact("eval_dense", True)
-                await until(pilot, lambda: app.seq.status()["facts"]["eval_dense"], 5, "the reload")
+                await until(pilot, lambda: app.seq.status()["facts"]["eval_dense"], what="the reload")
 
     run(go())
 
@@ -453,12 +465,12 @@ def test_quit_during_a_run_asks_then_cancels(tmp_path, db, monkeypatch):
             await until(pilot, lambda: app.seq.history()["runs"] and app.seq.history()["runs"][0].get("pgid"),
                         what="the child to start")
             await pilot.press("q")
-            await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog", 5, "the question")
+            await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog", what="the question")
             await pilot.press("n")
             await pilot.pause()
             assert app.screen is app.main and app.main.panel.running
             await pilot.press("q")
-            await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog", 5, "the question")
+            await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog", what="the question")
             await pilot.press("y")
             await until(pilot, lambda: app.return_code is not None, what="the exit")
         assert app.return_code == 0

@@ -21,7 +21,10 @@ OPTSEQ = str(OPTSEQ_BIN) if OPTSEQ_BIN.exists() else shutil.which("optseq")
 SEED_LEVERS = ("julia_port", "port", "cython_bot", "option_b", "model_size", "amp", "compile", "tensorrt",
                "option_a")
 
-pytestmark = pytest.mark.skipif(TMUX is None or OPTSEQ is None, reason="needs tmux and the installed optseq")
+pytestmark = [pytest.mark.skipif(TMUX is None or OPTSEQ is None, reason="needs tmux and the installed optseq"),
+              pytest.mark.slow]  # a real terminal
+CEILING_S = 120.0
+"""How long a wait for the screen may take before the test calls it a hang: only a guard, never a budget."""
 
 
 class Terminal:
@@ -47,7 +50,7 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", *keys)
 
-    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+    def wait_for(self, text: str, timeout: float = CEILING_S) -> str:
         end = time.monotonic() + timeout
         while True:
             screen = self.screen()
@@ -65,8 +68,8 @@ class Terminal:
 def terminal():
     opened: list[Terminal] = []
 
-    def open_(plan: Path, db: Path) -> Terminal:
-        env = {"TERM": "xterm-256color", "NO_COLOR": "1", "TEXTUAL_ANIMATIONS": "none"}
+    def open_(plan: Path, db: Path, **extra: str) -> Terminal:
+        env = {"TERM": "xterm-256color", "NO_COLOR": "1", "TEXTUAL_ANIMATIONS": "none", **extra}
         cwd = Path(__file__).resolve().parents[2]
         command = f"cd {shlex.quote(str(cwd))} && {shlex.quote(OPTSEQ)} --plan {shlex.quote(str(plan))} " \
                   f"--db {shlex.quote(str(db))}"
@@ -92,21 +95,23 @@ def test_seed_levers_visible_and_quit_exits_cleanly(terminal, db, record_propert
     screen = term.wait_for("NO-GO → option_b [blocked]")
     assert "julia_port [ready]" in screen and "cython_bot [decided]" in screen
     term.keys("q")
-    term.wait_for("OPTSEQ-EXIT=0", 10)
+    term.wait_for("OPTSEQ-EXIT=0")
 
 
 def test_a_run_streams_and_finishes(terminal, tmp_path, db):
     plan = tiny_plan(tmp_path)
-    term = terminal(plan, db)
+    release = tmp_path / "release"
+    term = terminal(plan, db, TINY_LEVER_HOLD=str(release))  # the lever waits after each pair for `release`
     term.wait_for("next: fast")
-    term.keys("Down", "r")  # the slow lever: six pairs, half a second apart
+    term.keys("Down", "r")  # the slow lever, held after its first pair
     mid = term.wait_for("pair 1")
     assert "running: slow" in mid and "tiny lever log line 2" in mid and "/6 pair" in mid
-    term.wait_for("run #1 succeeded", 20)
-    done = term.wait_for("slow        Slow lever        adopted", 5)  # the table catches up a frame later
+    release.touch()
+    term.wait_for("run #1 succeeded")
+    done = term.wait_for("slow        Slow lever        adopted")  # the table catches up a frame later
     assert "samples: 12 (6 pairs)" in done and "estimate: items_per_s 1.5" in done
     term.keys("q")
-    term.wait_for("OPTSEQ-EXIT=0", 10)
+    term.wait_for("OPTSEQ-EXIT=0")
     with Sequencer.open(plan, db, mode="read") as seq:
         (run,) = seq.history("slow")["runs"]
     assert run["status"] == "succeeded" and run["n_samples"] == 12

@@ -1,8 +1,12 @@
 """The AMP bench as optseq runs it: a child process speaking the run protocol."""
 from __future__ import annotations
 
+import pytest
+
 from engine.bench.report import ab_summaries
 from tests.engine.bench_child import run_bench
+
+pytestmark = pytest.mark.slow  # real benches of the engine
 
 SMALL = {"model": {"hidden": 16, "layers": 2}}
 

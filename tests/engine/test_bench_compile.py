@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from engine.bench.report import ab_summaries
 from tests.engine.bench_child import run_bench
+
+pytestmark = pytest.mark.slow  # real benches of the engine
 
 
 def test_compile_pairs_both_arms_logs_compile_time_and_guards_outputs(tmp_path):

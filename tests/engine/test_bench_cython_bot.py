@@ -4,6 +4,8 @@ import pytest
 from engine.bots import backend
 from tests.engine.bench_child import events, run_bench
 
+pytestmark = pytest.mark.slow  # real benches of the engine
+
 
 @pytest.mark.skipif(backend.native_status() is not None, reason=f"{backend.native_status()}")
 def test_paired_samples_and_parity_guards():

@@ -13,6 +13,8 @@ from engine.bench.protocol import Infra
 from engine.bench.report import config_table, parse_lines
 from tests.engine.bench_child import events, run_bench
 
+pytestmark = pytest.mark.slow  # real benches of the engine
+
 NAMES = [config_name(h, l) for h, l in PLANS["ci"].configs]
 ITERATIONS = PLANS["ci"].iterations
 

@@ -3,6 +3,8 @@ import pytest
 
 from tests.engine.bench_child import events, run_bench
 
+pytestmark = pytest.mark.slow  # real benches of the engine
+
 
 def test_option_b_bench_emits_paired_samples_and_the_parity_guard():
     proc, run = run_bench("option_b", "--repeats", "2", "--warmup", "0")

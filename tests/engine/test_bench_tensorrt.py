@@ -7,6 +7,8 @@ from engine.infer import tensorrt as trt_backend
 from engine.infer.onnx_check import onnxruntime_missing
 from tests.engine.bench_child import run_bench
 
+pytestmark = pytest.mark.slow  # real benches of the engine
+
 
 @pytest.mark.skipif(trt_backend.missing() is None, reason="TensorRT and CUDA present: the bench measures instead")
 def test_tensorrt_reports_unavailable_and_still_succeeds(tmp_path):

@@ -92,6 +92,7 @@ def test_runs_are_reproducible_and_evaluation_does_not_perturb_them():
     assert all(torch.equal(p, q) for p, q in zip(a.advantage.module.parameters(), b.advantage.module.parameters()))
 
 
+@pytest.mark.slow  # real training
 def test_training_drives_exploitability_well_below_uniform():
     config = DeepCFRConfig(iterations=16, traversals=500, train_steps=150, policy_train_steps=800, seed=0)
     trainer = DeepCFRTrainer(GAME, config)

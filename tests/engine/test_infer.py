@@ -28,6 +28,7 @@ def test_eager_is_the_model(model_and_batch):
     assert torch.equal(backend(batch), model(batch).detach())
 
 
+@pytest.mark.slow  # torch.compile
 def test_compile_agrees_with_eager(model_and_batch):
     model, batch = model_and_batch
     eager = make_backend("eager", model, batch)

@@ -153,6 +153,7 @@ def test_a_rerun_keeps_the_sections_other_commands_write():
     assert doc.count("<!-- section:decisions -->") == 1
 
 
+@pytest.mark.slow  # a real bench
 def test_all_runs_a_real_bench_and_writes_the_file(tmp_path, capsys):
     out = tmp_path / "docs" / "performance.md"
     assert run_all(["tensorrt"], "ci", str(out), ["--repeats=1", "--warmup=0"]) == 0

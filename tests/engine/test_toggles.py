@@ -79,6 +79,7 @@ def test_loss_is_weighted_mse_summed_over_actions():
     assert stepper.loss(x, target, weight).item() == pytest.approx(4.0)
 
 
+@pytest.mark.slow  # torch.compile
 def test_compile_path_runs_and_trains():
     torch.manual_seed(0)
     module = MLP(MLPConfig(10, hidden=16, layers=2))

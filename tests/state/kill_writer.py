@@ -3,6 +3,8 @@
     kill_writer.py hold DIR          open for write, print "ready", wait to be killed
     kill_writer.py try DIR MODE      open in MODE, print "opened readonly=…", or the error (exit 1)
     kill_writer.py append DIR TAG    append/batch/upsert forever, printing "ack …" after each call returns
+    kill_writer.py append DIR TAG N  the same, but stop inside the Nth write, between its temp file and the
+                                     replace, print "replacing" and wait there to be killed
 
 Ack lines, one per acknowledged call, say what the parent may now rely on:
     ack e:KEY            an event with k=KEY exists
@@ -12,9 +14,11 @@ Ack lines, one per acknowledged call, say what the parent may now rely on:
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 
+from state import storage
 from state.store import Store, StoreError
 
 PAYLOAD = "측정값 재측정 " * 60
@@ -37,6 +41,21 @@ def try_open(directory: str, mode: str) -> int:
     print(f"opened readonly={store.readonly} holder={store.holder['pid'] if store.holder else None}", flush=True)
     store.close()
     return 0
+
+
+def stop_in_write(n: int) -> None:
+    """Hold the process inside its nth atomic write, the temp file complete and not yet in place."""
+    real, calls = os.replace, [0]
+
+    def replace(src, dst, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == n:
+            print("replacing", flush=True)
+            while True:
+                time.sleep(60)
+        return real(src, dst, *args, **kwargs)
+
+    storage.os.replace = replace
 
 
 def append(directory: str, tag: str) -> None:
@@ -71,6 +90,8 @@ if __name__ == "__main__":
     elif command == "try":
         sys.exit(try_open(directory, rest[0]))
     elif command == "append":
+        if rest[1:]:
+            stop_in_write(int(rest[1]))
         append(directory, rest[0])
     else:
         sys.exit(f"kill_writer.py: unknown command {command!r}")

@@ -44,7 +44,8 @@ def dead(pid: int) -> bool:
     return True
 
 
-def wait_until(test, within_s: float = 5.0) -> bool:
+def wait_until(test, within_s: float = 60.0) -> bool:
+    """Poll for an event; `within_s` is a ceiling against a hang, not a time budget."""
     end = time.monotonic() + within_s
     while time.monotonic() < end:
         if test():
@@ -241,23 +242,33 @@ def test_unavailable_is_its_own_status_with_the_reason():
     assert (failed.status, failed.exit_code, failed.unavailable_reason) == ("failed", 3, "no CUDA device")
 
 
+# A timeout long enough for a loaded machine to start the lever (and its child) before it fires: the
+# tests below need the lever to have said where it is. They check what happened, never how long it took.
+STARTUP_S = 5
+
+
+def no_grace_waited(out) -> bool:
+    """The runner notes when a group outlived its grace after SIGTERM: here it must not have."""
+    return not any("after SIGTERM: SIGKILL" in line for line in out.log_tail)
+
+
 def test_timeout_kills_the_lever_and_its_grandchild(tmp_path):
     ready = []
-    started = time.monotonic()
-    out = run(lever("hang.py", "grandchild", tmp_path=tmp_path, timeout_s=1, grace_s=2), on_event=ready.append)
-    assert (out.status, out.detail) == ("timeout", "timed out after 1 s")
+    out = run(lever("hang.py", "grandchild", tmp_path=tmp_path, timeout_s=STARTUP_S, grace_s=30),
+              on_event=ready.append)
+    assert (out.status, out.detail) == ("timeout", f"timed out after {STARTUP_S} s")
     assert out.exit_code == -signal.SIGTERM
-    assert 1 <= out.duration_s < 2.5 and time.monotonic() - started < 3
+    assert out.duration_s >= STARTUP_S and no_grace_waited(out)  # SIGTERM did it; the 30 s grace never ran out
     grandchild = ready[0]["grandchild"]
     assert isinstance(grandchild, int)
     with pytest.raises(ProcessLookupError):
         os.kill(grandchild, 0)
     assert_group_gone(out.pgid)
-    assert "[optseq] timed out after 1 s: SIGTERM to process group" in Path(out.log_path).read_text()
+    assert f"[optseq] timed out after {STARTUP_S} s: SIGTERM to process group" in Path(out.log_path).read_text()
 
 
 def test_cancel_from_another_thread():
-    launcher = Launcher(lever("hang.py", "grandchild", timeout_s=30, grace_s=2))
+    launcher = Launcher(lever("hang.py", "grandchild", timeout_s=300, grace_s=30))
     ready = threading.Event()
     grandchild = []
 
@@ -266,7 +277,7 @@ def test_cancel_from_another_thread():
         ready.set()
 
     def canceller():
-        ready.wait(10)
+        ready.wait(120)
         launcher.cancel()
 
     thread = threading.Thread(target=canceller)
@@ -274,7 +285,7 @@ def test_cancel_from_another_thread():
     out = launcher.run(on_event=on_event)
     thread.join()
     assert (out.status, out.detail) == ("cancelled", "cancelled")
-    assert out.duration_s < 5 and out.pid == launcher.pid
+    assert no_grace_waited(out) and out.pid == launcher.pid
     assert any(line.startswith("[optseq] cancelled: SIGTERM") for line in out.log_tail)
     assert dead(grandchild[0])
     assert_group_gone(out.pgid)
@@ -304,16 +315,16 @@ def test_without_pidfd_exit_is_polled(monkeypatch, tmp_path):
     monkeypatch.setattr("state.runner._pidfd", lambda pid: None)
     out = run(lever("clean.py", tmp_path=tmp_path, timeout_s=30))
     assert out.status == "succeeded" and len(out.events) == 9
-    hung = run(lever("hang.py", "grandchild", timeout_s=1, grace_s=1))
-    assert hung.status == "timeout" and hung.duration_s < 2.5
+    hung = run(lever("hang.py", "grandchild", timeout_s=1, grace_s=30))
+    assert hung.status == "timeout" and no_grace_waited(hung)
     assert_group_gone(hung.pgid)
 
 
 def test_a_child_ignoring_sigterm_dies_with_its_lever_without_waiting_out_the_grace():
     ready = []
-    out = run(lever("hang.py", "stubborn", timeout_s=1, grace_s=5), on_event=ready.append)
-    assert (out.status, out.detail, out.exit_code) == ("timeout", "timed out after 1 s", -signal.SIGTERM)
-    assert out.duration_s < 3
+    out = run(lever("hang.py", "stubborn", timeout_s=STARTUP_S, grace_s=60), on_event=ready.append)
+    assert (out.status, out.detail, out.exit_code) == ("timeout", f"timed out after {STARTUP_S} s", -signal.SIGTERM)
+    assert no_grace_waited(out)
     assert not any("left processes" in line for line in out.log_tail)  # stopped, not left behind
     with pytest.raises(ProcessLookupError):
         os.kill(ready[0]["grandchild"], 0)
@@ -355,7 +366,7 @@ def test_stdin_is_closed():
     saved = os.dup(0)
     os.dup2(r, 0)
     try:
-        out = run(lever("read_stdin.py", timeout_s=3))
+        out = run(lever("read_stdin.py", timeout_s=60))  # blocked on stdin, it would time out
     finally:
         os.dup2(saved, 0)
         for fd in (saved, r, w):
@@ -400,7 +411,7 @@ def test_lever_dies_with_a_sigkilled_parent_and_its_leftovers_can_be_recovered()
         assert not dead(lever_pid)
         parent.kill()
         parent.wait()
-        assert wait_until(lambda: dead(lever_pid), within_s=5), "PDEATHSIG did not kill the lever"
+        assert wait_until(lambda: dead(lever_pid)), "PDEATHSIG did not kill the lever"
         # The death signal is not inherited: the lever's own child is still in the group.
         assert not dead(grandchild), "the grandchild died with the lever"
         assert group_alive(pgid) and group_alive(pgid, run_id="orphan-run")
@@ -408,8 +419,8 @@ def test_lever_dies_with_a_sigkilled_parent_and_its_leftovers_can_be_recovered()
         assert not group_alive(pgid, run_id="another-run") and not kill_group(pgid, run_id="another-run")
         assert not dead(grandchild)
         assert kill_group(pgid, run_id="orphan-run")
-        assert wait_until(lambda: not group_alive(pgid), within_s=5)
-        assert wait_until(lambda: dead(grandchild), within_s=5)
+        assert wait_until(lambda: not group_alive(pgid))
+        assert wait_until(lambda: dead(grandchild))
     finally:
         parent.kill()
         parent.wait()
