@@ -32,6 +32,12 @@ test-burn: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m engine.bench all --write docs/performance.md
 
+# Store cost against history: stores of 100 / 1,000 / 10,000 real-shaped runs built through the real API,
+# status, writes, runs --json and export timed as fresh processes, into docs/performance.md (its own section)
+.PHONY: store-bench
+store-bench: $(STAMP)
+	$(BIN)/python -m state.store_bench --write docs/performance.md $(ARGS)
+
 # Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
 simulate: $(STAMP)
 	$(BIN)/python -m state.runs.simulate --write docs/performance.md

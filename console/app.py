@@ -83,7 +83,8 @@ def make_app(plan_path: Path | str, db_dir: Path | str, *, mode: str = "auto",
     """Open the plan and the store (read-only when another optseq writes) and build the app.
 
     Raises the state layer's one-line errors (PlanError, StoreError) before any screen is drawn.
-    Exports go to `export_dir`, the state directory unless told otherwise.
+    Exports go to `export_dir`, the working directory unless told otherwise (never the state
+    directory: an export may not be written there).
     """
     seq = Sequencer.open(plan_path, db_dir, mode=mode)
-    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path(db_dir))
+    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path.cwd())

@@ -77,8 +77,46 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("export", parents=[common], help="write the plan and its state as markdown")
     s.add_argument("--lang", choices=["ko", "en"], default=None)
     # a str, not a Path: Path("") is ".", and an empty -o must be refused as empty
-    s.add_argument("-o", "--output", default=None, help="write to this file (its directory must exist)")
+    s.add_argument("-o", "--output", default=None,
+                   help="write to this file (its directory must exist, outside the state directory)")
+    s.add_argument("--force", action="store_true",
+                   help="with -o: replace the file even if an optseq export did not write it")
     return p
+
+
+PATH_ARGS = ("output",)
+"""str arguments that name files: kept as given (undecodable bytes and all) so the file system finds them."""
+
+
+def _clean_args(args: argparse.Namespace) -> None:
+    """Make every text argument storable: bytes that are not UTF-8 become U+FFFD.
+
+    Python hands such bytes over as lone surrogates (surrogateescape), which no UTF-8 file can hold:
+    a criterion's evidence or a rationale carrying one would fail the store's write. File paths
+    (--plan, --db and validate's file: Path objects; -o) are left alone, so that they name the file
+    the user named; none is stored as text (a --db path that is not UTF-8 is refused in main: runs
+    record paths under it).
+    """
+    from state.text import clean_text
+
+    for name, value in vars(args).items():
+        if isinstance(value, str) and name not in PATH_ARGS:
+            setattr(args, name, clean_text(value, undecoded=True))
+
+
+def _unstorable_path(path: Path) -> bool:
+    from state.text import clean_text
+
+    return clean_text(str(path)) != str(path)
+
+
+def _safe_output() -> None:
+    # a path with undecodable bytes, or old stored text, must print (escaped) rather than crash
+    # `status`/`export`; stderr already does this by default
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError, OSError):
+        pass
 
 
 def _fail(message: str, code: int = BAD_INPUT) -> int:
@@ -87,7 +125,9 @@ def _fail(message: str, code: int = BAD_INPUT) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _safe_output()
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    _clean_args(args)
     plan_path = getattr(args, "plan", None) or default_plan()
     db = getattr(args, "db", None) or default_db()
     from state.plan import PlanError
@@ -97,6 +137,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "validate":
             return _validate(args.plan_file or plan_path)
+        if _unstorable_path(db):
+            # the store records paths under its directory (run logs, samples): they must be storable text
+            from state.text import clean_text
+
+            return _fail(f"state directory {clean_text(str(db), undecoded=True)}: its path is not valid UTF-8 "
+                         "(runs record paths under it); give --db another directory")
+        if getattr(args, "force", False) and args.output is None:
+            return _fail("export --force only applies with -o FILE")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
         if args.run is None and args.command is None:
@@ -125,7 +173,10 @@ def _validate(path: Path) -> int:
 def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
     from state.sequencer import Sequencer
 
-    with Sequencer.open(plan_path, db, mode="write" if write else "auto") as seq:
+    def waiting(text: str) -> None:
+        print(f"optseq: {text}", file=sys.stderr, flush=True)
+
+    with Sequencer.open(plan_path, db, mode="write" if write else "auto", on_wait=waiting) as seq:
         for warning in seq.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
         if args.run is not None:
@@ -159,7 +210,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
                 from state.export_file import ExportTargetError, write_export
 
                 try:
-                    written = write_export(args.output, text, db)
+                    written = write_export(args.output, text, db, force=args.force)
                 except ExportTargetError as exc:
                     return _fail(str(exc))
                 print(f"wrote {written}")

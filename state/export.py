@@ -12,6 +12,8 @@ from state.labels import MARKS, labels
 from state.machine import DECIDED, MARK, LeverModel, PlanMachine
 from state.plan import Lever, Plan
 
+HISTORY_PER_LEVER = 10
+"""Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
 FAN_WIDTH = 100
 """Widest line (display columns) a row of sibling leaves may take before they are listed vertically."""
 FAN_GAP = 3
@@ -35,9 +37,158 @@ def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | No
     return _Doc(plan, machine, records or {}, labels(lang or plan.lang)).render(today)
 
 
-def cell(text: str) -> str:
-    """Text made safe for one markdown table cell."""
-    return text.replace("|", r"\|").replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+# -- making text safe to write ------------------------------------------------------------------------------
+# Every text field the doc writes (plan text and stored text alike) is made safe once, by the writer
+# of the place it lands: a table cell, a list item, a paragraph or a heading (a code span inside
+# those), a fenced block, or a Mermaid label. Plan text is the doc's own markdown, so its inline
+# markup (bold, code spans) stays; what no field may do is open raw HTML or an entity, or change the
+# doc's block structure (start a heading, quote, list, table, fence or rule on a line of its own, or
+# close a fence).
+
+MARKER = "<!-- optseq export -->"
+"""The last line of every export (`<!-- optseq export DATE -->` with a date): a file without it on its
+last line was not written by optseq, and export_file will not replace it unforced."""
+_MARKER_LINE = re.compile(r"<!-- optseq export(?: [^\n]*)? -->")
+
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters (not tab, newline) and lone surrogates: nothing a doc should hold; U+FFFD instead."""
+_MARKUP = re.compile(r"(\\*)(<(?=[A-Za-z/!?])|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{0,31};))")
+"""What would open raw HTML (a tag, closing tag, comment, declaration, processing instruction,
+autolink) or spell an entity, with the backslashes right before it."""
+_TICKS = re.compile("`+")
+_LIST_ITEM = re.compile(r"(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]+|$)")
+_ORDERED = re.compile(r"[0-9]{1,9}(?=[.)](?:[ \t]|$))")
+_RULE = re.compile(r"[-*_=+ \t]+")
+"""A line of only these is a thematic break or a setext underline (which would make the line above a heading)."""
+_LINK_DEF = re.compile(r"\[[^\]]*\]:")
+_MERMAID = {"#": "#35;", '"': "#quot;", "`": "#96;", "<": "#60;", ">": "#62;", "&": "#38;", "|": "#124;"}
+"""Mermaid entity codes, put in one pass: a quoted label can then neither end early, turn into a markdown
+string (a backtick), carry HTML (labels are rendered as HTML), split an edge label, nor spell an entity code
+of its own (`#`)."""
+
+
+def marker(day: str | None = None) -> str:
+    """The export's last line; a date is kept to what cannot end the comment early."""
+    if day is None:
+        return MARKER
+    day = re.sub(r"-{2,}", "-", _one_line(str(day)).replace("<", "").replace(">", "")).strip()
+    return f"<!-- optseq export {day} -->" if day else MARKER
+
+
+def is_export(text: str) -> bool:
+    """Whether `text` (a file's content, or its tail) ends with an export's marker line."""
+    last = text.rstrip().rpartition("\n")[2].strip()
+    return bool(_MARKER_LINE.fullmatch(last))
+
+
+def _plain(text) -> str:
+    """str(text) with one kind of newline, and U+FFFD for control characters and lone surrogates."""
+    return _UNPRINTABLE.sub("\ufffd", str(text).replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def _one_line(text) -> str:
+    """_plain text on one line: newlines and tabs become spaces (labels, headings, code spans)."""
+    return re.sub(r"[ \t]*[\n\t][ \t]*", " ", _plain(text))
+
+
+def _html(text: str) -> str:
+    """Text with no raw HTML or entity left: a `<` that would open a tag, comment or autolink is
+    written `&lt;`, an `&` that would spell an entity `&amp;`; any other `<`, `>` or `&` stays.
+
+    Everywhere, code spans included: renderers disagree on where a span ends (across lines, after an
+    escaped backtick), and text a renderer reads outside a span must not be live HTML there. The cost
+    is that such a `<` inside a code span shows as `&lt;`. A `<` the text escaped itself (`\\<`) means
+    a literal `<` already: its backslash goes, or it would escape the `&` of `&lt;` and show it.
+    """
+    def escape(m: re.Match) -> str:
+        slashes = m.group(1)[:len(m.group(1)) // 2 * 2]
+        return slashes + ("&lt;" if m.group(2) == "<" else "&amp;")
+
+    return _MARKUP.sub(escape, text)
+
+
+def _line_start(body: str, lists: bool = False) -> str:
+    """`body` (no leading blanks) made unable to open a block where it starts a line.
+
+    `#` (heading), `>` (quote), `|` (table row), `=`, a rule, a list marker, `1.`, a fence and a link
+    definition are backslash-escaped; a backslash escape renders as the character. (An HTML block
+    needs a `<` that _html leaves as none.)
+    With `lists`, a list item with content is kept (plan prose writes its reasons as sub-bullets) and
+    its content is checked in turn.
+    """
+    if not body:
+        return body
+    item = _LIST_ITEM.match(body)
+    if lists and item and body[item.end():].strip():
+        return body[:item.end()] + _line_start(body[item.end():])
+    if body.startswith(("```", "~~~")) or body[0] in "#>|=" or _RULE.fullmatch(body) or _LINK_DEF.match(body):
+        return "\\" + body
+    if body[0] in "-+*" and item:
+        return "\\" + body
+    ordered = _ORDERED.match(body)
+    if ordered:
+        return body[:ordered.end()] + "\\" + body[ordered.end():]
+    return body
+
+
+def _block(text: str, indent: str = "", prose: bool = False) -> str:
+    """Text that lands where a line starts (a list item's content, a paragraph), kept to that block.
+
+    Every line is made unable to open a block of its own (see _line_start) and HTML is escaped (see
+    _html). Blank lines would end the block, so they go, and so do the lines' own indents;
+    continuation lines get `indent`. `prose` is the plan's
+    own paragraphs (intro, reasons): their blank lines (one at a time), indents and indented
+    sub-bullets stay.
+    """
+    lines = _plain(text).split("\n")
+    out: list[str] = []
+    for line in lines:
+        body = line.lstrip(" \t")
+        if not body:
+            if prose and out and out[-1]:
+                out.append("")
+            continue
+        lead = line[:len(line) - len(body)] if prose and out else ""
+        # the plan's reasons keep their indented sub-bullets (`   - …`, as the seed writes them); no line
+        # of any field starts a list at its first column
+        out.append(lead + _line_start(body, lists=bool(lead)).rstrip())
+    while out and not out[-1]:
+        out.pop()
+    return _html("\n".join(line and indent + line for line in out).removeprefix(indent))
+
+
+def cell(text) -> str:
+    """Text made safe for one markdown table cell: no raw HTML, `|` escaped, newlines as `<br>`."""
+    escaped = _html(_plain(text))
+    # a backslash right before a `|` would escape the `\` of `\|` instead: doubled, it stays a backslash
+    escaped = re.sub(r"(\\*)\|", lambda m: m.group(1) * 2 + "\\|", escaped)
+    return escaped.replace("\n", "<br>")
+
+
+def code(text) -> str:
+    """A code span holding `text`: fenced by a backtick run longer than any inside, padded where a
+    backtick or a space at an end would otherwise be read as part of the fence or trimmed. A newline
+    would end the span's line in a list item or paragraph, so it shows as ␤. (HTML is escaped where
+    the span lands, as everywhere.)"""
+    text = _UNPRINTABLE.sub("\ufffd", str(text).replace("\r\n", "\n").replace("\r", "\n")).replace("\n", "␤")
+    fence = "`" * (max((len(m.group()) for m in _TICKS.finditer(text)), default=0) + 1)
+    if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()):
+        text = f" {text} "
+    return f"{fence}{text}{fence}"
+
+
+def fenced(lines: list[str], info: str = "") -> list[str]:
+    """A fenced code block around `lines`, its fence longer than any backtick run inside, so no line closes it."""
+    longest = max((len(m.group()) for line in lines for m in _TICKS.finditer(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, *lines, fence]
+
+
+def heading(level: int, text) -> str:
+    """An ATX heading on one line; a trailing run of `#` (which would be read as its closing) is escaped."""
+    body = _html(_one_line(text).strip())
+    body = re.sub(r"(^|[ \t])(#+[ \t]*)$", lambda m: m.group(1) + "\\" + m.group(2), body)
+    return "#" * level + " " + body
 
 
 def short_name(lever: Lever) -> str:
@@ -60,6 +211,10 @@ class Node:
     children: list["Node"] = field(default_factory=list)
     branch: bool = False
 
+    def __post_init__(self) -> None:
+        # a newline or tab in a label would break the tree's geometry (and its fence's lines)
+        self.label, self.suffix = _one_line(self.label), _one_line(self.suffix)
+
     @property
     def text(self) -> str:
         return self.label + self.suffix
@@ -76,9 +231,9 @@ class _Doc:
     def render(self, today) -> str:
         parts = [self.head(), self.table(), self.graph(), self.order(), self.status(), self.points(),
                  self.results()]
-        if today is not None:
-            day = today.isoformat() if isinstance(today, dt.date) else str(today)
-            parts.append(f"<!-- {self.w['exported'].format(date=day)} -->")
+        # always last, dated or not: the mark export_file looks for before it replaces a file
+        day = None if today is None else today.isoformat() if isinstance(today, dt.date) else str(today)
+        parts.append(marker(day))
         return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
     # -- what a lever is now, in words ---------------------------------------------------------
@@ -190,19 +345,19 @@ class _Doc:
 
     # -- 1. title and the pending-levers table -------------------------------------------------------------
     def head(self) -> str:
-        return f"# {self.plan.title}" + (f"\n\n{self.plan.intro}" if self.plan.intro else "")
+        return heading(1, self.plan.title) + (f"\n\n{_block(self.plan.intro, prose=True)}" if self.plan.intro else "")
 
     def table(self) -> str:
         w = self.w
         rows = list(dict.fromkeys(self.plan.table))
         rows += [lever.id for lever in self.plan.levers if lever.id not in rows
                  and self.model(lever.id).state not in ("blocked", "closed", *DECIDED)]
-        lines = [f"## {w['pending']}", "",
+        lines = [heading(2, w['pending']), "",
                  f"| {w['col_lever']} | {w['col_plan']} | {w['col_state']} |", "| --- | --- | --- |"]
         for lever_id in rows:
             lever, model = self.plan.lever(lever_id), self.model(lever_id)
             if model.plan_doc:
-                where = f"`{model.plan_doc}`" + (f" ({lever.plan_note})" if lever.plan_note else "")
+                where = code(model.plan_doc) + (f" ({lever.plan_note})" if lever.plan_note else "")
             else:
                 where = lever.plan_note or w["no_plan"]
             state = self.plan_words(lever_id, lever.status)
@@ -211,11 +366,11 @@ class _Doc:
 
     # -- 2. dependency graph -------------------------------------------------------------------------------
     def graph(self) -> str:
-        lines = [f"## {self.w['graph']}"]
+        lines = [heading(2, self.w['graph'])]
         tree = self.tree()
         if tree:
-            lines += ["", "```", *tree, "```"]
-        lines += ["", "```mermaid", *self.mermaid(), "```"]
+            lines += ["", *fenced(tree)]
+        lines += ["", *fenced(self.mermaid(), "mermaid")]
         return "\n".join(lines)
 
     def node_text(self, lever_id: str) -> tuple[str, str]:
@@ -265,10 +420,11 @@ class _Doc:
             branches = criteria.branches if criteria else ()
             for branch in branches:
                 under = [build(kid) for kid, outcome in kids if outcome == branch.outcome]
-                text = branch.label
+                label = _one_line(branch.label)
+                text = label
                 if self.model(lid).outcome == branch.outcome:
                     text += " " + self.w["taken"]
-                if len(under) == 1 and branch.label.endswith(under[0].label):
+                if len(under) == 1 and label.endswith(under[0].label):
                     # the branch's label already names its one lever (`PASS → port 작업`): one line for both
                     node.children.append(Node(text, under[0].suffix, under[0].children, branch=True))
                 else:
@@ -323,18 +479,18 @@ class _Doc:
 
     # -- 3. order, 4. status, 5. decision points -----------------------------------------------------------------
     def order(self) -> str:
-        lines = [f"## {self.w['order']}"]
+        lines = [heading(2, self.w['order'])]
         for i, item in enumerate(self.plan.order, 1):
             done = bool(item.levers) and all(self.model(l).state in DECIDED for l in item.levers)
-            head = f"**{i}. {item.title}**" + (f" {MARKS['done']}" if done else "")
-            lines += ["", head + (f" — {item.text}" if item.text else "")]
+            head = f"**{i}. {_one_line(item.title)}**" + (f" {MARKS['done']}" if done else "")
+            lines += ["", _block(head + (f" — {item.text}" if item.text else ""), prose=True)]
         return "\n".join(lines)
 
     def status(self) -> str:
         latest = max((r for recs in self.records.values() for r in recs if r.get("at")),
                      key=lambda r: (r.get("seq", 0), str(r.get("at"))), default=None)
         day = _day(latest["at"]) if latest else self.plan.as_of.isoformat()
-        lines = [f"## {self.w['status'].format(date=day)}", ""]
+        lines = [heading(2, self.w['status'].format(date=day)), ""]
         listed = set()
         for item in self.plan.status:
             lever = self.plan.lever(item.lever)
@@ -360,7 +516,7 @@ class _Doc:
             point = event.get("point", event.get("id"))
             if point not in fired or event.get("seq", 0) >= fired[point].get("seq", 0):
                 fired[point] = event
-        lines = [f"## {self.w['points']}", "", self.w["points_intro"]]
+        lines = [heading(2, self.w['points']), "", self.w["points_intro"]]
         for point in self.plan.decision_points:
             text = point.text
             if point.id in fired:
@@ -395,21 +551,28 @@ class _Doc:
                 cells = self.stats_cells(stats) if stats else ["—"] * 5
                 rows.append([lever.title, w["inconclusive"], *cells, _day(run.get("ended") or run.get("at")),
                              w["auto"], self.inconclusive_text(model)])
-            if lever.prior and model.decision_seq != 0:
-                history.append((0, lever, lever.prior.outcome, {"source": "plan"}))
+            past = [(0, lever, lever.prior.outcome, {"source": "plan"})] if lever.prior and model.decision_seq != 0 \
+                else []
             for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
                 if r.get("superseded") or r.get("id") in replaced or r.get("seq") != model.decision_seq:
-                    history.append((r.get("seq", 0), lever, r.get("outcome"), r))
-        lines = [f"## {w['results']}", ""]
+                    past.append((r.get("seq", 0), lever, r.get("outcome"), r))
+            if len(past) > HISTORY_PER_LEVER:
+                # a doc that lists every decision of a long-lived store is read by nobody: the newest, and a count
+                earlier = len(past) - HISTORY_PER_LEVER
+                past = [(0, lever, None, {"earlier": earlier})] + past[-HISTORY_PER_LEVER:]
+            history += past
+        lines = [heading(2, w['results']), ""]
         if rows:
             head = [w[k] for k in ("col_lever", "col_outcome", "col_metric", "col_ratio", "col_ci", "col_n", "col_p",
                                    "col_date", "col_source", "col_note")]
             lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
             lines += ["| " + " | ".join(cell(str(c)) for c in row) + " |" for row in rows]
         if history:
-            lines += (["", f"### {w['history']}", ""] if rows else [f"### {w['history']}", ""])
+            lines += (["", heading(3, w['history']), ""] if rows else [heading(3, w['history']), ""])
             gone = self.superseded_reasons()
-            lines += [_bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}"
+            lines += [_bullet(f"{lever.title}: " + w["history_more"].format(n=record["earlier"], lever=lever.id))
+                      if "earlier" in record else
+                      _bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}"
                               + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
                                  if record.get("id") in gone else ""))
                       for _, lever, outcome, record in history]
@@ -508,13 +671,14 @@ def _mermaid_id(kind: str, ident: str) -> str:
     return f"{lead}x_{spelt}"
 
 
-def _mermaid_text(text: str) -> str:
-    return text.replace('"', "#quot;").replace("\n", " ")
+def _mermaid_text(text) -> str:
+    """A quoted Mermaid label's text: on one line, with the characters in _MERMAID as entity codes."""
+    return "".join(_MERMAID.get(c, c) for c in _one_line(text))
 
 
-def _bullet(text: str) -> str:
-    """A list item; continuation lines of multi-line text stay inside it."""
-    return "- " + text.replace("\r\n", "\n").replace("\n", "\n  ")
+def _bullet(text) -> str:
+    """A list item; continuation lines of multi-line text stay inside it and open no block of their own."""
+    return "- " + _block(text, indent="  ")
 
 
 def _number(value) -> float | None:

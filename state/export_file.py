@@ -6,29 +6,48 @@ import secrets
 import stat
 from pathlib import Path
 
-from state.lock import HOLDER_NAME, LOCK_NAME
+from state.export import MARKER, is_export
 from state.store import DB_NAME, RUNS_DIR
+from state.store.locks import HOLDER_NAME, LOCK_NAME
 
 STORE_FILES = (DB_NAME, LOCK_NAME, HOLDER_NAME)
 """Files of the state directory an export must never replace (their temp files, `.NAME.*.tmp`, neither)."""
+
+
+TAIL_BYTES = 4096
+"""How much of an existing file's end is read to find the export marker on its last line."""
 
 
 class ExportTargetError(ValueError):
     """An export target refused, with nothing written; str() is the one line shown to the user."""
 
     def __init__(self, path: str, problem: str):
+        self.path = path
         super().__init__(f"cannot export to {_show(path) if path else repr(path)}: {problem}")
 
 
-def write_export(path: str | os.PathLike, text: str, store_dir: str | os.PathLike | None = None) -> Path:
+class NotAnExport(ExportTargetError):
+    """The target exists and an optseq export did not write it: replaced only when forced (--force, or a
+    yes in the console's confirmation)."""
+
+    def __init__(self, path: str, hint: str = "pass --force to replace it"):
+        super().__init__(path, f"the file exists and is not an optseq export (its last line is not "
+                               f"{MARKER}); {hint}")
+
+
+def write_export(path: str | os.PathLike, text: str, store_dir: str | os.PathLike | None = None, *,
+                 force: bool = False) -> Path:
     """Write `text` to the file `path` (temp file beside it, fsync, os.replace) and return `path`.
 
     Refuses an empty path, a directory, anything but a regular file, a missing directory (none is
-    created) and the store's own files; on any failure the temp file is removed and the target is
-    left as it was.
+    created), anything in the state directory, and, unless `force`, an existing file that is not an
+    optseq export (NotAnExport; an empty file holds nothing to lose and is replaced); on any failure
+    the temp file is removed and the target is left as it was.
     """
     raw = os.fspath(path)
     target = check_target(raw, store_dir)
+    if not force:
+        _ours_or_new(raw, target)
     data = text.encode("utf-8")
     mode = None
     if target.exists():
@@ -98,6 +117,28 @@ def _not_the_store(raw: str, real: Path, store: Path) -> None:
     if real == store or own or real == runs or runs in real.parents:
         raise ExportTargetError(raw, f"is one of the store's own files (state directory {_show(store)}); "
                                      "export elsewhere")
+    # not even beside them, forced or not: the state directory is optseq's, and a file dropped there
+    # could shadow one the store adds later (its layout is not the user's to plan around)
+    if store in real.parents:
+        raise ExportTargetError(raw, f"is in the state directory {_show(store)}; export elsewhere")
+
+
+def _ours_or_new(raw: str, target: Path) -> None:
+    """Pass a missing or empty target, or one whose last line is the export marker; else NotAnExport."""
+    try:
+        with open(target, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return
+            f.seek(max(0, size - TAIL_BYTES))
+            tail = f.read(TAIL_BYTES)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ExportTargetError(raw, f"cannot read it to check it is an optseq export "
+                                     f"({exc.strerror or exc}); pass --force to replace it") from None
+    if not is_export(tail.decode("utf-8", errors="replace")):
+        raise NotAnExport(raw)
 
 
 def _fsync_dir(directory: Path) -> None:

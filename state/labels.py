@@ -18,6 +18,7 @@ LABELS: dict[str, dict[str, str]] = {
         "points_intro": "언제 이 doc 다시 보는가:",
         "results": "측정 결과",
         "history": "이전 결정",
+        "history_more": "이전 결정 {n}건 더 (`optseq runs {lever}`)",
         "nothing_measured": "아직 측정 결과 없음.",
         # results table
         "col_outcome": "결과",
@@ -79,6 +80,7 @@ LABELS: dict[str, dict[str, str]] = {
         "points_intro": "When to revisit this doc:",
         "results": "Results",
         "history": "History",
+        "history_more": "{n} earlier decisions (`optseq runs {lever}`)",
         "nothing_measured": "Nothing measured yet.",
         "col_outcome": "Outcome",
         "col_metric": "Metric",

@@ -13,6 +13,7 @@ from transitions import Machine, MachineError
 
 from state import gates
 from state.plan import KINDS, Lever, Plan
+from state.run_index import RunIndex
 
 STATES = ["unplanned", "blocked", "ready", "running", "measured",
           "adopted", "rejected", "deferred", "decided", "stale", "closed"]
@@ -109,8 +110,11 @@ class PlanMachine:
         self.plan = plan
         self.facts = {fact.id: fact.value for fact in plan.facts}
         self.models: dict[str, LeverModel] = {}
-        self.run_infra: dict = {}
-        """run id -> the infra (stack) it was measured on: who goes stale when a lever leaves the stack."""
+        self.runs = RunIndex()
+        """What the runs left: the stack each evidence run was measured on (who goes stale when a lever
+        leaves the stack), each lever's latest runs, the newest code hash."""
+        self.fired: dict[str, str] = {}
+        """decision point id -> when it fired."""
         self.last_device: str | None = None
         self.effects: list[dict] = []
         """Derived events of the record being applied (stale, superseded), for the store to keep."""
@@ -260,6 +264,8 @@ class PlanMachine:
     def _event(self, record: dict) -> None:
         kind = record.get("type")
         model = self.models.get(record.get("lever", ""))
+        if kind == "decision_point" and record.get("point"):
+            self.fired[record["point"]] = record.get("at")
         if kind == "plan" and model is not None:
             model.plan_doc = record["path"]
             if model.state == "unplanned":
@@ -270,8 +276,9 @@ class PlanMachine:
 
     def _run(self, record: dict) -> None:
         model = self.models[record["lever"]]
-        if record.get("id") is not None:
-            self.run_infra[record["id"]] = record.get("infra") or {}
+        self.runs.started(record)
+        if record.get("status") not in ("running", "queued"):
+            self.runs.ended(record)
         if model.state not in RUNNABLE:
             return  # a run of a lever whose state moved on (e.g. closed) stays in history only
         model.start()
@@ -285,8 +292,10 @@ class PlanMachine:
         Returns the derived events, as `apply` does."""
         self.effects = []
         model = self.models[lever_id]
+        final = dict(record or {}, status=status, lever=lever_id)
+        self.runs.ended(final)
         if model.state == "running":
-            self._ended(model, dict(record or {}, status=status), status, verdict)
+            self._ended(model, final, status, verdict)
         effects, self.effects = self.effects, []
         return effects
 
@@ -425,7 +434,7 @@ class PlanMachine:
         """The first evidence run of `model`'s decision whose stack held `gone` (its adoption or its config)."""
         experiment = self.models[gone].lever.kind == "experiment"
         for run_id in (model.decision or {}).get("runs") or []:
-            infra = self.run_infra.get(run_id)
+            infra = self.runs.infra(run_id)
             if infra is None:
                 continue
             if gone in (infra.get("adopted") or ()):

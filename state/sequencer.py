@@ -9,9 +9,11 @@ from pathlib import Path
 
 from state import gates
 from state import plan as plan_mod
+from state import snapshot
 from state.machine import DECIDED, PlanMachine, TransitionRefused
 from state.plan import Plan
 from state.store import Store
+from state.store.store import FINAL
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
@@ -22,6 +24,14 @@ class InputError(Exception):
 
 
 class Sequencer:
+    """The plan, the store and the lever machine, kept in step.
+
+    The machine starts from the store's snapshot and replays only what was committed after it (the
+    whole history only when there is no snapshot of this plan). Every write is one short store
+    transaction that first catches up with what other processes committed, so a console, a shell's
+    `record` and lever runs in other shells all work on one store at once.
+    """
+
     def __init__(self, plan: Plan, store: Store):
         self.plan = plan
         self.store = store
@@ -29,14 +39,16 @@ class Sequencer:
         """Held around every store access: the console reads on its UI thread while a run writes."""
         self.warnings: list[str] = []
         self._depth = 0
-        self.machine = self._replay()
+        self._synced: dict[str, int] = {}
+        """The journals' ends the machine reflects."""
+        self.machine = self._load()
         if not self.readonly:
-            self._reap_interrupted()
+            self._recover()
 
     @classmethod
-    def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto") -> "Sequencer":
+    def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto", on_wait=None) -> "Sequencer":
         plan = plan_mod.load(plan_path)
-        store = Store.open(Path(db_dir), mode=mode)
+        store = Store.open(Path(db_dir), mode=mode, on_wait=on_wait)
         try:
             return cls(plan, store)
         except BaseException:
@@ -58,39 +70,79 @@ class Sequencer:
 
     # -- replay ----------------------------------------------------------------------------
     def records(self) -> dict[str, list[dict]]:
+        """Every stored record of the tables that drive the machine (reads the whole history)."""
         return {table: self.store.all(table) for table in REPLAYED}
+
+    def _load(self) -> PlanMachine:
+        saved = self.store.snapshot()
+        machine = snapshot.load(self.plan, (saved or {}).get("data"))
+        if machine is None:
+            self._synced = self.store.ends()
+            return self._replay()
+        self.machine, self._synced = machine, dict(saved.get("ends") or {})
+        self._catch_up()
+        return machine
 
     def _replay(self) -> PlanMachine:
         machine = PlanMachine(self.plan)
         rows = [(r["seq"], table, r) for table, recs in self.records().items() for r in recs]
         for _, table, record in sorted(rows, key=lambda row: row[0]):
-            lever = record.get("lever")
-            if lever is not None and not self.plan.has_lever(lever):
-                self.warnings.append(f"{table} record {record.get('id')} names lever {lever!r}, "
-                                     f"which the plan no longer has; kept in history, ignored")
-                continue
-            if table == "facts" and not any(f.id == record.get("name") for f in self.plan.facts):
-                self.warnings.append(f"fact {record.get('name')!r} is not in the plan; ignored")
-                continue
-            try:
-                machine.apply(table, record)
-            except Exception as exc:  # a record the current plan cannot replay must not lose the rest
-                self.warnings.append(f"{table} record {record.get('id')} could not be replayed: {exc}")
+            if self._known(table, record):
+                self._apply_quietly(machine, table, record)
         return machine
 
-    def reload(self) -> None:
-        """Re-read the store (a read-only console following a writer)."""
+    def _known(self, table: str, record: dict) -> bool:
+        lever = record.get("lever")
+        if lever is not None and not self.plan.has_lever(lever):
+            self.warnings.append(f"{table} record {record.get('id')} names lever {lever!r}, "
+                                 f"which the plan no longer has; kept in history, ignored")
+            return False
+        if table == "facts" and not any(f.id == record.get("name") for f in self.plan.facts):
+            self.warnings.append(f"fact {record.get('name')!r} is not in the plan; ignored")
+            return False
+        return True
+
+    def _apply_quietly(self, machine: PlanMachine, table: str, record: dict) -> None:
+        try:
+            machine.apply(table, record)
+        except Exception as exc:  # a record the current plan cannot replay must not lose the rest
+            self.warnings.append(f"{table} record {record.get('id')} could not be replayed: {exc}")
+
+    def _catch_up(self) -> None:
+        """Apply what was committed after the ends the machine reflects, line by line as it happened.
+
+        Their derived events are already stored by whoever wrote them, so what this derives is dropped.
+        """
+        for table, line in self.store.since(self._synced):
+            fields = line.get("r") or {}
+            if line["op"] == "u":
+                lever = self.machine.runs.lever_of(line["id"]) if table == "runs" else None
+                if lever is not None and fields.get("status") in FINAL:
+                    self.machine.run_ended(lever, fields["status"], fields.get("verdict"),
+                                           {"id": line["id"], **fields})
+                continue
+            record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
+            if self._known(table, record):
+                self._apply_quietly(self.machine, table, record)
+        self._synced = self.store.ends()
+
+    def reload(self) -> bool:
+        """Follow other processes: catch up with what they committed. True when something had changed."""
         with self.lock:
-            self.store.reload()
-            self.warnings = []
-            self.machine = self._replay()
+            if not self.store.refresh():
+                return False
+            self._catch_up()
+            return True
+
+    refresh = reload
 
     # -- writes ------------------------------------------------------------------------------
-    def _reap_interrupted(self) -> None:
-        """A run left `interrupted` may still have children if optseq died hard: end its group."""
+    def _recover(self) -> None:
+        """Runs the store found in flight with their process gone are `interrupted` now (their records came in
+        with the catch-up): end whatever their groups left running."""
         from state import runner
 
-        for run in self.store.find("runs", status="interrupted"):
+        for run in self.store.recovered:
             pgid = run.get("pgid")
             # the run id check keeps a recycled pgid of someone else's safe
             if pgid and runner.group_alive(pgid, run_id=str(run["id"])):
@@ -98,20 +150,31 @@ class Sequencer:
 
     @contextmanager
     def writing(self):
-        """One atomic store write for everything inside, then the levers snapshot."""
+        """One store transaction for everything inside: catch up, write, then keep the machine's snapshot."""
         if self.readonly:
-            from state.lock import describe
-
-            raise InputError(f"the store is read-only: {describe(getattr(self.store, 'holder', None))} "
-                             f"holds it; stop that optseq first")
-        with self.lock, self.store.batch():
-            self._depth += 1
+            raise InputError(f"the store {self.store.directory} is read-only here (opened to read, or the "
+                             "directory is not writable)")
+        with self.lock:
+            outer = self._depth == 0
             try:
-                yield
-            finally:
-                self._depth -= 1
-            if self._depth == 0:
-                self._snapshot()
+                with self.store.batch():
+                    if outer:
+                        self._catch_up()
+                    self._depth += 1
+                    try:
+                        yield
+                    finally:
+                        self._depth -= 1
+                    if outer:
+                        self._keep_snapshot()
+            except BaseException:
+                if outer:
+                    # the store rolled back: so must the machine, which took the records as they came
+                    self.store.reload()
+                    self.machine = self._load()
+                raise
+            if outer:
+                self._synced = self.store.ends()
 
     def append(self, table: str, record: dict) -> dict:
         stored = self.store.append(table, record)
@@ -125,10 +188,8 @@ class Sequencer:
         for event in derived:
             self.store.append("events", event)
 
-    def run_ended(self, lever_id: str, status: str, verdict: str | None = None) -> None:
-        """A live run's final record is written: move the lever as that record does on replay."""
-        mine = self.store.find("runs", lever=lever_id)
-        record = max(mine, key=lambda r: r["seq"]) if mine else {}
+    def run_ended(self, lever_id: str, status: str, verdict: str | None = None, record: dict | None = None) -> None:
+        """A live run's final record (`record`, with its id) is written: move the lever as it does on replay."""
         self._keep(self.machine.run_ended(lever_id, status, verdict, record))
 
     def fire_points(self, table: str, record: dict) -> None:
@@ -138,13 +199,16 @@ class Sequencer:
             return
         for point in self.plan.decision_points:
             if point.lever == record.get("lever") and point.on == trigger:
-                self.store.append("events", {"type": "decision_point", "point": point.id, "lever": point.lever,
-                                             "reopens": list(point.reopens), "text": point.text})
+                fired = self.store.append("events", {"type": "decision_point", "point": point.id,
+                                                     "lever": point.lever, "reopens": list(point.reopens),
+                                                     "text": point.text})
+                self.machine.fired[point.id] = fired["at"]
 
-    def _snapshot(self) -> None:
+    def _keep_snapshot(self) -> None:
         for view in self.lever_views():
             self.store.upsert("levers", "lever", {"lever": view["id"], **{k: view[k] for k in
                                                   ("state", "outcome", "stale", "why_blocked")}})
+        self.store.put_snapshot(snapshot.dump(self.machine, self.plan))
 
     def lever(self, lever_id: str):
         try:
@@ -238,8 +302,27 @@ class Sequencer:
         return self.append("decisions", record)
 
     # -- runs --------------------------------------------------------------------------------
+    def hold_lever(self, lever_id: str):
+        """The lever's run lock, taken for this process; InputError naming the run that holds it elsewhere."""
+        from state.store.locks import LeverLock
+        from state.store.store import RUNS_DIR
+
+        if self.readonly:
+            raise InputError(f"the store {self.store.directory} is read-only here; nothing can run from it")
+        lock = LeverLock(self.store.directory / RUNS_DIR, lever_id)
+        held = lock.try_acquire({"lever": lever_id})
+        if held is not None:
+            raise InputError(f"{lever_id} is running in optseq pid {held.get('pid', '?')}; wait for it to end, "
+                             "or cancel it there")
+        return lock
+
     def check_runnable(self, lever_id: str) -> None:
         self.lever(lever_id)
+        if self.machine.state(lever_id) == "running":
+            run = next((a for a in self.store.active_runs() if a.get("lever") == lever_id), {})
+            where = f" in optseq pid {run['pid']}" if run.get("pid") else ""
+            raise InputError(f"{lever_id} is running{where} (run {run.get('run', '?')}); wait for it to end, "
+                             "or cancel it there")
         try:
             self.machine.check_runnable(lever_id)
         except TransitionRefused as exc:
@@ -271,12 +354,11 @@ class Sequencer:
 
     def mark_stack_changes(self, run_id: int, fp: dict) -> None:
         """A number measured on another device or torch is stale; a code change only warns (status)."""
-        runs = {r["id"]: r for r in self.store.all("runs")}
         for lever_id, model in self.machine.models.items():
             if model.state not in DECIDED or not model.decision:
                 continue
             for evidence in model.decision.get("runs") or []:
-                old = (runs.get(evidence) or {}).get("fingerprint") or {}
+                old = self.machine.runs.fingerprint(evidence)
                 reason = _stack_change(old, fp)
                 if reason and evidence != run_id:
                     self.append("events", {"type": "stale", "lever": lever_id, "reason": reason,
@@ -285,12 +367,8 @@ class Sequencer:
 
     # -- reads -------------------------------------------------------------------------------
     def lever_views(self) -> list[dict]:
+        """Every lever as status, the console and the snapshot show it; from the machine alone, never the history."""
         views = []
-        decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
-        runs = {r["id"]: r for r in self.store.all("runs")}
-        latest_code = next((r["fingerprint"]["code_hash"] for r in sorted(runs.values(), key=lambda r: r["seq"],
-                                                                          reverse=True)
-                            if (r.get("fingerprint") or {}).get("code_hash")), None)
         for lever in self.plan.levers:
             model = self.machine.models[lever.id]
             view = {
@@ -306,8 +384,7 @@ class Sequencer:
                 "code": lever.code,
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
-                "decisions": [_public(d) for d in decisions if d["lever"] == lever.id],
-                "warnings": _code_warnings(model.decision, runs, latest_code),
+                "warnings": _code_warnings(model.decision, self.machine.runs),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
                 "remeasured": _remeasured(model),
@@ -330,7 +407,7 @@ class Sequencer:
             return self._status()
 
     def _status(self) -> dict:
-        fired = {e["point"]: e["at"] for e in self.store.all("events") if e.get("type") == "decision_point"}
+        fired = self.machine.fired
         return {
             "plan": self.plan.path,
             "as_of": self.plan.as_of.isoformat(),
@@ -420,8 +497,23 @@ class Sequencer:
         from state import export
 
         with self.lock:
-            return export.render(self.plan, self.machine, self.records(), lang=lang, today=today)
+            return export.render(self.plan, self.machine, self.export_records(), lang=lang, today=today)
 
+    def export_records(self) -> dict[str, list[dict]]:
+        """What the export reads: the decisions and events in full, each lever's latest runs from the machine
+        (the runs journal, the bulk of the history, is never read)."""
+        return {"decisions": self.store.all("decisions"), "events": self.store.all("events"),
+                "criteria": self.store.all("criteria"), "facts": self.store.all("facts"),
+                "runs": self.latest_runs()}
+
+    def latest_runs(self) -> list[dict]:
+        """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""
+        runs = {}
+        for lever in self.plan.levers:
+            for record in (self.machine.runs.last_stats.get(lever.id), self.machine.runs.latest(lever.id)):
+                if record and record.get("id") is not None:
+                    runs[record["id"]] = record
+        return [runs[k] for k in sorted(runs)]
 
 def _stack_change(old: dict, new: dict) -> str | None:
     if old.get("device") and new.get("device") and old["device"] != new["device"]:
@@ -466,10 +558,11 @@ def _note(view: dict) -> str:
     return "; ".join(view["warnings"])
 
 
-def _code_warnings(decision: dict | None, runs: dict, latest_code: str | None) -> list[str]:
+def _code_warnings(decision: dict | None, runs) -> list[str]:
     """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
+    latest_code = runs.latest_code
     for run_id in (decision or {}).get("runs") or []:
-        measured = ((runs.get(run_id) or {}).get("fingerprint") or {}).get("code_hash")
+        measured = runs.fingerprint(run_id).get("code_hash")
         if measured and latest_code and measured != latest_code:
             return [f"workload code changed since run {run_id} (code hash {measured} → {latest_code})"]
     return []

@@ -27,7 +27,7 @@ def test_model_size_decision_makes_amp_stale_and_run_stale_remeasures(small_plan
     env = dict(cli_env, OPTSEQ_PLAN=str(small_plan))
 
     def optseq(*args, code=0):
-        proc = subprocess.run([*OPTSEQ, *args], env=env, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([*OPTSEQ, *args], env=env, capture_output=True, text=True, timeout=1800)
         assert code is None or proc.returncode == code, proc.stdout + proc.stderr
         return proc
 

@@ -5,9 +5,11 @@ import os
 from pathlib import Path
 
 from textual.binding import Binding
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from console.dialogs.confirm import ConfirmDialog
 from console.dialogs.criterion import CriterionDialog
 from console.dialogs.decide import DecideDialog
 from console.dialogs.export_path import ExportDialog
@@ -21,7 +23,6 @@ from console.widgets.lever_detail import LeverDetail
 from console.widgets.lever_table import LeverTable
 from console.widgets.run_panel import RunPanel
 from console.widgets.status_line import StatusLine
-from state.lock import describe
 from state.sequencer import InputError
 from state.store import StoreError
 
@@ -44,6 +45,10 @@ ACTIONS = [
 """Every action on a key; the command palette and the help screen are built from this list."""
 
 
+FOLLOW_S = 0.5
+"""How often the console looks for other processes' writes."""
+
+
 class MainScreen(Screen):
     """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
 
@@ -53,8 +58,8 @@ class MainScreen(Screen):
         super().__init__()
         self.seq = seq
         self.export_dir = export_dir
-        self.holder = describe(seq.store.holder) if seq.readonly else None
-        """Who holds the store when this console is read-only; None when it writes."""
+        self.holder = (f"{seq.store.directory} cannot be written from here" if seq.readonly else None)
+        """Why this console cannot write (an unwritable store directory); None when it writes."""
         self.panel = RunPanel(id="run-view")
         """The run panel, kept by reference: the app stops its run even after the screen is gone."""
 
@@ -75,13 +80,12 @@ class MainScreen(Screen):
     def on_mount(self) -> None:
         self.set_class(self.seq.readonly, "-readonly")
         if self.holder:
-            self.notify(f"read-only: {self.holder} holds the store; actions that write are off",
-                        severity="warning", timeout=10)
+            self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
         self.refresh_view()
         self.query_one(LeverTable).focus()
-        if self.seq.readonly:
-            # follow the writer: its runs and decisions show up here within a couple of seconds
-            self.set_interval(2.0, self._follow)
+        # other processes write to the same store (a shell's record, a run in another shell): follow them.
+        # A check is one stat of the hot file; only a change costs more.
+        self.set_interval(FOLLOW_S, self._follow)
 
     # -- what is on screen ---------------------------------------------------------------------
     @property
@@ -90,7 +94,7 @@ class MainScreen(Screen):
 
     def refresh_view(self) -> None:
         status = self.seq.status()
-        runs = self.seq.history()["runs"]
+        runs = self.seq.latest_runs()
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         running = self.panel.lever
         table = self.query_one(LeverTable)
@@ -110,8 +114,8 @@ class MainScreen(Screen):
         self.query_one(HistoryPlot).show(lever, history["runs"])
 
     def _follow(self) -> None:
-        self.seq.reload()
-        self.refresh_view()
+        if self.seq.reload():
+            self.refresh_view()
 
     def on_lever_table_highlighted(self, message: LeverTable.Highlighted) -> None:
         self.show_lever(message.lever)
@@ -136,7 +140,7 @@ class MainScreen(Screen):
     # -- actions ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in WRITES and self.seq.readonly:
-            return None  # shown, greyed out: the store belongs to another optseq
+            return None  # shown, greyed out: this console cannot write the store
         if action == "cancel_run" and not self.panel.running:
             return None
         return True
@@ -202,14 +206,23 @@ class MainScreen(Screen):
         default = self.export_dir / f"{name}.md"
         self.app.push_screen(ExportDialog(str(default), self.seq.plan.lang), self._export)
 
-    def _export(self, values: dict | None) -> None:
+    def _export(self, values: dict | None, force: bool = False) -> None:
         if not values:
             return
-        from state.export_file import ExportTargetError, write_export
+        from state.export_file import ExportTargetError, NotAnExport, write_export
 
+        target = os.path.expanduser(values["path"])
         try:
             text = self.seq.export(values["lang"])
-            path = write_export(os.path.expanduser(values["path"]), text, self.seq.store.directory)
+            path = write_export(target, text, self.seq.store.directory, force=force)
+        except NotAnExport:
+            # a file optseq did not write: replaced only on a yes; no, Escape or n keep it as it is
+            self.app.push_screen(
+                ConfirmDialog(f"{escape(target)} exists and was not written by optseq export. Replace it?",
+                              "Replace", "Keep"),
+                lambda yes: self._export(values, force=True) if yes else self.notify(
+                    f"export not written: {escape(target)} kept", severity="warning"))
+            return
         except (ExportTargetError, OSError, ValueError) as exc:
             self.notify(f"export failed: {exc}", severity="error", timeout=8)
             return

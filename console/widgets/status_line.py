@@ -1,11 +1,11 @@
-"""One line under the table: what is next, what is running, and who holds the store when read-only."""
+"""One line under the table: what is next, what is running, and why the console cannot write, if it cannot."""
 from __future__ import annotations
 
 from textual.widgets import Static
 
 
 class StatusLine(Static):
-    """`next: option_b · running: cython_bot · read-only (held by …)`, or `next: nothing to run · to do: …`;
+    """`next: option_b · running: cython_bot · read-only: …`, or `next: nothing to run · to do: …`;
     `text` is the plain line."""
 
     DEFAULT_CSS = """
@@ -25,8 +25,7 @@ class StatusLine(Static):
         if running:
             parts.append(f"running: {running}")
         if holder:
-            # the line has room for who, not since when: the full description is in the notification
-            parts.append(f"read-only: {holder.split(' (started')[0]} holds the store")
+            parts.append(f"read-only: {holder}")
         warnings = status.get("warnings") or []
         if warnings:
             parts.append(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (optseq status)")

@@ -76,16 +76,24 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     """
     control = control or RunControl()
     lever = seq.lever(lever_id)
-    with seq.lock:
-        seq.check_runnable(lever_id)
-        infra = seq.machine.infra()
-        # the baseline is the stack without this lever, also when it is re-measured after adoption
-        infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
-        with seq.writing():
-            record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
-                                         "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0})
-        run_id = record["id"]
-        run_dir = seq.store.run_dir(run_id)
+    hold = seq.hold_lever(lever_id)  # this run holds its lever, not the store: other levers run elsewhere
+    try:
+        with seq.lock:
+            with seq.writing():
+                seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
+                infra = seq.machine.infra()
+                # the baseline is the stack without this lever, also when it is re-measured after adoption
+                infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
+                record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
+                                             "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0})
+            run_id = record["id"]
+            run_dir = seq.store.run_dir(run_id)
+        return _run(seq, lever, run_id, run_dir, infra, on_event, on_log, control)
+    finally:
+        hold.release()
+
+
+def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, on_event, on_log, control: RunControl) -> RunReport:
     rule = lever.rule
     tally = _Collected(samples_file=run_dir / "samples.jsonl")
     passes = None
@@ -263,7 +271,7 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
     fields["verdict"] = verdict_name
     with seq.writing():
         seq.store.update("runs", run_id, fields)
-        seq.run_ended(lever.id, status, verdict_name)
+        seq.run_ended(lever.id, status, verdict_name, {"id": run_id, "lever": lever.id, **fields})
         seq.fire_points("runs", {"lever": lever.id, "status": status})
         notes = []
         # validation refuses before anything is written, so a refused criterion or decision

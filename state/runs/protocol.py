@@ -3,11 +3,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-__all__ = ["EVENTS", "MAX_LINE", "Transcript", "classify", "parse_line"]
+from state.text import clean_text
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape that may decode to a lone surrogate (`\\ud800`…`\\udfff`); raw bytes never do (they decode
+with replacement)."""
+
+__all__ = ["EVENTS", "MAX_LINE", "Transcript", "classify", "clean_text", "parse_line"]
 
 EVENTS = ("progress", "env", "sample", "quality", "criterion", "unavailable", "done")
 """The events DESIGN.md names; any other string "event" still passes through, unchecked."""
@@ -17,6 +24,7 @@ TAIL_LINES = 40
 TAIL_CHARS = 2000
 """A tail line is cut here: the tail is stored in the run's document, the full line stays in the log file."""
 MAX_WARNINGS = 50
+
 
 
 def parse_line(line: str | bytes) -> dict[str, Any] | None:
@@ -37,6 +45,10 @@ def classify(line: str | bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     try:
         data = json.loads(text)
+        if _SURROGATE_ESCAPE.search(text):
+            # `{"gpu": "\\ud800"}` is valid JSON but not storable text: clean it here, once, so no field
+            # (sample unit, quality name, criterion evidence, env fact, a key) reaches the store raw
+            data = clean_text(data)
     except (ValueError, RecursionError):
         # Half-written JSON, huge integers, absurd nesting: all log, none fatal.
         return None, None

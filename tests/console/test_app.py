@@ -317,28 +317,46 @@ def _palette_hits(app) -> int:
     return sum(o.option_count for o in lists) if type(app.screen).__name__ == "CommandPalette" else 0
 
 
-def test_read_only_when_another_optseq_holds_the_store(db):
+def test_a_record_from_a_shell_shows_up_in_the_open_console(db, cli_env):
     async def go():
-        with Sequencer.open(DEFAULT_PLAN, db, mode="write") as writer:
-            app = make_app(DEFAULT_PLAN, db)
-            async with app.run_test(size=SIZE) as pilot:
-                await pilot.pause()
-                assert app.seq.readonly
-                line = app.main.query_one("#status").text
-                assert line == (f"next: nothing to run · to do: julia_port: record criteria (torch_jl c4 pending) · "
-                                f"read-only: optseq pid {os.getpid()} holds the store")
-                assert any(n.message.startswith(f"read-only: optseq pid {os.getpid()} (started ")
-                           for n in app._notifications)
-                for action in ("run_selected", "record_criterion", "set_fact", "decide", "mark_plan"):
-                    assert app.main.check_action(action, ()) is None
-                assert app.main.check_action("export", ()) is True
-                titles = [c.title for c in app.get_system_commands(app.main)]
-                assert "Criterion" not in titles and "Export" in titles
-                await pilot.press("c", "f", "d")
-                assert app.screen is app.main
-                # the writer's changes show up: the read-only console follows the store
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert not app.seq.readonly
+            out = subprocess.run([*OPTSEQ, "record", "julia_port", "torch_jl", "c4", "fail"], env=cli_env,
+                                 capture_output=True, text=True, timeout=120)
+            assert out.returncode == 0, out.stderr  # the console holds no lock between its writes
+            await until(pilot, lambda: cell(app, "julia_port", "state") == "decided NO-GO", what="the record")
+            assert app.main.query_one("#status").text.startswith("next: nothing to run · to do: option_b")
+            # and the console still writes: its next write catches up with the shell's first
+            await select_lever(pilot, "option_b")
+            app.seq.write_plan("option_b", "docs/plans/option_b.md")
+            assert app.seq.machine.state("option_b") == "ready"
+
+    run(go())
+
+
+def test_a_read_only_console_keeps_its_writes_off(db):
+    Sequencer.open(DEFAULT_PLAN, db, mode="write").close()
+
+    async def go():
+        app = make_app(DEFAULT_PLAN, db, mode="read")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.seq.readonly
+            line = app.main.query_one("#status").text
+            assert line.endswith(f"read-only: {db} cannot be written from here")
+            for action in ("run_selected", "record_criterion", "set_fact", "decide", "mark_plan"):
+                assert app.main.check_action(action, ()) is None
+            assert app.main.check_action("export", ()) is True
+            titles = [c.title for c in app.get_system_commands(app.main)]
+            assert "Criterion" not in titles and "Export" in titles
+            await pilot.press("c", "f", "d")
+            assert app.screen is app.main
+            # another process's writes show up: a read-only console follows the store
+            with Sequencer.open(DEFAULT_PLAN, db, mode="write") as writer:
                 writer.set_fact("eval_dense", True)
-                await until(pilot, lambda: app.seq.status()["facts"]["eval_dense"], what="the reload")
+            await until(pilot, lambda: app.seq.status()["facts"]["eval_dense"], what="the reload")
 
     run(go())
 

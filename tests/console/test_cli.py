@@ -77,13 +77,28 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(cli_env, db, args, fra
     assert (db / "optseq.json").read_bytes() == before
 
 
-def test_second_writer_fails_fast_naming_the_holder(cli_env, db, plan_path):
+def test_a_write_beside_an_open_writer_goes_through(cli_env, db, plan_path):
     from state.sequencer import Sequencer
 
-    with Sequencer.open(plan_path, db, mode="write"):
-        proc = optseq(cli_env, "fact", "eval_dense", "true", check_code=2)
-        assert "pid" in proc.stderr and "Traceback" not in proc.stderr
-        assert status(cli_env)["readonly"] is True  # readers still get in
+    with Sequencer.open(plan_path, db, mode="write") as console:
+        optseq(cli_env, "fact", "eval_dense", "true", check_code=0)
+        assert console.reload() and console.status()["facts"]["eval_dense"] is True
+        assert status(cli_env)["readonly"] is False
+
+
+def test_a_write_meeting_a_held_lock_waits_then_names_the_holder(cli_env, db):
+    from tests.state.test_store import spawn_holder
+
+    holder = spawn_holder(db)
+    try:
+        proc = optseq(dict(cli_env, OPTSEQ_LOCK_WAIT_S="0.6"), "fact", "eval_dense", "true", check_code=2)
+    finally:
+        holder.kill()
+        holder.wait()
+    waiting, refused = proc.stderr.strip().splitlines()
+    assert waiting.startswith(f"optseq: waiting for optseq pid {holder.pid} (started ")
+    assert refused.startswith(f"optseq: store {db} is busy: optseq pid {holder.pid}") and "Traceback" not in proc.stderr
+    optseq(cli_env, "fact", "eval_dense", "true", check_code=0)  # the holder is gone: the write goes through
 
 
 def test_export_writes_a_file(cli_env, tmp_path):

@@ -114,8 +114,9 @@ def test_an_existing_directory_writes_and_replaces_atomically(cli_env, tmp_path,
     docs = tmp_path / "docs"
     docs.mkdir()
     out = docs / "seq.md"
-    out.write_text("old", encoding="utf-8")
+    assert optseq(cli_env, "export", "--lang", "en", "-o", str(out)).returncode == 0  # an earlier export
     out.chmod(0o640)
+    assert optseq(cli_env, "fact", "eval_dense", "false").returncode == 0
     proc = optseq(cli_env, "export", "-o", str(out))
     assert proc.returncode == 0 and proc.stdout == f"wrote {out}\n", proc.stderr
     assert out.read_text(encoding="utf-8") == optseq(cli_env, "export").stdout
@@ -123,11 +124,68 @@ def test_an_existing_directory_writes_and_replaces_atomically(cli_env, tmp_path,
     assert sorted(p.name for p in docs.iterdir()) == ["seq.md"]
 
 
-def test_the_store_dir_itself_may_hold_an_export(cli_env, tmp_path, store):
-    # the console's default export directory is the state directory: only the store's files are off limits
-    proc = optseq(cli_env, "export", "-o", str(store / "plan.md"))
-    assert proc.returncode == 0, proc.stderr
-    assert (store / "plan.md").read_text(encoding="utf-8").startswith("# Optimization Sequencing")
+@pytest.mark.parametrize("name", ["plan.md", "runs/1/plan.md", "sub/plan.md"])
+def test_the_store_dir_holds_no_export_forced_or_not(cli_env, tmp_path, store, name):
+    (store / "runs" / "1").mkdir(parents=True, exist_ok=True)
+    (store / "sub").mkdir()
+    fragment = "is one of the store's own files" if name.startswith("runs/") else "is in the state directory"
+    refused(cli_env, tmp_path, store, str(store / name), fragment)
+    before = snapshot(tmp_path)
+    proc = optseq(cli_env, "export", "--force", "-o", str(store / name))
+    assert proc.returncode == 2 and fragment in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_a_link_into_the_store_dir_is_refused(cli_env, tmp_path, store):
+    link = tmp_path / "here"
+    link.symlink_to(store, target_is_directory=True)
+    refused(cli_env, tmp_path, store, str(link / "plan.md"), f"is in the state directory {store}")
+
+
+# -- a file that optseq did not write is not replaced unless forced ----------------------------------------------
+def test_a_file_optseq_did_not_write_is_kept_unless_forced(cli_env, tmp_path, store):
+    notes = tmp_path / "notes.md"
+    notes.write_text("# my notes\n\nhand-written, not an export\n", encoding="utf-8")
+    err = refused(cli_env, tmp_path, store, str(notes), "the file exists and is not an optseq export")
+    assert "<!-- optseq export -->" in err and "--force" in err
+    proc = optseq(cli_env, "export", "-o", str(notes), "--force")
+    assert proc.returncode == 0 and proc.stdout == f"wrote {notes}\n", proc.stderr
+    assert notes.read_text(encoding="utf-8") == optseq(cli_env, "export").stdout
+    # now it is an export: the next one replaces it unforced
+    assert optseq(cli_env, "export", "--lang", "en", "-o", str(notes)).returncode == 0
+    assert notes.read_text(encoding="utf-8").endswith("\n<!-- optseq export -->\n")
+
+
+def test_the_marker_must_be_the_last_line(cli_env, tmp_path, store):
+    # a doc that quotes an export (or an export edited by hand below its marker) is the user's now
+    quoted = tmp_path / "quoted.md"
+    quoted.write_text(optseq(cli_env, "export").stdout + "\nmy own notes below the export\n", encoding="utf-8")
+    refused(cli_env, tmp_path, store, str(quoted), "is not an optseq export")
+    trailing = tmp_path / "trailing.md"
+    trailing.write_text(optseq(cli_env, "export").stdout + "\n\n  \n", encoding="utf-8")  # blank lines only
+    assert optseq(cli_env, "export", "-o", str(trailing)).returncode == 0
+
+
+def test_an_empty_file_holds_nothing_to_lose_and_is_replaced(cli_env, tmp_path, store):
+    empty = tmp_path / "made-by-mktemp.md"
+    empty.touch()
+    assert optseq(cli_env, "export", "-o", str(empty)).returncode == 0
+    assert empty.read_text(encoding="utf-8").startswith("# Optimization Sequencing")
+
+
+def test_an_unreadable_file_is_refused_unless_forced(cli_env, tmp_path, store):
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    locked = tmp_path / "locked.md"
+    locked.write_text("secret", encoding="utf-8")
+    locked.chmod(0o200)
+    refused(cli_env, tmp_path, store, str(locked), "cannot read it to check it is an optseq export")
+
+
+def test_force_without_a_file_is_bad_input(cli_env, store):
+    proc = optseq(cli_env, "export", "--force")
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr == "optseq: export --force only applies with -o FILE\n"
 
 
 def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temp(cli_env, tmp_path, store):
@@ -141,7 +199,8 @@ def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temp(cli_env, tmp_
         resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
 
     store_before = snapshot(store)
-    proc = optseq(cli_env, "export", "-o", str(out), preexec_fn=small_files)
+    # forced: the user's file gets past the did-optseq-write-it check, to the write that fails
+    proc = optseq(cli_env, "export", "--force", "-o", str(out), preexec_fn=small_files)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith(f"optseq: cannot export to {out}: cannot write (") and proc.stderr.count("\n") == 1
     assert out.read_text(encoding="utf-8") == "old"
@@ -172,3 +231,72 @@ def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_exist
     asyncio.run(go())
     assert not missing.parent.exists() and not strays(tmp_path)
     assert good.read_text(encoding="utf-8").startswith("# Optimization Sequencing")
+
+
+def test_the_console_exports_to_the_working_directory_by_default(db, tmp_path, monkeypatch):
+    from console.app import make_app
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    async def go():
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("e")
+            assert app.screen.query_one("#path").value == str(work / "optimization-sequencing.md")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert type(app.screen).__name__ == "ExportPreview"
+
+    asyncio.run(go())
+    assert (work / "optimization-sequencing.md").read_text(encoding="utf-8").startswith("# Optimization Sequencing")
+    assert sorted(p.name for p in db.iterdir() if p.suffix == ".md") == []
+
+
+@pytest.mark.parametrize("answer", ["n", "escape", "y"])
+def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_path, answer):
+    from console.app import make_app
+    from console.dialogs.confirm import ConfirmDialog
+
+    notes = tmp_path / "notes [draft].md"  # brackets: Textual markup must not eat the name
+    notes.write_text("hand-written\n", encoding="utf-8")
+
+    async def go():
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.main._export({"path": str(notes), "lang": "en"})
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmDialog)
+            assert str(notes) in str(app.screen.query_one("#question").render())
+            assert notes.read_text(encoding="utf-8") == "hand-written\n"  # nothing written while it asks
+            await pilot.press(answer)
+            await pilot.pause()
+            if answer == "y":
+                assert type(app.screen).__name__ == "ExportPreview"
+            else:
+                assert app.screen is app.main
+                assert any("export not written" in n.message for n in app._notifications)
+
+    asyncio.run(go())
+    text = notes.read_text(encoding="utf-8")
+    if answer == "y":
+        assert text.startswith("# Optimization Sequencing") and text.endswith("<!-- optseq export -->\n")
+    else:
+        assert text == "hand-written\n"
+    assert not strays(tmp_path)
+
+
+def test_the_console_refuses_the_state_directory(db, tmp_path):
+    from console.app import make_app
+
+    async def go():
+        app = make_app(DEFAULT_PLAN, db, export_dir=db)
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.main._export({"path": str(db / "plan.md"), "lang": "en"})
+            await pilot.pause()
+            assert app.screen is app.main
+            assert any(f"is in the state directory {db}" in n.message for n in app._notifications)
+
+    asyncio.run(go())
+    assert not (db / "plan.md").exists()

@@ -18,8 +18,10 @@ INHERITED_KNOBS = ("OPTSEQ_INFRA", "OPTSEQ_REPEATS", "OPTSEQ_WARMUP", "OPTSEQ_PU
 
 def run_bench(lever: str, *argv: str, infra: dict | None = None, artifacts: str | Path | None = None,
               env: dict[str, str] | None = None,
-              timeout: float = 300) -> tuple[subprocess.CompletedProcess, LeverRun]:
-    """The finished child and its parsed events; `env` is applied last, so it may set any knob above."""
+              timeout: float = 1800) -> tuple[subprocess.CompletedProcess, LeverRun]:
+    """The finished child and its parsed events; `env` is applied last, so it may set any knob above.
+
+    `timeout` only guards against a hang: a loaded machine may take many times the idle time."""
     child_env = {k: v for k, v in os.environ.items() if k not in INHERITED_KNOBS}
     if infra is not None:
         child_env["OPTSEQ_INFRA"] = json.dumps(infra)

@@ -1,7 +1,9 @@
 """A second process for the store tests: holds the writer lock, tries to open, or writes until killed.
 
-    kill_writer.py hold DIR          open for write, print "ready", wait to be killed
+    kill_writer.py hold DIR          hold the store's lock inside a transaction, print "ready", wait to be killed
     kill_writer.py try DIR MODE      open in MODE, print "opened readonly=…", or the error (exit 1)
+    kill_writer.py write DIR WAIT    append one event, waiting up to WAIT s for the lock: prints "waiting: …"
+                                     when it has to wait, then "wrote ID", or the error on stderr (exit 1)
     kill_writer.py append DIR TAG    append/batch/upsert forever, printing "ack …" after each call returns
     kill_writer.py append DIR TAG N  the same, but stop inside the Nth write, between its temp file and the
                                      replace, print "replacing" and wait there to be killed
@@ -18,7 +20,7 @@ import os
 import sys
 import time
 
-from state import storage
+from state.store import storage
 from state.store import Store, StoreError
 
 PAYLOAD = "측정값 재측정 " * 60
@@ -27,9 +29,22 @@ PAYLOAD = "측정값 재측정 " * 60
 
 def hold(directory: str) -> None:
     store = Store.open(directory, mode="write")
-    print("ready", store.holder["pid"], flush=True)
-    while True:
-        time.sleep(60)
+    with store.batch():
+        print("ready", os.getpid(), flush=True)
+        while True:
+            time.sleep(60)
+
+
+def write(directory: str, wait_s: str) -> int:
+    try:
+        store = Store.open(directory, mode="write", wait_s=float(wait_s),
+                           on_wait=lambda text: print(f"waiting: {text}", flush=True))
+        record = store.append("events", {"k": "written"})
+    except StoreError as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(f"wrote {record['id']}", flush=True)
+    return 0
 
 
 def try_open(directory: str, mode: str) -> int:
@@ -87,6 +102,8 @@ if __name__ == "__main__":
     command, directory, *rest = sys.argv[1:]
     if command == "hold":
         hold(directory)
+    elif command == "write":
+        sys.exit(write(directory, rest[0]))
     elif command == "try":
         sys.exit(try_open(directory, rest[0]))
     elif command == "append":

@@ -102,11 +102,16 @@ def no_go(plan) -> Replay:
 
 
 def section(doc: str, heading: str) -> list[str]:
-    """The lines of the `## heading` section (heading line included), without trailing blanks."""
+    """The lines of the `## heading` section (heading line included), without trailing blanks.
+
+    The export's marker comment (its last line) belongs to no section.
+    """
     lines = doc.splitlines()
     start = next(i for i, line in enumerate(lines) if line == f"## {heading}" or line.startswith(f"## {heading} ("))
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     body = lines[start:end]
+    if body and body[-1].startswith("<!-- optseq export"):
+        body.pop()
     while body and not body[-1].strip():
         body.pop()
     return body
@@ -617,3 +622,17 @@ def test_mermaid_ids_are_unique_for_any_lever_ids(tmp_path, ids, facts):
     for line in chart:
         if line.startswith("    class "):
             assert set(line.split()[1].split(",")) <= set(nodes), line
+
+
+def test_a_long_history_lists_the_newest_decisions_and_counts_the_rest(tmp_path):
+    from state.sequencer import Sequencer
+    from tests.conftest import DEFAULT_PLAN
+
+    with Sequencer.open(DEFAULT_PLAN, tmp_path / "db", mode="write") as seq:
+        for i in range(15):
+            seq.decide("amp", "defer" if i % 2 else "reject", f"round {i}")
+        doc = seq.export(lang="en")
+    history = [line for line in doc.splitlines() if line.startswith("- **AMP** trainer:")]
+    assert len(history) == 1 + export.HISTORY_PER_LEVER  # 14 superseded: the newest ten and a count
+    assert history[0] == "- **AMP** trainer: 4 earlier decisions (`optseq runs amp`)"
+    assert "round 13" in history[-1] and "round 3" not in doc

@@ -141,12 +141,39 @@ def test_unknown_outcome_and_fact_are_refused(seq):
         seq.set_fact("dense", True)
 
 
-def test_second_opener_is_read_only_and_cannot_write(seq, plan_path, db):
-    with Sequencer.open(plan_path, db, mode="auto") as reader:
+def test_two_openers_both_write_and_each_sees_the_others_writes(seq, plan_path, db):
+    with Sequencer.open(plan_path, db, mode="auto") as other:
+        assert not other.readonly
+        assert other.status()["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
+        other.set_fact("eval_dense", True)
+        assert seq.reload() and seq.status()["facts"]["eval_dense"] is True
+        # a write catches up first: the gate decided here is known to the other opener's next write
+        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        other.write_plan("option_b", "docs/plans/option_b.md")
+        assert other.machine.state("julia_port") == "decided" and other.machine.state("option_b") == "ready"
+    assert seq.reload() and seq.machine.state("option_b") == "ready"
+
+
+def test_a_read_opener_cannot_write(seq, plan_path, db):
+    with Sequencer.open(plan_path, db, mode="read") as reader:
         assert reader.readonly
-        assert reader.status()["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
         with pytest.raises(InputError, match="read-only"):
             reader.set_fact("eval_dense", True)
+
+
+def test_a_snapshot_and_a_full_replay_agree(seq, plan_path, db):
+    seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    seq.write_plan("option_b", "docs/plans/option_b.md")
+    seq.decide("option_b", "adopt", "1.4x")
+    seq.decide("model_size", "h32x2", "cheap")
+    seq.decide("amp", "adopt", "1.2x")
+    seq.decide("model_size", "h64x3", "bigger after all")
+    with Sequencer.open(plan_path, db, mode="read") as fresh:
+        assert fresh.store.snapshot() is not None
+        from_snapshot = fresh.status()
+        fresh.machine = fresh._replay()  # the whole history, as a store without a snapshot would
+        assert fresh.status() == from_snapshot
+    assert from_snapshot["levers"] == seq.status()["levers"]
 
 
 def test_deciding_a_gate_again_the_same_way_reopens_nothing(seq):

@@ -1,4 +1,4 @@
-"""The store over real files: tables, sequence numbers, batches, the writer lock, recovery and refusals."""
+"""The store over real files: hot state and journals, sequence numbers, transactions, the lock, recovery, refusals."""
 from __future__ import annotations
 
 import json
@@ -12,8 +12,8 @@ import pytest
 from tinydb import TinyDB
 
 from state.store import (
-    TABLES, RecordNotFound, Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly, StoreSchemaError,
-    StoreUnwritable,
+    SCHEMA_VERSION, TABLES, RecordNotFound, Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly,
+    StoreSchemaError, StoreUnwritable,
 )
 
 HELPER = Path(__file__).with_name("kill_writer.py")
@@ -31,7 +31,7 @@ def store(store_dir: Path):
 
 
 def spawn_holder(directory: Path) -> subprocess.Popen:
-    """A real second process holding the writer lock; returns once it says so."""
+    """A real second process holding the store's lock inside a transaction; returns once it says so."""
     proc = subprocess.Popen([sys.executable, str(HELPER), "hold", str(directory)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
@@ -77,7 +77,9 @@ def test_seq_is_strictly_increasing_across_tables_in_call_order(store):
     assert seqs == sorted(set(seqs)) and seqs[0] == 1
     stored = sorted((r for t in TABLES for r in store.all(t)), key=lambda r: r["seq"])
     assert [r["k"] for r in stored] == [0, 1, 2, 3, 5, 6]  # the replaced fact (k=4) is gone, k=6 is newest
-    assert store.meta() == {"schema_version": 1, "seq": seqs[-1]}
+    meta = store.meta()
+    assert meta["schema_version"] == SCHEMA_VERSION == 2 and meta["seq"] == seqs[-1]
+    assert meta["ids"] == {"runs": 1, "events": 1, "decisions": 1, "facts": 1, "criteria": 1}
     for r in stored:
         assert r["at"].endswith("+00:00") and len(r["at"]) == len("2026-01-01T00:00:00+00:00")
 
@@ -85,7 +87,8 @@ def test_seq_is_strictly_increasing_across_tables_in_call_order(store):
 def test_update_keeps_seq_and_upsert_replaces_whole_record(store):
     run = store.append("runs", {"lever": "amp", "status": "running", "pid": 1})
     updated = store.update("runs", run["id"], {"status": "succeeded", "summary": {"speedup": 1.4}})
-    assert updated == {**run, "status": "succeeded", "summary": {"speedup": 1.4}}
+    assert updated == {"id": run["id"], "status": "succeeded", "summary": {"speedup": 1.4}}
+    assert store.get("runs", run["id"]) == {**run, "status": "succeeded", "summary": {"speedup": 1.4}}
     first = store.upsert("facts", "name", {"name": "model", "hidden": 512, "old": True})
     second = store.upsert("facts", "name", {"name": "model", "hidden": 1024})
     assert second["id"] == first["id"] and second["seq"] > first["seq"]
@@ -94,13 +97,14 @@ def test_update_keeps_seq_and_upsert_replaces_whole_record(store):
         store.update("runs", 42, {"status": "failed"})
 
 
-def test_korean_text_round_trips_and_the_file_is_compact_utf8(store_dir):
+def test_korean_text_round_trips_and_the_files_are_compact_utf8(store_dir):
     title = "줄리아 포팅 결정 (Flux vs Torch.jl) — 인프라 먼저"
     with Store.open(store_dir) as s:
         s.append("levers", {"title": title, "tags": ["모델 크기", "AMP"]})
-    raw = (store_dir / "optseq.json").read_bytes()
-    assert title.encode("utf-8") in raw  # ensure_ascii=False: stored as text, not \uXXXX escapes
-    assert b'", "' not in raw and b'": ' not in raw
+        s.append("decisions", {"why": title})
+    for raw in ((store_dir / "optseq.json").read_bytes(), (store_dir / "journal" / "decisions.jsonl").read_bytes()):
+        assert title.encode("utf-8") in raw  # ensure_ascii=False: stored as text, not \uXXXX escapes
+        assert b'", "' not in raw and b'": ' not in raw
     with Store.open(store_dir, mode="read") as s:
         assert s.all("levers")[0]["title"] == title
         assert s.all("levers")[0]["tags"] == ["모델 크기", "AMP"]
@@ -189,76 +193,156 @@ def test_records_given_out_and_taken_in_are_copies(store):
     rec = store.append("runs", {"argv": argv})
     argv.append("--evil")
     rec["argv"].append("--evil")
-    store.all("runs")[0]["argv"].append("--evil")
-    assert store.get("runs", rec["id"])["argv"] == ["python", "-m", "engine.bench"]
+    store.get("runs", rec["id"])["argv"].append("--evil")
+    store.all("runs")[0]["note"] = "changed"  # all() hands out shallow copies: its nested values are read-only
+    assert store.get("runs", rec["id"]) == {**rec, "argv": ["python", "-m", "engine.bench"]}
 
 
-def test_a_second_writer_process_fails_fast_naming_the_holder(store):
-    proc = subprocess.run([sys.executable, str(HELPER), "try", str(store.directory), "write"],
-                          capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 1
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr  # one line, no traceback
-    assert lines[0] == (f"store {store.directory} is in use by optseq pid {os.getpid()} "
-                        f"(started {store.holder['started']}); open read-only or stop it")
-    auto = subprocess.run([sys.executable, str(HELPER), "try", str(store.directory), "auto"],
-                          capture_output=True, text=True, timeout=30)
-    assert auto.returncode == 0 and auto.stdout.strip() == f"opened readonly=True holder={os.getpid()}"
-
-
-def test_another_process_holding_the_lock_blocks_writes_until_it_is_killed(store_dir):
-    holder = spawn_holder(store_dir)
+def test_two_writer_processes_share_one_store(store):
+    store.append("events", {"k": "here-0"})
+    proc = subprocess.Popen([sys.executable, str(HELPER), "append", str(store.directory), "there"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        with pytest.raises(StoreLocked) as locked:
-            Store.open(store_dir, mode="write")
-        assert locked.value.holder["pid"] == holder.pid and f"pid {holder.pid}" in str(locked.value)
-        with Store.open(store_dir, mode="auto") as reader:
-            assert reader.readonly and reader.holder["pid"] == holder.pid
-            assert reader.meta()["schema_version"] == 1 and reader.all("runs") == []
-            for write in (lambda: reader.append("events", {}), lambda: reader.update("runs", 1, {}),
-                          lambda: reader.upsert("facts", "name", {"name": "x"}), lambda: reader.batch().__enter__(),
-                          reader.recover_interrupted):
-                with pytest.raises(StoreReadOnly, match=f"read-only .*pid {holder.pid}"):
-                    write()
+        for i in range(1, 20):  # interleave with the other writer's acknowledged writes
+            assert proc.stdout.readline().startswith("ack "), proc.stderr.read()
+            store.append("events", {"k": f"here-{i}"})
     finally:
-        holder.send_signal(signal.SIGKILL)
+        proc.kill()
+        proc.communicate()
+    with Store.open(store.directory, mode="read") as reader:
+        keys = [r["k"] for r in reader.all("events")]
+        seqs = [r["seq"] for t in TABLES for r in reader.all(t)]
+    assert [k for k in keys if k.startswith("here")] == [f"here-{i}" for i in range(20)]
+    assert any(k.startswith("there") for k in keys) and len(seqs) == len(set(seqs))
+
+
+def test_a_writer_meeting_a_held_lock_waits_says_so_then_names_the_holder(store):
+    holder = spawn_holder(store.directory)
+    try:
+        said = []
+        waiting = Store.open(store.directory, wait_s=0.6, on_wait=said.append)
+        with pytest.raises(StoreLocked) as busy:
+            waiting.append("events", {"k": "late"})
+        waiting.close()
+        assert f"optseq pid {holder.pid}" in str(busy.value) and "busy" in str(busy.value)
+        assert "\n" not in str(busy.value) and busy.value.holder["pid"] == holder.pid
+        assert said == [f"waiting for optseq pid {holder.pid} (started {busy.value.holder['started']}) to finish "
+                        f"writing {store.directory} (up to 0.6 s)"]
+        # a reader never waits for a writer
+        with Store.open(store.directory, mode="read") as reader:
+            assert reader.all("events") == []
+    finally:
+        holder.kill()
         holder.wait()
-    assert (store_dir / "holder.json").exists()  # a SIGKILLed writer cannot clean up after itself...
-    with Store.open(store_dir, mode="write") as s:  # ...yet its lock does not block the next writer
-        assert not s.readonly and s.holder["pid"] == os.getpid()
-        assert json.loads((store_dir / "holder.json").read_text())["pid"] == os.getpid()
-    assert not (store_dir / "holder.json").exists()
 
 
-def test_auto_opens_for_write_when_free_and_close_releases_the_lock(store_dir):
+def test_a_held_lock_blocks_a_writer_only_until_its_holder_dies(store_dir):
+    Store.open(store_dir).close()
+    holder = spawn_holder(store_dir)
+    writer = subprocess.Popen([sys.executable, str(HELPER), "write", str(store_dir), "600"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().startswith(f"waiting: waiting for optseq pid {holder.pid}")
+        holder.send_signal(signal.SIGKILL)  # the kernel drops a dead holder's flock
+        holder.wait()
+        out, err = writer.communicate(timeout=600)
+        assert writer.returncode == 0 and out.strip() == "wrote 1", err
+    finally:
+        holder.kill()
+        writer.kill()
+    with Store.open(store_dir) as s:
+        assert [r["k"] for r in s.all("events")] == ["written"]
+
+
+def test_opening_takes_no_lock_and_close_ends_the_store(store_dir):
     with Store.open(store_dir, mode="auto") as s:
         assert not s.readonly
         s.append("events", {"i": 1})
-    with Store.open(store_dir, mode="write") as s:
-        assert len(s.all("events")) == 1
+        with Store.open(store_dir, mode="write") as t:  # a second writer opens at once
+            t.append("events", {"i": 2})
+        assert len(s.all("events")) == 2  # reads follow the other writer's commits
     with pytest.raises(StoreError, match="closed"):
-        s.append("events", {"i": 2})
+        s.append("events", {"i": 3})
 
 
 def test_a_reader_follows_the_writer(store):
-    reader = Store.open(store.directory, mode="auto")
-    assert reader.readonly and reader.holder["pid"] == os.getpid()
-    assert reader.all("events") == []
+    reader = Store.open(store.directory, mode="read")
+    assert reader.readonly and reader.all("events") == []
     rec = store.append("events", {"i": 1})
     assert reader.all("events") == [rec]
     with store.batch():
         store.append("events", {"i": 2})
-        assert len(reader.all("events")) == 1  # not visible until the batch lands
+        assert len(reader.all("events")) == 1  # not visible until the batch commits
     assert len(reader.all("events")) == 2
     reader.reload()
     assert [r["i"] for r in reader.all("events")] == [1, 2]
+    for write in (lambda: reader.append("events", {}), lambda: reader.update("runs", 1, {}),
+                  lambda: reader.upsert("facts", "name", {"name": "x"}), lambda: reader.batch().__enter__(),
+                  reader.recover_interrupted):
+        with pytest.raises(StoreReadOnly, match="read-only"):
+            write()
     reader.close()
+
+
+def test_a_journal_tail_past_the_commit_is_ignored_then_cut(store):
+    kept = store.append("events", {"i": 1})
+    journal = store.directory / "journal" / "events.jsonl"
+    committed = journal.read_bytes()
+    with open(journal, "ab") as f:  # what a writer killed between its append and its commit leaves
+        f.write(b'{"op":"i","id":2,"seq":99,"at":"x","r":{"i":"never committed"}}\n{"op":"i","id":3,"se')
+    with Store.open(store.directory, mode="read") as reader:
+        assert reader.all("events") == [kept]
+    assert store.append("events", {"i": 2})["id"] == 2  # the next transaction cut the tail first
+    assert journal.read_bytes().startswith(committed) and b"never committed" not in journal.read_bytes()
+    assert [r["i"] for r in store.all("events")] == [1, 2]
+
+
+def test_a_version_1_store_is_migrated_and_nothing_is_lost(store_dir):
+    store_dir.mkdir(parents=True)
+    v1 = {"meta": {"1": {"schema_version": 1, "seq": 4}},
+          "levers": {"1": {"lever": "amp", "state": "ready", "seq": 4, "at": "2026-11-01T00:00:00+00:00"}},
+          "runs": {"1": {"lever": "amp", "status": "succeeded", "seq": 1, "at": "2026-11-01T00:00:00+00:00"},
+                   "2": {"lever": "amp", "status": "running", "pid": dead_pid(), "seq": 3,
+                         "at": "2026-11-01T00:00:02+00:00"}},
+          "decisions": {"1": {"lever": "amp", "outcome": "adopt", "seq": 2, "at": "2026-11-01T00:00:01+00:00"}}}
+    (store_dir / "optseq.json").write_text(json.dumps(v1))
+    with Store.open(store_dir, mode="read") as reader:  # a reader serves it as it is, writing nothing
+        assert [r["status"] for r in reader.all("runs")] == ["succeeded", "running"]
+        assert not (store_dir / "journal").exists()
+    with Store.open(store_dir) as s:
+        assert s.meta()["schema_version"] == 2
+        assert [(r["id"], r["seq"]) for r in s.all("runs")] == [(1, 1), (2, 3)]
+        assert s.get("runs", 2)["status"] == "interrupted"  # its process is gone
+        assert s.all("decisions")[0]["outcome"] == "adopt" and s.all("levers")[0]["lever"] == "amp"
+        assert s.append("runs", {"lever": "amp"})["id"] == 3 and s.append("events", {})["seq"] > 4
+
+
+def test_since_gives_what_came_after_a_point_in_seq_order(store):
+    store.append("events", {"k": "before"})
+    mark = store.ends()
+    run = store.append("runs", {"lever": "amp", "status": "running", "pid": os.getpid()})
+    store.append("decisions", {"lever": "amp"})
+    store.update("runs", run["id"], {"status": "succeeded"})
+    lines = store.since(mark)
+    assert [(t, line["op"], line["id"]) for t, line in lines] == [("runs", "i", 1), ("decisions", "i", 1),
+                                                                    ("runs", "u", 1)]
+    assert [line["seq"] for _, line in lines] == sorted(line["seq"] for _, line in lines)
+    assert store.since(store.ends()) == []
+
+
+def test_runs_in_flight_are_tracked_without_reading_the_runs(store):
+    run = store.append("runs", {"lever": "amp", "status": "running", "pid": os.getpid()})
+    store.update("runs", run["id"], {"pgid": 4242})
+    assert store.active_runs() == [{"run": run["id"], "lever": "amp", "pid": os.getpid(), "pgid": 4242}]
+    store.update("runs", run["id"], {"status": "failed"})
+    assert store.active_runs() == []
 
 
 def test_read_mode_creates_nothing(tmp_path):
     missing = tmp_path / "no" / "such"
     with Store.open(missing, mode="read") as s:
         assert s.readonly and s.holder is None and s.all("levers") == [] and s.meta() == {}
+        assert s.all("runs") == [] and s.snapshot() is None
         assert s.run_dir("r1") == missing / "runs" / "r1"
     assert not missing.exists()
 
@@ -270,6 +354,7 @@ def test_runs_left_running_by_a_dead_process_become_interrupted(store_dir):
         alive = s.append("runs", {"lever": "compile", "status": "running", "pid": os.getpid()})
         done = s.append("runs", {"lever": "cython", "status": "succeeded", "pid": gone})
     with Store.open(store_dir) as s:
+        assert [r["id"] for r in s.recovered] == [lost["id"]] and s.recovered[0]["pgid"] == gone
         recovered = s.get("runs", lost["id"])
         assert recovered["status"] == "interrupted" and recovered["ended"] and f"pid {gone}" in recovered["note"]
         assert recovered["seq"] == lost["seq"] and recovered["lever"] == "amp"
@@ -286,14 +371,14 @@ def test_a_newer_schema_is_refused_without_touching_the_file(store_dir):
         s.append("levers", {"name": "amp"})
     path = store_dir / "optseq.json"
     data = json.loads(path.read_text())
-    data["meta"]["1"]["schema_version"] = 2
+    data["meta"]["1"]["schema_version"] = 3
     path.write_text(json.dumps(data))
     before = path.read_bytes()
     for mode in ("write", "read", "auto"):
-        with pytest.raises(StoreSchemaError, match=f"{path} has schema_version 2, newer than .* \\(1\\)"):
+        with pytest.raises(StoreSchemaError, match=f"{path} has schema_version 3, newer than .* \\(2\\)"):
             Store.open(store_dir, mode=mode)
     assert path.read_bytes() == before
-    data["meta"]["1"]["schema_version"] = 1
+    data["meta"]["1"]["schema_version"] = 2
     path.write_text(json.dumps(data))
     with Store.open(store_dir, mode="write") as s:  # the refused opens released the lock
         assert s.all("levers")[0]["name"] == "amp"
@@ -316,7 +401,7 @@ def test_a_corrupt_file_is_refused_and_never_overwritten(store_dir, content):
             Store.open(store_dir, mode=mode)
         assert str(err.value).startswith(f"{path} is corrupt: ") and "\n" not in str(err.value)
     assert path.read_bytes() == content.encode("latin-1")
-    assert sorted(p.name for p in store_dir.iterdir()) == ["lock", "optseq.json"]  # lock free, no sidecar left
+    assert sorted(p.name for p in store_dir.iterdir()) == ["optseq.json"]  # nothing created beside it
     path.unlink()
     with Store.open(store_dir) as s:
         assert s.meta()["seq"] == 0
@@ -348,11 +433,11 @@ def test_leftover_temp_files_are_removed_by_the_next_writer_only(store_dir):
     Store.open(store_dir).close()
     leftover = store_dir / ".optseq.json.dead1234.tmp"
     leftover.write_text('{"half": ')
-    Store.open(store_dir, mode="read").close()
+    with Store.open(store_dir, mode="read") as reader:
+        reader.all("events")
     assert leftover.exists()
     with Store.open(store_dir) as s:
-        assert temp_files(store_dir) == []
-        s.append("events", {"i": 1})
+        s.append("events", {"i": 1})  # the writer's transaction, under the lock, clears it
         assert temp_files(store_dir) == []
 
 

@@ -52,6 +52,16 @@ class AtomicJSONStorage(Storage):
         self._signature: tuple[int, int, int] | None = None
         self._dirty = False
 
+    @property
+    def dirty(self) -> bool:
+        """Buffered writes not yet committed."""
+        return self._dirty
+
+    @property
+    def signature(self) -> tuple[int, int, int] | None:
+        """(inode, mtime, size) of the file as last read: changes whenever a writer replaces it."""
+        return self._signature
+
     def read(self) -> Data | None:
         # TinyDB mutates what read() returns and hands it straight back to write(); the Store
         # copies everything it gives out, so sharing the cache here is safe and saves a parse.

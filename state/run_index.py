@@ -1,0 +1,96 @@
+"""What status, the console and the export need of the runs, kept as the runs happen instead of read from them all.
+
+Per lever: the run in flight, the latest finished run and the latest one with paired statistics. Per
+evidence run of a standing decision: the stack it was measured on and its fingerprint (staleness needs
+both). And the newest workload code hash. It lives in the lever machine's snapshot, so its size follows
+the plan, not the history: runs nobody's decision cites are dropped from it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "detail", "reason", "summary",
+        "passes", "n_samples", "infra")
+"""The fields of a finished run that the views read; logs, warnings and env stay in the journal."""
+
+
+class RunIndex:
+    def __init__(self) -> None:
+        self.running: dict[str, int] = {}
+        """lever -> id of its run in flight."""
+        self.last: dict[str, dict[str, Any]] = {}
+        """lever -> its latest finished run (the KEPT fields)."""
+        self.last_stats: dict[str, dict[str, Any]] = {}
+        """lever -> its latest run whose summary has paired statistics."""
+        self.stacks: dict[int, dict[str, Any]] = {}
+        """run id -> {"infra", "fingerprint"}: what an evidence run was measured on."""
+        self.latest_code: str | None = None
+
+    def started(self, record: dict[str, Any]) -> None:
+        rid, lever = record.get("id"), record.get("lever")
+        if rid is None or lever is None:
+            return
+        self.stacks[rid] = {"infra": record.get("infra") or {}, "fingerprint": record.get("fingerprint") or {}}
+        if record.get("status") in ("running", "queued"):
+            self.running[lever] = rid
+
+    def ended(self, record: dict[str, Any]) -> None:
+        rid, lever = record.get("id"), record.get("lever")
+        if rid is None or lever is None:
+            return
+        if self.running.get(lever) == rid:
+            del self.running[lever]
+        kept = {k: record[k] for k in KEPT if k in record}
+        if rid in self.stacks or record.get("infra") is not None:
+            entry = self.stacks.setdefault(rid, {"infra": record.get("infra") or {}, "fingerprint": {}})
+            entry["fingerprint"] = record.get("fingerprint") or entry.get("fingerprint") or {}
+        # run ids grow with time: a record replayed late never displaces a newer run
+        if (self.last.get(lever) or {}).get("id", 0) <= rid:
+            self.last[lever] = kept
+        summary = record.get("summary")
+        if isinstance(summary, dict) and isinstance(summary.get("stats"), dict) \
+                and (self.last_stats.get(lever) or {}).get("id", 0) <= rid:
+            self.last_stats[lever] = kept
+        code = (record.get("fingerprint") or {}).get("code_hash")
+        if code:
+            self.latest_code = code
+
+    def run_of(self, lever: str) -> int | None:
+        return self.running.get(lever)
+
+    def lever_of(self, run_id: int) -> str | None:
+        """The lever of a run in flight."""
+        return next((lever for lever, rid in self.running.items() if rid == run_id), None)
+
+    def infra(self, run_id: int) -> dict[str, Any] | None:
+        entry = self.stacks.get(run_id)
+        return None if entry is None else entry.get("infra")
+
+    def fingerprint(self, run_id: int) -> dict[str, Any]:
+        return (self.stacks.get(run_id) or {}).get("fingerprint") or {}
+
+    def latest(self, lever: str) -> dict[str, Any] | None:
+        """The latest run of a lever: the one in flight (id and status only), else the latest finished."""
+        rid = self.running.get(lever)
+        if rid is not None:
+            return {"id": rid, "lever": lever, "status": "running"}
+        return self.last.get(lever)
+
+    def prune(self, cited: set[int]) -> None:
+        """Forget the stacks of runs no standing decision cites and that are not in flight."""
+        keep = cited | set(self.running.values())
+        self.stacks = {rid: entry for rid, entry in self.stacks.items() if rid in keep}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"running": self.running, "last": self.last, "last_stats": self.last_stats,
+                "stacks": {str(k): v for k, v in self.stacks.items()}, "latest_code": self.latest_code}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunIndex:
+        index = cls()
+        index.running = {k: int(v) for k, v in (data.get("running") or {}).items()}
+        index.last = dict(data.get("last") or {})
+        index.last_stats = dict(data.get("last_stats") or {})
+        index.stacks = {int(k): v for k, v in (data.get("stacks") or {}).items()}
+        index.latest_code = data.get("latest_code")
+        return index

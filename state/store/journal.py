@@ -1,0 +1,134 @@
+"""One history table as an append-only file of JSON lines: inserts, updates and replaces, folded on read.
+
+A line is only ever appended, under the store's lock, and counts once the hot file's `ends` says the
+journal reaches past it: a writer killed mid-append leaves a tail the next writer cuts off, and a
+reader reads up to the committed end and never sees it. Nothing is read before it is asked for, so a
+command that only needs the hot state never parses the history.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from state.store.storage import StoreCorrupt, StoreUnwritable, dump
+
+INSERT, UPDATE, REPLACE = "i", "u", "r"
+
+
+class Journal:
+    """A table's records as of a committed end: folded lazily, then followed incrementally."""
+
+    def __init__(self, path: Path, table: str):
+        self.path, self.table = path, table
+        self.records: dict[int, dict[str, Any]] = {}
+        """id -> record (`id`, its fields, `seq`, `at`), as of `folded` bytes."""
+        self.folded = 0
+        self.loaded = False
+        self.pending: list[dict[str, Any]] = []
+        """Lines of the open transaction, not yet written."""
+
+    # -- reading ---------------------------------------------------------------------------------
+    def ensure(self, end: int) -> None:
+        """Fold the file up to `end` (the committed end) into `records`."""
+        if self.loaded and self.folded == end:
+            return
+        start = self.folded if self.loaded else 0
+        if not self.loaded:
+            self.records = {}
+        for line in self.lines(start, end):
+            fold(self.records, line)
+        self.folded, self.loaded = end, True
+
+    def lines(self, start: int, end: int) -> list[dict[str, Any]]:
+        """The parsed lines between two byte offsets of committed history."""
+        if end <= start:
+            return []
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(start)
+                raw = f.read(end - start)
+        except FileNotFoundError:
+            raw = b""
+        if len(raw) != end - start:
+            raise StoreCorrupt(f"{self.path} is shorter ({start + len(raw)} bytes) than its committed "
+                               f"{end}; refusing to use the store so nothing is lost; restore it")
+        out = []
+        for n, text in enumerate(raw.split(b"\n")[:-1]):
+            try:
+                line = json.loads(text)
+            except (UnicodeDecodeError, ValueError):
+                raise StoreCorrupt(f"{self.path} is corrupt: line {n + 1} after byte {start} is not JSON; "
+                                   "refusing to use the store so nothing is lost; restore it") from None
+            if not isinstance(line, dict) or line.get("op") not in (INSERT, UPDATE, REPLACE) \
+                    or not isinstance(line.get("id"), int):
+                raise StoreCorrupt(f"{self.path} is corrupt: line {n + 1} after byte {start} is not a record")
+            out.append(line)
+        return out
+
+    def view(self, end: int) -> dict[int, dict[str, Any]]:
+        """id -> record, the open transaction's own lines included (copy-on-write over `records`)."""
+        self.ensure(end)
+        if not self.pending:
+            return self.records
+        merged = dict(self.records)
+        for line in self.pending:
+            fold(merged, line)
+        return merged
+
+    # -- writing ---------------------------------------------------------------------------------
+    def stage(self, line: dict[str, Any]) -> None:
+        self.pending.append(line)
+
+    def commit(self, end: int) -> int:
+        """Append the staged lines at the committed `end` and make them durable; returns the new end."""
+        if not self.pending:
+            return end
+        data = b"".join(dump(line).encode("utf-8") + b"\n" for line in self.pending)
+        try:
+            with open(self.path, "ab") as f:
+                if f.tell() != end:
+                    raise StoreCorrupt(f"{self.path} is {f.tell()} bytes, not its committed {end}; refusing to "
+                                       "append so nothing is lost")
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise StoreUnwritable(f"cannot write {self.path}: {e.strerror or e}") from e
+        new_end = end + len(data)
+        if self.loaded and self.folded == end:
+            for line in self.pending:
+                fold(self.records, line)
+            self.folded = new_end
+        self.pending = []
+        return new_end
+
+    def discard(self) -> None:
+        self.pending = []
+
+    def cut(self, end: int) -> None:
+        """Remove a tail past the committed end: a writer died while appending it. Only under the lock."""
+        try:
+            size = os.path.getsize(self.path)
+        except FileNotFoundError:
+            size = 0
+        if size < end:
+            raise StoreCorrupt(f"{self.path} is shorter ({size} bytes) than its committed {end}; refusing to use "
+                               "the store so nothing is lost; restore it")
+        if size > end:
+            with open(self.path, "r+b") as f:
+                f.truncate(end)
+                f.flush()
+                os.fsync(f.fileno())
+
+
+def fold(records: dict[int, dict[str, Any]], line: dict[str, Any]) -> None:
+    """Apply one line to `records`, never changing a record dict in place (views share them)."""
+    op, rid, fields = line["op"], line["id"], line.get("r") or {}
+    if op == UPDATE:
+        old = records.get(rid)
+        if old is not None:
+            records[rid] = {**old, **fields}
+        return
+    records[rid] = {"id": rid, **fields, "seq": line.get("seq"), "at": line.get("at")}
