@@ -66,7 +66,6 @@ LABELS: dict[str, dict[str, str]] = {
         # decision points
         "fired": " — {date} 발생",
         "reopens": "; 다시 볼 lever: {levers}",
-        "exported": "optseq export {date}",
     },
     "en": {
         "pending": "Pending levers",
@@ -123,7 +122,6 @@ LABELS: dict[str, dict[str, str]] = {
         "cand_fail": "FAIL",
         "fired": " — fired {date}",
         "reopens": "; reopens: {levers}",
-        "exported": "optseq export {date}",
     },
 }
 

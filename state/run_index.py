@@ -14,6 +14,10 @@ KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "de
 """The fields of a finished run that the views read; logs, warnings and env stay in the journal."""
 
 
+RECENT = 30
+"""Finished runs kept per lever for the console's detail and history plot; `optseq runs` has them all."""
+
+
 class RunIndex:
     def __init__(self) -> None:
         self.running: dict[str, int] = {}
@@ -22,6 +26,8 @@ class RunIndex:
         """lever -> its latest finished run (the KEPT fields)."""
         self.last_stats: dict[str, dict[str, Any]] = {}
         """lever -> its latest run whose summary has paired statistics."""
+        self.recent: dict[str, list[dict[str, Any]]] = {}
+        """lever -> its newest finished runs (the KEPT fields), oldest first, at most RECENT."""
         self.stacks: dict[int, dict[str, Any]] = {}
         """run id -> {"infra", "fingerprint"}: what an evidence run was measured on."""
         self.latest_code: str | None = None
@@ -47,6 +53,8 @@ class RunIndex:
         # run ids grow with time: a record replayed late never displaces a newer run
         if (self.last.get(lever) or {}).get("id", 0) <= rid:
             self.last[lever] = kept
+        recent = [r for r in self.recent.get(lever, []) if r.get("id") != rid] + [kept]
+        self.recent[lever] = sorted(recent, key=lambda r: r.get("id") or 0)[-RECENT:]
         summary = record.get("summary")
         if isinstance(summary, dict) and isinstance(summary.get("stats"), dict) \
                 and (self.last_stats.get(lever) or {}).get("id", 0) <= rid:
@@ -82,7 +90,7 @@ class RunIndex:
         self.stacks = {rid: entry for rid, entry in self.stacks.items() if rid in keep}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"running": self.running, "last": self.last, "last_stats": self.last_stats,
+        return {"running": self.running, "last": self.last, "last_stats": self.last_stats, "recent": self.recent,
                 "stacks": {str(k): v for k, v in self.stacks.items()}, "latest_code": self.latest_code}
 
     @classmethod
@@ -91,6 +99,7 @@ class RunIndex:
         index.running = {k: int(v) for k, v in (data.get("running") or {}).items()}
         index.last = dict(data.get("last") or {})
         index.last_stats = dict(data.get("last_stats") or {})
+        index.recent = {k: list(v) for k, v in (data.get("recent") or {}).items()}
         index.stacks = {int(k): v for k, v in (data.get("stacks") or {}).items()}
         index.latest_code = data.get("latest_code")
         return index

@@ -41,9 +41,13 @@ class Sequencer:
         self._depth = 0
         self._synced: dict[str, int] = {}
         """The journals' ends the machine reflects."""
+        self._replayed = False
         self.machine = self._load()
         if not self.readonly:
             self._recover()
+            if self._replayed:
+                with self.writing():
+                    pass  # keep a snapshot, so the next command need not replay the whole history again
 
     @classmethod
     def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto", on_wait=None) -> "Sequencer":
@@ -77,7 +81,7 @@ class Sequencer:
         saved = self.store.snapshot()
         machine = snapshot.load(self.plan, (saved or {}).get("data"))
         if machine is None:
-            self._synced = self.store.ends()
+            self._synced, self._replayed = self.store.ends(), True
             return self._replay()
         self.machine, self._synced = machine, dict(saved.get("ends") or {})
         self._catch_up()
@@ -492,6 +496,15 @@ class Sequencer:
                 elif not gates.holds(lever.requires, ctx):
                     items.append(f"{lid}: stale, waits for: {'; '.join(gates.unmet(lever.requires, ctx))}")
             return items
+
+    def lever_history(self, lever_id: str) -> dict:
+        """What the console's detail pane shows of one lever: its newest runs (from the machine, never the runs
+        journal) and its decisions, superseded ones marked."""
+        with self.lock:
+            self.lever(lever_id)
+            decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
+            return {"runs": [dict(r) for r in self.machine.runs.recent.get(lever_id, [])],
+                    "decisions": [d for d in decisions if d.get("lever") == lever_id]}
 
     def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
         from state import export

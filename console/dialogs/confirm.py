@@ -1,4 +1,4 @@
-"""A yes/no question (quitting while a lever runs)."""
+"""A yes/no question: quitting while a lever runs, replacing a file optseq did not write."""
 from __future__ import annotations
 
 from textual.binding import Binding

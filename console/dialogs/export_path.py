@@ -7,7 +7,7 @@ from console.dialogs.form import FormDialog, FormInvalid, select, text_input
 
 
 class ExportDialog(FormDialog):
-    """Defaults to the state directory and the plan's own language."""
+    """Defaults to the working directory (never the state directory) and the plan's own language."""
 
     AUTO_FOCUS = "#path"
 

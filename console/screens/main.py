@@ -108,7 +108,7 @@ class MainScreen(Screen):
     def show_lever(self, lever_id: str | None) -> None:
         if lever_id is None or lever_id not in getattr(self, "_views", {}):
             return
-        history = self.seq.history(lever_id)
+        history = self.seq.lever_history(lever_id)
         lever = self.seq.plan.lever(lever_id)
         self.query_one(LeverDetail).show(self._views[lever_id], history, lever)
         self.query_one(HistoryPlot).show(lever, history["runs"])
