@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from state import perf_doc
 from state.plan import Rule
 from state.runs.passes import ABPasses
 
@@ -119,20 +119,6 @@ def render(rows: list[Row], command: str) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace this section of the document (or append it), keeping every other section as it is."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
-    pattern = re.compile(re.escape(f"<!-- section:{SECTION} -->") + r".*?" +
-                         re.escape(f"<!-- /section:{SECTION} -->"), flags=re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def _pct(count: int, row: Row) -> str:
     return f"{100 * count / row.draws:.1f}%"
 
@@ -154,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         f" --write {args.write}" if args.write else "")
     section = render(rows, command)
     if args.write:
-        write_section(args.write, section)
+        try:
+            perf_doc.write_section(args.write, section, SECTION)
+        except perf_doc.SectionError as e:
+            p.exit(2, f"state.runs.simulate: {e}\n")
         print(f"wrote {args.write}")
     else:
         print(section)

@@ -5,41 +5,21 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from state import runner
 from state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
+from tests.state.one_lever import one_lever_plan
 
 AB = Path(__file__).parent / "lever_scripts" / "ab.py"
 
 
 def write_plan(tmp_path: Path, args: list[str], *, rule: str = "", timeout: float = 60, extra: str = "") -> Path:
-    argv = json.dumps(["python", str(AB), *args])
-    rule = rule or 'metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12'
-    text = f"""
-[plan]
-title = "Run tests"
-as_of = 2026-11-01
-lang = "en"
-
-[[levers]]
-id = "lever"
-title = "A lever"
-kind = "speedup"
-plan_doc = "docs/lever.md"
-run = {argv}
-timeout_s = {timeout}
-rule = {{ {rule} }}
-{extra}
-"""
-    path = tmp_path / "plan.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return one_lever_plan(tmp_path, ["python", str(AB), *args], timeout=timeout, extra=extra,
+                          rule=rule or 'metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12')
 
 
 def run_once(plan: Path, db: Path, lever: str = "lever"):

@@ -9,31 +9,15 @@ import pytest
 
 from state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
+from tests.state.one_lever import one_lever_plan
 
 MISBEHAVE = Path(__file__).parent / "lever_scripts" / "misbehave.py"
 RULE = 'metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 18'
 
 
 def write_plan(tmp_path: Path, mode: str, *, ratio: float = 1.5, rule: str = RULE, timeout: float = 60) -> Path:
-    argv = json.dumps(["python", str(MISBEHAVE), "--mode", mode, "--ratio", str(ratio),
-                       "--launches", str(tmp_path / "launches.txt")])
-    path = tmp_path / "plan.toml"
-    path.write_text(f"""
-[plan]
-title = "Pair accounting"
-as_of = 2026-11-01
-lang = "en"
-
-[[levers]]
-id = "lever"
-title = "A lever of somebody else's"
-kind = "speedup"
-plan_doc = "docs/lever.md"
-run = {argv}
-timeout_s = {timeout}
-rule = {{ {rule} }}
-""", encoding="utf-8")
-    return path
+    argv = ["python", str(MISBEHAVE), "--mode", mode, "--ratio", str(ratio), "--launches", str(tmp_path / "launches.txt")]
+    return one_lever_plan(tmp_path, argv, rule=rule, timeout=timeout, title="Pair accounting")
 
 
 def run(tmp_path: Path, mode: str, **kw):

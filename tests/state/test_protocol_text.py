@@ -14,23 +14,9 @@ import pytest
 
 from state.runs.protocol import classify, clean_text
 from tests.conftest import OPTSEQ
+from tests.state.one_lever import one_lever_plan
 
 LEVER = Path(__file__).parent / "lever_scripts" / "surrogates.py"
-
-SPEEDUP_PLAN = """
-[plan]
-title = "Surrogates"
-as_of = 2026-11-01
-lang = "en"
-
-[[levers]]
-id = "lever"
-title = "A lever"
-kind = "speedup"
-plan_doc = "docs/lever.md"
-run = {argv}
-rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
-"""
 
 DECISION_PLAN = """
 [plan]
@@ -57,10 +43,15 @@ def cli(env, *args, code=0) -> subprocess.CompletedProcess:
     return proc
 
 
-def plan_env(cli_env, tmp_path, template: str, mode: str) -> dict:
-    plan = tmp_path / "plan.toml"
-    plan.write_text(template.format(argv=json.dumps([sys.executable, str(LEVER), "--mode", mode])),
-                    encoding="utf-8")
+def plan_env(cli_env, tmp_path, template: str | None, mode: str) -> dict:
+    """The CLI's environment on a plan whose lever runs the stand-in in `mode`: the one-lever speedup plan,
+    or `template` filled in."""
+    argv = [sys.executable, str(LEVER), "--mode", mode]
+    if template is None:
+        plan = one_lever_plan(tmp_path, argv, timeout=None, title="Surrogates")
+    else:
+        plan = tmp_path / "plan.toml"
+        plan.write_text(template.format(argv=json.dumps(argv)), encoding="utf-8")
     return dict(cli_env, OPTSEQ_PLAN=str(plan))
 
 
@@ -72,7 +63,7 @@ def records_are_utf8(db: Path) -> None:
 
 
 def test_a_run_with_lone_surrogates_keeps_its_statistics_and_decision(cli_env, tmp_path, db):
-    env = plan_env(cli_env, tmp_path, SPEEDUP_PLAN, "speedup")
+    env = plan_env(cli_env, tmp_path, None, "speedup")
     summary = json.loads(cli(env, "--run", "lever", "--json").stdout)
     (run,) = summary["runs"]
     assert run["status"] == "succeeded" and run["decision"] == "adopt", run

@@ -15,6 +15,7 @@ from state import store_bench
 from state.sequencer import Sequencer
 from state.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
+from tests.state.one_lever import one_lever_plan
 
 AB = Path(__file__).parent / "lever_scripts" / "ab.py"
 RUNS = 30
@@ -31,23 +32,9 @@ def built(tmp_path_factory):
 
 def real_run(tmp_path: Path) -> dict:
     """One real lever run (a stand-in command, not the engine) with its records, for the shapes to compare."""
-    plan = tmp_path / "plan.toml"
-    argv = json.dumps(["python", str(AB), "--ratio", "1.5", "--guard", "mism=0:0"])
-    plan.write_text(f"""
-[plan]
-title = "Shapes"
-as_of = 2026-11-01
-lang = "en"
-
-[[levers]]
-id = "lever"
-title = "A lever"
-kind = "speedup"
-plan_doc = "docs/lever.md"
-run = {argv}
-timeout_s = 60
-rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12, guards = [{{ name = "mism", max = 0 }}] }}
-""", encoding="utf-8")
+    plan = one_lever_plan(tmp_path, ["python", str(AB), "--ratio", "1.5", "--guard", "mism=0:0"], title="Shapes",
+                          rule='metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12, '
+                               'guards = [{ name = "mism", max = 0 }]')
     with Sequencer.open(plan, tmp_path / "real", mode="write") as seq:
         report = seq.run_lever("lever")
         assert report.decision == "adopt"

@@ -1,0 +1,45 @@
+"""docs/performance.md is written by several commands, each owning one `<!-- section:NAME -->` of it."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+class SectionError(ValueError):
+    """A document whose markers for a section are not one pair; str() names the file and the section."""
+
+
+def write_section(path: Path, section: str, name: str) -> None:
+    """Put `section` in place of this section of the document, or append it; every other byte stays.
+
+    One atomic replace (temp file beside it, fsync, os.replace). A document with the section's markers
+    more than once, or only one of them, is refused with SectionError and left as it is.
+    """
+    path = Path(path)
+    start, end = f"<!-- section:{name} -->", f"<!-- /section:{name} -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
+    n_start, n_end = text.count(start), text.count(end)
+    if n_start == n_end == 1 and text.index(start) < text.index(end):
+        i, j = text.index(start), text.index(end) + len(end)
+        text = text[:i] + section + text[j:]
+    elif n_start == n_end == 0:
+        text = (text if text.endswith("\n") else text + "\n") + "\n" + section + "\n"
+    else:
+        raise SectionError(f"{path}: the {name!r} section's markers are not one {start} … {end} pair; "
+                           "fix the document by hand")
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fchmod(f.fileno(), mode)
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
