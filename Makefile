@@ -30,24 +30,24 @@ test-burn: $(STAMP)
 	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q $(ARGS)
 
 bench: $(STAMP)
-	$(BIN)/python -m engine.bench all --write docs/performance.md
+	$(BIN)/python -m optseq.engine.bench all --write docs/performance.md
 
 # Store cost against history: stores of 100 / 1,000 / 10,000 real-shaped runs built through the real API,
 # status, writes, runs --json and export timed as fresh processes, into docs/performance.md (its own section)
 .PHONY: store-bench
 store-bench: $(STAMP)
-	$(BIN)/python -m state.store_bench --write docs/performance.md $(ARGS)
+	$(BIN)/python -m optseq.state.store_bench --write docs/performance.md $(ARGS)
 
 # Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
 simulate: $(STAMP)
-	$(BIN)/python -m state.runs.simulate --write docs/performance.md
+	$(BIN)/python -m optseq.state.runs.simulate --write docs/performance.md
 
 # On a GPU machine: AMP and compile at hidden 64 and 1024, then model_size, into docs/performance.md
 # (its own section). Where the machine's python3 already holds a CUDA torch and nothing can be
 # installed, skip the venv: `make gpu-check GPU_PYTHON=python3`.
 .PHONY: gpu-check
 gpu-check: $(if $(GPU_PYTHON),,$(STAMP))
-	$(or $(GPU_PYTHON),$(BIN)/python) -m engine.bench gpu-check --write docs/performance.md $(ARGS)
+	$(or $(GPU_PYTHON),$(BIN)/python) -m optseq.engine.bench gpu-check --write docs/performance.md $(ARGS)
 
 $(STAMP): pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

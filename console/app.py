@@ -9,9 +9,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from console.dialogs.confirm import ConfirmDialog
-from console.screens.main import ACTIONS, MainScreen
-from state.sequencer import Sequencer
+from optseq.console.dialogs.confirm import ConfirmDialog
+from optseq.console.screens.main import ACTIONS, MainScreen
+from optseq.state.sequencer import Sequencer
 
 STOP_TIMEOUT_S = 20.0
 """How long closing the app waits for a cancelled run to end before it closes the store anyway."""

@@ -97,7 +97,7 @@ def _clean_args(args: argparse.Namespace) -> None:
     the user named; none is stored as text (a --db path that is not UTF-8 is refused in main: runs
     record paths under it).
     """
-    from state.text import clean_text
+    from optseq.state.text import clean_text
 
     for name, value in vars(args).items():
         if isinstance(value, str) and name not in PATH_ARGS:
@@ -105,7 +105,7 @@ def _clean_args(args: argparse.Namespace) -> None:
 
 
 def _unstorable_path(path: Path) -> bool:
-    from state.text import clean_text
+    from optseq.state.text import clean_text
 
     return clean_text(str(path)) != str(path)
 
@@ -130,16 +130,16 @@ def main(argv: list[str] | None = None) -> int:
     _clean_args(args)
     plan_path = getattr(args, "plan", None) or default_plan()
     db = getattr(args, "db", None) or default_db()
-    from state.plan import PlanError
-    from state.sequencer import InputError
-    from state.store import StoreError
+    from optseq.state.plan import PlanError
+    from optseq.state.sequencer import InputError
+    from optseq.state.store import StoreError
 
     try:
         if args.command == "validate":
             return _validate(args.plan_file or plan_path)
         if _unstorable_path(db):
             # the store records paths under its directory (run logs, samples): they must be storable text
-            from state.text import clean_text
+            from optseq.state.text import clean_text
 
             return _fail(f"state directory {clean_text(str(db), undecoded=True)}: its path is not valid UTF-8 "
                          "(runs record paths under it); give --db another directory")
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
         if args.run is None and args.command is None:
-            from console.tui import run_tui  # the only path that loads textual
+            from optseq.console.tui import run_tui  # the only path that loads textual
 
             return run_tui(plan_path, db)
         write = args.run is not None or args.command in ("record", "plan", "fact", "decide")
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _validate(path: Path) -> int:
-    from state import plan
+    from optseq.state import plan
 
     loaded = plan.load(path)
     print(f"{path}: ok ({len(loaded.levers)} levers, {len(loaded.facts)} facts, "
@@ -171,7 +171,7 @@ def _validate(path: Path) -> int:
 
 
 def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
-    from state.sequencer import Sequencer
+    from optseq.state.sequencer import Sequencer
 
     def waiting(text: str) -> None:
         print(f"optseq: {text}", file=sys.stderr, flush=True)
@@ -180,7 +180,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         for warning in seq.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
         if args.run is not None:
-            from console.run_cmd import run_target
+            from optseq.console.run_cmd import run_target
 
             return run_target(seq, args.run, args.json)
         command = args.command or "status"
@@ -207,7 +207,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         if command == "export":
             text = seq.export(args.lang)
             if args.output is not None:
-                from state.export_file import ExportTargetError, write_export
+                from optseq.state.export_file import ExportTargetError, write_export
 
                 try:
                     written = write_export(args.output, text, db, force=args.force)

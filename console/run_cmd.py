@@ -6,8 +6,8 @@ import signal
 import sys
 import time
 
-from state.runs.lever_run import RunControl, RunReport
-from state.sequencer import InputError, Sequencer
+from optseq.state.runs.lever_run import RunControl, RunReport
+from optseq.state.sequencer import InputError, Sequencer
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 

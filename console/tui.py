@@ -12,7 +12,7 @@ def run_tui(plan_path: Path | str, db_dir: Path | str) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(NO_TTY, file=sys.stderr)
         return 2
-    from console.app import make_app
+    from optseq.console.app import make_app
 
     app = make_app(plan_path, db_dir)
     app.run()

@@ -2,7 +2,7 @@
 
 from libc.stdint cimport uint64_t
 
-from native._handeval cimport evaluate5
+from optseq.native._handeval cimport evaluate5
 
 cdef enum:
     FOLD = 0

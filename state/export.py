@@ -6,11 +6,11 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from state import gates
-from state.gates import Atom
-from state.labels import MARKS, labels
-from state.machine import DECIDED, MARK, LeverModel, PlanMachine
-from state.plan import Lever, Plan
+from optseq.state import gates
+from optseq.state.gates import Atom
+from optseq.state.labels import MARKS, labels
+from optseq.state.machine import DECIDED, MARK, LeverModel, PlanMachine
+from optseq.state.plan import Lever, Plan
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
@@ -229,8 +229,12 @@ class _Doc:
         self.next = machine.next()
 
     def render(self, today) -> str:
-        parts = [self.head(), self.table(), self.graph(), self.order(), self.status(), self.points(),
-                 self.results()]
+        # a section with nothing to say is left out: a plan without order or decision points (a team's
+        # starter plan) must not export empty headings as if the doc had lost them
+        parts = [self.head(), self.table(), self.graph() if self.has_edges() else "",
+                 self.order() if self.plan.order else "", self.status(),
+                 self.points() if self.plan.decision_points else "", self.results()]
+        parts = [part for part in parts if part]
         # always last, dated or not: the mark export_file looks for before it replaces a file
         day = None if today is None else today.isoformat() if isinstance(today, dt.date) else str(today)
         parts.append(marker(day))
@@ -358,6 +362,8 @@ class _Doc:
             lever, model = self.plan.lever(lever_id), self.model(lever_id)
             if model.plan_doc:
                 where = code(model.plan_doc) + (f" ({lever.plan_note})" if lever.plan_note else "")
+            elif lever.arms is not None:
+                where = lever.plan_note or w["arms"]
             else:
                 where = lever.plan_note or w["no_plan"]
             state = self.plan_words(lever_id, lever.status)
@@ -365,6 +371,9 @@ class _Doc:
         return "\n".join(lines)
 
     # -- 2. dependency graph -------------------------------------------------------------------------------
+    def has_edges(self) -> bool:
+        return any(True for lever in self.plan.levers for _ in _edges(lever.requires))
+
     def graph(self) -> str:
         lines = [heading(2, self.w['graph'])]
         tree = self.tree()

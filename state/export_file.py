@@ -6,9 +6,9 @@ import secrets
 import stat
 from pathlib import Path
 
-from state.export import MARKER, is_export
-from state.store import DB_NAME, RUNS_DIR
-from state.store.locks import HOLDER_NAME, LOCK_NAME
+from optseq.state.export import MARKER, is_export
+from optseq.state.store import DB_NAME, RUNS_DIR
+from optseq.state.store.locks import HOLDER_NAME, LOCK_NAME
 
 STORE_FILES = (DB_NAME, LOCK_NAME, HOLDER_NAME)
 """Files of the state directory an export must never replace (their temp files, `.NAME.*.tmp`, neither)."""

@@ -32,6 +32,7 @@ LABELS: dict[str, dict[str, str]] = {
         "col_note": "비고",
         # state words
         "no_plan": "plan 미작성",
+        "arms": "명령 쌍 (command pair)",
         "ready": "준비됨",
         "next": " (next)",
         "unplanned": "plan 대기",
@@ -91,6 +92,7 @@ LABELS: dict[str, dict[str, str]] = {
         "col_source": "Source",
         "col_note": "Note",
         "no_plan": "plan not written",
+        "arms": "command pair",
         "ready": "ready",
         "next": " (next)",
         "unplanned": "waiting for a plan",

@@ -5,7 +5,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from state.gates import Expr, atoms
+from optseq.state.gates import Expr, atoms
 
 KINDS = ("decision", "infra", "experiment", "speedup")
 """Lever kinds, in the order `next` prefers them."""
@@ -68,6 +68,87 @@ class Rule:
     margin: float | None = None
     """Experiments only: the practical margin, relative (0.05 = 5%), within which a config counts as good as
     the best; None = 0, only a config shown best by the statistics wins."""
+
+
+SOURCES = ("regex", "json", "file", "wall_time")
+"""Where a command-pair lever's number comes from: a regex over the arm's output, a key of its last JSON line
+holding that key, a key of a JSON file it writes, or its wall time."""
+ARM_ORDERS = ("alternate", "random")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one number comes from in one arm's run."""
+
+    kind: str
+    """One of SOURCES."""
+    pattern: str = ""
+    """regex: the first group (or the group named `value`) of the last match in the output."""
+    key: str = ""
+    """json / file: a key, dots for nesting (`metrics.samples_per_s`)."""
+    path: str = ""
+    """file: relative to the arm's cwd; it must be written during the arm's run."""
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "pattern": self.pattern, "key": self.key, "path": self.path}
+
+
+@dataclass(frozen=True)
+class ArmGuard:
+    """A quality number read from both arms, with a bound on the candidate or on the difference."""
+
+    name: str
+    source: Source
+    max_diff: float | None = None
+    """Largest |candidate - baseline| over the pairs."""
+    max_rel_diff: float | None = None
+    """Largest |candidate - baseline| / |baseline| over the pairs."""
+    max: float | None = None
+    """Largest candidate value."""
+    min: float | None = None
+    """Smallest candidate value."""
+
+    @property
+    def limit(self) -> tuple[str, float]:
+        return next((k, v) for k in ("max_diff", "max_rel_diff", "max", "min") if (v := getattr(self, k)) is not None)
+
+    def to_dict(self) -> dict:
+        kind, value = self.limit
+        return {"name": self.name, "source": self.source.to_dict(), "bound": kind, "limit": value}
+
+
+@dataclass(frozen=True)
+class Arms:
+    """A command-pair lever: optseq runs the two commands itself, interleaved, and reads the number from each."""
+
+    baseline: tuple[str, ...]
+    candidate: tuple[str, ...]
+    metric: str
+    source: Source
+    unit: str = ""
+    higher_is_better: bool = True
+    baseline_env: tuple[tuple[str, str], ...] = ()
+    candidate_env: tuple[tuple[str, str], ...] = ()
+    """The toggles; also what an adopted lever adds to every later lever's arms (the stack)."""
+    cwd: str = "."
+    """Absolute: the plan file's folder unless the plan says otherwise."""
+    warmup: int = 1
+    """Untimed runs of each arm per pass before the pairs; their numbers are dropped."""
+    order: str = "alternate"
+    """alternate: ABBA (pair i starts with the candidate when i is odd); random: a seeded coin per pair."""
+    guards: tuple[ArmGuard, ...] = ()
+
+    def to_dict(self, stack_env: dict[str, str] | None = None) -> dict:
+        """The spec the arms driver (`python -m optseq.engine.arms`) reads from OPTSEQ_ARMS."""
+        return {"baseline": list(self.baseline), "candidate": list(self.candidate), "metric": self.metric,
+                "source": self.source.to_dict(), "unit": self.unit, "higher_is_better": self.higher_is_better,
+                "baseline_env": dict(self.baseline_env), "candidate_env": dict(self.candidate_env),
+                "stack_env": dict(stack_env or {}), "cwd": self.cwd, "warmup": self.warmup, "order": self.order,
+                "guards": [g.to_dict() for g in self.guards]}
+
+
+ARMS_RUN = ("python", "-m", "optseq.engine.arms")
+"""What a command-pair lever launches: optseq's own driver, which runs the two arms and speaks the protocol."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +219,8 @@ class Lever:
     prior: Prior | None = None
     outcomes: tuple[str, ...] = ()
     """Outcomes this lever can be decided with (experiments: its config names)."""
+    arms: Arms | None = None
+    """A command-pair lever's two commands; its `run` is then ARMS_RUN."""
 
     @property
     def needs_plan(self) -> bool:
@@ -209,7 +292,7 @@ class Plan:
 
 def load(path: Path | str) -> Plan:
     """Read and validate a plan; raises PlanError with one line naming file, key and problem."""
-    from state.plan_toml import parse
+    from optseq.state.plan_toml import parse
 
     return parse(Path(path))
 

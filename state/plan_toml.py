@@ -1,4 +1,4 @@
-"""The plan's TOML form: parsing and validation into state.plan's typed classes."""
+"""The plan's TOML form: parsing and validation into optseq.state.plan's typed classes."""
 from __future__ import annotations
 
 import datetime as dt
@@ -6,13 +6,14 @@ import math
 import tomllib
 from pathlib import Path
 
-from state.gates import Atom, Expr, Gate, atoms
-from state.plan import (
+from optseq.state.gates import Atom, Expr, Gate, atoms
+from optseq.state.plan import (
     CODE_STATUS, DECISION_OUTCOMES, KINDS, LANGS, MARKS, MAX_GATE_DEPTH, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S,
     PAIRED_OUTCOMES, RUN_KEYWORDS, TRIGGERS, Branch, Candidate,
     CriteriaGate, Criterion, DecisionPoint, Fact, Guard, Lever, OrderItem, Plan, PlanError, Prior, Rule,
-    StatusItem, dependencies,
+    StatusItem, dependencies, ARMS_RUN,
 )
+from optseq.state.plan_arms import parse_arms
 
 
 def parse(path: Path) -> Plan:
@@ -162,11 +163,12 @@ class _Loader:
         where = f"levers.{lever_id}"
         self.check_keys(raw, {"id", "title", "kind", "plan_doc", "plan_note", "code", "requires", "run",
                               "timeout_s", "rule", "remeasure_when", "status", "graph_label", "criteria",
-                              "prior", "configs"}, where)
+                              "prior", "configs", "arms"}, where)
         kind = self.get(raw, "kind", where, str)
         if kind not in KINDS:
             raise self.fail(f"{where}.kind", f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
-        code = self.get(raw, "code", where, str, "none")
+        # a command-pair lever's toggle is already in the code it runs: nothing is left to plan or merge
+        code = self.get(raw, "code", where, str, "merged-default-off" if "arms" in raw else "none")
         if code not in CODE_STATUS:
             raise self.fail(f"{where}.code", f"unknown code status {code!r} (one of {', '.join(CODE_STATUS)})")
         run = self.strings(raw, "run", where)
@@ -193,6 +195,16 @@ class _Loader:
         else:
             outcomes = PAIRED_OUTCOMES
         rule = self.rule(raw["rule"], f"{where}.rule", kind) if "rule" in raw else None
+        arms = None
+        if "arms" in raw:
+            if run:
+                raise self.fail(f"{where}.run", "a command-pair lever's arms are its commands: give run or arms, "
+                                                "not both")
+            if kind not in ("speedup", "infra"):
+                raise self.fail(f"{where}.arms", f"only speedup and infra levers are measured in pairs (kind is "
+                                                 f"{kind})")
+            arms, rule = parse_arms(self, raw["arms"], f"{where}.arms", self.path.parent, rule)
+            run = ARMS_RUN
         prior = None
         if "prior" in raw:
             p = self.get(raw, "prior", where, dict, what="a table")
@@ -225,6 +237,7 @@ class _Loader:
             criteria=criteria,
             prior=prior,
             outcomes=outcomes,
+            arms=arms,
         )
 
     def expr(self, raw, where: str, depth: int = 0, top: str = "") -> Expr:

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from state.runs.protocol import Transcript
+from optseq.state.runs.protocol import Transcript
 
 __all__ = ["STATUSES", "Launcher", "RunOutcome", "RunSpec", "group_alive", "kill_group", "run"]
 
@@ -305,6 +305,8 @@ class Launcher:
             return "timeout", f"timed out after {self.spec.timeout_s:g} s{after_kill}"
         if stopped == "cancelled":
             return "cancelled", f"cancelled{after_kill}"
+        if transcript.failure is not None:
+            return "failed", transcript.failure
         if code == 0 and transcript.unavailable_reason is not None:
             return "unavailable", f"unavailable: {transcript.unavailable_reason}"
         if code == 0 and transcript.done:

@@ -7,13 +7,13 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from state import gates
-from state import plan as plan_mod
-from state import snapshot
-from state.machine import DECIDED, PlanMachine, TransitionRefused
-from state.plan import Plan
-from state.store import Store
-from state.store.store import FINAL
+from optseq.state import gates
+from optseq.state import plan as plan_mod
+from optseq.state import snapshot
+from optseq.state.machine import DECIDED, PlanMachine, TransitionRefused
+from optseq.state.plan import Plan
+from optseq.state.store import Store
+from optseq.state.store.store import FINAL
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
@@ -144,7 +144,7 @@ class Sequencer:
     def _recover(self) -> None:
         """Runs the store found in flight with their process gone are `interrupted` now (their records came in
         with the catch-up): end whatever their groups left running."""
-        from state import runner
+        from optseq.state import runner
 
         for run in self.store.recovered:
             pgid = run.get("pgid")
@@ -308,8 +308,8 @@ class Sequencer:
     # -- runs --------------------------------------------------------------------------------
     def hold_lever(self, lever_id: str):
         """The lever's run lock, taken for this process; InputError naming the run that holds it elsewhere."""
-        from state.store.locks import LeverLock
-        from state.store.store import RUNS_DIR
+        from optseq.state.store.locks import LeverLock
+        from optseq.state.store.store import RUNS_DIR
 
         if self.readonly:
             raise InputError(f"the store {self.store.directory} is read-only here; nothing can run from it")
@@ -334,7 +334,7 @@ class Sequencer:
 
     def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None):
         """Blocking: launch, stream, judge and decide; returns a lever_run.RunReport."""
-        from state.runs import lever_run
+        from optseq.state.runs import lever_run
 
         return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control)
 
@@ -507,7 +507,7 @@ class Sequencer:
                     "decisions": [d for d in decisions if d.get("lever") == lever_id]}
 
     def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
-        from state import export
+        from optseq.state import export
 
         with self.lock:
             return export.render(self.plan, self.machine, self.export_records(), lang=lang, today=today)
@@ -588,7 +588,7 @@ def _public(decision: dict | None) -> dict | None:
 
 
 def _gate_text(expr) -> str | None:
-    from state.gates import Atom
+    from optseq.state.gates import Atom
 
     if expr is None:
         return None

@@ -1,15 +1,15 @@
 """Store bench: how `status`, a write, `runs --json` and `export` cost as the store's history grows.
 
-`python -m state.store_bench [--runs 100,1000,10000] [--repeat N] [--write docs/performance.md] [--keep DIR]`
+`python -m optseq.state.store_bench [--runs 100,1000,10000] [--repeat N] [--write docs/performance.md] [--keep DIR]`
 
 For each size N it builds a fresh store of N real-shaped lever runs on the default plan through the real
 API (`build_store`: `Sequencer.open`, `Sequencer.append`/`run_ended`/`fire_points`/`decide_in_batch`/
-`mark_stack_changes`, `Store.update`/`run_dir`, in the shapes `state.runs.lever_run` writes), then runs each
-command as a fresh process of the real CLI (`python -m console.cli … --plan … --db …`), `--repeat` times
+`mark_stack_changes`, `Store.update`/`run_dir`, in the shapes `optseq.state.runs.lever_run` writes), then runs each
+command as a fresh process of the real CLI (`python -m optseq.console.cli … --plan … --db …`), `--repeat` times
 side by side, and reports medians: the process times, the peak RSS of `status`, and the in-process time of
 one write through a Sequencer (and a Store) already open, apart from process start-up, whose baseline
 (`--help`) is given too. No engine and no torch: the samples are drawn here and judged by the real pass
-loop and decision rule (`state.runs.passes.ABPasses`).
+loop and decision rule (`optseq.state.runs.passes.ABPasses`).
 
 The write that is timed is `fact eval_dense true|false` (alternating) and `decide amp defer --why …`:
 `record julia_port …` cannot be repeated once the Julia gate is decided, and both of these can, on every
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from state import perf_doc
+from optseq.state import perf_doc
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
@@ -47,16 +47,16 @@ GROUP = 100
 LEVERS = ("cython_bot", "option_b", "option_a")
 """The levers the built history runs, in turn: the default plan's A/B levers that can be adopted or rejected
 once the Julia gate is NO-GO and Option B's plan is written."""
-CLI = (sys.executable, "-m", "console.cli")
+CLI = (sys.executable, "-m", "optseq.console.cli")
 """The CLI as the installed `optseq` script runs it (same entry point, same interpreter)."""
 TARGETS = {"status_s": 0.25, "write_store_s": 0.050, "export_s": 1.0, "rss_growth": 1.25}
 """Issue 9's targets at 10,000 runs; "RSS flat" is read as at most 1.25× the smallest store's RSS."""
 TARGET_RUNS = 10000
-MAKE_COMMAND = "python -m state.store_bench --write docs/performance.md"
+MAKE_COMMAND = "python -m optseq.state.store_bench --write docs/performance.md"
 """What `make store-bench` runs; the section names the make target when it was written by it."""
 MB = 1e6
 
-# What a bench reports about itself (the `env` event of `python -m engine.bench`): the same on every run,
+# What a bench reports about itself (the `env` event of `python -m optseq.engine.bench`): the same on every run,
 # so no run makes another stale by a device or torch change (as on one machine with one stack).
 ENV = {"python": platform.python_version(), "torch": "2.13.0+cpu", "device": "cpu", "cpu": "store-bench CPU",
        "threads": 2, "code_hash": "5be1c0ffee5eed00", "bot_backend": "cython"}
@@ -108,10 +108,10 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     calls `_finish` makes, and the tests hold that both give the same records.
     Every store call is in this function, so a changed store API is adapted here and nowhere else.
     """
-    from state.runs.lever_run import fingerprint
-    from state.runs.passes import ABPasses
-    from state.sequencer import InputError, Sequencer
-    from state.store import utc_now
+    from optseq.state.runs.lever_run import fingerprint
+    from optseq.state.runs.passes import ABPasses
+    from optseq.state.sequencer import InputError, Sequencer
+    from optseq.state.store import utc_now
 
     rng = random.Random(seed)
     started_at = time.perf_counter()
@@ -315,15 +315,15 @@ def peak_rss(argv: list[str]) -> int:
 
 
 def startup(repeat: int) -> float:
-    """Median wall time of `python -m console.cli --help`: the interpreter and the CLI module, nothing else."""
+    """Median wall time of `python -m optseq.console.cli --help`: the interpreter and the CLI module, nothing else."""
     return statistics.median(child([*CLI, "--help"]) for _ in range(repeat))
 
 
 def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path) -> Row:
     """Time every command `repeat` times side by side on the store at `db`; medians."""
-    from state import store as store_module
-    from state.sequencer import Sequencer
-    from state.store import Store
+    from optseq.state import store as store_module
+    from optseq.state.sequencer import Sequencer
+    from optseq.state.store import Store
 
     files = [p for p in db.rglob("*") if p.is_file()]
     dir_bytes = sum(p.stat().st_size for p in files)
@@ -381,15 +381,15 @@ def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, abou
             "in-process `Store.append`"]
     made_by = f"`make store-bench` (`{command}`)" if command == MAKE_COMMAND else f"`{command}`"
     about_runs = (
-        "Each store is built fresh through the real API (`state.store_bench.build_store`): N finished runs of "
+        "Each store is built fresh through the real API (`optseq.state.store_bench.build_store`): N finished runs of "
         "cython_bot, option_b and option_a on `configs/sequencing.toml`, in `lever_run`'s record shapes, with a "
         "samples file (about 20 samples) and a log per pass in each run's directory, their automatic adopt/reject "
         "decisions and the stale/superseded events those cause; every tenth run is an inconclusive re-measure. "
         f"Build: the time to build that store, batched by {GROUP} runs (building only).")
     about_times = (
         f"Command columns: the median of {repeat} fresh processes each of "
-        "`python -m console.cli … --plan … --db …`, the commands run side by side; each includes process "
-        f"start-up, and `python -m console.cli --help` takes {_s(startup_s)}. The write is "
+        "`python -m optseq.console.cli … --plan … --db …`, the commands run side by side; each includes process "
+        f"start-up, and `python -m optseq.console.cli --help` takes {_s(startup_s)}. The write is "
         "`fact eval_dense true|false` (alternating) and `decide amp defer --why …`: "
         "`record julia_port …` cannot repeat once the Julia gate is decided. `status` RSS: the peak resident set of "
         "one more `status --json` process. In-process columns: one write on a Sequencer (and on a Store) already "
@@ -464,7 +464,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m state.store_bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m optseq.state.store_bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=_sizes, default=SIZES, metavar="N,N,…",
                    help=f"store sizes in runs (default {','.join(map(str, SIZES))})")
     p.add_argument("--repeat", type=int, default=REPEAT, help=f"processes per command and size (default {REPEAT})")
@@ -499,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
             say(f"built {n:,} runs in {_s(built.seconds)} ({built.decisions} decisions, events {built.events})")
             rows.append(measure(args.plan.resolve(), db, args.repeat, built, Path(tmp)))
             say(f"timed {n:,} runs: status {_s(rows[-1].status_s)}")
-    command = "python -m state.store_bench" + (
+    command = "python -m optseq.state.store_bench" + (
         f" --runs {','.join(map(str, args.runs))}" if tuple(args.runs) != SIZES else "") + (
         f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (f" --write {args.write}" if args.write else "")
     section = render(rows, command=command, repeat=args.repeat, startup_s=startup_s, about=machine(), when=when)

@@ -36,5 +36,5 @@ def cli_env(db) -> dict:
     return env
 
 
-OPTSEQ = [sys.executable, "-m", "console.cli"]
+OPTSEQ = [sys.executable, "-m", "optseq.console.cli"]
 """The CLI as the installed `optseq` script runs it (same entry point, same interpreter)."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, Select
 
-from console.dialogs.form import FormDialog, FormInvalid, select, text_input
+from optseq.console.dialogs.form import FormDialog, FormInvalid, select, text_input
 
 
 class DecideDialog(FormDialog):

@@ -9,22 +9,22 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from console.dialogs.confirm import ConfirmDialog
-from console.dialogs.criterion import CriterionDialog
-from console.dialogs.decide import DecideDialog
-from console.dialogs.export_path import ExportDialog
-from console.dialogs.fact import FactDialog
-from console.dialogs.plan_path import PlanDialog
-from console.screens.export_preview import ExportPreview
-from console.screens.help import HelpScreen
-from console.widgets.dep_graph import DependencyGraph
-from console.widgets.history_plot import HistoryPlot
-from console.widgets.lever_detail import LeverDetail
-from console.widgets.lever_table import LeverTable
-from console.widgets.run_panel import RunPanel
-from console.widgets.status_line import StatusLine
-from state.sequencer import InputError
-from state.store import StoreError
+from optseq.console.dialogs.confirm import ConfirmDialog
+from optseq.console.dialogs.criterion import CriterionDialog
+from optseq.console.dialogs.decide import DecideDialog
+from optseq.console.dialogs.export_path import ExportDialog
+from optseq.console.dialogs.fact import FactDialog
+from optseq.console.dialogs.plan_path import PlanDialog
+from optseq.console.screens.export_preview import ExportPreview
+from optseq.console.screens.help import HelpScreen
+from optseq.console.widgets.dep_graph import DependencyGraph
+from optseq.console.widgets.history_plot import HistoryPlot
+from optseq.console.widgets.lever_detail import LeverDetail
+from optseq.console.widgets.lever_table import LeverTable
+from optseq.console.widgets.run_panel import RunPanel
+from optseq.console.widgets.status_line import StatusLine
+from optseq.state.sequencer import InputError
+from optseq.state.store import StoreError
 
 WRITES = {"run_selected", "run_next", "cancel_run", "record_criterion", "mark_plan", "set_fact", "decide"}
 """Actions that write to the store: disabled while another optseq holds it."""
@@ -209,7 +209,7 @@ class MainScreen(Screen):
     def _export(self, values: dict | None, force: bool = False) -> None:
         if not values:
             return
-        from state.export_file import ExportTargetError, NotAnExport, write_export
+        from optseq.state.export_file import ExportTargetError, NotAnExport, write_export
 
         target = os.path.expanduser(values["path"])
         try:

@@ -7,8 +7,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Tree
 
-from console.widgets.figures import STATE_MARK, state_text
-from state.gates import atoms
+from optseq.console.widgets.figures import STATE_MARK, state_text
+from optseq.state.gates import atoms
 
 MARK_STYLE = {"ready": "bold green", "blocked": "dim", "decided": "cyan", "stale": "bold yellow",
               "closed": "dim strike"}

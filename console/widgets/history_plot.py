@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
-from console.widgets.figures import run_stats
+from optseq.console.widgets.figures import run_stats
 
 MAX_RUNS = 40
 """Newest runs plotted; more would not fit an 80-column plot anyway."""

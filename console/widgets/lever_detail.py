@@ -5,7 +5,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from console.widgets.figures import estimate_text, plain_title, run_line, state_text
+from optseq.console.widgets.figures import estimate_text, plain_title, run_line, state_text
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""

@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from textual.message import Message
 from textual.widgets import DataTable
 
-from console.widgets.figures import last_estimate, plain_title, state_text
+from optseq.console.widgets.figures import last_estimate, plain_title, state_text
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("plan", "plan", 10))

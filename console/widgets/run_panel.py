@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
-from state.runs.lever_run import RunControl
+from optseq.state.runs.lever_run import RunControl
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""

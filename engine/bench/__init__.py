@@ -1,1 +1,1 @@
-"""Bench commands: `python -m engine.bench LEVER`, each speaking the run protocol."""
+"""Bench commands: `python -m optseq.engine.bench LEVER`, each speaking the run protocol."""

@@ -1,8 +1,8 @@
-"""`python -m engine.bench LEVER [--size ci|gpu] [--repeats N] [--warmup N]`.
+"""`python -m optseq.engine.bench LEVER [--size ci|gpu] [--repeats N] [--warmup N]`.
 
-`python -m engine.bench all [--size ci|gpu] [--write docs/performance.md]` runs every lever and writes the report.
+`python -m optseq.engine.bench all [--size ci|gpu] [--write docs/performance.md]` runs every lever and writes the report.
 
-`python -m engine.bench gpu-check [--write docs/performance.md] [--device cuda] [--budget-s N]` measures AMP and
+`python -m optseq.engine.bench gpu-check [--write docs/performance.md] [--device cuda] [--budget-s N]` measures AMP and
 compile at a small and a large model, then model_size, and writes its own section (`gpu-check --help`).
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ import importlib
 import os
 import sys
 
-from engine.bench import protocol
+from optseq.engine import kit
 
-# lever id -> module under engine.bench exposing run(args, infra) -> None
+# lever id -> module under optseq.engine.bench exposing run(args, infra) -> None
 LEVERS = {
     "cython_bot": "cython_bot",
     "option_b": "option_b",
@@ -27,7 +27,7 @@ LEVERS = {
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m engine.bench", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m optseq.engine.bench", description=__doc__)
     p.add_argument("lever", choices=sorted(LEVERS) + ["all"], help="a lever, or `all` for the report")
     p.add_argument("--size", choices=["ci", "gpu"], default="ci")
     p.add_argument("--repeats", type=int, default=None, help="A/B pairs (default depends on lever and size)")
@@ -48,26 +48,26 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["gpu-check"]:
-        from engine.bench.gpu_check import main as gpu_check
+        from optseq.engine.bench.gpu_check import main as gpu_check
 
-        protocol.watch_parent()
+        kit.watch_parent()
         return gpu_check(argv[1:])
     args = parse(argv)
-    protocol.watch_parent()
+    kit.watch_parent()
     if args.lever == "all":
-        from engine.bench.report import run_all
+        from optseq.engine.bench.report import run_all
 
         passed = [f"--{k}={v}" for k in ("repeats", "warmup", "device") if (v := getattr(args, k)) is not None]
         return run_all(LEVERS, args.size, args.write, passed)
-    module = importlib.import_module(f"engine.bench.{LEVERS[args.lever]}")
-    from engine.bench.envinfo import env_facts  # torch import happens here, in the child only
+    module = importlib.import_module(f"optseq.engine.bench.{LEVERS[args.lever]}")
+    from optseq.engine.bench.envinfo import env_facts  # torch import happens here, in the child only
 
-    protocol.emit("env", **env_facts(args.device))
+    kit.emit("env", **env_facts(args.device))
     try:
-        module.run(args, protocol.infra())
-    except protocol.Unavailable as exc:
-        protocol.unavailable(str(exc))
-    protocol.done()
+        module.run(args, kit.infra())
+    except kit.Unavailable as exc:
+        kit.unavailable(str(exc))
+    kit.done()
     return 0
 
 

@@ -5,8 +5,8 @@ Guard: after the run, the compiled model's outputs vs the same weights run eager
 """
 from __future__ import annotations
 
-from engine.bench import net_workload as wl
-from engine.bench import protocol
+from optseq.engine import kit
+from optseq.engine.bench import net_workload as wl
 
 LR = 1e-3
 # fp32 kernels fused differently agree to rounding; under autocast the arms round in 16 bits.
@@ -14,7 +14,7 @@ MAX_ABS_DIFF_FP32 = 1e-3
 MAX_ABS_DIFF_AMP = 5e-2
 
 
-def run(args, infra: protocol.Infra) -> None:
+def run(args, infra: kit.Infra) -> None:
     ab = wl.trainer_ab(args, infra, "compile", LR, compile=True)
     for name, stepper in (("baseline", ab.baseline), ("candidate", ab.candidate)):
         print(f"compile: {name} first step {wl.timed_step(stepper, ab.x, ab.target, ab.weight):.2f} s"
@@ -27,4 +27,4 @@ def run(args, infra: protocol.Infra) -> None:
         compiled = candidate.model(x).detach().float()
         eager = candidate.module(x).detach().float()
     limit = MAX_ABS_DIFF_AMP if candidate_toggles.amp != "off" else MAX_ABS_DIFF_FP32
-    protocol.quality("max_abs_output_diff", float((compiled - eager).abs().max()), limit)
+    kit.quality("max_abs_output_diff", float((compiled - eager).abs().max()), limit)

@@ -9,11 +9,11 @@ import random
 import time
 from dataclasses import dataclass
 
-from engine.bench import protocol
-from engine.bots import backend
-from engine.bots.equity import DEFAULT_ROLLOUTS
-from engine.games.api import RAISE
-from engine.games.flop_holdem import FlopHoldem
+from optseq.engine import kit
+from optseq.engine.bots import backend
+from optseq.engine.bots.equity import DEFAULT_ROLLOUTS
+from optseq.engine.games.api import RAISE
+from optseq.engine.games.flop_holdem import FlopHoldem
 
 
 @dataclass(frozen=True)
@@ -70,12 +70,12 @@ def calls_per_second(act, states: list[tuple], rollouts: int, min_seconds: float
             return calls / elapsed
 
 
-def run(args, infra: protocol.Infra) -> None:
+def run(args, infra: kit.Infra) -> None:
     """The baseline is always the Python twin: the bot is the only thing this lever changes,
     and no other lever touches opponent_act, so `infra` does not alter either arm."""
     reason = backend.native_status()
     if reason is not None:
-        raise protocol.Unavailable(reason)
+        raise kit.Unavailable(reason)
     size = SIZES[args.size]
     repeats = size.repeats if args.repeats is None else args.repeats
     warmup = size.warmup if args.warmup is None else args.warmup
@@ -88,10 +88,10 @@ def run(args, infra: protocol.Infra) -> None:
 
     expected = [python_act(*s, size.rollouts) for s in states]
     got = [cython_act(*s, size.rollouts) for s in states]
-    protocol.quality("action_mismatches", sum(a[0] != b[0] for a, b in zip(expected, got)), 0)
-    protocol.quality("equity_max_abs_diff", max(abs(a[1] - b[1]) for a, b in zip(expected, got)), 0)
+    kit.quality("action_mismatches", sum(a[0] != b[0] for a, b in zip(expected, got)), 0)
+    kit.quality("equity_max_abs_diff", max(abs(a[1] - b[1]) for a, b in zip(expected, got)), 0)
 
-    protocol.paired(
+    kit.paired(
         lambda: calls_per_second(python_act, states, size.rollouts, size.min_seconds),
         lambda: calls_per_second(cython_act, states, size.rollouts, size.min_seconds),
         repeats=repeats, warmup=warmup, metric="opponent_act_calls_per_s", unit="calls/s",

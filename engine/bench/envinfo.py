@@ -54,9 +54,9 @@ def env_facts(requested_device: str | None = None) -> dict:
         facts["gpu"] = torch.cuda.get_device_name(0)
         facts["cuda"] = torch.version.cuda
     try:
-        import native  # noqa: F401
+        import optseq.native  # noqa: F401
 
-        from engine.bots import backend
+        from optseq.engine.bots import backend
 
         facts["bot_backend"] = backend.name()
     except Exception:  # the bot module may be absent in early builds

@@ -1,4 +1,4 @@
-"""`python -m engine.bench gpu-check`: does AMP/compile pay at a large model but not a small one, in a time budget."""
+"""`python -m optseq.engine.bench gpu-check`: does AMP/compile pay at a large model but not a small one, in a time budget."""
 from __future__ import annotations
 
 import argparse
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from engine.bench.report import (
+from optseq.engine.bench.report import (
     ABSummary,
     LeverRun,
     _cell,
@@ -292,7 +292,7 @@ def run_child(argv: list[str], env: dict, timeout_s: float, lever: str) -> tuple
 
 
 def child_argv(step: Step, args: argparse.Namespace) -> tuple[list[str], dict]:
-    argv = [sys.executable, "-m", "engine.bench", step.lever, "--size", args.size, "--device", args.device]
+    argv = [sys.executable, "-m", "optseq.engine.bench", step.lever, "--size", args.size, "--device", args.device]
     infra: dict = {"adopted": []}
     if step.model is None:
         # one block (every config trained once) at the iterations the budget allows, not the size's
@@ -304,7 +304,7 @@ def child_argv(step: Step, args: argparse.Namespace) -> tuple[list[str], dict]:
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m engine.bench gpu-check", description=DESCRIPTION)
+    p = argparse.ArgumentParser(prog="python -m optseq.engine.bench gpu-check", description=DESCRIPTION)
     p.add_argument("--device", default="cuda", help="torch device (default cuda; cpu only when named)")
     p.add_argument("--size", choices=["ci", "gpu"], default="gpu", help="bench size of every child (default gpu)")
     p.add_argument("--models", default=DEFAULT_MODELS, help=f"SMALL,LARGE as HIDDENxLAYERS (default {DEFAULT_MODELS})")
@@ -319,22 +319,22 @@ def parse(argv: list[str]) -> argparse.Namespace:
     try:
         args.small, args.large = parse_models(args.models)
     except ValueError as exc:
-        p.exit(2, f"engine.bench gpu-check: {exc}\n")
+        p.exit(2, f"optseq.engine.bench gpu-check: {exc}\n")
     for flag, value, low in (("--repeats", args.repeats, 1), ("--warmup", args.warmup, 0),
                              ("--model-size-iterations", args.model_size_iterations, 1)):
         if value is not None and value < low:
-            p.exit(2, f"engine.bench gpu-check: {flag} {value}: must be at least {low}\n")
+            p.exit(2, f"optseq.engine.bench gpu-check: {flag} {value}: must be at least {low}\n")
     if not args.budget_s > 0:
-        p.exit(2, f"engine.bench gpu-check: --budget-s {args.budget_s}: must be positive\n")
+        p.exit(2, f"optseq.engine.bench gpu-check: --budget-s {args.budget_s}: must be positive\n")
     return args
 
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
     try:
-        return check(args, " ".join(["python -m engine.bench gpu-check", *argv]))
+        return check(args, " ".join(["python -m optseq.engine.bench gpu-check", *argv]))
     except OSError as exc:  # --write or --raw somewhere it cannot write
-        print(f"engine.bench gpu-check: {exc}", file=sys.stderr)
+        print(f"optseq.engine.bench gpu-check: {exc}", file=sys.stderr)
         return 2
 
 
@@ -343,7 +343,7 @@ def check(args: argparse.Namespace, command: str) -> int:
         import torch
 
         if not torch.cuda.is_available():
-            print(f"engine.bench gpu-check: no CUDA device here (torch {torch.__version__}); "
+            print(f"optseq.engine.bench gpu-check: no CUDA device here (torch {torch.__version__}); "
                   "pass --device cpu to run it on the CPU", file=sys.stderr)
             return 2
     steps = plan(args.small, args.large)

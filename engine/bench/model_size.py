@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.bench import protocol
-from engine.bench.envinfo import pick_device
-from engine.eval.exploitability import exploitability
-from engine.games.leduc import LeducGame
-from engine.train.deep_cfr import DeepCFRConfig, DeepCFRTrainer
-from engine.train.toggles import Toggles
+from optseq.engine import kit
+from optseq.engine.bench.envinfo import pick_device
+from optseq.engine.eval.exploitability import exploitability
+from optseq.engine.games.leduc import LeducGame
+from optseq.engine.train.deep_cfr import DeepCFRConfig, DeepCFRTrainer
+from optseq.engine.train.toggles import Toggles
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def config_name(hidden: int, layers: int) -> str:
     return f"h{hidden}x{layers}"
 
 
-def traversal_mode(infra: protocol.Infra) -> str:
+def traversal_mode(infra: kit.Infra) -> str:
     """The traversal the current stack uses: Option A and/or B once adopted, else sequential."""
     a, b = infra.has("option_a"), infra.has("option_b")
     return "a+b" if a and b else "option_a" if a else "option_b" if b else "sequential"
@@ -87,7 +87,7 @@ def _positive_env(name: str, default: int) -> int:
     return int(raw)
 
 
-def run(args, infra: protocol.Infra) -> None:
+def run(args, infra: kit.Infra) -> None:
     plan = PLANS[args.size]
     blocks = plan.blocks if args.repeats is None else args.repeats
     if blocks < 1:
@@ -116,12 +116,12 @@ def run(args, infra: protocol.Infra) -> None:
             for i in range(iterations):
                 start = time.perf_counter()
                 stats = trainer.run_iteration()
-                protocol.sample(name, "s_per_iter", time.perf_counter() - start, "s", False, block)
+                kit.sample(name, "s_per_iter", time.perf_counter() - start, "s", False, block)
                 done += 1
-                protocol.progress(done, total, f"{where} iteration {i + 1}/{iterations} loss {stats['loss']:.4g}")
+                kit.progress(done, total, f"{where} iteration {i + 1}/{iterations} loss {stats['loss']:.4g}")
             start = time.perf_counter()
             value = exploitability(game, trainer.average_policy())
-            protocol.sample(name, "exploitability", value, "chips/hand", False, block)
+            kit.sample(name, "exploitability", value, "chips/hand", False, block)
             done += 1
-            protocol.progress(done, total, f"{where} exploitability {value:.4f} "
+            kit.progress(done, total, f"{where} exploitability {value:.4f} "
                                            f"({time.perf_counter() - start:.1f} s)")

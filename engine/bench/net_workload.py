@@ -12,11 +12,11 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from engine.bench import protocol
-from engine.bench.envinfo import pick_device
-from engine.games.leduc import LeducGame
-from engine.nets.mlp import MLP, MLPConfig
-from engine.train.toggles import Stepper, Toggles
+from optseq.engine import kit
+from optseq.engine.bench.envinfo import pick_device
+from optseq.engine.games.leduc import LeducGame
+from optseq.engine.nets.mlp import MLP, MLPConfig
+from optseq.engine.train.toggles import Stepper, Toggles
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ SIZES = {
 SEED = 0
 
 
-def model_config(size: str, infra: protocol.Infra, input_dim: int = LeducGame.info_state_size) -> MLPConfig:
+def model_config(size: str, infra: kit.Infra, input_dim: int = LeducGame.info_state_size) -> MLPConfig:
     """hidden and layers from OPTSEQ_INFRA's model when given (the chosen config), else the size's default."""
     defaults = SIZES[size]
     dims = {}
@@ -127,9 +127,9 @@ def eval_loss(stepper, x, target, weight) -> float:
         return float((weight * err).mean())
 
 
-def without(infra: protocol.Infra, lever: str) -> protocol.Infra:
+def without(infra: kit.Infra, lever: str) -> kit.Infra:
     """The stack with `lever` taken out: a re-measurement compares without vs with, even once adopted."""
-    return protocol.Infra(adopted=infra.adopted - {lever}, model=infra.model)
+    return kit.Infra(adopted=infra.adopted - {lever}, model=infra.model)
 
 
 @dataclass
@@ -147,7 +147,7 @@ class TrainerAB:
     weight: torch.Tensor
 
     def pair(self, label: str) -> None:
-        protocol.paired(
+        kit.paired(
             lambda: train_throughput(self.baseline, self.x, self.target, self.weight, self.size.steps),
             lambda: train_throughput(self.candidate, self.x, self.target, self.weight, self.size.steps),
             repeats=self.repeats, warmup=self.warmup, metric="train_samples_per_s", unit="samples/s",
@@ -155,7 +155,7 @@ class TrainerAB:
         )
 
 
-def trainer_ab(args, infra: protocol.Infra, lever: str, lr: float, **change) -> TrainerAB:
+def trainer_ab(args, infra: kit.Infra, lever: str, lr: float, **change) -> TrainerAB:
     """Baseline = the stack from OPTSEQ_INFRA minus `lever`; candidate = the same toggles with `change`."""
     device = pick_device(args.device)
     size = SIZES[args.size]

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import torch
 
-from engine.bench import protocol
-from engine.bench.option_b import K, measure, mismatches, model_config, pair_jobs, report
-from engine.games.leduc import LeducGame
-from engine.traversal import option_a, option_b, sequential
-from engine.traversal.sequential import exact_net
+from optseq.engine import kit
+from optseq.engine.bench.option_b import K, measure, mismatches, model_config, pair_jobs, report
+from optseq.engine.games.leduc import LeducGame
+from optseq.engine.traversal import option_a, option_b, sequential
+from optseq.engine.traversal.sequential import exact_net
 
 WORKERS = 8
 
 
-def run(args, infra: protocol.Infra) -> None:
+def run(args, infra: kit.Infra) -> None:
     torch.set_num_threads(1)
     game = LeducGame()
     config = model_config(infra, game, args.size)
@@ -35,16 +35,16 @@ def run(args, infra: protocol.Infra) -> None:
 
     jobs = pair_jobs(12345, 0, 100)
     reference = exact_net(game.info_state_size, game.num_actions)
-    protocol.quality("sample_mismatches", mismatches(sequential.run(game, reference, jobs),
+    kit.quality("sample_mismatches", mismatches(sequential.run(game, reference, jobs),
                                                      candidate(game, reference, jobs)), 0)
     runs.clear()
 
     name = "option_a+b" if stacked else "option_a"
     pairs = measure(args, config, baseline, candidate, label=f"{name} workers={WORKERS} k={k}")
     for pair, stats in enumerate(runs[len(runs) - len(pairs):]):
-        protocol.emit("metric", arm="candidate", pair=pair, name="mean_batch", value=stats.mean_batch, unit="rows")
+        kit.emit("metric", arm="candidate", pair=pair, name="mean_batch", value=stats.mean_batch, unit="rows")
         for q in (0.5, 0.99):
-            protocol.emit("metric", arm="candidate", pair=pair, name=f"latency_p{round(q * 100)}",
+            kit.emit("metric", arm="candidate", pair=pair, name=f"latency_p{round(q * 100)}",
                           value=stats.latency_quantile(q) * 1e3, unit="ms")
     report(pairs, f"{name} vs {'option_b' if stacked else 'sequential'}")
     if runs:

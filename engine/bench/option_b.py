@@ -8,13 +8,13 @@ from typing import Callable, Sequence
 
 import torch
 
-from engine.bench import protocol
-from engine.bench.envinfo import pick_device
-from engine.games.leduc import LeducGame
-from engine.nets.mlp import MLP, MLPConfig
-from engine.traversal import option_b, sequential
-from engine.traversal.generator import Traversal, TraversalResult, jobs_for
-from engine.traversal.sequential import Net, exact_net
+from optseq.engine import kit
+from optseq.engine.bench.envinfo import pick_device
+from optseq.engine.games.leduc import LeducGame
+from optseq.engine.nets.mlp import MLP, MLPConfig
+from optseq.engine.traversal import option_b, sequential
+from optseq.engine.traversal.generator import Traversal, TraversalResult, jobs_for
+from optseq.engine.traversal.sequential import Net, exact_net
 
 K = 64
 # Traversals per player in one arm's measurement: long enough to swamp timer noise, short enough for CI.
@@ -26,7 +26,7 @@ DEFAULT_MODEL = {"ci": {"hidden": 64, "layers": 3}, "gpu": {"hidden": 1024, "lay
 Driver = Callable[[LeducGame, Net, Sequence[Traversal]], list[TraversalResult]]
 
 
-def model_config(infra: protocol.Infra, game: LeducGame, size: str = "ci") -> MLPConfig:
+def model_config(infra: kit.Infra, game: LeducGame, size: str = "ci") -> MLPConfig:
     """The net the current stack trains (infra.model), else the size's default."""
     model = infra.model or {}
     dims = {}
@@ -78,7 +78,7 @@ def measure(args, config: MLPConfig, baseline: Driver, candidate: Driver, *,
     def run_candidate() -> float:
         return samples_per_s(candidate, game, net, jobs)
 
-    return protocol.paired(run_baseline, run_candidate, repeats=args.repeats or REPEATS[args.size],
+    return kit.paired(run_baseline, run_candidate, repeats=args.repeats or REPEATS[args.size],
                            warmup=1 if args.warmup is None else args.warmup,
                            metric="advantage_samples_per_s", unit="samples/s", higher_is_better=True, label=label)
 
@@ -89,7 +89,7 @@ def report(pairs: list[tuple[float, float]], what: str) -> None:
         print(f"{what}: median candidate/baseline ratio {ratio:.2f}x over {len(pairs)} pairs", flush=True)
 
 
-def run(args, infra: protocol.Infra) -> None:
+def run(args, infra: kit.Infra) -> None:
     torch.set_num_threads(1)
     game = LeducGame()
     config = model_config(infra, game, args.size)
@@ -100,7 +100,7 @@ def run(args, infra: protocol.Infra) -> None:
     # Parity first: with a net whose outputs are exact in any batch shape, batching must change nothing.
     jobs = pair_jobs(12345, 0, 100)
     reference = exact_net(game.info_state_size, game.num_actions)
-    protocol.quality("sample_mismatches", mismatches(seq(game, reference, jobs), b64(game, reference, jobs)), 0)
+    kit.quality("sample_mismatches", mismatches(seq(game, reference, jobs), b64(game, reference, jobs)), 0)
 
     pairs = measure(args, config, baseline, b64, label=f"option_b K={K}")
     report(pairs, f"option_b K={K} vs {'option_b' if baseline is b64 else 'sequential'}")

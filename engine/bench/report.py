@@ -1,4 +1,4 @@
-"""`python -m engine.bench all`: run every lever bench as a child, parse its events, write docs/performance.md.
+"""`python -m optseq.engine.bench all`: run every lever bench as a child, parse its events, write docs/performance.md.
 
 Figures here are descriptive (median and spread of per-pair ratios); the decision statistics live in state/.
 """
@@ -277,7 +277,7 @@ def render_document(size: str, runs: list[LeverRun], command: str, date: str, pr
     return "\n".join([
         "# Performance",
         "",
-        "Written by `python -m engine.bench all`; do not edit by hand. Each lever bench runs its arms",
+        "Written by `python -m optseq.engine.bench all`; do not edit by hand. Each lever bench runs its arms",
         "alternately (baseline = the current stack, candidate = + the lever) after warm-ups. Ratios are",
         "candidate/baseline per pair, inverted for lower-is-better metrics, so > 1 always means the",
         "candidate is better. These are descriptive figures; optseq's decisions (CIs, tests) live in `state/`.",
@@ -291,7 +291,7 @@ def render_document(size: str, runs: list[LeverRun], command: str, date: str, pr
 
 
 def run_lever(lever: str, size: str, timeout_s: float, artifacts: Path, extra: list[str] = ()) -> LeverRun:
-    argv = [sys.executable, "-m", "engine.bench", lever, "--size", size, *extra]
+    argv = [sys.executable, "-m", "optseq.engine.bench", lever, "--size", size, *extra]
     env = dict(os.environ, OPTSEQ_ARTIFACTS=str(artifacts / lever))
     start = time.perf_counter()
     try:
@@ -316,7 +316,7 @@ def run_all(levers: Iterable[str], size: str, write: str | None, extra: list[str
         import torch
 
         if not torch.cuda.is_available():
-            print("engine.bench all --size gpu: no CUDA device here; run it on a GPU machine", file=sys.stderr)
+            print("optseq.engine.bench all --size gpu: no CUDA device here; run it on a GPU machine", file=sys.stderr)
             return 2
     runs = []
     with tempfile.TemporaryDirectory(prefix="optseq-bench-") as tmp:
@@ -327,7 +327,7 @@ def run_all(levers: Iterable[str], size: str, write: str | None, extra: list[str
             why = f": {run.unavailable}" if run.status == "unavailable" else ""
             print(f"[all] {lever}: {run.status}{why} {summary} ({run.wall_s:.1f} s)", flush=True)
             runs.append(run)
-    command = " ".join(["python -m engine.bench all --size", size, *extra] + (["--write", write] if write else []))
+    command = " ".join(["python -m optseq.engine.bench all --size", size, *extra] + (["--write", write] if write else []))
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     if write:
         path = Path(write)

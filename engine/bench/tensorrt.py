@@ -9,19 +9,19 @@ import time
 
 import torch
 
-from engine.bench import net_workload as wl
-from engine.bench import protocol
-from engine.bench.envinfo import pick_device
-from engine.infer import BackendUnavailable, make_backend
-from engine.infer.onnx_check import max_abs_error, onnxruntime_missing
-from engine.nets.mlp import MLP
+from optseq.engine import kit
+from optseq.engine.bench import net_workload as wl
+from optseq.engine.bench.envinfo import pick_device
+from optseq.engine.infer import BackendUnavailable, make_backend
+from optseq.engine.infer.onnx_check import max_abs_error, onnxruntime_missing
+from optseq.engine.nets.mlp import MLP
 
 ONNX_LIMIT = 1e-4
 TRT_LIMIT = 1e-3
 CALLS_PER_SAMPLE = {"ci": 200, "gpu": 500}
 
 
-def run(args, infra: protocol.Infra) -> None:
+def run(args, infra: kit.Infra) -> None:
     device = pick_device(args.device)
     size = wl.SIZES[args.size]
     repeats, warmup = wl.repeats_and_warmup(args, args.size)
@@ -33,8 +33,8 @@ def run(args, infra: protocol.Infra) -> None:
 
     why_not = onnxruntime_missing()
     if why_not is None:
-        error = max_abs_error(model, x, protocol.artifacts_dir() / "model.onnx")
-        protocol.quality("onnx_max_abs_error", error, ONNX_LIMIT)
+        error = max_abs_error(model, x, kit.artifacts_dir() / "model.onnx")
+        kit.quality("onnx_max_abs_error", error, ONNX_LIMIT)
     else:
         print(f"tensorrt: ONNX check skipped: {why_not}", flush=True)
 
@@ -42,19 +42,19 @@ def run(args, infra: protocol.Infra) -> None:
     try:
         candidate = make_backend("tensorrt", model, x)
     except BackendUnavailable as exc:
-        raise protocol.Unavailable(str(exc)) from None
+        raise kit.Unavailable(str(exc)) from None
     baseline_name = "compile" if infra.has("compile") else "eager"
     baseline = make_backend(baseline_name, model, x)
     print(f"tensorrt: engine built in {candidate.build_s:.1f} s; baseline {baseline_name} "
           f"built in {baseline.build_s:.1f} s", flush=True)
-    protocol.quality("tensorrt_max_abs_error", float((candidate(x) - baseline(x)).abs().max()), TRT_LIMIT)
+    kit.quality("tensorrt_max_abs_error", float((candidate(x) - baseline(x)).abs().max()), TRT_LIMIT)
 
     calls = CALLS_PER_SAMPLE[args.size]
-    protocol.paired(lambda: _throughput(baseline, x, calls, device), lambda: _throughput(candidate, x, calls, device),
+    kit.paired(lambda: _throughput(baseline, x, calls, device), lambda: _throughput(candidate, x, calls, device),
                     repeats=repeats, warmup=warmup, metric="infer_samples_per_s", unit="samples/s",
                     higher_is_better=True, label="tensorrt batch")
     one = x[:1].contiguous()
-    protocol.paired(lambda: _latency_ms(baseline, one, calls, device), lambda: _latency_ms(candidate, one, calls, device),
+    kit.paired(lambda: _latency_ms(baseline, one, calls, device), lambda: _latency_ms(candidate, one, calls, device),
                     repeats=repeats, warmup=warmup, metric="infer_latency_ms", unit="ms",
                     higher_is_better=False, label="tensorrt batch-1")
 

@@ -1,6 +1,6 @@
 """Picks EquityBot's twin: the Cython kernel from native, or the pure-Python reference.
 
-The Cython twin is used when native._equity imports. OPTSEQ_PUREPYTHON=1 forces the
+The Cython twin is used when optseq.native._equity imports. OPTSEQ_PUREPYTHON=1 forces the
 Python twin, as MSGPACK_PUREPYTHON does for msgpack; so does a missing extension.
 Every entry point checks its inputs here, so neither kernel sees a bad argument.
 """
@@ -10,8 +10,8 @@ import operator
 import os
 from typing import Callable, Sequence
 
-from engine.bots import equity as _python
-from engine.games.cards import check_card
+from optseq.engine.bots import equity as _python
+from optseq.engine.games.cards import check_card
 
 PUREPYTHON_ENV = "OPTSEQ_PUREPYTHON"
 MAX_U64 = (1 << 64) - 1
@@ -27,7 +27,7 @@ def forced_python() -> bool:
 
 def _import_native():
     try:
-        from native import _equity
+        from optseq.native import _equity
     except ImportError:
         return None
     return _equity

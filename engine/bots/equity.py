@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from engine.games.api import CALL, FOLD, RAISE
-from engine.games.cards import NUM_CARDS, evaluate5
+from optseq.engine.games.api import CALL, FOLD, RAISE
+from optseq.engine.games.cards import NUM_CARDS, evaluate5
 
 DEFAULT_ROLLOUTS = 100
 RAISE_EQUITY = 0.62

@@ -13,11 +13,11 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from engine.bots import backend
-from engine.bots.equity import DEFAULT_ROLLOUTS
-from engine.games.api import NUM_ACTIONS, RAISE
-from engine.games.cards import DECK
-from engine.games.flop_holdem import BIG_BLIND, FlopHoldem, FlopHoldemState
+from optseq.engine.bots import backend
+from optseq.engine.bots.equity import DEFAULT_ROLLOUTS
+from optseq.engine.games.api import NUM_ACTIONS, RAISE
+from optseq.engine.games.cards import DECK
+from optseq.engine.games.flop_holdem import BIG_BLIND, FlopHoldem, FlopHoldemState
 
 Policy = Callable[[FlopHoldemState], Sequence[float]]
 """Maps the state where the policy acts to probabilities of (FOLD, CALL, RAISE); illegal

@@ -8,8 +8,8 @@ after the preflop round. Showdown compares the five cards each player has.
 """
 from __future__ import annotations
 
-from engine.games import cards as C
-from engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL
+from optseq.engine.games import cards as C
+from optseq.engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL
 
 SMALL_BLIND, BIG_BLIND = 50, 100
 BET_SIZES = (100, 200)

@@ -7,7 +7,7 @@ public card beats any high card; otherwise the higher rank wins and equal ranks 
 """
 from __future__ import annotations
 
-from engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL
+from optseq.engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL
 
 NUM_CARDS = 6
 RANKS = "JQK"

@@ -1,4 +1,4 @@
 """Inference backends (eager, torch.compile, CUDA graph, TensorRT) behind one interface."""
-from engine.infer.backends import BACKENDS, Backend, BackendUnavailable, make_backend
+from optseq.engine.infer.backends import BACKENDS, Backend, BackendUnavailable, make_backend
 
 __all__ = ["BACKENDS", "Backend", "BackendUnavailable", "make_backend"]

@@ -49,7 +49,7 @@ def make_backend(name: str, model: nn.Module, example_batch: torch.Tensor) -> Ba
     elif name == "cudagraph":
         backend = _cuda_graph(model, example_batch)
     else:
-        from engine.infer.tensorrt import tensorrt_backend
+        from optseq.engine.infer.tensorrt import tensorrt_backend
 
         backend = tensorrt_backend(model, example_batch)
     backend.build_s = time.perf_counter() - start

@@ -11,8 +11,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from engine.infer.backends import Backend, BackendUnavailable
-from engine.infer.onnx_check import INPUT, OUTPUT, export_onnx
+from optseq.engine.infer.backends import Backend, BackendUnavailable
+from optseq.engine.infer.onnx_check import INPUT, OUTPUT, export_onnx
 
 WORKSPACE_BYTES = 1 << 30
 

@@ -14,13 +14,13 @@ from typing import Callable
 import numpy as np
 import torch
 
-from engine.games.api import Game, State
-from engine.nets.mlp import MLP, MLPConfig
-from engine.train.memory import ReservoirMemory
-from engine.train.toggles import Stepper, Toggles
-from engine.traversal import option_a, option_b, sequential
-from engine.traversal.generator import TraversalResult, jobs_for
-from engine.traversal.sequential import Net
+from optseq.engine.games.api import Game, State
+from optseq.engine.nets.mlp import MLP, MLPConfig
+from optseq.engine.train.memory import ReservoirMemory
+from optseq.engine.train.toggles import Stepper, Toggles
+from optseq.engine.traversal import option_a, option_b, sequential
+from optseq.engine.traversal.generator import TraversalResult, jobs_for
+from optseq.engine.traversal.sequential import Net
 
 TRAVERSAL_MODES = ("sequential", "option_b", "option_a", "a+b")
 

@@ -13,7 +13,7 @@ from typing import Generator, NamedTuple, Sequence
 
 import numpy as np
 
-from engine.games.api import Game, State
+from optseq.engine.games.api import Game, State
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from engine.games.api import Game
-from engine.traversal.generator import Traversal, TraversalResult
-from engine.traversal.option_b import interleave
-from engine.traversal.sequential import Net, forward_rows, gc_paused
+from optseq.engine.games.api import Game
+from optseq.engine.traversal.generator import Traversal, TraversalResult
+from optseq.engine.traversal.option_b import interleave
+from optseq.engine.traversal.sequential import Net, forward_rows, gc_paused
 
 
 @dataclass

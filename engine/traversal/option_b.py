@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from engine.games.api import Game
-from engine.traversal.generator import Traversal, TraversalResult, traverse
-from engine.traversal.sequential import Net, forward_rows, gc_paused
+from optseq.engine.games.api import Game
+from optseq.engine.traversal.generator import Traversal, TraversalResult, traverse
+from optseq.engine.traversal.sequential import Net, forward_rows, gc_paused
 
 Infer = Callable[[list], list]
 """Rows in, rows out: a local forward (Option B) or a request to the central server (A+B)."""

@@ -12,8 +12,8 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 import torch
 
-from engine.games.api import Game
-from engine.traversal.generator import Traversal, TraversalResult, traverse
+from optseq.engine.games.api import Game
+from optseq.engine.traversal.generator import Traversal, TraversalResult, traverse
 
 Net = Callable[[torch.Tensor], torch.Tensor]
 

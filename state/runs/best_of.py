@@ -39,9 +39,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from state.plan import Rule
-from state.runs.decide_rule import breach, guard_rows
-from state.runs.stats import SEED, StatsError, sample_field, sample_orientation, sample_value
+from optseq.state.plan import Rule
+from optseq.state.runs.decide_rule import breach, guard_rows
+from optseq.state.runs.stats import SEED, StatsError, sample_field, sample_orientation, sample_value
 
 CONFIDENCE = 0.95
 """Simultaneous confidence of the MCB intervals."""

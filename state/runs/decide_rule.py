@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from state.plan import Rule
-from state.runs.stats import PairedStats, StatsError
+from optseq.state.plan import Rule
+from optseq.state.runs.stats import PairedStats, StatsError
 
 OUTCOMES = ("adopt", "reject", "inconclusive")
 
@@ -31,7 +31,7 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
     """Adopt when the sequential lower bound clears `min_speedup` and every guard holds; reject when the upper
     bound lies below it or any guard fails, however fast; otherwise inconclusive — never a coin flip.
 
-    The bounds come from the group-sequential sign test (state.runs.sequential), so the chance of adopting a
+    The bounds come from the group-sequential sign test (optseq.state.runs.sequential), so the chance of adopting a
     lever whose true median ratio is exactly `min_speedup` stays within 5% over all the run's looks.
     """
     if stats.metric != rule.metric:

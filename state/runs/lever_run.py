@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from state import runner
-from state.sequencer import InputError
-from state.store import utc_now
+from optseq.state import runner
+from optseq.state.sequencer import InputError
+from optseq.state.store import utc_now
 
 EventSink = Callable[[dict], None]
 LogSink = Callable[[str], None]
@@ -84,25 +84,29 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                 infra = seq.machine.infra()
                 # the baseline is the stack without this lever, also when it is re-measured after adoption
                 infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
-                record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
-                                             "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0})
+                fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
+                          "started": utc_now(), "infra": infra, "passes": 0}
+                if lever.arms is not None:
+                    fields["arms"] = lever.arms.to_dict(stack_env(seq.plan, infra["adopted"]))
+                record = seq.append("runs", fields)
             run_id = record["id"]
             run_dir = seq.store.run_dir(run_id)
-        return _run(seq, lever, run_id, run_dir, infra, on_event, on_log, control)
+        return _run(seq, lever, run_id, run_dir, infra, on_event, on_log, control, record.get("arms"))
     finally:
         hold.release()
 
 
-def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, on_event, on_log, control: RunControl) -> RunReport:
+def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, on_event, on_log, control: RunControl,
+         arms: dict | None = None) -> RunReport:
     rule = lever.rule
     tally = _Collected(samples_file=run_dir / "samples.jsonl")
     passes = None
     if rule is not None and lever.kind == "experiment":
-        from state.runs.passes import BlockPasses
+        from optseq.state.runs.passes import BlockPasses
 
         passes = BlockPasses(rule)
     elif rule is not None and lever.kind != "decision":
-        from state.runs.passes import ABPasses
+        from optseq.state.runs.passes import ABPasses
 
         passes = ABPasses(rule)
         tally.book = passes.book
@@ -114,7 +118,7 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, on_event, on_log, 
         pass_no += 1
         remaining = lever.timeout_s - (time.monotonic() - started)
         outcome = _launch(seq, lever, run_id, run_dir, pass_no, requested, infra, tally, remaining,
-                          on_event, note, control)
+                          on_event, note, control, arms)
         if outcome.status != "succeeded" or passes is None:
             break
         # an A/B pass is counted on its own; an experiment compares every block so far
@@ -157,9 +161,11 @@ class _Collected:
 
 
 def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collected: _Collected,
-            remaining_s: float, on_event, on_log, control: RunControl) -> runner.RunOutcome:
+            remaining_s: float, on_event, on_log, control: RunControl, arms: dict | None) -> runner.RunOutcome:
     env = {"OPTSEQ_RUN_ID": str(run_id), "OPTSEQ_INFRA": json.dumps(infra),
            "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts"), "OPTSEQ_PASS": str(pass_no)}
+    if arms is not None:
+        env["OPTSEQ_ARMS"] = json.dumps(arms)
     if requested:
         env["OPTSEQ_REPEATS"] = str(requested)
     spec = runner.RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
@@ -204,7 +210,7 @@ def _running_estimate(collected: _Collected, rule, pass_no: int, requested) -> d
 
     Only a newly completed pair moves it; the pair accounting of the pass under way is previewed, not kept.
     """
-    from state.runs.stats import summarise
+    from optseq.state.runs.stats import summarise
 
     preview = collected.book.add_pass(pass_no, collected.pass_samples(pass_no), requested, commit=False)
     n = len(collected.book.pairs) + len(preview.fresh)
@@ -299,7 +305,7 @@ def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collecte
 
 def _experiment(collected: _Collected, rule, result):
     """The best-of-N comparison's summary: per-config figures for display, the MCB result that decides."""
-    from state.runs.stats import arms
+    from optseq.state.runs.stats import arms
 
     table = arms(collected.samples, rule)
     summary = {"arms": table.to_dict(), "chosen": result.chosen, "reason": result.reason, "rule": _rule_text(rule),
@@ -307,6 +313,21 @@ def _experiment(collected: _Collected, rule, result):
     if result.chosen:
         summary["config"] = config_of(result.chosen)
     return summary, result.chosen, result.reason
+
+
+def stack_env(plan, adopted) -> dict[str, str]:
+    """The toggles of the adopted command-pair levers, in stack order: both arms of the next lever run with them.
+
+    Only a lever whose arms are one command told apart by its environment contributes: its candidate_env is
+    all it takes to turn it on. Two different commands cannot be composed into a third, so those levers
+    reach later arms through OPTSEQ_INFRA only.
+    """
+    env: dict[str, str] = {}
+    for lever_id in adopted:
+        arms = plan.lever(lever_id).arms if plan.has_lever(lever_id) else None
+        if arms is not None and arms.baseline == arms.candidate:
+            env.update(dict(arms.candidate_env))
+    return env
 
 
 def config_of(name: str) -> dict:

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from state.plan import Rule
-from state.runs.pairs import PairBook
+from optseq.state.plan import Rule
+from optseq.state.runs.pairs import PairBook
 
 MAX_PASSES = 12
 """A run launches its command at most this often: doubling from `repeats` reaches any budget well before."""
@@ -53,8 +53,8 @@ class ABPasses:
                    elapsed_s: float | None = None, timeout_s: float | None = None,
                    cancelled: bool = False) -> Step:
         """Count a finished pass's samples (tagged with its pass number) and decide what comes next."""
-        from state.runs.decide_rule import decide, more_pairs
-        from state.runs.stats import summarise
+        from optseq.state.runs.decide_rule import decide, more_pairs
+        from optseq.state.runs.stats import summarise
 
         self.passes += 1
         report = self.book.add_pass(self.passes, samples, self.requested)
@@ -93,8 +93,8 @@ class BlockPasses:
                    elapsed_s: float | None = None, timeout_s: float | None = None,
                    cancelled: bool = False) -> Step:
         """Compare every pass's samples so far (tagged with their pass) and decide what comes next."""
-        from state.runs.best_of import best_of, more_blocks
-        from state.runs.stats import StatsError
+        from optseq.state.runs.best_of import best_of, more_blocks
+        from optseq.state.runs.stats import StatsError
 
         self.passes += 1
         self.asked += self.requested

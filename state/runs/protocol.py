@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from state.text import clean_text
+from optseq.state.text import clean_text
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 """A JSON escape that may decode to a lone surrogate (`\\ud800`…`\\udfff`); raw bytes never do (they decode
@@ -16,7 +16,7 @@ with replacement)."""
 
 __all__ = ["EVENTS", "MAX_LINE", "Transcript", "classify", "clean_text", "parse_line"]
 
-EVENTS = ("progress", "env", "sample", "quality", "criterion", "unavailable", "done")
+EVENTS = ("progress", "env", "sample", "quality", "criterion", "unavailable", "fail", "done")
 """The events DESIGN.md names; any other string "event" still passes through, unchecked."""
 MAX_LINE = 4 * 1024 * 1024
 """Bytes a line may grow to before it is cut into log pieces: a runaway line must not eat memory."""
@@ -121,13 +121,17 @@ def _check_unavailable(d: dict) -> str | None:
     return _need(d, "reason", _str, "a string", optional=True)
 
 
+def _check_fail(d: dict) -> str | None:
+    return _need(d, "reason", _str, "a string")
+
+
 def _free(d: dict) -> str | None:
     return None
 
 
 _CHECKS: dict[str, Callable[[dict], str | None]] = {
     "progress": _check_progress, "sample": _check_sample, "quality": _check_quality,
-    "criterion": _check_criterion, "unavailable": _check_unavailable,
+    "criterion": _check_criterion, "unavailable": _check_unavailable, "fail": _check_fail,
 }
 
 
@@ -152,6 +156,7 @@ class Transcript:
         self.env: dict[str, Any] = {}
         """Every `env` event's fields merged, later events winning."""
         self.unavailable_reason: str | None = None
+        self.failure: str | None = None
         self.done = False
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.warnings: list[str] = []
@@ -250,6 +255,10 @@ class Transcript:
             self.env.update({k: v for k, v in event.items() if k != "event"})
         elif kind == "unavailable":
             self.unavailable_reason = event.get("reason") or "no reason given"
+        elif kind == "fail":
+            # the command's own word on why it failed: the run's one-line detail, whatever its exit code
+            lines = clean_text(event["reason"]).strip().splitlines()
+            self.failure = lines[0][:TAIL_CHARS] if lines else "no reason given"
         elif kind == "done":
             self.done = True
 

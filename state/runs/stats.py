@@ -26,12 +26,12 @@ class PairedStats:
 
     metric: str
     n: int
-    """Complete pairs counted (state.runs.pairs decides which count)."""
+    """Complete pairs counted (optseq.state.runs.pairs decides which count)."""
     estimate: float | None
     """Median of the per-pair ratios; None without pairs."""
     ci_low: float | None
     ci_high: float | None
-    """Sequential 95% bounds of the median ratio, one per side, valid over every look (state.runs.sequential);
+    """Sequential 95% bounds of the median ratio, one per side, valid over every look (optseq.state.runs.sequential);
     None while too few pairs can decide anything."""
     p_value: float | None
     """One-sided sequential p-value against the threshold, in the direction of the estimate; None without one."""
@@ -103,7 +103,7 @@ def paired(samples: Iterable[Mapping[str, Any]], metric: str, *, budget: int | N
     (default: the pairs there are, i.e. a single planned look). With `threshold` the counts on each
     side of it and a sequential p-value are given too.
     """
-    from state.runs.pairs import book
+    from optseq.state.runs.pairs import book
 
     counted = book(samples, metric)
     return summarise(counted, budget=budget, threshold=threshold)
@@ -112,7 +112,7 @@ def paired(samples: Iterable[Mapping[str, Any]], metric: str, *, budget: int | N
 def summarise(counted, *, budget: int | None = None, threshold: float | None = None,
               extra: Iterable = ()) -> PairedStats:
     """PairedStats of a PairBook; `extra` pairs of a pass under way count as one more look (live display)."""
-    from state.runs import sequential
+    from optseq.state.runs import sequential
 
     extra = list(extra)
     ratios = counted.ratios(extra)

@@ -1,3 +1,3 @@
 """The state directory: small hot state in TinyDB, history in append-only journals, short locked transactions."""
-from state.store.store import *  # noqa: F401,F403
-from state.store.store import __all__  # noqa: F401
+from optseq.state.store.store import *  # noqa: F401,F403
+from optseq.state.store.store import __all__  # noqa: F401

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from state.store.storage import StoreCorrupt, StoreUnwritable, dump
+from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"
 

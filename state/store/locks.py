@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from state.text import clean_text
-from state.store.storage import StoreError, StoreUnwritable
+from optseq.state.text import clean_text
+from optseq.state.store.storage import StoreError, StoreUnwritable
 
 LOCK_NAME = "lock"
 HOLDER_NAME = "holder.json"

@@ -26,13 +26,13 @@ from typing import Any
 
 from tinydb import TinyDB
 
-from state.store.journal import INSERT, REPLACE, UPDATE, Journal
-from state.text import clean_text
-from state.store.locks import TransactionLock, live_holder, wait_s as default_wait
-from state.store.storage import (
+from optseq.state.store.journal import INSERT, REPLACE, UPDATE, Journal
+from optseq.state.text import clean_text
+from optseq.state.store.locks import TransactionLock, live_holder, wait_s as default_wait
+from optseq.state.store.storage import (
     AtomicJSONStorage, StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable, dump,
 )
-from state.store.locks import StoreLocked, pid_alive
+from optseq.state.store.locks import StoreLocked, pid_alive
 
 __all__ = [
     "Store", "StoreError", "StoreCorrupt", "StoreLocked", "StoreReadOnly", "StoreUnwritable",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from console.app import make_app
-from state.runner import group_alive
-from state.sequencer import Sequencer
+from optseq.console.app import make_app
+from optseq.state.runner import group_alive
+from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 TINY_LEVER = Path(__file__).with_name("tiny_lever.py")
@@ -546,13 +546,13 @@ def test_without_a_terminal_it_says_so_in_one_line(cli_env):
 def test_the_console_never_imports_torch(db):
     code = (
         "import asyncio, sys\n"
-        "from console.app import make_app\n"
+        "from optseq.console.app import make_app\n"
         f"app = make_app({str(DEFAULT_PLAN)!r}, {str(db)!r})\n"
         "async def go():\n"
         "    async with app.run_test(size=(80, 24)) as pilot:\n"
         "        await pilot.press('2', '3', '4', 'question_mark')\n"
         "asyncio.run(go())\n"
-        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'engine'))))\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'torch' or m.startswith('optseq.engine'))))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parents[2])
@@ -586,8 +586,8 @@ def test_closing_under_a_run_still_ends_it(tmp_path, db):
     ({"estimate": float("nan")}, None, "-"),
 ])
 def test_estimate_text_fits_the_table(stats, prior, shown):
-    from console.widgets.figures import estimate_text
-    from console.widgets.lever_table import COLUMNS
+    from optseq.console.widgets.figures import estimate_text
+    from optseq.console.widgets.lever_table import COLUMNS
 
     assert estimate_text(stats, prior) == shown
     assert len(shown) <= dict((k, w) for k, _, w in COLUMNS)["estimate"]

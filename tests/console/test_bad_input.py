@@ -132,7 +132,7 @@ def test_the_holder_file_is_written_and_read_as_utf8(tmp_path, monkeypatch):
     # its two ends are checked here directly on real files
     import sys
 
-    from state.store.locks import HOLDER_NAME, _write_holder, read_holder
+    from optseq.state.store.locks import HOLDER_NAME, _write_holder, read_holder
 
     monkeypatch.setattr(sys, "argv", ["optseq", "record", os.fsdecode(b"ok" + BAD)])
     _write_holder(tmp_path, {"pid": os.getpid(), "argv": list(sys.argv), "host": socket.gethostname()})

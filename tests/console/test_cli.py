@@ -78,7 +78,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(cli_env, db, args, fra
 
 
 def test_a_write_beside_an_open_writer_goes_through(cli_env, db, plan_path):
-    from state.sequencer import Sequencer
+    from optseq.state.sequencer import Sequencer
 
     with Sequencer.open(plan_path, db, mode="write") as console:
         optseq(cli_env, "fact", "eval_dense", "true", check_code=0)
@@ -116,12 +116,12 @@ def test_validate_default_plan(cli_env, plan_path):
 
 def test_cli_and_state_never_import_torch_or_textual(cli_env):
     code = (
-        "import sys, pkgutil, importlib, state\n"
-        "for m in pkgutil.iter_modules(state.__path__): importlib.import_module('state.' + m.name)\n"
-        "from console.cli import main\n"
+        "import sys, pkgutil, importlib, optseq.state as state\n"
+        "for m in pkgutil.iter_modules(state.__path__): importlib.import_module('optseq.state.' + m.name)\n"
+        "from optseq.console.cli import main\n"
         "for args in (['status', '--json'], ['runs'], ['export'], ['validate']):\n"
         "    main(args)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'textual', 'engine'))\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'textual') or m.startswith('optseq.engine'))\n"
         "sys.stderr.write('LOADED:' + ','.join(bad))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, timeout=120)

@@ -210,7 +210,7 @@ def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temp(cli_env, tmp_
 
 # -- the console's export dialog goes through the same function -------------------------------------------------
 def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_existing_one(db, tmp_path):
-    from console.app import make_app
+    from optseq.console.app import make_app
 
     missing = tmp_path / "missing" / "x.md"
     good = tmp_path / "x.md"
@@ -234,7 +234,7 @@ def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_exist
 
 
 def test_the_console_exports_to_the_working_directory_by_default(db, tmp_path, monkeypatch):
-    from console.app import make_app
+    from optseq.console.app import make_app
 
     work = tmp_path / "work"
     work.mkdir()
@@ -256,8 +256,8 @@ def test_the_console_exports_to_the_working_directory_by_default(db, tmp_path, m
 
 @pytest.mark.parametrize("answer", ["n", "escape", "y"])
 def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_path, answer):
-    from console.app import make_app
-    from console.dialogs.confirm import ConfirmDialog
+    from optseq.console.app import make_app
+    from optseq.console.dialogs.confirm import ConfirmDialog
 
     notes = tmp_path / "notes [draft].md"  # brackets: Textual markup must not eat the name
     notes.write_text("hand-written\n", encoding="utf-8")
@@ -288,7 +288,7 @@ def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_p
 
 
 def test_the_console_refuses_the_state_directory(db, tmp_path):
-    from console.app import make_app
+    from optseq.console.app import make_app
 
     async def go():
         app = make_app(DEFAULT_PLAN, db, export_dir=db)

@@ -5,7 +5,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from state.sequencer import Sequencer
+from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 from tests.console.test_app import tiny_plan
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from state.sequencer import Sequencer
+from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN
 from tests.console.test_app import tiny_plan
 

@@ -1,4 +1,4 @@
-"""Run `python -m engine.bench LEVER` as a child process, as optseq does, and read back what it said."""
+"""Run `python -m optseq.engine.bench LEVER` as a child process, as optseq does, and read back what it said."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.bench.report import LeverRun, parse_lines
+from optseq.engine.bench.report import LeverRun, parse_lines
 
 # optseq sets these for the bench children of the workload it runs, and a developer may have them in the
 # shell; a test run under either would otherwise hand them on: OPTSEQ_INFRA changes the model and the
@@ -29,7 +29,7 @@ def run_bench(lever: str, *argv: str, infra: dict | None = None, artifacts: str 
         child_env["OPTSEQ_ARTIFACTS"] = str(artifacts)
     child_env.update(env or {})
     # stdin closed: a bench that tried to prompt would hang the suite instead of failing it
-    proc = subprocess.run([sys.executable, "-m", "engine.bench", lever, *argv], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "optseq.engine.bench", lever, *argv], capture_output=True,
                           text=True, env=child_env, stdin=subprocess.DEVNULL, timeout=timeout)
     run = parse_lines(lever, proc.stdout.splitlines())
     run.returncode = proc.returncode

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.bench.report import ab_summaries
+from optseq.engine.bench.report import ab_summaries
 from tests.engine.bench_child import run_bench
 
 pytestmark = pytest.mark.slow  # real benches of the engine

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from engine.bench.report import ab_summaries
+from optseq.engine.bench.report import ab_summaries
 from tests.engine.bench_child import run_bench
 
 pytestmark = pytest.mark.slow  # real benches of the engine

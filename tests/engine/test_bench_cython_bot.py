@@ -1,7 +1,7 @@
-"""`python -m engine.bench cython_bot` as optseq runs it: a real child process speaking the protocol."""
+"""`python -m optseq.engine.bench cython_bot` as optseq runs it: a real child process speaking the protocol."""
 import pytest
 
-from engine.bots import backend
+from optseq.engine.bots import backend
 from tests.engine.bench_child import events, run_bench
 
 pytestmark = pytest.mark.slow  # real benches of the engine

@@ -7,10 +7,10 @@ import itertools
 
 import pytest
 
-from engine.bench import model_size
-from engine.bench.model_size import PLANS, block_order, config_name, traversal_mode
-from engine.bench.protocol import Infra
-from engine.bench.report import config_table, parse_lines
+from optseq.engine.bench import model_size
+from optseq.engine.bench.model_size import PLANS, block_order, config_name, traversal_mode
+from optseq.engine.kit import Infra
+from optseq.engine.bench.report import config_table, parse_lines
 from tests.engine.bench_child import events, run_bench
 
 pytestmark = pytest.mark.slow  # real benches of the engine

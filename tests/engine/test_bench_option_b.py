@@ -1,4 +1,4 @@
-"""`python -m engine.bench option_b` speaks the run protocol end to end."""
+"""`python -m optseq.engine.bench option_b` speaks the run protocol end to end."""
 import pytest
 
 from tests.engine.bench_child import events, run_bench

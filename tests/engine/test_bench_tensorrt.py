@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.infer import tensorrt as trt_backend
-from engine.infer.onnx_check import onnxruntime_missing
+from optseq.engine.infer import tensorrt as trt_backend
+from optseq.engine.infer.onnx_check import onnxruntime_missing
 from tests.engine.bench_child import run_bench
 
 pytestmark = pytest.mark.slow  # real benches of the engine

@@ -1,7 +1,7 @@
 """Card encoding and the 5-card evaluator: every category, kickers, the wheel, ties."""
 import pytest
 
-from engine.games import cards as C
+from optseq.engine.games import cards as C
 
 
 def value(text):

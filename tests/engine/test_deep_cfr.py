@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from engine.games.api import CALL, RAISE
-from engine.games.leduc import LeducGame
-from engine.eval.exploitability import (best_response_value, expected_returns, exploitability, nash_conv,
+from optseq.engine.games.api import CALL, RAISE
+from optseq.engine.games.leduc import LeducGame
+from optseq.engine.eval.exploitability import (best_response_value, expected_returns, exploitability, nash_conv,
                                         uniform_policy)
-from engine.train.deep_cfr import DeepCFRConfig, DeepCFRTrainer
-from engine.train.memory import ReservoirMemory
+from optseq.engine.train.deep_cfr import DeepCFRConfig, DeepCFRTrainer
+from optseq.engine.train.memory import ReservoirMemory
 
 GAME = LeducGame()
 # OpenSpiel's published figure for the uniform random policy on leduc_poker (exploitability_test.py).

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from engine.bots import backend
-from engine.bots import equity as E
-from engine.games.api import CALL, FOLD, RAISE
-from engine.games.cards import cards
+from optseq.engine.bots import backend
+from optseq.engine.bots import equity as E
+from optseq.engine.games.api import CALL, FOLD, RAISE
+from optseq.engine.games.cards import cards
 
 TWINS = ["python", pytest.param("cython", marks=pytest.mark.skipif(
     backend.native_status() is not None, reason=f"Cython twin: {backend.native_status()}"))]
@@ -94,7 +94,7 @@ def run_python(code, **env):
 
 CHECK = """
 import json, sys
-from engine.bots import backend, equity
+from optseq.engine.bots import backend, equity
 args = ((51, 46), (9, 20, 33), 400, 200, True, 11, 2, 50)
 print(json.dumps([backend.name(), backend.native_status(), backend.opponent_act(*args),
                   equity.opponent_act(*args)]))
@@ -110,7 +110,7 @@ def test_purepython_switch_forces_the_python_twin():
 def test_missing_extension_falls_back_to_python():
     # A None entry in sys.modules makes `from native import _equity` raise ImportError,
     # exactly as when the extension was never compiled.
-    name, status, got, expected = run_python("import sys; sys.modules['native._equity'] = None\n" + CHECK,
+    name, status, got, expected = run_python("import sys; sys.modules['optseq.native._equity'] = None\n" + CHECK,
                                              OPTSEQ_PUREPYTHON="")
     assert name == "python" and status == "native extension not compiled"
     assert got == expected

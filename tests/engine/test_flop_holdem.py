@@ -3,9 +3,9 @@ import random
 
 import pytest
 
-from engine.games.api import CALL, CHANCE, FOLD, RAISE, TERMINAL
-from engine.games.cards import cards
-from engine.games.flop_holdem import INFO_STATE_SIZE, MAX_RAISES, FlopHoldem
+from optseq.engine.games.api import CALL, CHANCE, FOLD, RAISE, TERMINAL
+from optseq.engine.games.cards import cards
+from optseq.engine.games.flop_holdem import INFO_STATE_SIZE, MAX_RAISES, FlopHoldem
 
 
 def deal(state, text):

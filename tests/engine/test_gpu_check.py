@@ -1,4 +1,4 @@
-"""`python -m engine.bench gpu-check`: its own section of docs/performance.md, real figures, a computed verdict."""
+"""`python -m optseq.engine.bench gpu-check`: its own section of docs/performance.md, real figures, a computed verdict."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.bench.gpu_check import (
+from optseq.engine.bench.gpu_check import (
     MIN_STEP_S,
     SECTION,
     TOLERANCE,
@@ -24,8 +24,8 @@ from engine.bench.gpu_check import (
     verdict,
     write_section,
 )
-from engine.bench.model_size import PLANS, config_name
-from engine.bench.report import ab_summaries, kept_section, parse_lines, run_all
+from optseq.engine.bench.model_size import PLANS, config_name
+from optseq.engine.bench.report import ab_summaries, kept_section, parse_lines, run_all
 
 pytestmark = pytest.mark.slow  # real gpu-check runs
 
@@ -39,7 +39,7 @@ def bench(*argv, timeout=1800):
     """The real gpu-check; `timeout` only guards against a hang, it is no time budget."""
     env = dict(os.environ)
     env.pop("OPTSEQ_INFRA", None)
-    return subprocess.run([sys.executable, "-m", "engine.bench", "gpu-check", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "optseq.engine.bench", "gpu-check", *argv], capture_output=True, text=True,
                           env=env, stdin=subprocess.DEVNULL, timeout=timeout, cwd=ROOT)
 
 
@@ -241,7 +241,7 @@ def test_without_cuda_it_refuses_unless_cpu_is_named(tmp_path):
     assert proc.returncode == 2 and not doc.exists()
     assert "Traceback" not in proc.stderr
     (line,) = proc.stderr.strip().splitlines()
-    assert line.startswith("engine.bench gpu-check: no CUDA device here") and "--device cpu" in line
+    assert line.startswith("optseq.engine.bench gpu-check: no CUDA device here") and "--device cpu" in line
 
 
 def test_unwritable_output_is_one_line_error(tmp_path):
@@ -250,11 +250,11 @@ def test_unwritable_output_is_one_line_error(tmp_path):
     proc = bench("--device", "cpu", "--raw", str(blocker / "raw.jsonl"), timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.strip().splitlines()
-    assert line.startswith("engine.bench gpu-check: ") and str(blocker / "raw.jsonl") in line
+    assert line.startswith("optseq.engine.bench gpu-check: ") and str(blocker / "raw.jsonl") in line
 
 
 def test_bad_models_is_one_line_error():
     proc = bench("--device", "cpu", "--models", "64x3", timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "engine.bench gpu-check: --models '64x3': expected SMALL,LARGE as HIDDENxLAYERS, e.g. 64x3,1024x6"]
+        "optseq.engine.bench gpu-check: --models '64x3': expected SMALL,LARGE as HIDDENxLAYERS, e.g. 64x3,1024x6"]

@@ -1,9 +1,9 @@
 """Head-to-head against EquityBot: random play loses, the bot against itself breaks even."""
 import pytest
 
-from engine.eval.head_to_head import equity_bot_policy, head_to_head, uniform_policy
-from engine.games.api import FOLD
-from engine.games.flop_holdem import FlopHoldem
+from optseq.engine.eval.head_to_head import equity_bot_policy, head_to_head, uniform_policy
+from optseq.engine.games.api import FOLD
+from optseq.engine.games.flop_holdem import FlopHoldem
 
 ROLLOUTS = 32
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine.infer import BACKENDS, BackendUnavailable, make_backend
-from engine.infer import tensorrt as trt_backend
-from engine.infer.onnx_check import max_abs_error, onnxruntime_missing
-from engine.nets.mlp import MLP, MLPConfig
+from optseq.engine.infer import BACKENDS, BackendUnavailable, make_backend
+from optseq.engine.infer import tensorrt as trt_backend
+from optseq.engine.infer.onnx_check import max_abs_error, onnxruntime_missing
+from optseq.engine.nets.mlp import MLP, MLPConfig
 
 INPUT_DIM = 30
 
@@ -52,7 +52,7 @@ def test_onnx_export_matches_eager_on_onnxruntime(model_and_batch, tmp_path):
 def test_onnx_export_has_a_dynamic_batch_and_the_exported_weights(model_and_batch, tmp_path):
     import onnxruntime as ort
 
-    from engine.infer.onnx_check import INPUT, OUTPUT, export_onnx
+    from optseq.engine.infer.onnx_check import INPUT, OUTPUT, export_onnx
 
     model, batch = model_and_batch
     path = export_onnx(model, batch, tmp_path / "mlp.onnx")

@@ -1,8 +1,8 @@
 """Leduc Hold'em rules, pot arithmetic and the size of its game tree."""
 import pytest
 
-from engine.games.api import CALL, CHANCE, FOLD, RAISE, TERMINAL
-from engine.games.leduc import INFO_STATE_SIZE, LeducGame
+from optseq.engine.games.api import CALL, CHANCE, FOLD, RAISE, TERMINAL
+from optseq.engine.games.leduc import INFO_STATE_SIZE, LeducGame
 
 J1, J2, Q1, Q2, K1, K2 = range(6)
 

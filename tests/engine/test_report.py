@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from engine.bench.report import (
+from optseq.engine.bench.report import (
     NO_GPU,
     ab_summaries,
     config_table,
@@ -66,7 +66,7 @@ MODEL_SIZE_LINES = [
     '{"event": "done"}',
 ]
 
-CRASH_LINES = [ENV, "Traceback (most recent call last):", "ModuleNotFoundError: No module named 'engine.bench.option_a'"]
+CRASH_LINES = [ENV, "Traceback (most recent call last):", "ModuleNotFoundError: No module named 'optseq.engine.bench.option_a'"]
 
 
 def test_parse_sorts_events_from_log():
@@ -115,7 +115,7 @@ def render(previous=""):
         run = parse_lines(lever, lines)
         run.returncode = 1 if lever == "option_a" else 0
         runs.append(run)
-    return render_document("ci", runs, "python -m engine.bench all --size ci --write docs/performance.md",
+    return render_document("ci", runs, "python -m optseq.engine.bench all --size ci --write docs/performance.md",
                            "2026-11-29 16:00 UTC", previous)
 
 
@@ -129,11 +129,11 @@ def test_document_has_every_figure_the_runs_gave():
     assert "| model_size | succeeded | 2 configs, table below | — | — | — | — |" in doc
     assert "| h16x2 | 0.6 (median of 3) | 2.05 |" in doc
     assert "| h64x3 | 1.1 (median of 3) | 1.75 |" in doc
-    assert "ModuleNotFoundError: No module named 'engine.bench.option_a'" in doc
+    assert "ModuleNotFoundError: No module named 'optseq.engine.bench.option_a'" in doc
     assert "**failed** (exit 1" in doc
     assert "CPU AMD EPYC, 2 torch threads, no GPU, torch 2.13.0+cpu" in doc
     assert "2026-11-29 16:00 UTC" in doc
-    assert "`python -m engine.bench all --size ci --write docs/performance.md`" in doc
+    assert "`python -m optseq.engine.bench all --size ci --write docs/performance.md`" in doc
     assert NO_GPU in kept_section(doc, "gpu")
 
 
@@ -161,7 +161,7 @@ def test_all_runs_a_real_bench_and_writes_the_file(tmp_path, capsys):
     ci = kept_section(doc, "ci")
     assert "| tensorrt | unavailable: " in ci or "| tensorrt | succeeded |" in ci
     assert "onnx_max_abs_error" in ci
-    assert "python -m engine.bench all --size ci --repeats=1 --warmup=0 --write " + str(out) in ci
+    assert "python -m optseq.engine.bench all --size ci --repeats=1 --warmup=0 --write " + str(out) in ci
     assert "[all] tensorrt: " in capsys.readouterr().out
 
 
@@ -170,4 +170,4 @@ def test_all_at_gpu_size_refuses_without_cuda(tmp_path, capsys):
     out = tmp_path / "performance.md"
     assert run_all(["tensorrt"], "gpu", str(out)) == 2
     assert not out.exists()
-    assert capsys.readouterr().err.strip() == "engine.bench all --size gpu: no CUDA device here; run it on a GPU machine"
+    assert capsys.readouterr().err.strip() == "optseq.engine.bench all --size gpu: no CUDA device here; run it on a GPU machine"

@@ -5,9 +5,9 @@ import pytest
 import torch
 from torch import nn
 
-from engine.bench.protocol import Infra
-from engine.nets.mlp import MLP, MLPConfig
-from engine.train.toggles import Stepper, Toggles
+from optseq.engine.kit import Infra
+from optseq.engine.nets.mlp import MLP, MLPConfig
+from optseq.engine.train.toggles import Stepper, Toggles
 
 
 

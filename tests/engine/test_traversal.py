@@ -2,11 +2,11 @@
 import pytest
 import torch
 
-from engine.games.api import CALL, FOLD, RAISE
-from engine.games.leduc import LeducGame
-from engine.traversal import option_a, option_b, sequential
-from engine.traversal.generator import Query, Traversal, jobs_for, regret_matching, traverse
-from engine.traversal.sequential import exact_net
+from optseq.engine.games.api import CALL, FOLD, RAISE
+from optseq.engine.games.leduc import LeducGame
+from optseq.engine.traversal import option_a, option_b, sequential
+from optseq.engine.traversal.generator import Query, Traversal, jobs_for, regret_matching, traverse
+from optseq.engine.traversal.sequential import exact_net
 
 GAME = LeducGame()
 

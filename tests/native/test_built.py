@@ -9,7 +9,7 @@ import pytest
 
 
 @pytest.mark.skipif(os.environ.get("OPTSEQ_REQUIRE_NATIVE") != "1", reason="native build not required here")
-@pytest.mark.parametrize("name", ["native._handeval", "native._equity"])
+@pytest.mark.parametrize("name", ["optseq.native._handeval", "optseq.native._equity"])
 def test_extension_is_compiled_and_importable(name):
     module = importlib.import_module(name)
     assert module.__file__.endswith((".so", ".pyd")), module.__file__

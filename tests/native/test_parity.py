@@ -3,12 +3,12 @@ import random
 
 import pytest
 
-from engine.bench.cython_bot import decision_states
-from engine.bots import equity as E
-from engine.games import cards as C
+from optseq.engine.bench.cython_bot import decision_states
+from optseq.engine.bots import equity as E
+from optseq.engine.games import cards as C
 
-_handeval = pytest.importorskip("native._handeval", reason="native extension not built")
-_equity = pytest.importorskip("native._equity", reason="native extension not built")
+_handeval = pytest.importorskip("optseq.native._handeval", reason="native extension not built")
+_equity = pytest.importorskip("optseq.native._equity", reason="native extension not built")
 
 
 def test_whole_deck_category_totals():

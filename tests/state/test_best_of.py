@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from state.plan import Guard, Rule
-from state.runs.best_of import best_of, critical_value, more_blocks
-from state.runs.stats import StatsError
+from optseq.state.plan import Guard, Rule
+from optseq.state.runs.best_of import best_of, critical_value, more_blocks
+from optseq.state.runs.stats import StatsError
 
 METRIC, COST = "exploitability", "s_per_iter"
 RULE = Rule(metric=METRIC, choose=f"min:{METRIC}", cost_metric=COST, max_cost_ratio=8.0, margin=0.05,

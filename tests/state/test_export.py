@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from state import export, plan as plan_mod
-from state.machine import PlanMachine
+from optseq.state import export, plan as plan_mod
+from optseq.state.machine import PlanMachine
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
@@ -548,7 +548,7 @@ def test_tree_layout_keeps_every_edge(tmp_path):
 
 # -- through the real store -------------------------------------------------------------------------------------
 def test_export_through_the_sequencer_and_store(tmp_path):
-    from state.sequencer import Sequencer
+    from optseq.state.sequencer import Sequencer
 
     with Sequencer.open(DEFAULT_PLAN, tmp_path / "state", mode="write") as seq:
         assert table_rows(seq.export(), "Pending levers") == SEED_TABLE
@@ -625,7 +625,7 @@ def test_mermaid_ids_are_unique_for_any_lever_ids(tmp_path, ids, facts):
 
 
 def test_a_long_history_lists_the_newest_decisions_and_counts_the_rest(tmp_path):
-    from state.sequencer import Sequencer
+    from optseq.state.sequencer import Sequencer
     from tests.conftest import DEFAULT_PLAN
 
     with Sequencer.open(DEFAULT_PLAN, tmp_path / "db", mode="write") as seq:

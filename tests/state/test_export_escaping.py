@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from state import export
+from optseq.state import export
 from tests.conftest import OPTSEQ
 
 AB = Path(__file__).parent / "lever_scripts" / "ab.py"

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 
-from state import runner
-from state.sequencer import Sequencer
+from optseq.state import runner
+from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from state.sequencer import Sequencer
+from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 AB = Path(__file__).parent / "lever_scripts" / "ab.py"

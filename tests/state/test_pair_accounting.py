@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from state.sequencer import Sequencer
+from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from state.plan import DECISION_OUTCOMES, PAIRED_OUTCOMES, PlanError, load
+from optseq.state.plan import DECISION_OUTCOMES, PAIRED_OUTCOMES, PlanError, load
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = REPO / "configs" / "sequencing.toml"
@@ -113,7 +113,7 @@ needs_validate = pytest.mark.skipif(
 
 
 def _validate(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console.cli", "validate", str(path)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "optseq.console.cli", "validate", str(path)], cwd=REPO,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -196,6 +196,6 @@ def test_an_endless_or_huge_file_is_refused_without_reading_it_all(tmp_path):
     big = tmp_path / "big.toml"
     big.write_bytes(b"# padding\n" * 200_000)  # 2 MB of comments: valid TOML, far too big for a plan
     for path in (big, Path("/dev/zero")):
-        out = subprocess.run([sys.executable, "-m", "console.cli", "validate", str(path)], capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "optseq.console.cli", "validate", str(path)], capture_output=True,
                              text=True, timeout=60)
         assert out.returncode == 2 and out.stderr == f"optseq: {path}: larger than 1 MiB: not a plan\n"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from state.runs.protocol import MAX_LINE, Transcript, classify, parse_line
-from state.runner import Launcher, RunSpec, group_alive, kill_group, run
+from optseq.state.runs.protocol import MAX_LINE, Transcript, classify, parse_line
+from optseq.state.runner import Launcher, RunSpec, group_alive, kill_group, run
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups, pidfd and /proc")
 
@@ -242,6 +242,16 @@ def test_unavailable_is_its_own_status_with_the_reason():
     assert (failed.status, failed.exit_code, failed.unavailable_reason) == ("failed", 3, "no CUDA device")
 
 
+@pytest.mark.parametrize("code", ["0", "4"])
+def test_a_fail_event_is_the_runs_one_line_reason_whatever_the_exit_code(code):
+    script = ("import json, sys\n"
+              "print(json.dumps({'event': 'fail', 'reason': 'weights file missing: ckpt.pt\\nsecond line'}))\n"
+              "print(json.dumps({'event': 'done'}))\n"
+              f"sys.exit({code})\n")
+    out = run(RunSpec(["python", "-c", script], timeout_s=30))
+    assert (out.status, out.exit_code, out.detail) == ("failed", int(code), "weights file missing: ckpt.pt")
+
+
 # A timeout long enough for a loaded machine to start the lever (and its child) before it fires: the
 # tests below need the lever to have said where it is. They check what happened, never how long it took.
 STARTUP_S = 5
@@ -312,7 +322,7 @@ def test_a_lever_ignoring_sigterm_is_killed_after_grace():
 
 
 def test_without_pidfd_exit_is_polled(monkeypatch, tmp_path):
-    monkeypatch.setattr("state.runner._pidfd", lambda pid: None)
+    monkeypatch.setattr("optseq.state.runner._pidfd", lambda pid: None)
     out = run(lever("clean.py", tmp_path=tmp_path, timeout_s=30))
     assert out.status == "succeeded" and len(out.events) == 9
     hung = run(lever("hang.py", "grandchild", timeout_s=1, grace_s=30))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from state.sequencer import InputError, Sequencer
+from optseq.state.sequencer import InputError, Sequencer
 
 
 @pytest.fixture

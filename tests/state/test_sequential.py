@@ -8,7 +8,7 @@ import random
 import pytest
 from scipy import stats as sps
 
-from state.runs.sequential import ALPHA, bounds, design, first_decidable, spent
+from optseq.state.runs.sequential import ALPHA, bounds, design, first_decidable, spent
 
 
 def enumerate_walks(looks, needed):

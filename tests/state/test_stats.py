@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from state.runs.decide_rule import decide, guard_rows, more_pairs
-from state.plan import Guard, Rule
-from state.runs.stats import CONFIDENCE, N_RESAMPLES, SEED, StatsError, arms, median_ci, paired
+from optseq.state.runs.decide_rule import decide, guard_rows, more_pairs
+from optseq.state.plan import Guard, Rule
+from optseq.state.runs.stats import CONFIDENCE, N_RESAMPLES, SEED, StatsError, arms, median_ci, paired
 
 # Recorded (baseline, candidate) pairs, one per A/B pair, as runs of the seed's levers report them.
 SPEEDUP = [  # opponent_act_calls_per_s, the Cython bot: ~1.46x, 4% noise
@@ -336,7 +336,7 @@ def test_arms_with_fewer_than_three_values_have_no_interval():
 
 
 def test_importing_the_statistics_does_not_import_scipy_or_numpy():
-    code = ("import sys, state.runs.stats, state.runs.decide_rule; "
+    code = ("import sys, optseq.state.runs.stats, optseq.state.runs.decide_rule; "
             "print(sorted(m for m in ('scipy', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

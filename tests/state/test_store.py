@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tinydb import TinyDB
 
-from state.store import (
+from optseq.state.store import (
     SCHEMA_VERSION, TABLES, RecordNotFound, Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly,
     StoreSchemaError, StoreUnwritable,
 )
@@ -189,13 +189,13 @@ def test_bad_records_are_refused_before_anything_is_written(store):
 
 
 def test_records_given_out_and_taken_in_are_copies(store):
-    argv = ["python", "-m", "engine.bench"]
+    argv = ["python", "-m", "optseq.engine.bench"]
     rec = store.append("runs", {"argv": argv})
     argv.append("--evil")
     rec["argv"].append("--evil")
     store.get("runs", rec["id"])["argv"].append("--evil")
     store.all("runs")[0]["note"] = "changed"  # all() hands out shallow copies: its nested values are read-only
-    assert store.get("runs", rec["id"]) == {**rec, "argv": ["python", "-m", "engine.bench"]}
+    assert store.get("runs", rec["id"]) == {**rec, "argv": ["python", "-m", "optseq.engine.bench"]}
 
 
 def test_two_writer_processes_share_one_store(store):

@@ -1,11 +1,11 @@
-"""Stands in for optseq: runs hang.py through state.runner and prints where it is, to be SIGKILLed by a test.
+"""Stands in for optseq: runs hang.py through optseq.state.runner and prints where it is, to be SIGKILLed by a test.
 
     parent.py [grandchild]     prints "lever PID PGID" then "ready GRANDCHILD_PID|None" on stdout
 """
 import sys
 from pathlib import Path
 
-from state.runner import Launcher, RunSpec
+from optseq.state.runner import Launcher, RunSpec
 
 HANG = Path(__file__).with_name("hang.py")
 

@@ -1,0 +1,161 @@
+"""Run a command-pair lever's arms: warm-ups, then pairs in counterbalanced or seeded random order, via the kit."""
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from optseq.engine import kit
+from optseq.engine.arms import sources
+
+KEEP_LINES = 20_000
+"""Lines of one arm's output kept for its sources: the last match wins, and a long training log must not eat memory."""
+
+
+class ArmFailed(Exception):
+    """One line on why an arm's run gives no number: the run fails with it."""
+
+
+class Arm:
+    """One side of the pair: its command and environment, and every number it gave, warm-ups first."""
+
+    def __init__(self, name: str, spec: dict):
+        self.name = name
+        argv = list(spec[name])
+        self.argv = [sys.executable, *argv[1:]] if argv[0] == "python" else argv
+        self.cwd = spec["cwd"]
+        env = {k: v for k, v in os.environ.items() if k != "OPTSEQ_ARMS"}
+        self.env = {"PYTHONUNBUFFERED": "1", **env, **spec["stack_env"], **spec[f"{name}_env"], "OPTSEQ_ARM": name}
+        self.spec = spec
+        self.calls = 0
+        self.guards: dict[str, list[float]] = {g["name"]: [] for g in spec["guards"]}
+
+    def __call__(self) -> float:
+        """One run of the arm: stream its output as log, return its metric, keep its guard values."""
+        warmup = self.spec["warmup"]
+        if self.calls < warmup:
+            label, pair = f"warm-up {self.calls + 1}", f"warmup-{self.calls + 1}"
+        else:
+            label, pair = f"pair {self.calls - warmup}", str(self.calls - warmup)
+        self.calls += 1
+        run = self._execute(label, pair)
+        value = self._read(self.spec["source"], run, label)
+        for guard in self.spec["guards"]:
+            self.guards[guard["name"]].append(self._read(guard["source"], run, label))
+        return value
+
+    def _execute(self, label: str, pair: str) -> sources.ArmRun:
+        lines: collections.deque[str] = collections.deque(maxlen=KEEP_LINES)
+        prefix = f"[{self.name} {label}] "
+        started, clock = time.time(), time.perf_counter()
+        try:
+            proc = subprocess.Popen(self.argv, cwd=self.cwd, env={**self.env, "OPTSEQ_PAIR": pair},
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        except OSError as exc:
+            raise ArmFailed(f"{self.name} arm ({label}) could not start {self.argv[0]!r}: {exc.strerror}") from None
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            lines.append(line)
+            print(prefix + line, flush=True)
+        code = proc.wait()
+        wall = time.perf_counter() - clock
+        if code != 0:
+            raise ArmFailed(f"{self.name} arm ({label}) exited {code}; last output line: {_last(lines)}")
+        return sources.ArmRun(lines=lines, wall_s=wall, started=started, cwd=self.cwd)
+
+    def _read(self, source: dict, run: sources.ArmRun, label: str) -> float:
+        try:
+            return sources.read(source, run)
+        except sources.NotFound as exc:
+            raise ArmFailed(f"{self.name} arm ({label}): {exc}; last output line: {_last(run.lines)}") from None
+
+    def measured(self, guard: str) -> list[float]:
+        return self.guards[guard][self.spec["warmup"]:]
+
+
+def _last(lines) -> str:
+    text = next((line for line in reversed(lines) if line.strip()), None)
+    if text is None:
+        return "(no output)"
+    return repr(text if len(text) <= 200 else text[:197] + "...")
+
+
+def run(spec: dict) -> int:
+    baseline, candidate = Arm("baseline", spec), Arm("candidate", spec)
+    kit.env(**env_facts(spec))
+    try:
+        kit.pairs(baseline, candidate, metric=spec["metric"], unit=spec["unit"],
+                  higher_is_better=spec["higher_is_better"], warmup=spec["warmup"], order=spec["order"],
+                  label=spec["metric"])
+    except ArmFailed as exc:
+        kit.fail(str(exc))
+        return 1
+    for guard in spec["guards"]:
+        kit.quality(guard["name"], guard_value(guard, baseline.measured(guard["name"]),
+                                               candidate.measured(guard["name"])), guard["limit"])
+    kit.done()
+    return 0
+
+
+def guard_value(guard: dict, base: list[float], cand: list[float]) -> float:
+    """The worst value over the pairs, in the terms of the guard's bound."""
+    bound = guard["bound"]
+    if bound == "max_diff":
+        return max(abs(c - b) for b, c in zip(base, cand))
+    if bound == "max_rel_diff":
+        return max(abs(c - b) / abs(b) if b else (0.0 if c == b else float("inf")) for b, c in zip(base, cand))
+    return max(cand) if bound == "max" else min(cand)
+
+
+def env_facts(spec: dict) -> dict:
+    """What the numbers were measured on, for staleness: this machine, and a hash of the commands and their files."""
+    facts = {"python": platform.python_version(), "cpu": _cpu(), "host": platform.node(), "runner": "arms",
+             "code_hash": code_hash(spec)}
+    gpu = _gpu()
+    if gpu:
+        facts["gpu"] = gpu
+    return facts
+
+
+def code_hash(spec: dict) -> str:
+    """The arms' commands and environments, and the contents of every file their argv names (train.py, ...)."""
+    digest = hashlib.sha256(json.dumps([spec[k] for k in ("baseline", "candidate", "baseline_env", "candidate_env")],
+                                       sort_keys=True).encode())
+    for arg in dict.fromkeys(spec["baseline"] + spec["candidate"]):
+        path = Path(spec["cwd"], arg)
+        try:
+            if path.is_file() and path.stat().st_size < 16 * 1024 ** 2:
+                digest.update(arg.encode() + b"\0" + path.read_bytes())
+        except OSError:
+            pass
+    return digest.hexdigest()[:16]
+
+
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _gpu() -> str | None:
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = [line.strip() for line in out.stdout.splitlines() if line.strip()]
+    return names[0] if out.returncode == 0 and names else None

@@ -1,0 +1,164 @@
+"""A command-pair lever's `arms` table: two plain commands, where their number comes from, and their guards.
+
+```toml
+[levers.arms]
+command = ["python", "train.py", "--steps", "50"]   # both arms; or baseline = [...] and candidate = [...]
+candidate_env = { USE_AMP = "1" }                   # the toggle (baseline_env too, if the baseline needs one)
+metric = { name = "samples_per_s", regex = 'samples/s: ([0-9.]+)', unit = "samples/s", higher_is_better = true }
+guards = [{ name = "final_loss", regex = 'final loss ([0-9.]+)', max_diff = 0.05 }]
+warmup = 1            # untimed runs of each arm per pass
+order = "alternate"   # ABBA; or "random" (seeded per run and pass)
+cwd = "."             # relative to the plan file's folder
+```
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from optseq.state.plan import ARM_ORDERS, SOURCES, ArmGuard, Arms, Guard, Rule, Source
+
+ARMS_KEYS = {"command", "baseline", "candidate", "baseline_env", "candidate_env", "metric", "guards", "warmup",
+             "order", "cwd"}
+SOURCE_KEYS = {"regex", "json", "file", "key", "wall_time"}
+BOUNDS = ("max_diff", "max_rel_diff", "max", "min")
+MAX_WARMUP = 100
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None) -> tuple[Arms, Rule]:
+    """The lever's Arms, and its rule with the arms' guards added (a guard is judged like any quality event)."""
+    if not isinstance(raw, dict):
+        raise loader.fail(where, f"expected a table, got {type(raw).__name__}")
+    loader.check_keys(raw, ARMS_KEYS, where)
+    if rule is None:
+        raise loader.fail(where.rsplit(".", 1)[0] + ".rule", "a command-pair lever needs a rule (metric, "
+                                                              "min_speedup) to decide on")
+    command = _argv(loader, raw, "command", where)
+    baseline = _argv(loader, raw, "baseline", where)
+    candidate = _argv(loader, raw, "candidate", where)
+    if command and (baseline or candidate):
+        raise loader.fail(f"{where}.command", "give either command (both arms, with candidate_env) or "
+                                              "baseline and candidate, not both")
+    if not command and not (baseline and candidate):
+        missing = "candidate" if baseline else "baseline" if candidate else "command"
+        raise loader.fail(f"{where}.{missing}", "missing (a command for both arms, or baseline and candidate)")
+    baseline_env = _env(loader, raw, "baseline_env", where)
+    candidate_env = _env(loader, raw, "candidate_env", where)
+    if command and not candidate_env and not baseline_env:
+        raise loader.fail(f"{where}.candidate_env", "missing: with one command for both arms, candidate_env "
+                                                    "(or baseline_env) is what tells the arms apart")
+    if command:
+        baseline = candidate = command
+    if baseline == candidate and dict(baseline_env) == dict(candidate_env):
+        raise loader.fail(f"{where}.candidate_env", "the two arms are the same command with the same environment")
+    metric = loader.get(raw, "metric", where, dict, what="a table (name, a source, unit, higher_is_better)")
+    mw = f"{where}.metric"
+    loader.check_keys(metric, SOURCE_KEYS | {"name", "unit", "higher_is_better"}, mw)
+    source = _source(loader, metric, mw)
+    name = loader.get(metric, "name", mw, str, rule.metric)
+    if name != rule.metric:
+        raise loader.fail(f"{mw}.name", f"{name!r} is not the rule's metric {rule.metric!r}")
+    higher = loader.get(metric, "higher_is_better", mw, bool, source.kind != "wall_time")
+    unit = loader.get(metric, "unit", mw, str, "s" if source.kind == "wall_time" else "")
+    guards = tuple(_guard(loader, g, f"{where}.guards[{i}]")
+                   for i, g in enumerate(loader.get(raw, "guards", where, list, [], "a list of guard tables")))
+    names = [g.name for g in guards] + [g.name for g in rule.guards]
+    for g in guards:
+        if names.count(g.name) > 1:
+            raise loader.fail(f"{where}.guards", f"guard {g.name!r} is named twice")
+    warmup = loader.get(raw, "warmup", where, int, 1)
+    if not 0 <= warmup <= MAX_WARMUP:
+        raise loader.fail(f"{where}.warmup", f"expected 0 to {MAX_WARMUP} runs per arm, got {warmup}")
+    order = loader.get(raw, "order", where, str, "alternate")
+    if order not in ARM_ORDERS:
+        raise loader.fail(f"{where}.order", f"unknown order {order!r} (one of {', '.join(ARM_ORDERS)}; "
+                                            "never all of one arm, then all of the other)")
+    cwd = loader.get(raw, "cwd", where, str, ".")
+    folder = (plan_dir / cwd).resolve()
+    if not folder.is_dir():
+        raise loader.fail(f"{where}.cwd", f"{str(folder)!r} is not a directory")
+    arms = Arms(baseline=baseline, candidate=candidate, metric=name, source=source, unit=unit,
+                higher_is_better=higher, baseline_env=baseline_env, candidate_env=candidate_env, cwd=str(folder),
+                warmup=warmup, order=order, guards=guards)
+    # the driver reports each arm guard as a quality event already reduced to the bound it names
+    extra = tuple(Guard(g.name, min=g.min) if g.min is not None else Guard(g.name, max=g.limit[1]) for g in guards)
+    return arms, replace(rule, guards=rule.guards + extra)
+
+
+def _argv(loader, raw: dict, key: str, where: str) -> tuple[str, ...]:
+    if key in raw and isinstance(raw[key], str):
+        raise loader.fail(f"{where}.{key}", f"expected a list of strings (argv, e.g. [\"python\", \"train.py\"]), "
+                                            f"got the string {raw[key]!r}")
+    argv = loader.strings(raw, key, where)
+    if key in raw and not argv:
+        raise loader.fail(f"{where}.{key}", "empty command")
+    return argv
+
+
+def _env(loader, raw: dict, key: str, where: str) -> tuple[tuple[str, str], ...]:
+    table = loader.get(raw, key, where, dict, {}, "a table of NAME = \"value\"")
+    for name, value in table.items():
+        if not ENV_NAME.fullmatch(name):
+            raise loader.fail(f"{where}.{key}.{name}", "not an environment variable name")
+        if name.startswith("OPTSEQ_"):
+            raise loader.fail(f"{where}.{key}.{name}", "OPTSEQ_ variables are optseq's own")
+        if not isinstance(value, str):
+            raise loader.fail(f"{where}.{key}.{name}", f"expected a string (environment values are text), "
+                                                       f"got {value!r}")
+    return tuple(sorted(table.items()))
+
+
+def _source(loader, table: dict, where: str) -> Source:
+    given = [k for k in ("regex", "json", "file", "wall_time") if k in table]
+    if len(given) != 1:
+        raise loader.fail(where, f"expected one source of {', '.join(SOURCES)}, got "
+                                 f"{', '.join(given) if given else 'none'}")
+    kind = given[0]
+    if kind != "file" and "key" in table:
+        raise loader.fail(f"{where}.key", "only a file source has a key (json = \"KEY\" names its own)")
+    if kind == "regex":
+        pattern = loader.get(table, "regex", where, str)
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise loader.fail(f"{where}.regex", f"not a regular expression: {exc}") from None
+        if compiled.groups < 1:
+            raise loader.fail(f"{where}.regex", f"{pattern!r} has no group: put the number in ( )")
+        if compiled.groups > 1 and "value" not in compiled.groupindex:
+            raise loader.fail(f"{where}.regex", f"{pattern!r} has {compiled.groups} groups: name the number's "
+                                                "(?P<value>...)")
+        return Source("regex", pattern=pattern)
+    if kind == "json":
+        return Source("json", key=_key(loader, loader.get(table, "json", where, str), f"{where}.json"))
+    if kind == "file":
+        path = loader.get(table, "file", where, str)
+        if not path.strip():
+            raise loader.fail(f"{where}.file", "empty path")
+        return Source("file", path=path, key=_key(loader, loader.get(table, "key", where, str), f"{where}.key"))
+    if loader.get(table, "wall_time", where, bool) is not True:
+        raise loader.fail(f"{where}.wall_time", "wall_time = true, or leave it out")
+    return Source("wall_time")
+
+
+def _key(loader, key: str, where: str) -> str:
+    if not key or any(not part for part in key.split(".")):
+        raise loader.fail(where, f"not a key: {key!r} (dots for nesting, e.g. metrics.samples_per_s)")
+    return key
+
+
+def _guard(loader, raw, where: str) -> ArmGuard:
+    if not isinstance(raw, dict):
+        raise loader.fail(where, f"expected a table, got {type(raw).__name__}")
+    loader.check_keys(raw, SOURCE_KEYS | {"name", *BOUNDS}, where)
+    name = loader.get(raw, "name", where, str)
+    source = _source(loader, raw, where)
+    bounds = {k: loader.get(raw, k, where, (int, float)) for k in BOUNDS if k in raw}
+    if len(bounds) != 1:
+        raise loader.fail(where, f"expected one bound of {', '.join(BOUNDS)}, got "
+                                 f"{', '.join(bounds) if bounds else 'none'}")
+    (kind, value), = bounds.items()
+    if kind in ("max_diff", "max_rel_diff") and value < 0:
+        raise loader.fail(f"{where}.{kind}", f"a difference bound is never negative, got {value}")
+    return ArmGuard(name, source, **{kind: float(value)})
