@@ -11,7 +11,7 @@ are used at run time.
 """
 import os
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
 ROOTS = ("console", "engine", "native", "state")
 # configs/ ships the default plan, the examples and the starter plan `optseq init` writes
@@ -55,7 +55,9 @@ if os.environ.get("OPTSEQ_NO_NATIVE") != "1":
             ext_modules = cythonize(extensions, compiler_directives=directives, include_path=[_cython_include()])
 
 packages = [f"optseq.{name}" for root in ROOTS for name in (root, *(f"{root}.{sub}" for sub in find_packages(root)))]
-packages += [f"optseq.{root}" for root in DATA_ROOTS]
+# the data folders' subfolders too (starter/, examples/NAME/): they hold .py files that ship as data
+packages += [f"optseq.{name}" for root in DATA_ROOTS for name in (root, *(f"{root}.{sub}" for sub in
+                                                                          find_namespace_packages(root)))]
 package_dir = {f"optseq.{root}": root for root in (*ROOTS, *DATA_ROOTS)}
 
 setup(ext_modules=ext_modules, packages=packages, package_dir=package_dir)

@@ -11,15 +11,21 @@ OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 """Exit codes: ok, a run failed, bad input, nothing to run or unavailable."""
 
 
-def default_plan() -> Path:
+PLAN_FILE = "optseq.toml"
+"""The plan `optseq init` writes, and the one optseq opens from the current folder."""
+NO_PLAN = ("no plan: $OPTSEQ_PLAN is not set and neither ./optseq.toml nor ./configs/sequencing.toml exists "
+           "(optseq init writes a starter plan here, or give --plan FILE)")
+
+
+def default_plan() -> Path | None:
+    """$OPTSEQ_PLAN, else ./optseq.toml, else ./configs/sequencing.toml; None when there is none of them."""
     env = os.environ.get("OPTSEQ_PLAN")
     if env:
         return Path(env)
-    local = Path("configs/sequencing.toml")
-    if local.exists():
-        return local
-    # an editable install run from elsewhere still finds the repository's default plan
-    return Path(__file__).resolve().parent.parent / "configs" / "sequencing.toml"
+    for local in (Path(PLAN_FILE), Path("configs/sequencing.toml")):
+        if local.exists():
+            return local
+    return None
 
 
 def default_db() -> Path:
@@ -34,15 +40,23 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--plan", type=Path, default=argparse.SUPPRESS,
-                        help="plan TOML (default: $OPTSEQ_PLAN or configs/sequencing.toml)")
+                        help="plan TOML (default: $OPTSEQ_PLAN, else ./optseq.toml, else "
+                             "./configs/sequencing.toml; `optseq init` writes a starter ./optseq.toml)")
     common.add_argument("--db", type=Path, default=argparse.SUPPRESS,
                         help="state directory (default: $OPTSEQ_DB or .optseq)")
     p = _Parser(prog="optseq", parents=[common],
-                description="A live optimization-sequencing plan: levers, gates, runs and decisions.")
+                description="A live optimization-sequencing plan: levers, gates, runs and decisions.",
+                epilog="New here? `optseq init` writes a starter plan and benchmark into this folder; "
+                       "then `optseq --run ready`.")
     p.add_argument("--run", metavar="TARGET", default=None,
                    help="run levers headless: a lever id, next, ready (all ready, in order) or stale")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    s = sub.add_parser("init", help="write a starter plan (optseq.toml) and benchmark into DIR")
+    s.add_argument("dir", nargs="?", type=Path, default=Path("."), metavar="DIR",
+                   help="folder to write into (default: here; created if missing, one level)")
+    s.add_argument("--force", action="store_true", help="replace optseq.toml / optseq_bench.py if there")
 
     s = sub.add_parser("status", parents=[common], help="levers, their states and what is next")
     s.add_argument("--json", action="store_true")
@@ -128,6 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     _safe_output()
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     _clean_args(args)
+    if args.command == "init":  # before plan discovery: init is how a folder gets its plan
+        if args.run is not None:
+            return _fail("--run takes no subcommand (got 'init')")
+        from optseq.console.init_cmd import run_init
+
+        try:
+            return run_init(args.dir, force=args.force)
+        except BrokenPipeError:  # `optseq init | head`: the files are written; the rest of the advice has no reader
+            return OK
     plan_path = getattr(args, "plan", None) or default_plan()
     db = getattr(args, "db", None) or default_db()
     from optseq.state.plan import PlanError
@@ -136,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "validate":
-            return _validate(args.plan_file or plan_path)
+            path = args.plan_file or plan_path
+            return _validate(path) if path is not None else _fail(NO_PLAN)
+        if plan_path is None:
+            return _fail(NO_PLAN)
         if _unstorable_path(db):
             # the store records paths under its directory (run logs, samples): they must be storable text
             from optseq.state.text import clean_text

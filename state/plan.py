@@ -89,6 +89,10 @@ class Source:
     path: str = ""
     """file: relative to the arm's cwd; it must be written during the arm's run."""
 
+    def text(self) -> str:
+        return {"regex": f"regex {self.pattern!r}", "json": f"JSON key {self.key!r}",
+                "file": f"key {self.key!r} of {self.path}", "wall_time": "wall time"}[self.kind]
+
     def to_dict(self) -> dict:
         return {"kind": self.kind, "pattern": self.pattern, "key": self.key, "path": self.path}
 
@@ -137,6 +141,19 @@ class Arms:
     order: str = "alternate"
     """alternate: ABBA (pair i starts with the candidate when i is odd); random: a seeded coin per pair."""
     guards: tuple[ArmGuard, ...] = ()
+
+    def summary(self) -> str:
+        """One line for the console and `status`: what runs, what tells the arms apart, where the number is."""
+        def env(pairs) -> str:
+            return " ".join(f"{k}={v}" for k, v in pairs)
+
+        if self.baseline == self.candidate:
+            arms = " ".join(self.baseline) + "; candidate adds " + env(self.candidate_env) + (
+                f", baseline {env(self.baseline_env)}" if self.baseline_env else "")
+        else:
+            arms = f"baseline {' '.join(self.baseline)} vs candidate {' '.join(self.candidate)}"
+        guards = f"; guards {', '.join(g.name for g in self.guards)}" if self.guards else ""
+        return f"{arms}; {self.metric} from {self.source.text()}{guards}"
 
     def to_dict(self, stack_env: dict[str, str] | None = None) -> dict:
         """The spec the arms driver (`python -m optseq.engine.arms`) reads from OPTSEQ_ARMS."""

@@ -30,7 +30,9 @@ class RunIndex:
         """lever -> its newest finished runs (the KEPT fields), oldest first, at most RECENT."""
         self.stacks: dict[int, dict[str, Any]] = {}
         """run id -> {"infra", "fingerprint"}: what an evidence run was measured on."""
-        self.latest_code: str | None = None
+        self.latest_code: dict[str, str] = {}
+        """workload -> its newest code hash: each command-pair benchmark is its own workload, the built-in
+        benches one (`default`), so a change to one team script never flags the others' numbers."""
 
     def started(self, record: dict[str, Any]) -> None:
         rid, lever = record.get("id"), record.get("lever")
@@ -59,9 +61,9 @@ class RunIndex:
         if isinstance(summary, dict) and isinstance(summary.get("stats"), dict) \
                 and (self.last_stats.get(lever) or {}).get("id", 0) <= rid:
             self.last_stats[lever] = kept
-        code = (record.get("fingerprint") or {}).get("code_hash")
-        if code:
-            self.latest_code = code
+        fingerprint = record.get("fingerprint") or {}
+        if fingerprint.get("code_hash"):
+            self.latest_code[workload(fingerprint)] = fingerprint["code_hash"]
 
     def run_of(self, lever: str) -> int | None:
         return self.running.get(lever)
@@ -101,5 +103,11 @@ class RunIndex:
         index.last_stats = dict(data.get("last_stats") or {})
         index.recent = {k: list(v) for k, v in (data.get("recent") or {}).items()}
         index.stacks = {int(k): v for k, v in (data.get("stacks") or {}).items()}
-        index.latest_code = data.get("latest_code")
+        latest = data.get("latest_code")
+        # snapshots before workloads were told apart held one hash, the built-in benches'
+        index.latest_code = {"default": latest} if isinstance(latest, str) else dict(latest or {})
         return index
+
+
+def workload(fingerprint: dict[str, Any]) -> str:
+    return fingerprint.get("workload") or "default"

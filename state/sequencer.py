@@ -12,6 +12,7 @@ from optseq.state import plan as plan_mod
 from optseq.state import snapshot
 from optseq.state.machine import DECIDED, PlanMachine, TransitionRefused
 from optseq.state.plan import Plan
+from optseq.state.run_index import workload
 from optseq.state.store import Store
 from optseq.state.store.store import FINAL
 
@@ -573,9 +574,9 @@ def _note(view: dict) -> str:
 
 def _code_warnings(decision: dict | None, runs) -> list[str]:
     """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
-    latest_code = runs.latest_code
     for run_id in (decision or {}).get("runs") or []:
-        measured = runs.fingerprint(run_id).get("code_hash")
+        fingerprint = runs.fingerprint(run_id)
+        measured, latest_code = fingerprint.get("code_hash"), runs.latest_code.get(workload(fingerprint))
         if measured and latest_code and measured != latest_code:
             return [f"workload code changed since run {run_id} (code hash {measured} → {latest_code})"]
     return []

@@ -36,6 +36,8 @@ class LeverDetail(VerticalScroll, can_focus=True):
             rule = lever.rule
             goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
             text.append(f"rule: {goal}, {rule.repeats}-{rule.max_repeats} pairs\n")
+        if lever.arms is not None:
+            text.append(f"arms: {lever.arms.summary()}\n")
         if view.get("why_blocked"):
             head("why blocked")
             for reason in view["why_blocked"]:

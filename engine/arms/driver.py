@@ -117,17 +117,24 @@ def guard_value(guard: dict, base: list[float], cand: list[float]) -> float:
 def env_facts(spec: dict) -> dict:
     """What the numbers were measured on, for staleness: this machine, and a hash of the commands and their files."""
     facts = {"python": platform.python_version(), "cpu": _cpu(), "host": platform.node(), "runner": "arms",
-             "code_hash": code_hash(spec)}
+             "workload": workload(spec), "code_hash": code_hash(spec)}
     gpu = _gpu()
     if gpu:
         facts["gpu"] = gpu
     return facts
 
 
+def workload(spec: dict) -> str:
+    """Which code the numbers come from: the arms' commands. Levers over one script share it, and its hash."""
+    return "arms: " + " | ".join(dict.fromkeys(" ".join(spec[arm]) for arm in ("baseline", "candidate")))
+
+
 def code_hash(spec: dict) -> str:
-    """The arms' commands and environments, and the contents of every file their argv names (train.py, ...)."""
-    digest = hashlib.sha256(json.dumps([spec[k] for k in ("baseline", "candidate", "baseline_env", "candidate_env")],
-                                       sort_keys=True).encode())
+    """The arms' commands and the contents of every file their argv names (train.py, ...).
+
+    Not the toggles: they are the lever, not the code, and two levers over one script must agree on its hash.
+    """
+    digest = hashlib.sha256(json.dumps([spec["baseline"], spec["candidate"]]).encode())
     for arg in dict.fromkeys(spec["baseline"] + spec["candidate"]):
         path = Path(spec["cwd"], arg)
         try:

@@ -352,4 +352,7 @@ def fingerprint(env: dict, infra: dict) -> dict:
     """What a number was measured on: device, library versions, workload code, infra state."""
     device = env.get("gpu") or env.get("cpu") or env.get("device")
     versions = {k: env[k] for k in ("python", "torch", "cuda", "bot_backend") if k in env}
-    return {"device": device, "versions": versions, "code_hash": env.get("code_hash"), "infra": infra}
+    found = {"device": device, "versions": versions, "code_hash": env.get("code_hash"), "infra": infra}
+    if env.get("workload"):
+        found["workload"] = env["workload"]
+    return found

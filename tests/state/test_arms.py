@@ -182,6 +182,18 @@ def test_an_arm_without_its_number_fails_in_one_line_naming_arm_source_and_last_
     assert record["passes"] == 1  # not relaunched
 
 
+def test_a_hanging_arm_times_out_and_is_killed_with_the_driver(tmp_path):
+    from tests.state.test_runner import dead, wait_until
+
+    path = plan(tmp_path, arms("hang"))
+    # long enough for a loaded machine to start the arm, which then never ends: the verdict is timeout either way
+    path.write_text(path.read_text().replace("timeout_s = 120", "timeout_s = 15"))
+    report, record, *_ = run(path, env={"PIDFILE": str(tmp_path / "pids")})
+    assert report.status == "timeout" and record["detail"].startswith("timed out after 15 s")
+    pids = [int(p) for p in (tmp_path / "pids").read_text().split()] if (tmp_path / "pids").exists() else []
+    assert wait_until(lambda: all(dead(pid) for pid in pids))
+
+
 def test_the_cli_runs_a_command_pair_lever_and_the_export_shows_it(tmp_path):
     path = plan(tmp_path, arms(more=LOSS_GUARD))
     env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db")}
@@ -247,5 +259,38 @@ def test_the_console_runs_a_command_pair_lever_and_streams_its_arms(tmp_path, mo
             assert any(line.startswith("[candidate pair 0] samples/s: 200.000") for line in log.lines)
             assert str(panel.query_one("#run-samples").render()).startswith("samples: 12 (6 pairs)")
             assert app.main.query_one("#levers").cell_text("fast", "state") == "adopted"
+            detail = app.main.query_one("#detail-view").plain
+            assert "arms: python " in detail and "candidate adds FAST=1; samples_per_s from regex" in detail
 
     asyncio.run(go())
+
+
+def test_two_levers_over_one_script_share_its_code_hash_and_an_edit_flags_the_older_numbers(tmp_path):
+    bench = tmp_path / "bench.py"
+    bench.write_text(BENCH.read_text())
+    two = f"""
+[[levers]]
+id = "second"
+title = "STACKED=1"
+kind = "speedup"
+timeout_s = 120
+rule = {{ {RULE} }}
+[levers.arms]
+command = ["python", "bench.py"]
+candidate_env = {{ STACKED = "1", FAST = "1" }}
+{REGEX}
+warmup = 0
+"""
+    path = plan(tmp_path, f'command = ["python", "bench.py"]\ncandidate_env = {{ FAST = "1" }}\n{REGEX}\nwarmup = 0',
+                extra=two)
+
+    def warnings(lever: str) -> list[str]:
+        with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
+            return next(v for v in seq.status()["levers"] if v["id"] == lever)["warnings"]
+
+    run(path, "fast")
+    run(path, "second")
+    assert warnings("fast") == [] and warnings("second") == []
+    bench.write_text(bench.read_text() + "\n# tuned\n")
+    run(path, "second")
+    assert warnings("fast")[0].startswith("workload code changed since run 1") and warnings("second") == []

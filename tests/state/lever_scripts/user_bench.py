@@ -5,7 +5,7 @@ when FAST=1, plus the pair number (OPTSEQ_PAIR) / 1000 so no two pairs replay th
 warm-up reports 1e9, a value no measured pair has, so a test can tell whether warm-ups were dropped.
 Every run appends "ARM PAIR FAST=.. STACK=.." to $CALLS (the order the arms really ran in).
 
---style regex|json|file|halfline|silent|crash|stale_file picks how it reports (or misbehaves).
+--style regex|json|file|halfline|silent|crash|stale_file|hang picks how it reports (or misbehaves).
 """
 import argparse
 import json
@@ -47,6 +47,13 @@ elif args.style == "halfline":
     sys.stdout.write(f"samples/s: {rate:.3f}\nfinal loss {loss:.4f}")  # no newline at the end
 elif args.style == "silent":
     print("done training, throughput not printed")
+elif args.style == "hang":
+    with open(os.environ["PIDFILE"], "a") as f:
+        f.write(f"{os.getpid()}\n")
+    print("epoch 1 of 1000", flush=True)
+    import time
+    while True:
+        time.sleep(60)
 elif args.style == "crash":
     print("CUDA error: out of memory", flush=True)
     sys.exit(3)
