@@ -85,7 +85,11 @@ def test_built_in_levers_and_the_example_plan_run_beside_the_users_packages(user
     builtin = optseq(user_repo, "--plan", str(DEFAULT_PLAN), "--db", "db-default", "--run", "cython_bot", "--json")
     assert builtin.returncode == 0, builtin.stderr[-2000:]
     assert json.loads(builtin.stdout)["runs"][0]["status"] == "succeeded"
-    example = optseq(user_repo, "--plan", str(EXAMPLE_PLAN), "--db", "db-example", "--run", "next", "--json")
+    # threads decided by hand: the lever under test then trains on one thread (tests/conftest.py says why)
+    decided = optseq(user_repo, "--plan", str(EXAMPLE_PLAN), "--db", "db-example", "decide", "threads", "reject",
+                     "--why", "test: one thread")
+    assert decided.returncode == 0, decided.stderr
+    example = optseq(user_repo, "--plan", str(EXAMPLE_PLAN), "--db", "db-example", "--run", "channels_last", "--json")
     assert example.returncode == 0, example.stderr[-2000:]
     assert json.loads(example.stdout)["runs"][0]["status"] == "succeeded"
     assert "ImportError" not in builtin.stderr + example.stderr
