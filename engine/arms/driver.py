@@ -14,6 +14,7 @@ from pathlib import Path
 
 from optseq.engine import kit
 from optseq.engine.arms import sources
+from optseq.engine.bench.envinfo import cpu_model  # light: torch only inside pick_device
 
 KEEP_LINES = 20_000
 """Lines of one arm's output kept for its sources: the last match wins, and a long training log must not eat memory."""
@@ -116,7 +117,7 @@ def guard_value(guard: dict, base: list[float], cand: list[float]) -> float:
 
 def env_facts(spec: dict) -> dict:
     """What the numbers were measured on, for staleness: this machine, and a hash of the commands and their files."""
-    facts = {"python": platform.python_version(), "cpu": _cpu(), "host": platform.node(), "runner": "arms",
+    facts = {"python": platform.python_version(), "cpu": cpu_model(), "host": platform.node(), "runner": "arms",
              "workload": workload(spec), "code_hash": code_hash(spec)}
     gpu = _gpu()
     if gpu:
@@ -143,17 +144,6 @@ def code_hash(spec: dict) -> str:
         except OSError:
             pass
     return digest.hexdigest()[:16]
-
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _gpu() -> str | None:
