@@ -14,7 +14,7 @@ run: $(STAMP)
 	$(BIN)/optseq $(ARGS)
 
 test: $(STAMP)
-	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q
+	OPTSEQ_REQUIRE_NATIVE=1 OPTSEQ_REQUIRE_RAY=1 $(BIN)/python -m pytest -q
 
 # The quick loop for developers: everything but the tests marked slow (real benches, training, terminals)
 test-fast: $(STAMP)
@@ -53,7 +53,7 @@ $(STAMP): pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel "cython>=3.0"
 	$(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q --no-build-isolation -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-build-isolation -e ".[dev,ray]"
 	touch $(STAMP)
 
 clean:

@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="TARGET", default=None,
                    help="run levers headless: a lever id, next, ready (all ready, in order) or stale")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
+    p.add_argument("--runner", choices=["local", "ray"], default=None,
+                   help="where lever runs go (default: $OPTSEQ_RUNNER, else the plan's [runner], else local)")
+    p.add_argument("--ray-address", metavar="ADDR", default=None,
+                   help="the Ray cluster's job API, e.g. http://head:8265 (default: $OPTSEQ_RAY_ADDRESS, "
+                        "else the plan's [runner] address)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     s = sub.add_parser("init", help="write a starter plan (optseq.toml) and benchmark into DIR")
@@ -151,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
             return run_init(args.dir, force=args.force)
         except BrokenPipeError:  # `optseq init | head`: the files are written; the rest of the advice has no reader
             return OK
+    # the runner is chosen per process: the console and --run read it where they build their runner
+    if args.runner:
+        os.environ["OPTSEQ_RUNNER"] = args.runner
+    if args.ray_address:
+        os.environ["OPTSEQ_RAY_ADDRESS"] = args.ray_address
     plan_path = getattr(args, "plan", None) or default_plan()
     db = getattr(args, "db", None) or default_db()
     from optseq.state.plan import PlanError

@@ -71,6 +71,13 @@ class Progress:
 
 
 def run_target(seq: Sequencer, target: str, as_json: bool) -> int:
+    from optseq.state.runners import RunnerError
+
+    try:
+        seq.runner  # a runner that cannot be set up is bad input, before anything is picked or recorded
+    except RunnerError as exc:
+        print(f"optseq: {exc}", file=sys.stderr)
+        return BAD_INPUT
     group = target in seq.GROUPS
     try:
         first = seq.pick(target) if group else target

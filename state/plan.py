@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optseq.state.gates import Expr, atoms
+from optseq.state.runners import RunnerConfig
 
 KINDS = ("decision", "infra", "experiment", "speedup")
 """Lever kinds, in the order `next` prefers them."""
@@ -238,6 +239,8 @@ class Lever:
     """Outcomes this lever can be decided with (experiments: its config names)."""
     arms: Arms | None = None
     """A command-pair lever's two commands; its `run` is then ARMS_RUN."""
+    resources: tuple[tuple[str, int], ...] = ()
+    """What one run asks a cluster runner for: whole `gpus`, `cpus` (ignored by the local runner)."""
 
     @property
     def needs_plan(self) -> bool:
@@ -290,6 +293,8 @@ class Plan:
     order: tuple[OrderItem, ...] = ()
     status: tuple[StatusItem, ...] = ()
     decision_points: tuple[DecisionPoint, ...] = ()
+    runner: RunnerConfig | None = None
+    """The plan's `[runner]` table: where its levers run unless the command line says otherwise."""
 
     def lever(self, lever_id: str) -> Lever:
         for lever in self.levers:

@@ -14,6 +14,7 @@ from optseq.state.plan import (
     StatusItem, dependencies, ARMS_RUN,
 )
 from optseq.state.plan_arms import parse_arms
+from optseq.state.plan_runner import parse_resources, parse_runner
 
 
 def parse(path: Path) -> Plan:
@@ -90,7 +91,7 @@ class _Loader:
 
     # -- sections -----------------------------------------------------------------------
     def plan(self, data: dict) -> Plan:
-        self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points"}, "")
+        self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner"}, "")
         head = self.get(data, "plan", "", dict, what="a [plan] table")
         self.check_keys(head, {"title", "as_of", "lang", "intro", "table"}, "plan")
         as_of = self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)")
@@ -124,6 +125,7 @@ class _Loader:
             status=tuple(self.status_item(raw, i) for i, raw in enumerate(self.tables(data, "status"))),
             decision_points=tuple(self.decision_point(raw, i)
                                   for i, raw in enumerate(self.tables(data, "decision_points"))),
+            runner=parse_runner(self, data["runner"]) if "runner" in data else None,
         )
         self.cross_check(plan)
         return plan
@@ -163,7 +165,7 @@ class _Loader:
         where = f"levers.{lever_id}"
         self.check_keys(raw, {"id", "title", "kind", "plan_doc", "plan_note", "code", "requires", "run",
                               "timeout_s", "rule", "remeasure_when", "status", "graph_label", "criteria",
-                              "prior", "configs", "arms"}, where)
+                              "prior", "configs", "arms", "resources"}, where)
         kind = self.get(raw, "kind", where, str)
         if kind not in KINDS:
             raise self.fail(f"{where}.kind", f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
@@ -238,6 +240,7 @@ class _Loader:
             prior=prior,
             outcomes=outcomes,
             arms=arms,
+            resources=parse_resources(self, raw["resources"], f"{where}.resources") if "resources" in raw else (),
         )
 
     def expr(self, raw, where: str, depth: int = 0, top: str = "") -> Expr:

@@ -35,7 +35,8 @@ from optseq.state.runs.protocol import Transcript
 
 __all__ = ["STATUSES", "Launcher", "RunOutcome", "RunSpec", "group_alive", "kill_group", "run"]
 
-STATUSES = ("succeeded", "failed", "unavailable", "timeout", "cancelled")
+STATUSES = ("succeeded", "failed", "unavailable", "timeout", "cancelled", "interrupted")
+"""`interrupted`: the infrastructure lost the run (a remote runner's node died), never the lever's failure."""
 DRAIN_S = 1.0
 """How long to keep reading after the group is dead: a process that escaped the group may hold the pipe."""
 REAP_S = 2.0

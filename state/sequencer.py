@@ -339,6 +339,19 @@ class Sequencer:
 
         return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control)
 
+    @property
+    def runner(self):
+        """Where this process sends lever runs: the command line's or environment's choice, else the plan's."""
+        if getattr(self, "_runner", None) is None:
+            from optseq.state import runners
+
+            self._runner = runners.make(runners.configure(self.plan.runner))
+        return self._runner
+
+    @runner.setter
+    def runner(self, value) -> None:
+        self._runner = value
+
     GROUPS = ("next", "ready", "stale")
 
     def targets(self, target: str) -> list[str]:

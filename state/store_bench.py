@@ -147,7 +147,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     with seq.writing():
                         record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
                                                      "pid": os.getpid(), "started": utc_now(), "infra": infra,
-                                                     "passes": 0})
+                                                     "passes": 0, "runner": "local"})
                     run_id = record["id"]
                     run_dir = seq.store.run_dir(run_id)
                     samples_file = run_dir / "samples.jsonl"

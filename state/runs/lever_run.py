@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from optseq.state import runner
+from optseq.state.runners import store_tag
 from optseq.state.sequencer import InputError
 from optseq.state.store import utc_now
 
@@ -28,7 +29,8 @@ class RunControl:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._launcher: runner.Launcher | None = None
+        self._launcher = None
+        """The pass in flight: a runner's Launch (anything with cancel())."""
         self.cancelled = False
 
     def cancel(self) -> None:
@@ -37,7 +39,7 @@ class RunControl:
             if self._launcher is not None:
                 self._launcher.cancel()
 
-    def attach(self, launcher: runner.Launcher) -> None:
+    def attach(self, launcher) -> None:
         with self._lock:
             self._launcher = launcher
             if self.cancelled:
@@ -76,6 +78,12 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     """
     control = control or RunControl()
     lever = seq.lever(lever_id)
+    from optseq.state.runners import RunnerError
+
+    try:
+        runner = seq.runner  # before the record: a runner that cannot be set up refuses the run, in one line
+    except RunnerError as exc:
+        raise InputError(str(exc)) from None
     hold = seq.hold_lever(lever_id)  # this run holds its lever, not the store: other levers run elsewhere
     try:
         with seq.lock:
@@ -85,7 +93,7 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                 # the baseline is the stack without this lever, also when it is re-measured after adoption
                 infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
                 fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
-                          "started": utc_now(), "infra": infra, "passes": 0}
+                          "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name}
                 if lever.arms is not None:
                     fields["arms"] = lever.arms.to_dict(stack_env(seq.plan, infra["adopted"]))
                 record = seq.append("runs", fields)
@@ -170,12 +178,14 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
         env["OPTSEQ_REPEATS"] = str(requested)
     spec = runner.RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
                           timeout_s=max(remaining_s, 0.001))
-    launcher = runner.Launcher(spec)
+    launcher = seq.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
+                                 tag=store_tag(seq.store.path.parent))
     control.attach(launcher)
 
-    def started(pid: int, pgid: int) -> None:
+    def started(fields: dict) -> None:
+        # what finds the run again: a pid and process group here, a Ray submission id on a cluster
         with seq.lock, seq.writing():
-            seq.store.update("runs", run_id, {"child_pid": pid, "pgid": pgid, "passes": pass_no})
+            seq.store.update("runs", run_id, {**fields, "passes": pass_no})
 
     def event(ev: dict) -> None:
         kind = ev.get("event")

@@ -1,0 +1,187 @@
+"""Lever runs as Ray jobs on a real two-node cluster on 127.0.0.1: the same decisions, statuses and records."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from optseq.state.sequencer import Sequencer
+from tests.conftest import OPTSEQ
+
+pytestmark = pytest.mark.slow
+
+TINY = Path(__file__).resolve().parents[1] / "console" / "tiny_lever.py"
+CRASH = Path(__file__).resolve().parents[1] / "state" / "levers" / "crash.py"
+CEILING_S = 180.0
+
+
+def plan(tmp_path: Path, cluster, argv: list[str], *, extra: str = "", runner: str = "") -> Path:
+    path = tmp_path / "plan.toml"
+    path.write_text(f"""
+[plan]
+title = "Ray runs"
+as_of = 2026-12-01
+lang = "en"
+
+[runner]
+kind = "ray"
+address = "{cluster.address}"
+forward_env = ["TINY_LEVER_HOLD"]
+{runner}
+
+[[levers]]
+id = "lever"
+title = "A lever"
+kind = "speedup"
+plan_doc = "docs/lever.md"
+run = {json.dumps(argv)}
+timeout_s = 300
+rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
+{extra}
+""", encoding="utf-8")
+    return path
+
+
+def job(cluster, sid: str):
+    return cluster.client().get_job_info(sid)
+
+
+def test_a_lever_run_on_the_cluster_is_adopted_like_a_local_one(tmp_path, ray_cluster):
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY), "--ratio", "1.5"])
+    env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db")}
+    proc = subprocess.run([*OPTSEQ, "--run", "lever", "--json"], env=env, capture_output=True, text=True,
+                          timeout=CEILING_S)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run, = json.loads(proc.stdout)["runs"]
+    assert (run["status"], run["verdict"], run["decision"]) == ("succeeded", "adopt", "adopt")
+    with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
+        record = seq.store.get("runs", run["run_id"])
+        assert seq.machine.state("lever") == "adopted"
+    assert record["runner"] == "ray" and record["submission_id"].endswith(f"-{run['run_id']}-1")
+    assert str(job(ray_cluster, record["submission_id"]).status).endswith("SUCCEEDED")
+    log = Path(record["log"]).read_text()
+    # every line of the job once: the stream's replays and the final full log are not fed twice
+    assert log.count("tiny lever log line 0") == 1 and log.count('"pair": 5') == 2
+
+
+def test_the_lever_crashing_on_the_cluster_is_its_failure(tmp_path, ray_cluster):
+    path = plan(tmp_path, ray_cluster, ["python", str(CRASH), "exit"])
+    with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
+        report = seq.run_lever("lever")
+        record = seq.store.get("runs", report.run_id)
+        assert seq.machine.state("lever") == "ready"
+    assert report.status == "failed" and record["detail"].startswith("exited "), record["detail"]
+    assert record["exit_code"] not in (None, 0)
+
+
+def test_a_request_no_node_can_satisfy_says_so_without_submitting(tmp_path, ray_cluster):
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)], extra="resources = { gpus = 1 }")
+    with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
+        report = seq.run_lever("lever")
+        record = seq.store.get("runs", report.run_id)
+    assert report.status == "unavailable" and report.exit_code == 3
+    assert "no node of the Ray cluster at" in record["reason"] and "GPU 1" in record["reason"]
+    assert "submission_id" not in record
+
+
+def cancel_when(seq_run, predicate, control) -> threading.Thread:
+    def watch():
+        end = time.monotonic() + CEILING_S
+        while not predicate() and time.monotonic() < end:
+            time.sleep(0.05)
+        control.cancel()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_cancel_while_running_stops_the_job(tmp_path, ray_cluster, monkeypatch):
+    from optseq.state.runs.lever_run import RunControl
+
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(tmp_path / "never"))  # held after pair 1 until cancelled
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
+    control, samples = RunControl(), []
+    with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
+        watcher = cancel_when(None, lambda: len(samples) >= 2, control)
+        report = seq.run_lever("lever", control=control,
+                               on_event=lambda ev: samples.append(ev) if ev.get("event") == "sample" else None)
+        watcher.join()
+        record = seq.store.get("runs", report.run_id)
+        assert seq.machine.state("lever") == "ready"
+    assert report.status == "cancelled" and len(samples) == 2
+    assert str(job(ray_cluster, record["submission_id"]).status).endswith("STOPPED")
+
+
+def test_cancel_while_pending_means_the_job_never_starts(tmp_path, ray_cluster):
+    from optseq.state.runs.lever_run import RunControl
+
+    client = ray_cluster.client()
+    # both nodes' bench slots taken: the lever's job must wait
+    holders = [client.submit_job(entrypoint="sleep 600", entrypoint_resources={"optseq_bench": 1},
+                                 runtime_env={"env_vars": {"RAY_JOB_STOP_WAIT_TIME_S": "1"}}) for _ in range(2)]
+    end = time.monotonic() + CEILING_S
+    while not all(str(client.get_job_status(h)).endswith("RUNNING") for h in holders):
+        assert time.monotonic() < end, "holder jobs never started"
+        time.sleep(0.2)
+    marker = tmp_path / "started"
+    path = plan(tmp_path, ray_cluster, ["python", "-c", f"open({str(marker)!r}, 'w').close()"])
+    control, notes = RunControl(), []
+    try:
+        with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
+            watcher = cancel_when(None, lambda: any("is pending" in n for n in notes), control)
+            report = seq.run_lever("lever", control=control, on_log=notes.append)
+            watcher.join()
+            record = seq.store.get("runs", report.run_id)
+    finally:
+        for h in holders:
+            client.stop_job(h)
+    assert report.status == "cancelled" and record["detail"].startswith("cancelled")
+    # the slots are free again: Ray gets round to the cancelled job, which ends without running the command
+    sid = record["submission_id"]
+    end = time.monotonic() + CEILING_S
+    while not str(client.get_job_status(sid)).endswith(("SUCCEEDED", "FAILED", "STOPPED")):
+        assert time.monotonic() < end, client.get_job_info(sid)
+        time.sleep(0.2)
+    assert not marker.exists(), client.get_job_logs(sid)
+
+
+
+
+def test_the_worker_node_dying_mid_run_is_interrupted_not_the_levers_failure(tmp_path, ray_cluster, monkeypatch):
+    from optseq.state.runs.lever_run import RunControl
+
+    client = ray_cluster.client()
+    # the head's bench slot taken, so the lever's job lands on the worker node
+    holder = client.submit_job(entrypoint="sleep 600", entrypoint_resources={"optseq_bench": 1, "head_node": 1},
+                               runtime_env={"env_vars": {"RAY_JOB_STOP_WAIT_TIME_S": "1"}})
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(tmp_path / "never"))  # held after pair 1 until the node is gone
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
+    samples = []
+
+    def kill_worker_after_a_pair():
+        end = time.monotonic() + CEILING_S
+        while len(samples) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        ray_cluster.kill("worker")
+
+    killer = threading.Thread(target=kill_worker_after_a_pair, daemon=True)
+    try:
+        with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
+            killer.start()
+            report = seq.run_lever("lever", control=RunControl(),
+                                   on_event=lambda ev: samples.append(ev) if ev.get("event") == "sample" else None)
+            killer.join()
+            record = seq.store.get("runs", report.run_id)
+            state = seq.machine.state("lever")
+    finally:
+        client.stop_job(holder)
+        ray_cluster.start_worker()  # the next test gets two nodes again
+    assert report.status == "interrupted", record["detail"]
+    assert "not the lever's failure" in record["detail"] and state == "ready"
+    assert report.exit_code == 1
