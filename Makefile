@@ -38,6 +38,11 @@ bench: $(STAMP)
 store-bench: $(STAMP)
 	$(BIN)/python -m optseq.state.store_bench --write docs/performance.md $(ARGS)
 
+# What a Ray run costs over a local one (a throwaway two-node cluster on 127.0.0.1), into docs/performance.md
+.PHONY: runner-bench
+runner-bench: $(STAMP)
+	$(BIN)/python -m optseq.state.runners.bench --write docs/performance.md $(ARGS)
+
 # Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
 simulate: $(STAMP)
 	$(BIN)/python -m optseq.state.runs.simulate --write docs/performance.md

@@ -12,7 +12,7 @@ def ray_cluster(tmp_path_factory):
         import ray  # noqa: F401  make test installs ray[default]: its absence is a failure there
     else:
         pytest.importorskip("ray", reason="ray[default] not installed (make test installs it)")
-    from tests.runners.ray_cluster import Cluster
+    from optseq.state.runners.local_cluster import Cluster
 
     cluster = Cluster(tmp_path_factory.mktemp("ray", numbered=True)).start()
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -185,3 +186,15 @@ def test_the_worker_node_dying_mid_run_is_interrupted_not_the_levers_failure(tmp
     assert report.status == "interrupted", record["detail"]
     assert "not the lever's failure" in record["detail"] and state == "ready"
     assert report.exit_code == 1
+
+
+def test_the_overhead_bench_writes_its_section_side_by_side(tmp_path, ray_cluster):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n\nkept as it is\n")
+    proc = subprocess.run([sys.executable, "-m", "optseq.state.runners.bench", "--runs", "1", "--address",
+                           ray_cluster.address, "--write", str(doc)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = doc.read_text()
+    assert text.startswith("# Performance\n\nkept as it is\n") and text.count("<!-- section:runners -->") == 1
+    rows = [line for line in text.splitlines() if line.startswith(("| submit", "| whole run"))]
+    assert len(rows) == 2 and all(row.count(" s |") == 3 for row in rows), rows

@@ -1,4 +1,4 @@
-"""A real two-node Ray cluster on 127.0.0.1 for the runner tests: a head and a worker, each its own `ray start`.
+"""A throwaway Ray cluster on 127.0.0.1 (a head and a worker, each its own `ray start`): the runner tests, the bench.
 
 Each node runs `ray start --block` in its own process group, so a test can kill one node (the worker) and the
 teardown ends exactly these processes, never another Ray on the machine. HOME is a temporary folder and
