@@ -152,6 +152,12 @@ class Sequencer:
             # the run id check keeps a recycled pgid of someone else's safe
             if pgid and runner.group_alive(pgid, run_id=str(run["id"])):
                 runner.kill_group(pgid, run_id=str(run["id"]))
+            record = self.store.get("runs", run["id"]) or {}
+            if record.get("submission_id") and record.get("ray_address"):
+                # until a later optseq can re-attach to it, a run nobody follows must not keep a node busy
+                from optseq.state.runners.ray_jobs import stop_orphan
+
+                stop_orphan(record["ray_address"], record["submission_id"])
 
     @contextmanager
     def writing(self):

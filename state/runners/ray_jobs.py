@@ -101,6 +101,16 @@ class RayRunner:
         return [dict(r.get("resources_total") or {}) for r in rows if r.get("state") == "ALIVE"]
 
 
+def stop_orphan(address: str, sid: str) -> bool:
+    """Stop a job whose optseq is gone; False when the cluster cannot be reached (nothing else to do then)."""
+    try:
+        from ray.job_submission import JobSubmissionClient
+
+        return bool(JobSubmissionClient(address).stop_job(sid))
+    except Exception:
+        return False
+
+
 def submission_id(tag: str, run_id: int, attempt: int) -> str:
     """Unique per store, run and pass; the same again when optseq re-attaches to it."""
     return f"optseq-{tag or 'run'}-{run_id}-{attempt}"

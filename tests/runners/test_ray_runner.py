@@ -198,3 +198,27 @@ def test_the_overhead_bench_writes_its_section_side_by_side(tmp_path, ray_cluste
     assert text.startswith("# Performance\n\nkept as it is\n") and text.count("<!-- section:runners -->") == 1
     rows = [line for line in text.splitlines() if line.startswith(("| submit", "| whole run"))]
     assert len(rows) == 2 and all(row.count(" s |") == 3 for row in rows), rows
+
+
+def test_optseq_killed_mid_run_leaves_no_job_running_once_a_later_optseq_opens_the_store(tmp_path, ray_cluster):
+    import signal
+
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
+    env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db"),
+           "TINY_LEVER_HOLD": str(tmp_path / "never")}  # the job holds after pair 1, so it is mid-run when killed
+    proc = subprocess.Popen([*OPTSEQ, "--run", "lever"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    log = tmp_path / "db" / "runs" / "1" / "pass-1.log"
+    end = time.monotonic() + CEILING_S
+    while not (log.exists() and '"pair": 0' in log.read_text(errors="replace")):
+        assert time.monotonic() < end and proc.poll() is None, "the run never reached its first pair"
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
+        record = seq.store.get("runs", 1)
+        assert seq.machine.state("lever") == "ready"
+    assert record["status"] == "interrupted"
+    while not str(job(ray_cluster, record["submission_id"]).status).endswith("STOPPED"):
+        assert time.monotonic() < end + CEILING_S, job(ray_cluster, record["submission_id"])
+        time.sleep(0.2)
