@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="TARGET", default=None,
                    help="run levers headless: a lever id, next, ready (all ready, in order) or stale")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
+    p.add_argument("--parallel", type=int, default=1, metavar="N",
+                   help="with --run ready|stale: measure up to N independent levers at once (on a cluster: "
+                        "N nodes)")
     p.add_argument("--runner", choices=["local", "ray"], default=None,
                    help="where lever runs go (default: $OPTSEQ_RUNNER, else the plan's [runner], else local)")
     p.add_argument("--ray-address", metavar="ADDR", default=None,
@@ -181,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
                          "(runs record paths under it); give --db another directory")
         if getattr(args, "force", False) and args.output is None:
             return _fail("export --force only applies with -o FILE")
+        if args.parallel < 1 or args.parallel > 64:
+            return _fail(f"--parallel {args.parallel}: expected 1 to 64 levers at once")
+        if args.parallel > 1 and args.run not in ("ready", "stale"):
+            return _fail(f"--parallel applies to --run ready or --run stale (got --run {args.run})")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
         if args.run is None and args.command is None:
@@ -218,7 +225,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         if args.run is not None:
             from optseq.console.run_cmd import run_target
 
-            return run_target(seq, args.run, args.json)
+            return run_target(seq, args.run, args.json, args.parallel)
         command = args.command or "status"
         if command == "status":
             status = seq.status()

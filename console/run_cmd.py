@@ -15,9 +15,9 @@ OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 class Progress:
     """A one-line bar redrawn in place on a terminal; plain lines otherwise (logs, CI)."""
 
-    def __init__(self, stream, lever: str):
+    def __init__(self, stream, lever: str, plain: bool = False):
         self.stream = stream
-        self.tty = stream.isatty()
+        self.tty = stream.isatty() and not plain  # several runs at once: lines, not bars overwriting each other
         self.lever = lever
         self.done = self.total = 0
         self.msg = ""
@@ -70,7 +70,7 @@ class Progress:
             self.stream.flush()
 
 
-def run_target(seq: Sequencer, target: str, as_json: bool) -> int:
+def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1) -> int:
     from optseq.state.runners import RunnerError
 
     try:
@@ -95,6 +95,9 @@ def run_target(seq: Sequencer, target: str, as_json: bool) -> int:
     ran: list[str] = []
     lever_id: str | None = first
     try:
+        if parallel > 1 and group and target != "next":
+            _run_parallel(seq, target, parallel, control, reports)
+            lever_id = None
         while lever_id is not None and not control.cancelled:
             ran.append(lever_id)
             progress = Progress(sys.stderr, lever_id)
@@ -128,6 +131,64 @@ def run_target(seq: Sequencer, target: str, as_json: bool) -> int:
     if all(r.exit_code == NOTHING for r in reports):
         return NOTHING
     return OK
+
+
+def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, reports: list) -> None:
+    """Up to `width` levers of the group at once, each run in its own thread (and, on a cluster, its own node).
+
+    Each run takes the stack as it is when it starts; each decision is applied the moment its run ends, so
+    a lever one of them made ready (or stale) joins as soon as a slot is free. The pick happens under the
+    sequencer's lock, against the state every finished run left.
+    """
+    import queue
+    import threading
+
+    finished: queue.Queue = queue.Queue()
+    running: dict[str, tuple[threading.Thread, RunControl]] = {}
+    ran: list[str] = []
+
+    def one(lever_id: str, own: RunControl) -> None:
+        progress = Progress(sys.stderr, lever_id, plain=True)
+        try:
+            finished.put((lever_id, seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log,
+                                                  control=own), None))
+        except InputError as exc:  # refused at its start: a run that ended meanwhile closed or took it
+            finished.put((lever_id, None, str(exc)))
+        except BaseException as exc:  # never leave the loop waiting on a thread that died
+            finished.put((lever_id, None, f"{type(exc).__name__}: {exc}"))
+
+    def cancel_all() -> None:
+        for _, own in running.values():
+            own.cancel()
+
+    while True:
+        while len(running) < width and not control.cancelled:
+            with seq.lock:
+                lever_id = seq.pick(target, done=ran + list(running))
+            if lever_id is None:
+                break
+            ran.append(lever_id)
+            own = RunControl()
+            thread = threading.Thread(target=one, args=(lever_id, own), name=f"run-{lever_id}", daemon=True)
+            running[lever_id] = (thread, own)
+            print(f"{lever_id}: started ({len(running)} running)", file=sys.stderr, flush=True)
+            thread.start()
+        if not running:
+            return
+        while True:
+            if control.cancelled:
+                cancel_all()
+            try:
+                lever_id, report, refused = finished.get(timeout=0.2)
+                break
+            except queue.Empty:
+                continue
+        running.pop(lever_id)[0].join()
+        if report is not None:
+            reports.append(report)
+            print(summary_line(report), file=sys.stderr, flush=True)
+        else:
+            print(f"optseq: {refused}", file=sys.stderr, flush=True)
 
 
 def summary_line(report: RunReport) -> str:

@@ -222,3 +222,17 @@ def test_optseq_killed_mid_run_leaves_no_job_running_once_a_later_optseq_opens_t
     while not str(job(ray_cluster, record["submission_id"]).status).endswith("STOPPED"):
         assert time.monotonic() < end + CEILING_S, job(ray_cluster, record["submission_id"])
         time.sleep(0.2)
+
+
+def test_two_ready_levers_run_in_parallel_on_separate_nodes(tmp_path, ray_cluster):
+    from tests.console.test_parallel import plan as parallel_plan
+    from tests.console.test_parallel import run_parallel
+
+    runner = f'[runner]\nkind = "ray"\naddress = "{ray_cluster.address}"\nforward_env = ["TINY_LEVER_HOLD"]'
+    out, _ = run_parallel(tmp_path, parallel_plan(tmp_path, runner))
+    runs = {r["lever"]: r for r in out["runs"]}
+    assert all(r["status"] == "succeeded" and r["decision"] == "adopt" for r in runs.values())
+    with Sequencer.open(tmp_path / "plan.toml", tmp_path / "db", mode="read") as seq:
+        sids = [seq.store.get("runs", runs[name]["run_id"])["submission_id"] for name in ("left", "right")]
+    nodes = {job(ray_cluster, sid).driver_node_id for sid in sids}
+    assert len(nodes) == 2  # one bench per node: the two ran side by side on different nodes

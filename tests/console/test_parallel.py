@@ -1,0 +1,79 @@
+"""`--run ready --parallel N`: independent ready levers measured at the same time, each decided as it lands."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from tests.conftest import OPTSEQ
+
+TINY = Path(__file__).with_name("tiny_lever.py")
+CEILING_S = 120.0
+
+
+def plan(tmp_path: Path, runner: str = "") -> Path:
+    levers = "".join(f"""
+[[levers]]
+id = "{name}"
+title = "{name}"
+kind = "speedup"
+plan_doc = "docs/{name}.md"
+run = {json.dumps(["python", str(TINY), "--ratio", "1.5"])}
+timeout_s = 300
+rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
+""" for name in ("left", "right")) + """
+[[levers]]
+id = "after"
+title = "after both"
+kind = "speedup"
+plan_doc = "docs/after.md"
+requires = ["left:decided", "right:decided"]
+run = """ + json.dumps(["python", str(TINY), "--ratio", "1.5"]) + """
+timeout_s = 300
+rule = { metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }
+"""
+    path = tmp_path / "plan.toml"
+    path.write_text(f'[plan]\ntitle = "Parallel"\nas_of = 2026-12-01\nlang = "en"\n{runner}\n{levers}')
+    return path
+
+
+def run_parallel(tmp_path: Path, path: Path, extra_env: dict | None = None) -> tuple[dict, list[int]]:
+    """Both levers are held after their first pair until both have reached it: they ran at the same time."""
+    hold = tmp_path / "go"
+    env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db"), "TINY_LEVER_HOLD": str(hold),
+           **(extra_env or {})}
+    proc = subprocess.Popen([*OPTSEQ, "--run", "ready", "--parallel", "2", "--json"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    logs = [tmp_path / "db" / "runs" / str(i) / "pass-1.log" for i in (1, 2)]
+    end = time.monotonic() + CEILING_S
+    while not all(log.exists() and '"pair": 0' in log.read_text(errors="replace") for log in logs):
+        assert time.monotonic() < end and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else ""
+        time.sleep(0.05)
+    hold.touch()  # both are mid-run now; let them finish
+    out, err = proc.communicate(timeout=CEILING_S * 2)
+    assert proc.returncode == 0, err[-3000:]
+    return json.loads(out), [json.loads(line)["pair"] for log in logs for line in log.read_text().splitlines()
+                             if line.startswith('{"event": "sample"')][:1]
+
+
+def test_two_ready_levers_run_at_once_and_the_lever_they_open_follows(tmp_path):
+    out, _ = run_parallel(tmp_path, plan(tmp_path))
+    runs = {r["lever"]: r for r in out["runs"]}
+    assert set(runs) == {"left", "right", "after"}
+    assert all(r["status"] == "succeeded" and r["decision"] == "adopt" for r in runs.values())
+    # after waited for both decisions, and ran on the stack both left
+    from optseq.state.sequencer import Sequencer
+
+    with Sequencer.open(tmp_path / "plan.toml", tmp_path / "db", mode="read") as seq:
+        assert sorted(seq.store.get("runs", runs["after"]["run_id"])["infra"]["adopted"]) == ["left", "right"]
+        assert sorted(seq.store.get("runs", runs["left"]["run_id"])["infra"]["adopted"]) == []
+
+
+def test_parallel_is_refused_where_it_means_nothing(tmp_path):
+    env = {**os.environ, "OPTSEQ_PLAN": str(plan(tmp_path)), "OPTSEQ_DB": str(tmp_path / "db")}
+    for args, words in ((["--run", "left", "--parallel", "2"], "--parallel applies to --run ready or --run stale"),
+                        (["--run", "ready", "--parallel", "0"], "--parallel 0: expected 1 to 64")):
+        proc = subprocess.run([*OPTSEQ, *args], env=env, capture_output=True, text=True, timeout=CEILING_S)
+        assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr
