@@ -17,6 +17,7 @@ never reap them.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import math
@@ -26,10 +27,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from optseq.state.runs.protocol import Transcript
 
@@ -163,16 +164,8 @@ class Launcher:
         if self._used:
             raise RuntimeError("a Launcher runs once; make a new one for the next run")
         self._used = True
-        log = None
-        if self.spec.log_path is not None:
-            path = Path(self.spec.log_path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(path, "wb")
-        try:
+        with log_file(self.spec) as log:
             return self._run(Transcript(log, on_event, on_log), on_start)
-        finally:
-            if log is not None:
-                log.close()
 
     # ---- internals -----------------------------------------------------------------------
 
@@ -331,6 +324,18 @@ class Launcher:
             log_tail=list(transcript.tail), duration_s=time.monotonic() - started, warnings=transcript.warnings,
             log_path=str(self.spec.log_path) if self.spec.log_path is not None else None,
         )
+
+
+@contextlib.contextmanager
+def log_file(spec: RunSpec) -> Iterator[BinaryIO | None]:
+    """The run's log file, opened for the whole run (its folders made); None when the spec keeps no log."""
+    if spec.log_path is None:
+        yield None
+        return
+    path = Path(spec.log_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as log:
+        yield log
 
 
 def run(spec: RunSpec, on_event: Callable[[dict[str, Any]], None] | None = None,

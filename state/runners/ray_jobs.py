@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from optseq.state.runner import RunOutcome, RunSpec
+from optseq.state.runner import RunOutcome, RunSpec, log_file
 from optseq.state.runners import RunnerConfig, RunnerError
 from optseq.state.runs.protocol import Transcript
 
@@ -150,16 +150,8 @@ class RayLaunch:
                 "RAY_JOB_STOP_WAIT_TIME_S": str(max(1, round(self.spec.grace_s)))}
 
     def run(self, on_event=None, on_log=None, on_start=None) -> RunOutcome:
-        log = None
-        if self.spec.log_path is not None:
-            path = Path(self.spec.log_path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(path, "wb")
-        try:
+        with log_file(self.spec) as log:
             return self._run(Transcript(log, on_event, on_log), on_start)
-        finally:
-            if log is not None:
-                log.close()
 
     def _run(self, transcript: Transcript, on_start) -> RunOutcome:
         started = time.monotonic()
