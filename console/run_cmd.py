@@ -78,7 +78,26 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1) ->
     except RunnerError as exc:
         print(f"optseq: {exc}", file=sys.stderr)
         return BAD_INPUT
+    control = RunControl()
+    # Ctrl-C cancels the run under way (its process group or job stopped with its grace), never optseq itself
+    previous = signal.signal(signal.SIGINT, lambda *_: control.cancel())
+    try:
+        return _run_target(seq, target, as_json, parallel, control)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, control: RunControl) -> int:
     group = target in seq.GROUPS
+    reports: list[RunReport] = []
+    # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
+    for detached in seq.detached_runs():
+        if (group or detached["lever"] == target) and not control.cancelled:
+            print(f"{detached['lever']}: re-attaching run {detached['run']} (Ray job {detached.get('submission_id')})",
+                  file=sys.stderr, flush=True)
+            _run_one(seq, detached["lever"], control, reports)
+    if reports and (target == "next" or not group):
+        return _summarise(seq, target, reports, as_json)
     try:
         first = seq.pick(target) if group else target
         if not group:
@@ -86,33 +105,35 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1) ->
     except InputError as exc:
         print(f"optseq: {exc}", file=sys.stderr)
         return NOTHING if "unknown lever" not in str(exc) else BAD_INPUT
-    if first is None:
+    if first is None and not reports:
         print(f"optseq: nothing to run for {target!r}: {_nothing_why(seq, target)}", file=sys.stderr)
         return NOTHING
-    reports: list[RunReport] = []
-    control = RunControl()
-    previous = signal.signal(signal.SIGINT, lambda *_: control.cancel())
-    ran: list[str] = []
+    ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
+    if parallel > 1 and group and target != "next" and first is not None:
+        _run_parallel(seq, target, parallel, control, reports)
+        lever_id = None
+    while lever_id is not None and not control.cancelled:
+        ran.append(lever_id)
+        _run_one(seq, lever_id, control, reports)
+        # the next target comes from the state this run left: it may have made levers ready or stale
+        lever_id = seq.pick(target, done=ran) if group and target != "next" else None
+    return _summarise(seq, target, reports, as_json)
+
+
+def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list) -> None:
+    progress = Progress(sys.stderr, lever_id)
     try:
-        if parallel > 1 and group and target != "next":
-            _run_parallel(seq, target, parallel, control, reports)
-            lever_id = None
-        while lever_id is not None and not control.cancelled:
-            ran.append(lever_id)
-            progress = Progress(sys.stderr, lever_id)
-            try:
-                report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control)
-            except InputError as exc:  # refused at its start (e.g. a lever a reversal closed meanwhile)
-                progress.close()
-                print(f"optseq: {exc}", file=sys.stderr)
-            else:
-                progress.close()
-                reports.append(report)
-            # the next target comes from the state this run left: it may have made levers ready or stale
-            lever_id = seq.pick(target, done=ran) if group and target != "next" else None
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control)
+    except InputError as exc:  # refused at its start (e.g. a lever a reversal closed meanwhile)
+        progress.close()
+        print(f"optseq: {exc}", file=sys.stderr)
+    else:
+        progress.close()
+        reports.append(report)
+
+
+def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int:
     status = seq.status()
     if as_json:
         print(json.dumps({"target": target, "runs": [r.to_dict() for r in reports],

@@ -111,6 +111,16 @@ class RunOutcome:
     duration_s: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, transcript: Transcript, status: str, detail: str, *, started: float, log_path=None,
+           **process: Any) -> "RunOutcome":
+        """What a transcript gathered, ended with `status` (process: exit_code, pid, pgid where known)."""
+        return cls(status=status, detail=detail, events=transcript.events, samples=transcript.samples,
+                   qualities=transcript.qualities, criteria=transcript.criteria, env=transcript.env,
+                   unavailable_reason=transcript.unavailable_reason, log_tail=list(transcript.tail),
+                   duration_s=time.monotonic() - started, warnings=transcript.warnings,
+                   log_path=str(log_path) if log_path is not None else None, **process)
+
     @property
     def ok(self) -> bool:
         return self.status == "succeeded"
@@ -317,13 +327,8 @@ class Launcher:
 
     def _outcome(self, transcript: Transcript, status: str, detail: str, code: int | None,
                  started: float) -> RunOutcome:
-        return RunOutcome(
-            status=status, detail=detail, exit_code=code, pid=self.pid, pgid=self.pgid,
-            events=transcript.events, samples=transcript.samples, qualities=transcript.qualities,
-            criteria=transcript.criteria, env=transcript.env, unavailable_reason=transcript.unavailable_reason,
-            log_tail=list(transcript.tail), duration_s=time.monotonic() - started, warnings=transcript.warnings,
-            log_path=str(self.spec.log_path) if self.spec.log_path is not None else None,
-        )
+        return RunOutcome.of(transcript, status, detail, started=started, log_path=self.spec.log_path,
+                             exit_code=code, pid=self.pid, pgid=self.pgid)
 
 
 @contextlib.contextmanager

@@ -144,20 +144,19 @@ class Sequencer:
     # -- writes ------------------------------------------------------------------------------
     def _recover(self) -> None:
         """Runs the store found in flight with their process gone are `interrupted` now (their records came in
-        with the catch-up): end whatever their groups left running."""
+        with the catch-up): end whatever their groups left running. A run on a cluster goes on there,
+        `detached`, until a run of its lever re-attaches to it."""
         from optseq.state import runner
 
         for run in self.store.recovered:
             pgid = run.get("pgid")
             # the run id check keeps a recycled pgid of someone else's safe
-            if pgid and runner.group_alive(pgid, run_id=str(run["id"])):
+            if run["status"] == "interrupted" and pgid and runner.group_alive(pgid, run_id=str(run["id"])):
                 runner.kill_group(pgid, run_id=str(run["id"]))
-            record = self.store.get("runs", run["id"]) or {}
-            if record.get("submission_id") and record.get("ray_address"):
-                # until a later optseq can re-attach to it, a run nobody follows must not keep a node busy
-                from optseq.state.runners.ray_jobs import stop_orphan
 
-                stop_orphan(record["ray_address"], record["submission_id"])
+    def detached_runs(self) -> list[dict]:
+        """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
+        return self.store.detached_runs()
 
     @contextmanager
     def writing(self):
@@ -331,6 +330,8 @@ class Sequencer:
         self.lever(lever_id)
         if self.machine.state(lever_id) == "running":
             run = next((a for a in self.store.active_runs() if a.get("lever") == lever_id), {})
+            if run.get("detached"):
+                return  # its run goes on on the cluster: running the lever re-attaches to it
             where = f" in optseq pid {run['pid']}" if run.get("pid") else ""
             raise InputError(f"{lever_id} is running{where} (run {run.get('run', '?')}); wait for it to end, "
                              "or cancel it there")
@@ -487,7 +488,8 @@ class Sequencer:
         levers to decide, unavailable levers, stale levers waiting on a gate."""
         with self.lock:
             machine, ctx = self.machine, self.machine.context()
-            items = []
+            items = [f"{d['lever']}: run {d['run']} goes on as Ray job {d.get('submission_id')} with no optseq "
+                     f"following it (optseq --run {d['lever']} re-attaches)" for d in self.detached_runs()]
             for lever in self.plan.levers:
                 model = machine.models[lever.id]
                 state, lid = model.state, lever.id

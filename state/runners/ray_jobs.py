@@ -62,8 +62,11 @@ class RayRunner:
                                       f"{_one_line(exc)}") from None
             return self._client
 
-    def launch(self, spec: RunSpec, *, run_id: int, attempt: int, resources=None, tag: str = "") -> RayLaunch:
-        return RayLaunch(self, spec, submission_id(tag, run_id, attempt), self.request(resources or {}))
+    def launch(self, spec: RunSpec, *, run_id: int, attempt: int, resources=None, tag: str = "",
+               attach: bool = False) -> RayLaunch:
+        """The pass's job; with `attach`, the job a gone optseq submitted, followed again from its start."""
+        return RayLaunch(self, spec, submission_id(tag, run_id, attempt), self.request(resources or {}),
+                         attach=attach)
 
     def request(self, resources: dict) -> dict:
         """What the job asks the cluster for: whole GPUs, CPUs, and the one-bench-per-node slot."""
@@ -101,16 +104,6 @@ class RayRunner:
         return [dict(r.get("resources_total") or {}) for r in rows if r.get("state") == "ALIVE"]
 
 
-def stop_orphan(address: str, sid: str) -> bool:
-    """Stop a job whose optseq is gone; False when the cluster cannot be reached (nothing else to do then)."""
-    try:
-        from ray.job_submission import JobSubmissionClient
-
-        return bool(JobSubmissionClient(address).stop_job(sid))
-    except Exception:
-        return False
-
-
 def submission_id(tag: str, run_id: int, attempt: int) -> str:
     """Unique per store, run and pass; the same again when optseq re-attaches to it."""
     return f"optseq-{tag or 'run'}-{run_id}-{attempt}"
@@ -119,8 +112,9 @@ def submission_id(tag: str, run_id: int, attempt: int) -> str:
 class RayLaunch:
     """One pass as one Ray job. `cancel` may come from any thread."""
 
-    def __init__(self, runner: RayRunner, spec: RunSpec, sid: str, request: dict):
+    def __init__(self, runner: RayRunner, spec: RunSpec, sid: str, request: dict, attach: bool = False):
         self.runner, self.spec, self.sid, self.request = runner, spec, sid, request
+        self.attach = attach
         self._cancelled = False
         self._fed = 0
         """Characters of the job's log fed so far."""
@@ -158,13 +152,27 @@ class RayLaunch:
         if self._cancelled:
             transcript.note("cancelled before it was submitted")
             return self._outcome(transcript, "cancelled", "cancelled before it was submitted", started)
+        where = {"runner": "ray", "submission_id": self.sid, "ray_address": self.runner.config.address}
         try:
             client = self.runner.client()
+            if self.attach:
+                if not self._exists(client):
+                    detail = (f"Ray job {self.sid} is gone from the cluster at {self.runner.config.address}; "
+                              "not the lever's failure")
+                    transcript.note(detail)
+                    return self._outcome(transcript, "interrupted", detail, started)
+                if on_start is not None:
+                    on_start(where)
+                transcript.note(f"re-attached to Ray job {self.sid} at {self.runner.config.address}")
+                return self.follow(client, transcript, started)
             problem = self.runner.infeasible(self.request)
             if problem:
                 transcript.note(problem)
                 transcript.unavailable_reason = problem
                 return self._outcome(transcript, "unavailable", f"unavailable: {problem}", started)
+            if on_start is not None:
+                # kept before the submission: an optseq killed in between leaves a job its successor can find
+                on_start(where)
             self._submit(client, transcript)
         except RunnerError as exc:
             transcript.note(str(exc))
@@ -174,9 +182,17 @@ class RayLaunch:
             transcript.note(detail)
             return self._outcome(transcript, "interrupted", detail, started)
         transcript.note(f"submitted as Ray job {self.sid} to {self.runner.config.address}")
-        if on_start is not None:
-            on_start({"runner": "ray", "submission_id": self.sid, "ray_address": self.runner.config.address})
         return self.follow(client, transcript, started)
+
+    def _exists(self, client) -> bool:
+        try:
+            client.get_job_info(self.sid)
+            return True
+        except Exception as exc:
+            if "does not exist" in str(exc) or "not found" in str(exc).lower():
+                return False
+            raise RunnerError(f"cannot ask the Ray cluster at {self.runner.config.address} about job {self.sid}: "
+                              f"{_one_line(exc)}") from None
 
     def _submit(self, client, transcript: Transcript) -> None:
         """Submit, waiting out a cluster whose job agents are still starting (Ray answers 500 "try again later")."""
@@ -188,6 +204,10 @@ class RayLaunch:
                                   runtime_env={"env_vars": self.env()}, metadata={"optseq": self.sid}, **self.request)
                 return
             except Exception as exc:
+                if "already exists" in str(exc) and self._exists(client):
+                    # an optseq killed right after submitting it: this is the job, followed from its start
+                    transcript.note(f"Ray job {self.sid} was already submitted; following it")
+                    return
                 if "No available agent" not in str(exc) or time.monotonic() > end or self._cancelled:
                     raise
                 if not noted:
@@ -308,13 +328,8 @@ class RayLaunch:
 
     def _outcome(self, transcript: Transcript, status: str, detail: str, started: float,
                  exit_code: int | None = None) -> RunOutcome:
-        return RunOutcome(
-            status=status, detail=detail, exit_code=exit_code, events=transcript.events, samples=transcript.samples,
-            qualities=transcript.qualities, criteria=transcript.criteria, env=transcript.env,
-            unavailable_reason=transcript.unavailable_reason, log_tail=list(transcript.tail),
-            duration_s=time.monotonic() - started, warnings=transcript.warnings,
-            log_path=str(self.spec.log_path) if self.spec.log_path is not None else None,
-        )
+        return RunOutcome.of(transcript, status, detail, started=started, log_path=self.spec.log_path,
+                             exit_code=exit_code)
 
 
 def _one_line(value) -> str:

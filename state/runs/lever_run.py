@@ -89,23 +89,79 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
         with seq.lock:
             with seq.writing():
                 seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
-                infra = seq.machine.infra()
-                # the baseline is the stack without this lever, also when it is re-measured after adoption
-                infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
-                fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
-                          "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name}
-                if lever.arms is not None:
-                    fields["arms"] = lever.arms.to_dict(stack_env(seq.plan, infra["adopted"]))
-                record = seq.append("runs", fields)
+                detached = next((a for a in seq.detached_runs() if a.get("lever") == lever_id), None)
+                if detached is not None:
+                    record = seq.store.get("runs", detached["run"])
+                    resume = Resume.of(record)
+                    try:
+                        runner = resume.runner(seq)
+                    except RunnerError as exc:
+                        raise InputError(f"run {record['id']} of {lever_id} cannot be re-attached: {exc}") from None
+                    seq.store.update("runs", record["id"], {"pid": os.getpid(), "reattached": utc_now()})
+                else:
+                    resume = None
+                    infra = seq.machine.infra()
+                    # the baseline is the stack without this lever, also when it is re-measured after adoption
+                    infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
+                    fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
+                              "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name}
+                    if lever.arms is not None:
+                        fields["arms"] = lever.arms.to_dict(stack_env(seq.plan, infra["adopted"]))
+                    record = seq.append("runs", fields)
             run_id = record["id"]
             run_dir = seq.store.run_dir(run_id)
-        return _run(seq, lever, run_id, run_dir, infra, on_event, on_log, control, record.get("arms"))
+        go = _Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control,
+                 arms=record.get("arms"), resume=resume)
+        return _run(seq, lever, run_id, run_dir, record["infra"], go)
     finally:
         hold.release()
 
 
-def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, on_event, on_log, control: RunControl,
-         arms: dict | None = None) -> RunReport:
+@dataclass(frozen=True)
+class Resume:
+    """A run re-attached after its optseq died: the passes it finished are read back from their logs, and
+    the pass that was in flight is followed again from its job's first line."""
+
+    attach_pass: int
+    elapsed_s: float
+    """Time the run has had already: its timeout counts from its start, not from the re-attach."""
+    address: str | None
+
+    @classmethod
+    def of(cls, record: dict) -> "Resume":
+        import datetime as dt
+
+        started = dt.datetime.fromisoformat(record["started"])
+        elapsed = (dt.datetime.now(dt.timezone.utc) - started).total_seconds()
+        return cls(attach_pass=max(1, int(record.get("passes") or 1)), elapsed_s=max(elapsed, 0.0),
+                   address=record.get("ray_address"))
+
+    def runner(self, seq):
+        """The cluster the run was sent to, whatever this optseq would send new runs to."""
+        from dataclasses import replace
+
+        from optseq.state import runners
+
+        current = seq.runner
+        if current.name == "ray" and current.config.address == self.address:
+            return current
+        config = replace(runners.configure(seq.plan.runner), kind="ray", address=self.address)
+        return runners.make(config)
+
+
+@dataclass
+class _Go:
+    """How a run is carried out: where, who hears about it, who may stop it."""
+
+    runner: Any
+    on_event: EventSink | None
+    on_log: LogSink
+    control: RunControl
+    arms: dict | None = None
+    resume: Resume | None = None
+
+
+def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: _Go) -> RunReport:
     rule = lever.rule
     tally = _Collected(samples_file=run_dir / "samples.jsonl")
     passes = None
@@ -118,21 +174,25 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, on_event, on_log, 
 
         passes = ABPasses(rule)
         tally.book = passes.book
-    note = on_log or (lambda line: None)
+    note = go.on_log
     requested = rule.repeats if rule else None
-    started = time.monotonic()
+    started = time.monotonic() - (go.resume.elapsed_s if go.resume else 0.0)
+    if go.resume:
+        tally.samples_file.unlink(missing_ok=True)  # rebuilt from the passes' logs as they are read back
     pass_no, outcome, step = 0, None, None
     while True:
         pass_no += 1
         remaining = lever.timeout_s - (time.monotonic() - started)
-        outcome = _launch(seq, lever, run_id, run_dir, pass_no, requested, infra, tally, remaining,
-                          on_event, note, control, arms)
+        if go.resume and pass_no < go.resume.attach_pass:
+            outcome = _replay(run_dir, pass_no, _Pass(seq, lever, run_id, pass_no, requested, tally, go))
+        else:
+            outcome = _launch(seq, lever, run_id, run_dir, pass_no, requested, infra, tally, remaining, go)
         if outcome.status != "succeeded" or passes is None:
             break
         # an A/B pass is counted on its own; an experiment compares every block so far
         samples = tally.pass_samples(pass_no) if tally.book is not None else tally.samples
         step = passes.after_pass(samples, tally.qualities, elapsed_s=time.monotonic() - started,
-                                 timeout_s=lever.timeout_s, cancelled=control.cancelled)
+                                 timeout_s=lever.timeout_s, cancelled=go.control.cancelled)
         tally.passes.append(step.counts)
         for warning in step.warnings:
             tally.warnings.append(warning)
@@ -168,47 +228,81 @@ class _Collected:
         return [s for s in self.samples if s.get("run") == pass_no]
 
 
+@dataclass
+class _Pass:
+    """One pass's events as they come: samples tagged with their pass and kept on disk, live estimates."""
+
+    seq: Any
+    lever: Any
+    run_id: int
+    pass_no: int
+    requested: int | None
+    collected: "_Collected"
+    go: _Go
+
+    def event(self, ev: dict) -> None:
+        kind, collected = ev.get("event"), self.collected
+        # the runner's outcome collects everything else, and is folded in once the pass ends
+        if kind == "sample":
+            ev = dict(ev, run=self.pass_no)
+            collected.samples.append(ev)
+            with open(collected.samples_file, "a", encoding="utf-8") as f:
+                f.write(json.dumps(ev) + "\n")
+        on_event = self.go.on_event
+        if on_event:
+            on_event(ev)
+            if kind == "sample" and collected.book is not None and ev.get("metric") == collected.book.metric:
+                estimate = _running_estimate(collected, self.lever.rule, self.pass_no, self.requested)
+                if estimate:
+                    on_event(estimate)
+
+    def started(self, fields: dict) -> None:
+        # what finds the run again: a pid and process group here, a Ray submission id on a cluster
+        with self.seq.lock, self.seq.writing():
+            self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no})
+
+    def fold(self, outcome: runner.RunOutcome) -> runner.RunOutcome:
+        collected = self.collected
+        collected.qualities.extend(outcome.qualities)
+        collected.criteria.extend(outcome.criteria)
+        collected.env.update(outcome.env)
+        collected.warnings.extend(f"pass {self.pass_no}: {w}" for w in outcome.warnings)
+        return outcome
+
+
 def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collected: _Collected,
-            remaining_s: float, on_event, on_log, control: RunControl, arms: dict | None) -> runner.RunOutcome:
+            remaining_s: float, go: _Go) -> runner.RunOutcome:
     env = {"OPTSEQ_RUN_ID": str(run_id), "OPTSEQ_INFRA": json.dumps(infra),
            "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts"), "OPTSEQ_PASS": str(pass_no)}
-    if arms is not None:
-        env["OPTSEQ_ARMS"] = json.dumps(arms)
+    if go.arms is not None:
+        env["OPTSEQ_ARMS"] = json.dumps(go.arms)
     if requested:
         env["OPTSEQ_REPEATS"] = str(requested)
     spec = runner.RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
                           timeout_s=max(remaining_s, 0.001))
-    launcher = seq.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
-                                 tag=store_tag(seq.store.path.parent))
-    control.attach(launcher)
+    attach = {"attach": True} if go.resume and pass_no == go.resume.attach_pass else {}
+    launcher = go.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
+                                tag=store_tag(seq.store.path.parent), **attach)
+    go.control.attach(launcher)
+    one = _Pass(seq, lever, run_id, pass_no, requested, collected, go)
+    return one.fold(launcher.run(on_event=one.event, on_log=go.on_log, on_start=one.started))
 
-    def started(fields: dict) -> None:
-        # what finds the run again: a pid and process group here, a Ray submission id on a cluster
-        with seq.lock, seq.writing():
-            seq.store.update("runs", run_id, {**fields, "passes": pass_no})
 
-    def event(ev: dict) -> None:
-        kind = ev.get("event")
-        # samples are tagged with their pass and kept on disk as they come; the runner's outcome
-        # collects everything else, and is folded in once the pass ends
-        if kind == "sample":
-            ev = dict(ev, run=pass_no)
-            collected.samples.append(ev)
-            with open(collected.samples_file, "a", encoding="utf-8") as f:
-                f.write(json.dumps(ev) + "\n")
-        if on_event:
-            on_event(ev)
-            if kind == "sample" and collected.book is not None and ev.get("metric") == collected.book.metric:
-                estimate = _running_estimate(collected, lever.rule, pass_no, requested)
-                if estimate:
-                    on_event(estimate)
+def _replay(run_dir: Path, pass_no: int, one: _Pass) -> runner.RunOutcome:
+    """A pass that ended before its optseq died, read back from its log as if it streamed now."""
+    from optseq.state.runs.protocol import Transcript
 
-    outcome = launcher.run(on_event=event, on_log=on_log, on_start=started)
-    collected.qualities.extend(outcome.qualities)
-    collected.criteria.extend(outcome.criteria)
-    collected.env.update(outcome.env)
-    collected.warnings.extend(f"pass {pass_no}: {w}" for w in outcome.warnings)
-    return outcome
+    started = time.monotonic()
+    transcript = Transcript(None, one.event, None)
+    try:
+        transcript.feed((run_dir / f"pass-{pass_no}.log").read_bytes())
+    except OSError as exc:
+        detail = f"the log of pass {pass_no} cannot be read back ({exc.strerror}); not the lever's failure"
+        return runner.RunOutcome.of(transcript, "interrupted", detail, started=started)
+    transcript.finish()
+    one.go.on_log(f"[optseq] pass {pass_no}: {len(transcript.samples)} samples read back from its log")
+    return one.fold(runner.RunOutcome.of(transcript, "succeeded", "read back from its log", started=started,
+                                         log_path=run_dir / f"pass-{pass_no}.log"))
 
 
 LIVE_BOUNDS_UP_TO = 100

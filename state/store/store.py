@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tinydb import TinyDB
+from tinydb import Query, TinyDB
 
 from optseq.state.store.journal import INSERT, REPLACE, UPDATE, Journal
 from optseq.state.text import clean_text
@@ -364,19 +364,32 @@ class Store:
             self._snapshot = json.loads(dump(dict(data)))
 
     def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[dict[str, Any]]:
-        """Mark runs in flight whose process is gone as "interrupted"; returns them (with their pgid)."""
+        """Runs in flight whose process is gone: "interrupted" when they ran here (returned with their pgid),
+        "detached" when they run on a cluster under a submission id (they go on there, and stay `running`
+        until a later optseq re-attaches to them)."""
         with self._mutex:
             self._check_writable("runs")
             ended = utc_now()
             with self.batch():
-                gone = [a for a in self.active_runs() if not is_alive(a.get("pid"))]  # under the lock now
+                gone = [a for a in self.active_runs() if _orphaned(a, is_alive)]  # under the lock now
                 out = []
                 for a in gone:
+                    found = {"id": a["run"], "lever": a.get("lever"), "pid": a.get("pid"), "pgid": a.get("pgid")}
+                    if a.get("submission_id"):
+                        note = (f"optseq (pid {a.get('pid')}) stopped while this run's job "
+                                f"{a['submission_id']} ran on the cluster; the next optseq --run re-attaches to it")
+                        self.update("runs", a["run"], {"note": note})
+                        self._db.table(_ACTIVE).update({"detached": True}, Query().run == a["run"])
+                        out.append({**found, "status": "detached", "submission_id": a["submission_id"]})
+                        continue
                     note = f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
                     self.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
-                    out.append({"id": a["run"], "lever": a.get("lever"), "pid": a.get("pid"), "pgid": a.get("pgid"),
-                                "status": "interrupted"})
+                    out.append({**found, "status": "interrupted"})
                 return out
+
+    def detached_runs(self) -> list[dict[str, Any]]:
+        """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}."""
+        return [a for a in self.active_runs() if a.get("detached")]
 
     # ---- internals -----------------------------------------------------------------------
 
@@ -388,7 +401,7 @@ class Store:
                 self._legacy = data
             return
         if meta is None or meta.get("schema_version") == 1 or any(
-                not pid_alive(a.get("pid")) for a in self._db.table(_ACTIVE).all()):
+                _orphaned(a, pid_alive) for a in self._db.table(_ACTIVE).all()):
             # the first transaction initialises (or migrates) the hot file; a dead process's runs are recovered
             self.recovered = self.recover_interrupted()
         (self.directory / RUNS_DIR).mkdir(exist_ok=True)
@@ -457,8 +470,11 @@ class Store:
         elif new and status:
             active.insert({"run": doc_id, "lever": fields.get("lever"),
                            **{k: fields[k] for k in ("pid", "pgid") if k in fields}})
-        elif not new and ("pgid" in fields or "pid" in fields):
-            active.update({k: fields[k] for k in ("pid", "pgid") if k in fields}, q)
+        elif not new and any(k in fields for k in ("pid", "pgid", "submission_id")):
+            changes = {k: fields[k] for k in ("pid", "pgid", "submission_id") if k in fields}
+            if "pid" in fields:  # a process follows it again
+                changes["detached"] = False
+            active.update(changes, q)
 
     def _migrate(self, data: dict) -> None:
         """Version 1 kept every table in the TinyDB file: move the history into journals, keep the rest."""
@@ -515,6 +531,11 @@ class Store:
         if self.readonly:
             what = f"write to {table!r}" if table else "write"
             raise StoreReadOnly(f"store {self.directory} is open read-only; cannot {what}")
+
+
+def _orphaned(active: Mapping[str, Any], is_alive: Callable[[Any], bool]) -> bool:
+    """A run in flight whose process is gone, and that nobody has recovered yet."""
+    return not active.get("detached") and not is_alive(active.get("pid"))
 
 
 def _check_schema(path: Path, data: dict) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """A fast stand-in lever for console tests: A/B pairs with a fixed ratio, log lines, optional pauses.
 
 With TINY_LEVER_HOLD=PATH in its environment it stops after each pair until PATH exists, so a test
-can catch a run mid-way without racing it.
+can catch a run mid-way without racing it; TINY_LEVER_HOLD_PASS=N holds in pass N only.
 
 Speaks the run protocol like the engine's benches, so the console is tested without the engine.
 """
@@ -21,6 +21,8 @@ def main() -> int:
     p.add_argument("--ratio", type=float, default=1.5, help="candidate/baseline throughput, exactly")
     p.add_argument("--pause", type=float, default=0.0, help="seconds after each pair (a slow, cancellable run)")
     p.add_argument("--log-lines", type=int, default=3, help="plain log lines before the first pair")
+    p.add_argument("--first-pair-ratio", type=float, default=None,
+                   help="the ratio of pass 1's first pair only (a first pass that cannot decide alone)")
     args = p.parse_args()
     pairs = int(os.environ.get("OPTSEQ_REPEATS", "6"))
     first = 100.0 * int(os.environ.get("OPTSEQ_PASS", "1"))  # a later pass brings new numbers, not a replay
@@ -32,10 +34,13 @@ def main() -> int:
         base = first + i
         emit(event="sample", arm="baseline", metric="items_per_s", value=base, unit="items/s",
              higher_is_better=True, pair=i)
-        emit(event="sample", arm="candidate", metric="items_per_s", value=base * args.ratio * (1 + 0.01 * (i % 2)),
+        ratio = args.first_pair_ratio if args.first_pair_ratio and i == 0 and first == 100.0 else args.ratio
+        emit(event="sample", arm="candidate", metric="items_per_s", value=base * ratio * (1 + 0.01 * (i % 2)),
              unit="items/s", higher_is_better=True, pair=i)
         emit(event="progress", done=i + 1, total=pairs, msg=f"pair {i + 1}")
         hold = os.environ.get("TINY_LEVER_HOLD")
+        if os.environ.get("TINY_LEVER_HOLD_PASS", os.environ.get("OPTSEQ_PASS")) != os.environ.get("OPTSEQ_PASS"):
+            hold = None  # held in that pass only
         while hold and not os.path.exists(hold):  # held at a known point until the test lets it go
             time.sleep(0.01)
         time.sleep(args.pause)

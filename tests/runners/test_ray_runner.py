@@ -32,7 +32,7 @@ lang = "en"
 [runner]
 kind = "ray"
 address = "{cluster.address}"
-forward_env = ["TINY_LEVER_HOLD"]
+forward_env = ["TINY_LEVER_HOLD", "TINY_LEVER_HOLD_PASS"]
 {runner}
 
 [[levers]]
@@ -200,28 +200,74 @@ def test_the_overhead_bench_writes_its_section_side_by_side(tmp_path, ray_cluste
     assert len(rows) == 2 and all(row.count(" s |") == 3 for row in rows), rows
 
 
-def test_optseq_killed_mid_run_leaves_no_job_running_once_a_later_optseq_opens_the_store(tmp_path, ray_cluster):
+def kill_mid_pass(tmp_path: Path, path: Path, pass_no: int) -> dict:
+    """`optseq --run lever` SIGKILLed while pass `pass_no` holds after its first pair; returns its env."""
     import signal
 
-    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
     env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db"),
-           "TINY_LEVER_HOLD": str(tmp_path / "never")}  # the job holds after pair 1, so it is mid-run when killed
+           "TINY_LEVER_HOLD": str(tmp_path / "release"), "TINY_LEVER_HOLD_PASS": str(pass_no)}
     proc = subprocess.Popen([*OPTSEQ, "--run", "lever"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    log = tmp_path / "db" / "runs" / "1" / "pass-1.log"
+    log = tmp_path / "db" / "runs" / "1" / f"pass-{pass_no}.log"
     end = time.monotonic() + CEILING_S
     while not (log.exists() and '"pair": 0' in log.read_text(errors="replace")):
-        assert time.monotonic() < end and proc.poll() is None, "the run never reached its first pair"
+        assert time.monotonic() < end and proc.poll() is None, f"the run never reached pass {pass_no}'s first pair"
         time.sleep(0.1)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    return env
+
+
+def test_optseq_killed_mid_run_is_re_attached_by_the_next_optseq_and_decided(tmp_path, ray_cluster):
+    # pass 1 cannot decide alone (its first pair is below the bar), so the run is killed in pass 2: the
+    # next optseq reads pass 1 back from its log and follows pass 2's job from its first line
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY), "--first-pair-ratio", "1.0"])
+    env = kill_mid_pass(tmp_path, path, 2)
     with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
         record = seq.store.get("runs", 1)
-        assert seq.machine.state("lever") == "ready"
-    assert record["status"] == "interrupted"
-    while not str(job(ray_cluster, record["submission_id"]).status).endswith("STOPPED"):
-        assert time.monotonic() < end + CEILING_S, job(ray_cluster, record["submission_id"])
+        detached = seq.detached_runs()
+        todo = seq.todo()
+        assert seq.machine.state("lever") == "running"
+    assert record["status"] == "running" and record["passes"] == 2 and "re-attaches" in record["note"]
+    assert [d["run"] for d in detached] == [1] and any("optseq --run lever re-attaches" in t for t in todo)
+    assert str(job(ray_cluster, record["submission_id"]).status).endswith("RUNNING")  # it went on meanwhile
+    (tmp_path / "release").touch()
+    proc = subprocess.run([*OPTSEQ, "--run", "ready", "--json"], env=env, capture_output=True, text=True,
+                          timeout=CEILING_S)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert [(r["run_id"], r["status"], r["decision"]) for r in out["runs"]] == [(1, "succeeded", "adopt")]
+    assert out["runs"][0]["summary"]["stats"]["n"] == 12, out["runs"][0]["message"]
+    assert "re-attaching run 1" in proc.stderr and "pass 1: 12 samples read back" in proc.stderr
+    with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
+        record = seq.store.get("runs", 1)
+        assert seq.machine.state("lever") == "adopted" and not seq.detached_runs()
+    samples = [json.loads(line) for line in (tmp_path / "db" / "runs" / "1" / "samples.jsonl").open()]
+    keys = [(s["run"], s["pair"], s["arm"]) for s in samples]
+    assert len(keys) == 24 and len(set(keys)) == 24  # the replayed pass 2 log counted once
+    assert [c["pairs"] for c in record["pass_counts"]] == [6, 6], record["pass_counts"]
+    assert record["submission_id"].endswith("-1-2") and record["reattached"]
+
+
+def test_a_detached_run_whose_job_is_gone_is_interrupted(tmp_path, ray_cluster):
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
+    env = kill_mid_pass(tmp_path, path, 1)
+    with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
+        sid = seq.store.get("runs", 1)["submission_id"]
+    client = ray_cluster.client()
+    client.stop_job(sid)
+    end = time.monotonic() + CEILING_S
+    while not str(client.get_job_status(sid)).endswith("STOPPED"):
+        assert time.monotonic() < end
         time.sleep(0.2)
+    client.delete_job(sid)
+    proc = subprocess.run([*OPTSEQ, "--run", "lever", "--json"], env=env, capture_output=True, text=True,
+                          timeout=CEILING_S)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and [r["status"] for r in out["runs"]] == ["interrupted"], proc.stderr[-3000:]
+    assert f"Ray job {sid} is gone" in out["runs"][0]["message"] and "not the lever's failure" in out["runs"][0]["message"]
+    with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
+        assert seq.machine.state("lever") == "ready" and not seq.detached_runs()
 
 
 def test_two_ready_levers_run_in_parallel_on_separate_nodes(tmp_path, ray_cluster):

@@ -338,6 +338,22 @@ def test_runs_in_flight_are_tracked_without_reading_the_runs(store):
     assert store.active_runs() == []
 
 
+def test_a_cluster_run_of_a_dead_process_is_detached_until_a_process_follows_it_again(store_dir):
+    gone = dead_pid()
+    with Store.open(store_dir) as s:
+        remote = s.append("runs", {"lever": "amp", "status": "running", "pid": gone, "started": "x"})
+        s.update("runs", remote["id"], {"submission_id": "optseq-ab-1-1", "passes": 1})
+    with Store.open(store_dir) as s:
+        assert [(r["id"], r["status"]) for r in s.recovered] == [(remote["id"], "detached")]
+        record = s.get("runs", remote["id"])
+        assert record["status"] == "running" and "optseq-ab-1-1" in record["note"]
+        assert [(d["run"], d["submission_id"]) for d in s.detached_runs()] == [(remote["id"], "optseq-ab-1-1")]
+    with Store.open(store_dir) as s:
+        assert s.recovered == []  # detached once: a later open neither interrupts nor re-detaches it
+        s.update("runs", remote["id"], {"pid": os.getpid()})  # a process re-attached
+        assert s.detached_runs() == [] and s.active_runs()[0]["pid"] == os.getpid()
+
+
 def test_read_mode_creates_nothing(tmp_path):
     missing = tmp_path / "no" / "such"
     with Store.open(missing, mode="read") as s:
