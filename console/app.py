@@ -25,13 +25,15 @@ class OptseqApp(App):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, seq: Sequencer, export_dir: Path) -> None:
+    def __init__(self, seq: Sequencer, export_dir: Path, parallel: int = 1) -> None:
         super().__init__()
         self.seq = seq
         self.export_dir = export_dir
+        self.parallel = parallel if parallel > 1 else 2
+        """How many levers R measures at once."""
 
     def get_default_screen(self) -> Screen:
-        self._main = MainScreen(self.seq, self.export_dir)
+        self._main = MainScreen(self.seq, self.export_dir, parallel=self.parallel)
         return self._main
 
     @property
@@ -65,8 +67,10 @@ class OptseqApp(App):
             await panel.wait()  # the worker returns once the process group is gone
             self.exit(0)
 
-        self.push_screen(ConfirmDialog(f"{panel.lever} is running. Quit and cancel the run "
-                                       f"(its whole process group)?", "Quit", "Stay"), answered)
+        levers = sorted(panel.running_levers) or [panel.lever]
+        what = f"{', '.join(levers)} {'is' if len(levers) == 1 else 'are'} running"
+        self.push_screen(ConfirmDialog(f"{what}. Quit and cancel "
+                                       f"(each run's whole process group or job)?", "Quit", "Stay"), answered)
 
     def on_unmount(self) -> None:
         # Closing under a live run (an error, a signal Textual turned into an exit): end the lever's
@@ -79,7 +83,7 @@ class OptseqApp(App):
 
 
 def make_app(plan_path: Path | str, db_dir: Path | str, *, mode: str = "auto",
-             export_dir: Path | str | None = None) -> OptseqApp:
+             export_dir: Path | str | None = None, parallel: int = 1) -> OptseqApp:
     """Open the plan and the store (read-only when another optseq writes) and build the app.
 
     Raises the state layer's one-line errors (PlanError, StoreError) before any screen is drawn.
@@ -87,4 +91,4 @@ def make_app(plan_path: Path | str, db_dir: Path | str, *, mode: str = "auto",
     directory: an export may not be written there).
     """
     seq = Sequencer.open(plan_path, db_dir, mode=mode)
-    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path.cwd())
+    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path.cwd(), parallel=parallel)

@@ -52,8 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run levers headless: a lever id, next, ready (all ready, in order) or stale")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
     p.add_argument("--parallel", type=int, default=1, metavar="N",
-                   help="with --run ready|stale: measure up to N independent levers at once (on a cluster: "
-                        "N nodes)")
+                   help="with --run ready|stale, or the console's R: measure up to N independent levers at "
+                        "once (on a cluster: N nodes; the console's R takes 2 unless told)")
     p.add_argument("--runner", choices=["local", "ray"], default=None,
                    help="where lever runs go (default: $OPTSEQ_RUNNER, else the plan's [runner], else local)")
     p.add_argument("--ray-address", metavar="ADDR", default=None,
@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace optseq.toml / optseq_bench.py if there")
 
     s = sub.add_parser("status", parents=[common], help="levers, their states and what is next")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("whatif", parents=[common], help="hours each pending lever is expected to save, and the "
+                                                        "order that saves most")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("record", parents=[common], help="record a criterion result of a decision lever")
@@ -103,6 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write to this file (its directory must exist, outside the state directory)")
     s.add_argument("--force", action="store_true",
                    help="with -o: replace the file even if an optseq export did not write it")
+
+    s = sub.add_parser("serve", parents=[common],
+                       help="the console in a browser (textual-serve): a token URL, one console per tab")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: only this machine can reach it)")
+    s.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    s.add_argument("--public", action="store_true",
+                   help="allow a --host other machines can reach: whoever reaches it and learns the printed "
+                        "URL drives the console and can launch runs, over plain http")
     return p
 
 
@@ -186,14 +199,20 @@ def main(argv: list[str] | None = None) -> int:
             return _fail("export --force only applies with -o FILE")
         if args.parallel < 1 or args.parallel > 64:
             return _fail(f"--parallel {args.parallel}: expected 1 to 64 levers at once")
-        if args.parallel > 1 and args.run not in ("ready", "stale"):
-            return _fail(f"--parallel applies to --run ready or --run stale (got --run {args.run})")
+        console = args.run is None and args.command is None
+        if args.parallel > 1 and args.run not in ("ready", "stale") and not console:
+            return _fail(f"--parallel applies to --run ready or --run stale, or the console's R "
+                         f"(got {'--run ' + args.run if args.run else args.command})")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
+        if args.command == "serve":
+            from optseq.console.serve import run_serve  # aiohttp and textual-serve; textual only in each tab
+
+            return run_serve(plan_path, db, args.host, args.port, args.public)
         if args.run is None and args.command is None:
             from optseq.console.tui import run_tui  # the only path that loads textual
 
-            return run_tui(plan_path, db)
+            return run_tui(plan_path, db, parallel=args.parallel)
         write = args.run is not None or args.command in ("record", "plan", "fact", "decide")
         return _dispatch(args, plan_path, db, write)
     except (PlanError, InputError, StoreError) as exc:
@@ -234,6 +253,10 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             else:
                 print(render_status(status))
             return OK
+        if command == "whatif":
+            from optseq.console.whatif_cmd import run_whatif
+
+            return run_whatif(seq, args.json)
         if command == "record":
             return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
                                              args.evidence))
@@ -248,17 +271,18 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             print(json.dumps(history, ensure_ascii=False, indent=2) if args.json else render_history(history))
             return OK
         if command == "export":
-            text = seq.export(args.lang)
             if args.output is not None:
-                from optseq.state.export_file import ExportTargetError, write_export
+                from optseq.state.export_file import ExportTargetError, export_doc
 
                 try:
-                    written = write_export(args.output, text, db, force=args.force)
+                    # the doc and, beside it, a chart per measured lever (the doc links them)
+                    written, _ = export_doc(seq, args.output, args.lang, force=args.force)
                 except ExportTargetError as exc:
                     return _fail(str(exc))
                 print(f"wrote {written}")
             else:
-                sys.stdout.write(text)
+                # stdout has nowhere beside it for charts: that doc links none
+                sys.stdout.write(seq.export(args.lang))
             return OK
     raise AssertionError(command)
 

@@ -155,61 +155,21 @@ def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int
 
 
 def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, reports: list) -> None:
-    """Up to `width` levers of the group at once, each run in its own thread (and, on a cluster, its own node).
+    """Up to `width` levers of the group at once (state/runs/parallel.py), each printed as it lands."""
+    from optseq.state.runs.parallel import GroupRun
 
-    Each run takes the stack as it is when it starts; each decision is applied the moment its run ends, so
-    a lever one of them made ready (or stale) joins as soon as a slot is free. The pick happens under the
-    sequencer's lock, against the state every finished run left.
-    """
-    import queue
-    import threading
+    def sinks(lever_id: str):
+        progress = Progress(sys.stderr, lever_id, plain=True)  # several runs: lines, not one bar
+        return progress.event, progress.log
 
-    finished: queue.Queue = queue.Queue()
-    running: dict[str, tuple[threading.Thread, RunControl]] = {}
-    ran: list[str] = []
+    def landed(one) -> None:
+        print(summary_line(one.report) if one.report else f"optseq: {one.refused}", file=sys.stderr, flush=True)
 
-    def one(lever_id: str, own: RunControl) -> None:
-        progress = Progress(sys.stderr, lever_id, plain=True)
-        try:
-            finished.put((lever_id, seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log,
-                                                  control=own), None))
-        except InputError as exc:  # refused at its start: a run that ended meanwhile closed or took it
-            finished.put((lever_id, None, str(exc)))
-        except BaseException as exc:  # never leave the loop waiting on a thread that died
-            finished.put((lever_id, None, f"{type(exc).__name__}: {exc}"))
-
-    def cancel_all() -> None:
-        for _, own in running.values():
-            own.cancel()
-
-    while True:
-        while len(running) < width and not control.cancelled:
-            with seq.lock:
-                lever_id = seq.pick(target, done=ran + list(running))
-            if lever_id is None:
-                break
-            ran.append(lever_id)
-            own = RunControl()
-            thread = threading.Thread(target=one, args=(lever_id, own), name=f"run-{lever_id}", daemon=True)
-            running[lever_id] = (thread, own)
-            print(f"{lever_id}: started ({len(running)} running)", file=sys.stderr, flush=True)
-            thread.start()
-        if not running:
-            return
-        while True:
-            if control.cancelled:
-                cancel_all()
-            try:
-                lever_id, report, refused = finished.get(timeout=0.2)
-                break
-            except queue.Empty:
-                continue
-        running.pop(lever_id)[0].join()
-        if report is not None:
-            reports.append(report)
-            print(summary_line(report), file=sys.stderr, flush=True)
-        else:
-            print(f"optseq: {refused}", file=sys.stderr, flush=True)
+    group = GroupRun(seq, target, width, sinks,
+                     on_started=lambda lever, n: print(f"{lever}: started ({n} running)", file=sys.stderr, flush=True),
+                     on_landed=landed)
+    control.attach(group)  # Ctrl-C reaches every run of the group
+    reports += group.run()
 
 
 def summary_line(report: RunReport) -> str:

@@ -8,12 +8,12 @@ NO_TTY = ("optseq: the console needs a terminal (stdin and stdout must be a TTY)
           "use `optseq --run TARGET` to run levers or `optseq status` to read the plan")
 
 
-def run_tui(plan_path: Path | str, db_dir: Path | str) -> int:
+def run_tui(plan_path: Path | str, db_dir: Path | str, parallel: int = 1) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(NO_TTY, file=sys.stderr)
         return 2
     from optseq.console.app import make_app
 
-    app = make_app(plan_path, db_dir)
+    app = make_app(plan_path, db_dir, parallel=parallel)
     app.run()
     return app.return_code or 0

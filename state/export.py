@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from optseq.state import gates
 from optseq.state.gates import Atom
-from optseq.state.labels import MARKS, labels
+from optseq.state.labels import LABELS, MARKS, labels
 from optseq.state.machine import DECIDED, MARK, LeverModel, PlanMachine
 from optseq.state.plan import Lever, Plan
 
@@ -32,9 +32,16 @@ MERMAID_STYLE = {
 
 
 def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | None, *,
-           lang: str | None = None, today: dt.date | str | None = None) -> str:
-    """The whole doc; `records` are the stored records already replayed onto `machine`."""
-    return _Doc(plan, machine, records or {}, labels(lang or plan.lang)).render(today)
+           lang: str | None = None, today: dt.date | str | None = None,
+           charts: dict[str, str] | None = None) -> str:
+    """The whole doc; `records` are the stored records already replayed onto `machine`.
+
+    `charts`: lever id -> its chart's path relative to the doc (export_charts writes them), linked from the
+    results; None for a doc whose charts are written nowhere (stdout, a preview), so it links none.
+    """
+    doc = _Doc(plan, machine, records or {}, labels(lang or plan.lang))
+    doc.charts = dict(charts or {})
+    return doc.render(today)
 
 
 # -- making text safe to write ------------------------------------------------------------------------------
@@ -232,7 +239,7 @@ class _Doc:
         # a section with nothing to say is left out: a plan without order or decision points (a team's
         # starter plan) must not export empty headings as if the doc had lost them
         parts = [self.head(), self.table(), self.graph() if self.has_edges() else "",
-                 self.order() if self.plan.order else "", self.status(),
+                 self.order() if self.plan.order else "", self.hours() if self.plan.volume else "", self.status(),
                  self.points() if self.plan.decision_points else "", self.results()]
         parts = [part for part in parts if part]
         # always last, dated or not: the mark export_file looks for before it replaces a file
@@ -495,6 +502,48 @@ class _Doc:
             lines += ["", _block(head + (f" — {item.text}" if item.text else ""), prose=True)]
         return "\n".join(lines)
 
+    def hours(self) -> str:
+        """The hours-saved calculus (optseq.state.whatif): the figures behind the order, and where they disagree."""
+        from optseq.state import whatif
+
+        lang = next((k for k, v in LABELS.items() if v is self.w), "en")
+        w = HOURS_WORDS[lang]
+        report = whatif.compute(self.plan, self.m)
+        volume = report["volume"]
+        seconds = volume["s_per_iter"]
+        source = w[volume["s_per_iter_source"]] + (f", {w['assumed']}" if volume.get("s_per_iter_assumed") else "")
+        lines = [heading(2, w["heading"]), "",
+                 _block(w["intro"].format(formula=code(report["formula"]), hours=whatif.fmt_h(volume["hours"]),
+                                          s="—" if seconds is None else f"{seconds:g}", source=source))]
+        if report["levers"]:
+            lines += ["", "| " + " | ".join(w["cols"]) + " |", "|" + " --- |" * len(w["cols"])]
+            for lv in report["levers"]:
+                s_text = "—" if lv["s"] is None else f"{lv['s']:.2f}× {w[lv['s_source']]}"
+                if lv["s_low"] is not None and lv["s_high"] is not None:
+                    s_text += f" [{lv['s_low']:.2f}, {lv['s_high']:.2f}]"
+                h = whatif.fmt_h(lv["h"])
+                if lv["h_low"] is not None and lv["h_high"] is not None:
+                    h += f" [{whatif.fmt_h(lv['h_low'])}, {whatif.fmt_h(lv['h_high'])}]"
+                row = [self.plan.lever(lv["id"]).title, s_text,
+                       "—" if lv["q"] is None else f"{lv['q']:.2f} {w[lv['q_source']]}",
+                       f"{lv['share']:g}" + (f" ({w['default']})" if lv["share_source"] == "default" else ""),
+                       whatif.fmt_h(lv["v_h"]), whatif.fmt_h(lv["cost_h"]), h, whatif.fmt_h(lv["v_star_h"])]
+                lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+        lines.append("")
+        if report["plan_order"]["order"]:
+            lines.append(_bullet(f"{w['plan_order']}: {whatif.order_text(report['plan_order'])}"))
+        if report.get("best_order"):
+            lines.append(_bullet(f"{w['best_order']}: {whatif.order_text(report['best_order'])}"))
+        for text in [report.get("verdict")] + [whatif.sequencing_text(s) for s in report.get("sequencing") or ()]:
+            if text:
+                lines.append(_bullet(text))
+        for key, title in (("assumptions", "assumptions"), ("defaults", "defaults"), ("notes", "notes"),
+                           ("missing", "missing_inputs")):
+            if report.get(key):
+                lines.append(_bullet(w[title] + ":"))
+                lines += ["  " + _bullet(item) for item in report[key]]
+        return "\n".join(lines)
+
     def status(self) -> str:
         latest = max((r for recs in self.records.values() for r in recs if r.get("at")),
                      key=lambda r: (r.get("seq", 0), str(r.get("at"))), default=None)
@@ -576,8 +625,11 @@ class _Doc:
                                    "col_date", "col_source", "col_note")]
             lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
             lines += ["| " + " | ".join(cell(str(c)) for c in row) + " |" for row in rows]
+        links = self.chart_links()
+        if links:
+            lines += (["", *links] if rows else links)
         if history:
-            lines += (["", heading(3, w['history']), ""] if rows else [heading(3, w['history']), ""])
+            lines += (["", heading(3, w['history']), ""] if rows or links else [heading(3, w['history']), ""])
             gone = self.superseded_reasons()
             lines += [_bullet(f"{lever.title}: " + w["history_more"].format(n=record["earlier"], lever=lever.id))
                       if "earlier" in record else
@@ -585,9 +637,25 @@ class _Doc:
                               + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
                                  if record.get("id") in gone else ""))
                       for _, lever, outcome, record in history]
-        if not rows and not history:
+        if not rows and not history and not links:
             lines.append(w["nothing_measured"])
         return "\n".join(lines)
+
+    charts: dict[str, str] = {}
+    """lever id -> its chart's relative path (render sets it per doc; never mutated in place)."""
+
+    def chart_links(self) -> list[str]:
+        """One image per charted lever, in plan order, each its own paragraph (blank lines between)."""
+        from urllib.parse import quote
+
+        out: list[str] = []
+        for lever in self.plan.levers:
+            path = self.charts.get(lever.id)
+            if path:
+                # percent-encoded: a space, bracket or parenthesis in the doc's name would end the link early
+                alt = re.sub(r"([\\\[\]])", r"\\\1", _one_line(f"{lever.id}: estimate and 95% CI per run"))
+                out += ([""] if out else []) + [f"![{_html(alt)}]({quote(path)})"]
+        return out
 
     def superseded_reasons(self) -> dict:
         """decision id -> why it left the stack, from the derived `superseded` events (reversal, re-measure)."""
@@ -604,6 +672,33 @@ class _Doc:
             str(n) if n is not None else "—",
             ("<0.001" if p < 0.001 else f"{p:.3f}") if p is not None else "—",
         ]
+
+
+HOURS_WORDS = {
+    "ko": {
+        "heading": "시간 절약 (hours saved)",
+        "intro": "{formula} — S: 측정값 또는 prior, q: 채택 확률, share: lever가 빠르게 하는 iteration 비율, "
+                 "V: lever 뒤에 남은 계획 실험 시간, C: run 시간 + effort. 계획 volume {hours} h, "
+                 "iteration당 {s} s ({source}).",
+        "cols": ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)"),
+        "measured": "측정", "prior": "prior", "adopted": "adopt", "rejected": "reject", "declared": "선언",
+        "missing": "없음", "assumed": "가정", "default": "기본값",
+        "plan_order": "권장 순서 (plan)", "best_order": "최대 절약 순서",
+        "assumptions": "가정", "defaults": "기본값", "notes": "참고", "missing_inputs": "빠진 입력",
+    },
+    "en": {
+        "heading": "Hours saved",
+        "intro": "{formula} — S: measured or a prior, q: the chance of adoption, share: the part of an iteration "
+                 "the lever speeds up, V: planned experiment hours after the lever, C: its runs' hours plus "
+                 "effort. Planned volume {hours} h at {s} s per iteration ({source}).",
+        "cols": ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)"),
+        "measured": "measured", "prior": "prior", "adopted": "adopted", "rejected": "rejected",
+        "declared": "declared", "missing": "missing", "assumed": "assumed", "default": "default",
+        "plan_order": "Plan's order", "best_order": "Order that saves most",
+        "assumptions": "Assumptions", "defaults": "Defaults", "notes": "Notes", "missing_inputs": "Missing inputs",
+    },
+}
+"""The hours-saved section's words (the calculus's own sentences are English, as the CLI prints them)."""
 
 
 def _below(node: Node, prefix: str) -> list[str]:

@@ -1,11 +1,18 @@
-"""Writing an export to a file: the target checked first, then one atomic replace beside it."""
+"""Writing an export to a file: the target checked first, then one atomic replace beside it.
+
+With its charts (export_doc): every target is checked before anything is written; then the charts, each
+replaced atomically, then the markdown, so a reader never finds the doc linking a chart not yet there; last,
+the charts of levers no longer measured are removed (only files optseq wrote).
+"""
 from __future__ import annotations
 
 import os
 import secrets
 import stat
 from pathlib import Path
+from typing import Mapping
 
+from optseq.state import export, export_charts
 from optseq.state.export import MARKER, is_export
 from optseq.state.store import DB_NAME, RUNS_DIR
 from optseq.state.store.locks import HOLDER_NAME, LOCK_NAME
@@ -35,20 +42,67 @@ class NotAnExport(ExportTargetError):
                                f"{MARKER}); {hint}")
 
 
+class NotAChart(NotAnExport):
+    """A file in the charts' folder, named like a chart, that optseq did not write: replaced only when forced."""
+
+    def __init__(self, path: str, hint: str = "pass --force to replace it"):
+        ExportTargetError.__init__(self, path, f"the file exists and is not a chart optseq wrote (no "
+                                               f"{export_charts.MARK!r} in its metadata); {hint}")
+
+
+def export_doc(seq, path: str | os.PathLike, lang: str | None = None, *, force: bool = False) -> tuple[Path, str]:
+    """Export `seq`'s plan and state to the file `path` with a chart per measured lever beside it, in the
+    folder export_charts.folder_name names; returns (path, the markdown written).
+
+    The doc and the charts are read from one state under the sequencer's lock; the charts (the slow part)
+    are drawn after it is released. Refusals as write_export's, for the charts too (NotAChart unless `force`).
+    """
+    raw = os.fspath(path)
+    target = check_target(raw, seq.store.directory)
+    folder = export_charts.folder_name(target.name)
+    with seq.lock:
+        # what the console's history plot draws of each lever: the machine's recent runs, never the runs journal
+        runs = {lever.id: [dict(r) for r in seq.machine.runs.recent.get(lever.id, [])] for lever in seq.plan.levers}
+        names = export_charts.chart_names(seq.plan, runs)
+        text = export.render(seq.plan, seq.machine, seq.export_records(), lang=lang,
+                             charts=export_charts.paths(folder, names))
+    charts = export_charts.render_charts(seq.plan, runs, names)
+    return write_export(raw, text, seq.store.directory, force=force, charts=charts), text
+
+
 def write_export(path: str | os.PathLike, text: str, store_dir: str | os.PathLike | None = None, *,
-                 force: bool = False) -> Path:
+                 force: bool = False, charts: Mapping[str, bytes] | None = None) -> Path:
     """Write `text` to the file `path` (temp file beside it, fsync, os.replace) and return `path`.
 
     Refuses an empty path, a directory, anything but a regular file, a missing directory (none is
     created), anything in the state directory, and, unless `force`, an existing file that is not an
     optseq export (NotAnExport; an empty file holds nothing to lose and is replaced); on any failure
     the temp file is removed and the target is left as it was.
+
+    `charts` (file name -> SVG bytes) go into the charts' folder beside `path` (created if missing), each
+    refused as the doc would be, and before it is written; optseq's charts not among them are removed
+    there after. None leaves that folder alone (the doc links no charts).
     """
     raw = os.fspath(path)
     target = check_target(raw, store_dir)
     if not force:
         _ours_or_new(raw, target)
-    data = text.encode("utf-8")
+    folder = None
+    if charts is not None:
+        folder = target.parent / export_charts.folder_name(target.name)
+        _check_charts(folder, charts, store_dir, force)
+        if charts:
+            _make_folder(raw, folder)
+        for name, data in charts.items():
+            _replace(os.fspath(folder / name), folder / name, data)
+    _replace(raw, target, text.encode("utf-8"))
+    if folder is not None:
+        _prune(folder, set(charts or ()))
+    return Path(raw)
+
+
+def _replace(raw: str, target: Path, data: bytes) -> None:
+    """One atomic replace of `target` by `data`; the file keeps the mode it had."""
     mode = None
     if target.exists():
         mode = stat.S_IMODE(target.stat().st_mode)
@@ -75,7 +129,72 @@ def write_export(path: str | os.PathLike, text: str, store_dir: str | os.PathLik
             raise ExportTargetError(raw, f"cannot write ({exc.strerror or exc})") from None
         raise
     _fsync_dir(target.parent)
-    return Path(raw)
+
+
+def _check_charts(folder: Path, charts: Mapping[str, bytes], store_dir, force: bool) -> None:
+    """Refuse the charts' folder or one of its charts as check_target and _ours_or_new would the doc."""
+    raw = os.fspath(folder)
+    if store_dir is not None:
+        # the folder may be a link: where it really is decides
+        _not_the_store(raw, Path(os.path.realpath(folder)), Path(os.path.realpath(store_dir)))
+    if not os.path.lexists(folder):
+        return
+    if not folder.is_dir():
+        raise ExportTargetError(raw, "is where the export's charts go, and is not a directory")
+    for name in charts:
+        chart = os.fspath(folder / name)
+        real = check_target(chart, store_dir)
+        if not force:
+            _chart_or_new(chart, real)
+
+
+def _chart_or_new(raw: str, target: Path) -> None:
+    """Pass a missing or empty file, or a chart optseq wrote; else NotAChart."""
+    try:
+        with open(target, "rb") as f:
+            head = f.read(export_charts.HEAD_BYTES)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ExportTargetError(raw, f"cannot read it to check optseq wrote it ({exc.strerror or exc}); "
+                                     "pass --force to replace it") from None
+    if head and not export_charts.is_chart(head):
+        raise NotAChart(raw)
+
+
+def _make_folder(raw: str, folder: Path) -> None:
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ExportTargetError(raw, f"cannot create {_show(folder)} for its charts ({exc.strerror or exc})") from None
+
+
+def _prune(folder: Path, keep: set[str]) -> None:
+    """Remove the charts optseq wrote in `folder` that are not in `keep`, and the folder once it is empty.
+
+    Best effort: the export is written by now, and a chart left behind is only a file the doc no longer
+    links, not worth failing the export for.
+    """
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name in keep or not entry.name.endswith(".svg"):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            with open(entry.path, "rb") as f:
+                ours = export_charts.is_chart(f.read(export_charts.HEAD_BYTES))
+            if ours:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+    try:
+        folder.rmdir()  # only if empty: a folder with anything of the user's in it stays
+    except OSError:
+        pass
 
 
 def check_target(raw: str, store_dir: str | os.PathLike | None = None) -> Path:

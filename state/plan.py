@@ -216,6 +216,52 @@ class Prior:
 
 
 @dataclass(frozen=True)
+class Expect:
+    """What the plan expects of a lever nobody has measured yet: a prior, used (and marked `prior`) until a run."""
+
+    speedup: float | None = None
+    """The speed-up on the part of an iteration the lever touches (its `share`)."""
+    p_adopt: float | None = None
+    """The chance it is adopted once measured."""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PlannedExperiment:
+    """Training work the plan expects to run: `runs` × `configs` × `iterations` iterations."""
+
+    id: str
+    configs: int
+    iterations: int
+    runs: int
+    """Times it runs in all: the first run and its re-runs."""
+    title: str = ""
+    lever: str | None = None
+    """The experiment lever these runs are: they run at its place in an order. None: after every pending lever."""
+    s_per_iter: float | None = None
+    """Seconds per iteration for this experiment; None = the volume's."""
+    rerun_when: tuple[str, ...] | None = None
+    """Levers whose adoption after it has run forces a re-run (its numbers would come from another stack);
+    None = the plan's infra levers, the seed's comparability argument."""
+    assumed: tuple[str, ...] = ()
+    """Which of its numbers (keys) are assumptions rather than the doc's."""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Volume:
+    """The plan's `[volume]`: the planned experiments and the time an iteration takes."""
+
+    experiments: tuple[PlannedExperiment, ...]
+    s_per_iter: float | None = None
+    """Declared seconds per training iteration; the fallback while `s_per_iter_from` has no measurement."""
+    s_per_iter_from: tuple[str, str] | None = None
+    """(experiment lever, metric): take the seconds per iteration from that lever's latest run."""
+    assumed: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Lever:
     id: str
     title: str
@@ -241,6 +287,11 @@ class Lever:
     """A command-pair lever's two commands; its `run` is then ARMS_RUN."""
     resources: tuple[tuple[str, int], ...] = ()
     """What one run asks a cluster runner for: whole `gpus`, `cpus` (ignored by the local runner)."""
+    share: float | None = None
+    """Fraction of a training iteration the lever speeds up (Amdahl); None = not declared (1 is assumed)."""
+    effort_h: float | None = None
+    """Declared integration hours, part of its cost in the hours-saved calculus; None = not declared."""
+    expect: Expect | None = None
 
     @property
     def needs_plan(self) -> bool:
@@ -295,6 +346,8 @@ class Plan:
     decision_points: tuple[DecisionPoint, ...] = ()
     runner: RunnerConfig | None = None
     """The plan's `[runner]` table: where its levers run unless the command line says otherwise."""
+    volume: Volume | None = None
+    """The plan's `[volume]`: what the hours-saved calculus weighs each lever against."""
 
     def lever(self, lever_id: str) -> Lever:
         for lever in self.levers:

@@ -15,6 +15,7 @@ from optseq.state.plan import (
 )
 from optseq.state.plan_arms import parse_arms
 from optseq.state.plan_runner import parse_resources, parse_runner
+from optseq.state.plan_volume import LEVER_KEYS, check_volume, parse_lever_hours, parse_volume
 
 
 def parse(path: Path) -> Plan:
@@ -91,7 +92,8 @@ class _Loader:
 
     # -- sections -----------------------------------------------------------------------
     def plan(self, data: dict) -> Plan:
-        self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner"}, "")
+        self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
+                               "volume"}, "")
         head = self.get(data, "plan", "", dict, what="a [plan] table")
         self.check_keys(head, {"title", "as_of", "lang", "intro", "table"}, "plan")
         as_of = self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)")
@@ -126,8 +128,10 @@ class _Loader:
             decision_points=tuple(self.decision_point(raw, i)
                                   for i, raw in enumerate(self.tables(data, "decision_points"))),
             runner=parse_runner(self, data["runner"]) if "runner" in data else None,
+            volume=parse_volume(self, data["volume"]) if "volume" in data else None,
         )
         self.cross_check(plan)
+        check_volume(self, plan)
         return plan
 
     def tables(self, data: dict, key: str) -> list[dict]:
@@ -165,7 +169,7 @@ class _Loader:
         where = f"levers.{lever_id}"
         self.check_keys(raw, {"id", "title", "kind", "plan_doc", "plan_note", "code", "requires", "run",
                               "timeout_s", "rule", "remeasure_when", "status", "graph_label", "criteria",
-                              "prior", "configs", "arms", "resources"}, where)
+                              "prior", "configs", "arms", "resources"} | LEVER_KEYS, where)
         kind = self.get(raw, "kind", where, str)
         if kind not in KINDS:
             raise self.fail(f"{where}.kind", f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
@@ -241,6 +245,7 @@ class _Loader:
             outcomes=outcomes,
             arms=arms,
             resources=parse_resources(self, raw["resources"], f"{where}.resources") if "resources" in raw else (),
+            **parse_lever_hours(self, raw, where, kind),
         )
 
     def expr(self, raw, where: str, depth: int = 0, top: str = "") -> Expr:

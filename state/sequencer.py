@@ -43,6 +43,9 @@ class Sequencer:
         self._synced: dict[str, int] = {}
         """The journals' ends the machine reflects."""
         self._replayed = False
+        self._run_started: dict[int, str] = {}
+        """run id -> its `started`, from the run's first record: a run's final update does not repeat it, and the
+        run index keeps the final record (the hours-saved calculus counts run hours from both ends)."""
         self.machine = self._load()
         if not self.readonly:
             self._recover()
@@ -124,9 +127,11 @@ class Sequencer:
                 lever = self.machine.runs.lever_of(line["id"]) if table == "runs" else None
                 if lever is not None and fields.get("status") in FINAL:
                     self.machine.run_ended(lever, fields["status"], fields.get("verdict"),
-                                           {"id": line["id"], **fields})
+                                           self._with_start({"id": line["id"], **fields}))
                 continue
             record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
+            if table == "runs" and record.get("started"):
+                self._run_started[record["id"]] = record["started"]
             if self._known(table, record):
                 self._apply_quietly(self.machine, table, record)
         self._synced = self.store.ends()
@@ -134,7 +139,9 @@ class Sequencer:
     def reload(self) -> bool:
         """Follow other processes: catch up with what they committed. True when something had changed."""
         with self.lock:
-            if not self.store.refresh():
+            # any read of the hot file (a status listing runs in flight) may have taken the new commit in
+            # already: the journals' ends, not the file's signature, say whether the machine is behind
+            if not self.store.refresh() and self.store.ends() == self._synced:
                 return False
             self._catch_up()
             return True
@@ -188,6 +195,8 @@ class Sequencer:
 
     def append(self, table: str, record: dict) -> dict:
         stored = self.store.append(table, record)
+        if table == "runs" and stored.get("started"):
+            self._run_started[stored["id"]] = stored["started"]
         derived = self.machine.apply(table, stored)
         self.fire_points(table, stored)
         self._keep(derived)
@@ -200,7 +209,13 @@ class Sequencer:
 
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None, record: dict | None = None) -> None:
         """A live run's final record (`record`, with its id) is written: move the lever as it does on replay."""
-        self._keep(self.machine.run_ended(lever_id, status, verdict, record))
+        self._keep(self.machine.run_ended(lever_id, status, verdict, self._with_start(record)))
+
+    def _with_start(self, record: dict | None) -> dict | None:
+        """The final record with the run's `started` where this process saw it begin (as a replay has it)."""
+        if record is None or "started" in record or record.get("id") not in self._run_started:
+            return record
+        return {**record, "started": self._run_started[record["id"]]}
 
     def fire_points(self, table: str, record: dict) -> None:
         trigger = {"decisions": "decided", "events": "planned" if record.get("type") == "plan" else None,
@@ -432,7 +447,13 @@ class Sequencer:
             return self._status()
 
     def _status(self) -> dict:
+        from optseq.state import whatif
+
         fired = self.machine.fired
+        levers = self.lever_views()
+        hours = whatif.hours_by_lever(self)  # the plan's order only, no search: cheap enough for every status
+        for view in levers:
+            view["hours_saved"] = hours.get(view["id"])
         return {
             "plan": self.plan.path,
             "as_of": self.plan.as_of.isoformat(),
@@ -440,7 +461,7 @@ class Sequencer:
             "readonly": self.readonly,
             "next": self.machine.next_run(),
             "todo": self.todo(),
-            "levers": self.lever_views(),
+            "levers": levers,
             "facts": dict(self.machine.facts),
             "infra": self.machine.infra(),
             "decision_points": [{"id": p.id, "lever": p.lever, "on": p.on, "text": p.text,
@@ -448,6 +469,13 @@ class Sequencer:
                                 for p in self.plan.decision_points],
             "warnings": list(self.warnings),
         }
+
+    def whatif(self, search: bool = True) -> dict:
+        """The hours-saved calculus on the current state (optseq.state.whatif.compute)."""
+        from optseq.state import whatif
+
+        with self.lock:
+            return whatif.compute(self.plan, self.machine, search=search)
 
     def history(self, lever_id: str | None = None) -> dict:
         with self.lock:

@@ -26,13 +26,16 @@ from optseq.console.widgets.status_line import StatusLine
 from optseq.state.sequencer import InputError
 from optseq.state.store import StoreError
 
-WRITES = {"run_selected", "run_next", "cancel_run", "record_criterion", "mark_plan", "set_fact", "decide"}
+WRITES = {"run_selected", "run_next", "run_ready_parallel", "cancel_run", "record_criterion", "mark_plan", "set_fact", "decide"}
 """Actions that write to the store: disabled while another optseq holds it."""
 VIEWS = ("detail", "graph", "run", "history")
 
 ACTIONS = [
     Binding("r", "run_selected", "Run", tooltip="run the selected lever"),
     Binding("n", "run_next", "Run next", tooltip="run the lever `next` recommends"),
+    Binding("R", "run_ready_parallel", "Run ready ∥", show=False,
+            tooltip="measure the ready levers several at once (optseq --parallel N sets how many; on a cluster, "
+                    "one per node), each decided as it lands"),
     Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group)"),
     Binding("c", "record_criterion", "Criterion", tooltip="record a criterion result of a decision lever"),
     Binding("p", "mark_plan", "Plan written", tooltip="mark the selected lever's plan as written"),
@@ -54,10 +57,11 @@ class MainScreen(Screen):
 
     BINDINGS = ACTIONS + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
 
-    def __init__(self, seq, export_dir: Path) -> None:
+    def __init__(self, seq, export_dir: Path, parallel: int = 2) -> None:
         super().__init__()
         self.seq = seq
         self.export_dir = export_dir
+        self.parallel = parallel
         self.holder = (f"{seq.store.directory} cannot be written from here" if seq.readonly else None)
         """Why this console cannot write (an unwritable store directory); None when it writes."""
         self.panel = RunPanel(id="run-view")
@@ -83,6 +87,7 @@ class MainScreen(Screen):
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
         self.refresh_view()
         self.query_one(LeverTable).focus()
+        self._reattach()
         # other processes write to the same store (a shell's record, a run in another shell): follow them.
         # A check is one stat of the hot file; only a change costs more.
         self.set_interval(FOLLOW_S, self._follow)
@@ -96,7 +101,7 @@ class MainScreen(Screen):
         status = self.seq.status()
         runs = self.seq.latest_runs()
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
-        running = self.panel.lever
+        running = self.panel.running_levers
         table = self.query_one(LeverTable)
         table.show(status["levers"], runs, priors, running)
         self.query_one(StatusLine).show(status, running, self.holder)
@@ -127,15 +132,38 @@ class MainScreen(Screen):
     def on_run_panel_started(self, message: RunPanel.Started) -> None:
         self.refresh_view()
 
-    def on_run_panel_finished(self, message: RunPanel.Finished) -> None:
-        if message.report is None:
-            self.notify(f"{message.lever}: {message.error}", severity="error", timeout=8)
-        else:
-            report = message.report
-            failed = report.status not in ("succeeded", "inconclusive")
-            self.notify(f"run #{report.run_id} {report.status}: {report.message}",
-                        severity="error" if failed else "information", timeout=8)
+    def on_run_panel_landed(self, message: RunPanel.Landed) -> None:
+        """One run of a parallel group ended; the group goes on."""
+        self._tell(message.lever, message.report, message.error)
         self.refresh_view()
+
+    def on_run_panel_finished(self, message: RunPanel.Finished) -> None:
+        if hasattr(message.report, "reports"):  # a parallel group: each run was told as it landed
+            self.notify(f"{message.lever}: {message.report.message}", timeout=8)
+        else:
+            self._tell(message.lever, message.report, message.error)
+        self.refresh_view()
+        self._reattach()
+
+    def _tell(self, lever_id: str, report, error: str | None) -> None:
+        if report is None:
+            self.notify(f"{lever_id}: {error}", severity="error", timeout=8)
+            return
+        failed = report.status not in ("succeeded", "inconclusive")
+        self.notify(f"run #{report.run_id} {report.status}: {report.message}",
+                    severity="error" if failed else "information", timeout=8)
+
+    def _reattach(self) -> None:
+        """A run on a cluster whose optseq died goes on there: this console follows it to its decision."""
+        if self.seq.readonly or self.panel.running:
+            return
+        detached = self.seq.detached_runs()
+        if detached:
+            first = detached[0]
+            self.notify(f"re-attaching run {first['run']} of {first['lever']} (Ray job {first.get('submission_id')})")
+            self.query_one(LeverTable).select(first["lever"])
+            self.panel.start(self.seq, first["lever"])
+            self.action_view("run")
 
     # -- actions ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:
@@ -159,6 +187,20 @@ class MainScreen(Screen):
             return
         self.query_one(LeverTable).select(lever_id)
         self._start(lever_id)
+
+    def action_run_ready_parallel(self) -> None:
+        if self.panel.running:
+            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+            return
+        if self.seq.status()["next"] is None and not any(
+                v["state"] == "ready" for v in self.seq.status()["levers"]):
+            self.notify("nothing is ready to run", severity="warning")
+            return
+        if self.seq.runner.name == "local":
+            self.notify(f"up to {self.parallel} levers at once on this machine: their timings share its cores",
+                        severity="warning")
+        self.panel.start_group(self.seq, "ready", self.parallel)
+        self.action_view("run")
 
     def _start(self, lever_id: str) -> None:
         if self.panel.running:
@@ -209,12 +251,11 @@ class MainScreen(Screen):
     def _export(self, values: dict | None, force: bool = False) -> None:
         if not values:
             return
-        from optseq.state.export_file import ExportTargetError, NotAnExport, write_export
+        from optseq.state.export_file import ExportTargetError, NotAnExport, export_doc
 
         target = os.path.expanduser(values["path"])
         try:
-            text = self.seq.export(values["lang"])
-            path = write_export(target, text, self.seq.store.directory, force=force)
+            path, text = export_doc(self.seq, target, values["lang"], force=force)  # the doc and its charts
         except NotAnExport:
             # a file optseq did not write: replaced only on a yes; no, Escape or n keep it as it is
             self.app.push_screen(

@@ -1,6 +1,8 @@
 """The dependency graph as a tree: each lever under the levers its gates wait on, marked ready / blocked / decided / stale."""
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -29,7 +31,7 @@ class DependencyGraph(Tree[str]):
         self.marks: dict[str, str] = {}
         """lever id -> its mark as last drawn (ready, blocked, decided, stale, closed)."""
 
-    def show(self, plan, views: list[dict], running: str | None) -> None:
+    def show(self, plan, views: list[dict], running: Collection[str] = ()) -> None:
         by_id = {v["id"]: v for v in views}
         parents: dict[str, list[tuple[str, str]]] = {}
         facts: dict[str, list[str]] = {}
@@ -43,7 +45,7 @@ class DependencyGraph(Tree[str]):
         for child, edges in parents.items():
             for parent, outcome in edges:
                 children.setdefault(parent, []).append((child, outcome))
-        self.marks = {v["id"]: ("ready" if v["id"] == running else STATE_MARK.get(v["state"], "blocked"))
+        self.marks = {v["id"]: ("ready" if v["id"] in running else STATE_MARK.get(v["state"], "blocked"))
                       for v in views}
         line = self.cursor_line
         self.clear()
@@ -60,14 +62,14 @@ class DependencyGraph(Tree[str]):
                 add(self.root, lever.id, None, 0)
         self.cursor_line = max(0, line)
 
-    def _label(self, view: dict, via: str | None, facts: list[str], running: str | None) -> Text:
+    def _label(self, view: dict, via: str | None, facts: list[str], running: Collection[str] = ()) -> Text:
         mark = self.marks[view["id"]]
         text = Text()
         if via and via != "decided":
             text.append(f"{via} → ", style="italic")
         text.append(view["id"])
         text.append(f" [{mark}]", style=MARK_STYLE.get(mark, ""))
-        detail = "running" if view["id"] == running else state_text(view)
+        detail = "running" if view["id"] in running else state_text(view)
         if detail != mark:
             text.append(f" {detail}", style="dim")
         if facts:

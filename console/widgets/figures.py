@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from optseq.state.history_points import run_stats  # one reading of a run's statistics, shared with the export
+
 STATE_MARK = {"ready": "ready", "running": "ready", "measured": "ready", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
               "adopted": "decided", "rejected": "decided", "deferred": "decided", "decided": "decided"}
@@ -28,13 +30,6 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None
-
-
-def run_stats(run: dict) -> dict:
-    """The paired statistics a run stored, or {} (failed runs, experiments, decision levers)."""
-    summary = run.get("summary")
-    stats = summary.get("stats") if isinstance(summary, dict) else None
-    return stats if isinstance(stats, dict) else {}
 
 
 def ratio(value: float) -> str:

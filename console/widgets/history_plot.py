@@ -3,10 +3,7 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
-from optseq.console.widgets.figures import run_stats
-
-MAX_RUNS = 40
-"""Newest runs plotted; more would not fit an 80-column plot anyway."""
+from optseq.state.history_points import points
 
 
 class HistoryPlot(PlotextPlot):
@@ -20,11 +17,7 @@ class HistoryPlot(PlotextPlot):
 
     def show(self, lever, runs: list[dict]) -> None:
         self.lever = lever.id
-        self.points = []
-        for run in sorted(runs, key=lambda r: r.get("id", 0))[-MAX_RUNS:]:
-            stats = run_stats(run)
-            if isinstance(stats.get("estimate"), (int, float)):
-                self.points.append((run["id"], float(stats["estimate"]), stats.get("ci_low"), stats.get("ci_high")))
+        self.points = points(runs)  # the export's charts draw the same points (state.history_points)
         plt = self.plt
         plt.clear_figure()
         if not self.points:

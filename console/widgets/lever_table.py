@@ -1,6 +1,8 @@
 """The lever table: one row per lever with its state, last estimate ± CI, stale mark and plan doc."""
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -58,7 +60,8 @@ class LeverTable(DataTable):
             return None
         return self._ids[self.cursor_row]
 
-    def show(self, views: list[dict], runs: list[dict], priors: dict[str, float | None], running: str | None) -> None:
+    def show(self, views: list[dict], runs: list[dict], priors: dict[str, float | None],
+             running: Collection[str] = ()) -> None:
         """Fill or update the rows in place, so the cursor stays where the user left it."""
         rows = {v["id"]: self._cells(v, [r for r in runs if r.get("lever") == v["id"]], priors.get(v["id"]),
                                      running) for v in views}
@@ -75,8 +78,8 @@ class LeverTable(DataTable):
                 self.update_cell(lever_id, key, value)
 
     @staticmethod
-    def _cells(view: dict, runs: list[dict], prior: float | None, running: str | None) -> tuple[str, ...]:
-        state = "running" if view["id"] == running else state_text(view)
+    def _cells(view: dict, runs: list[dict], prior: float | None, running: Collection[str] = ()) -> tuple[str, ...]:
+        state = "running" if view["id"] in running else state_text(view)
         plan = PurePosixPath(view["plan_doc"]).name if view.get("plan_doc") else "-"
         return (view["id"], plain_title(view["title"]), state, last_estimate(view, runs, prior),
                 "!" if view.get("stale") else "", plan)

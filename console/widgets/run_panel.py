@@ -79,6 +79,20 @@ class RunPanel(Vertical):
     class Started(Message):
         lever: str
 
+    class RowsChanged(Message):
+        """A run of a parallel group moved; one pending repaint of the rows is enough."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, RunPanel.RowsChanged)
+
+    @dataclass
+    class Landed(Message):
+        """One run of a parallel group ended (the group goes on): `report`, or `error` when it did not run."""
+
+        lever: str
+        report: object | None
+        error: str | None = None
+
     @dataclass
     class Finished(Message):
         """The run ended: `report` is the state's RunReport, or None with `error` when it could not run."""
@@ -92,6 +106,9 @@ class RunPanel(Vertical):
         self.lever: str | None = None
         """The lever running now, None when idle."""
         self.last_report = None
+        self.rows: dict[str, dict] = {}
+        """A parallel group's runs: lever → done, total, estimate, status; written by run threads under `_rows_lock`."""
+        self._rows_lock = threading.Lock()
         self._control: RunControl | None = None
         self._lines: deque[str] = deque(maxlen=LOG_LINES)
         self._tally = Tally()
@@ -104,6 +121,7 @@ class RunPanel(Vertical):
         with Horizontal(id="run-progress-row"):
             yield ProgressBar(total=None, show_eta=False, id="run-progress")
             yield Label("", id="run-progress-msg")
+        yield Static("", id="run-rows")
         yield Static("estimate: -", id="run-estimate")
         yield Static("samples: none yet", id="run-samples")
         yield Log(max_lines=LOG_LINES, id="run-log")
@@ -113,22 +131,51 @@ class RunPanel(Vertical):
     def running(self) -> bool:
         return self.lever is not None
 
+    @property
+    def running_levers(self) -> set[str]:
+        """Every lever with a run under way from this console."""
+        if self.rows:
+            with self._rows_lock:
+                return {k for k, row in self.rows.items() if row["status"] == "running"}
+        return {self.lever} if self.lever else set()
+
     def start(self, seq, lever_id: str) -> None:
-        self.lever = lever_id
+        self._reset(lever_id, f"{lever_id}: starting…")
         self._control = RunControl()
+        self._run(seq, lever_id, self._control)
+        self.post_message(self.Started(lever_id))
+
+    def start_group(self, seq, target: str, width: int) -> None:
+        """Up to `width` levers of `target` at once (state/runs/parallel.py), a row each."""
+        from optseq.state.runs.parallel import GroupRun
+
+        label = f"{target} ×{width}"
+        self._reset(label, f"{label}: picking levers…")
+        group = GroupRun(seq, target, width, self._sinks, on_started=self._group_started,
+                         on_landed=self._group_landed)
+        self._control = RunControl()
+        self._control.attach(group)
+        self.add_class("-group")
+        self._run_group(group, label)
+        self.post_message(self.Started(label))
+
+    def _reset(self, lever: str, title: str) -> None:
+        self.lever = lever
+        with self._rows_lock:
+            self.rows = {}
+        self.remove_class("-group")
         self._tally = Tally()
         self._lines.clear()
         self.query_one("#run-log", Log).clear()
-        self.query_one("#run-title", Label).update(f"{lever_id}: starting…")
+        self.query_one("#run-title", Label).update(title)
         self.query_one("#run-progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#run-progress-msg", Label).update("")
+        self.query_one("#run-rows", Static).update("")
         self.query_one("#run-estimate", Static).update("estimate: -")
         self.query_one("#run-samples", Static).update("samples: none yet")
         self.set_class(True, "-running")
         self.remove_class("-failed", "-ok")
         self._idle.clear()
-        self._run(seq, lever_id, self._control)
-        self.post_message(self.Started(lever_id))
 
     def cancel(self) -> bool:
         """Ask the run to stop (SIGTERM to its group, SIGKILL after the grace); False when idle."""
@@ -161,6 +208,51 @@ class RunPanel(Vertical):
             self.post_message(self.Finished(lever_id, report))
         finally:
             self._idle.set()
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    def _run_group(self, group, label: str) -> None:
+        try:
+            reports = group.run()
+        except Exception as exc:
+            self.post_message(self.Finished(label, None, str(exc) or type(exc).__name__))
+        else:
+            self.post_message(self.Finished(label, _GroupReport(reports, self.rows)))
+        finally:
+            self._idle.set()
+
+    def _sinks(self, lever_id: str):
+        def on_event(event: dict) -> None:
+            kind = event.get("event")
+            with self._rows_lock:
+                row = self.rows[lever_id]
+                if kind == "progress":
+                    row["done"], row["total"] = event.get("done") or 0, event.get("total") or 0
+                elif kind == "estimate":
+                    row["estimate"] = event.get("estimate")
+                elif kind == "sample":
+                    self._tally.add(event)
+            self.post_message(self.RowsChanged())
+
+        def on_log(line: str) -> None:
+            self._on_log(f"[{lever_id}] {line}")
+
+        return on_event, on_log
+
+    def _group_started(self, lever_id: str, running: int) -> None:
+        with self._rows_lock:
+            self.rows[lever_id] = {"done": 0, "total": 0, "estimate": None, "status": "running"}
+        self._on_log(f"[optseq] {lever_id}: started ({running} running)")
+        self.post_message(self.RowsChanged())
+        self.post_message(self.Started(lever_id))  # the screen shows it running
+
+    def _group_landed(self, landed) -> None:
+        with self._rows_lock:
+            row = self.rows[landed.lever]
+            report = landed.report
+            row["status"] = report.status if report else "refused"
+            row["verdict"] = (report.decision or report.verdict) if report else None
+        self.post_message(self.Landed(landed.lever, landed.report, landed.refused))
+        self.post_message(self.RowsChanged())
 
     def _on_event(self, event: dict) -> None:
         kind = event.get("event")
@@ -204,6 +296,27 @@ class RunPanel(Vertical):
         message.stop()
         self.query_one("#run-samples", Static).update(self._tally.text())
 
+    def on_run_panel_rows_changed(self, message: RowsChanged) -> None:
+        message.stop()
+        with self._rows_lock:
+            rows = {k: dict(v) for k, v in self.rows.items()}
+        lines = []
+        for lever_id, row in rows.items():
+            estimate = f"  {row['estimate']:.3f}×" if isinstance(row.get("estimate"), (int, float)) else ""
+            pairs = f"{row['done']:g}/{row['total']:g} pairs" if row["total"] else "starting"
+            end = f" → {row['verdict']}" if row.get("verdict") else ""
+            lines.append(f"{lever_id}: {row['status']}  {pairs}{estimate}{end}")
+        self.query_one("#run-rows", Static).update("\n".join(lines))
+        done = sum(r["done"] for r in rows.values())
+        total = sum(r["total"] for r in rows.values())
+        if total:
+            self.query_one("#run-progress", ProgressBar).update(total=total, progress=done)
+        running = [k for k, r in rows.items() if r["status"] == "running"]
+        if self.lever is not None:
+            self.query_one("#run-title", Label).update(
+                f"{self.lever}: {len(running)} running ({', '.join(running) or 'none'}), {len(rows) - len(running)} landed")
+        self.query_one("#run-samples", Static).update(self._tally.text())
+
     def on_run_panel_log_ready(self, message: LogReady) -> None:
         message.stop()
         lines = []
@@ -232,4 +345,30 @@ class RunPanel(Vertical):
         bar = self.query_one("#run-progress", ProgressBar)
         if ok and bar.total:
             bar.update(progress=bar.total)
+        if isinstance(report, _GroupReport):
+            self.query_one("#run-title", Label).update(f"{message.lever}: {report.message}")
+            return
         self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {report.message}")
+
+
+@dataclass
+class _GroupReport:
+    """How a parallel group ended, in the shape the screen reads from a single run's report."""
+
+    reports: list
+    rows: dict
+
+    @property
+    def status(self) -> str:
+        return "succeeded" if self.reports and all(r.status == "succeeded" for r in self.reports) else (
+            "failed" if self.reports else "nothing ran")
+
+    @property
+    def run_id(self) -> str:
+        return ", ".join(f"#{r.run_id}" for r in self.reports)
+
+    @property
+    def message(self) -> str:
+        if not self.reports:
+            return "no lever of the group could run"
+        return "; ".join(f"{r.lever} {r.decision or r.verdict or r.status}" for r in self.reports)

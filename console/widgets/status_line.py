@@ -1,6 +1,8 @@
 """One line under the table: what is next, what is running, and why the console cannot write, if it cannot."""
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from textual.widgets import Static
 
 
@@ -14,7 +16,7 @@ class StatusLine(Static):
 
     text: str = ""
 
-    def show(self, status: dict, running: str | None, holder: str | None) -> None:
+    def show(self, status: dict, running: Collection[str], holder: str | None) -> None:
         todo = status.get("todo") or []
         if status.get("next"):
             parts = [f"next: {status['next']}"]
@@ -23,7 +25,7 @@ class StatusLine(Static):
             if todo:
                 parts.append(f"to do: {todo[0]}" + (f" (+{len(todo) - 1} more)" if len(todo) > 1 else ""))
         if running:
-            parts.append(f"running: {running}")
+            parts.append(f"running: {', '.join(sorted(running))}")
         if holder:
             parts.append(f"read-only: {holder}")
         warnings = status.get("warnings") or []

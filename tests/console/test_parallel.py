@@ -77,3 +77,36 @@ def test_parallel_is_refused_where_it_means_nothing(tmp_path):
                         (["--run", "ready", "--parallel", "0"], "--parallel 0: expected 1 to 64")):
         proc = subprocess.run([*OPTSEQ, *args], env=env, capture_output=True, text=True, timeout=CEILING_S)
         assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_console_runs_ready_levers_at_once_with_a_row_each(tmp_path, monkeypatch):
+    """R in the console: both ready levers held mid-run at once, a row each, then `after` joins as they land."""
+    import asyncio
+
+    from optseq.console.app import make_app
+    from tests.console.test_app import cell, until
+
+    hold = tmp_path / "go"
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(hold))
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    logs = [tmp_path / "db" / "runs" / str(i) / "pass-1.log" for i in (1, 2)]
+
+    async def go():
+        app = make_app(plan(tmp_path), tmp_path / "db", parallel=2)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("R")
+            panel = app.main.panel
+            await until(pilot, lambda: all(log.exists() and '"pair": 0' in log.read_text(errors="replace")
+                                           for log in logs), what="both levers mid-run")
+            await until(pilot, lambda: panel.running_levers == {"left", "right"}, what="two rows running")
+            assert cell(app, "left", "state") == "running" and cell(app, "right", "state") == "running"
+            rows = str(panel.query_one("#run-rows").render())
+            assert "left: running" in rows and "right: running" in rows
+            assert "2 running" in str(panel.query_one("#run-title").render())
+            hold.touch()
+            await until(pilot, lambda: not panel.running, what="the group to end")
+            assert [cell(app, lever, "state") for lever in ("left", "right", "after")] == ["adopted"] * 3
+            rows = str(panel.query_one("#run-rows").render())
+            assert all(f"{lever}: succeeded" in rows and "→ adopt" in rows for lever in ("left", "right", "after"))
+
+    asyncio.run(go())

@@ -282,3 +282,27 @@ def test_two_ready_levers_run_in_parallel_on_separate_nodes(tmp_path, ray_cluste
         sids = [seq.store.get("runs", runs[name]["run_id"])["submission_id"] for name in ("left", "right")]
     nodes = {job(ray_cluster, sid).driver_node_id for sid in sids}
     assert len(nodes) == 2  # one bench per node: the two ran side by side on different nodes
+
+
+def test_the_console_re_attaches_a_detached_run_when_it_opens(tmp_path, ray_cluster, monkeypatch):
+    import asyncio
+
+    from optseq.console.app import make_app
+    from tests.console.test_app import cell, until
+
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
+    kill_mid_pass(tmp_path, path, 1)
+    (tmp_path / "release").touch()
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+    async def go():
+        app = make_app(path, tmp_path / "db")
+        async with app.run_test(size=(100, 30)) as pilot:
+            panel = app.main.panel
+            await until(pilot, lambda: panel.last_report is not None, timeout=CEILING_S, what="the re-attached run")
+            assert panel.last_report.run_id == 1 and panel.last_report.decision == "adopt"
+            assert cell(app, "lever", "state") == "adopted"
+            log = "\n".join(panel.query_one("#run-log").lines)
+            assert "re-attached to Ray job" in log
+
+    asyncio.run(go())

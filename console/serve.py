@@ -1,0 +1,238 @@
+"""`optseq serve`: the console in a browser, through textual-serve, behind a token and an Origin check.
+
+textual-serve itself has no authentication and accepts a websocket from any Origin, so any web page
+open in the user's browser could drive a console that launches lever runs. Here every request must
+carry a random token (in the URL printed at start, then in a cookie the token-checked page load
+sets), and a request whose Origin is not this server's own is refused. Each browser tab's websocket
+starts its own console process on the same plan and store (`python -m optseq.console.serve --tab`).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import errno
+import ipaddress
+import os
+import secrets
+import shlex
+import signal
+import socket
+import sys
+import weakref
+from pathlib import Path
+
+BAD_INPUT = 2
+SHUTDOWN_S = 30.0
+"""How long stopping the server waits for the tabs' consoles to quit: a console under a live run
+takes up to its own 20 s to end the run (console/app.py STOP_TIMEOUT_S) before it closes the store."""
+COOKIE = "optseq_serve_{port}"
+"""Cookies ignore ports: two servers on one host each need their own name, or one tab would log the
+other out."""
+
+
+class ServeError(Exception):
+    """Bad input for `optseq serve` (a host it must not bind, a port in use): one line, exit 2."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_of(host: str, port: int) -> str:
+    """The origin a browser sends for pages of this server (what the Origin check compares with)."""
+    try:
+        if ipaddress.ip_address(host).version == 6:
+            host = f"[{host}]"
+    except ValueError:
+        pass
+    return f"http://{host}:{port}"
+
+
+def bind(host: str, port: int, public: bool) -> socket.socket:
+    """The listening socket, bound before anything is served: a bad host or a busy port is one line."""
+    if not 0 <= port <= 65535:
+        raise ServeError(f"--port {port}: expected 0 (any free port) to 65535")
+    try:
+        unspecified = ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        unspecified = False
+    if unspecified:
+        # the printed URL and the Origin check need the one address the browser will use
+        raise ServeError(f"--host {host}: give the address or name browsers will reach this machine by")
+    if not public and not is_loopback(host):
+        raise ServeError(f"--host {host} is not a loopback address: anyone who can reach it and learns the "
+                         "URL drives the console (and its runs); add --public to mean it")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ServeError(f"--host {host}: {exc.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServeError(f"port {port} on {host} is in use; give --port another, or 0 for any free "
+                             "port") from None
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def tab_command(plan_path: Path, db: Path) -> str:
+    """The shell command textual-serve runs for each tab: this interpreter, the same plan and store.
+
+    Absolute paths, so that a tab finds the plan and store whatever directory the server was started in."""
+    argv = [sys.executable, "-m", "optseq.console.serve", "--tab", "--plan", str(Path(plan_path).absolute()),
+            "--db", str(Path(db).absolute())]
+    return "exec " + shlex.join(argv)  # exec: the console is the tab's process, not a shell above it
+
+
+def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token: str):
+    """textual-serve's Server, its aiohttp app wrapped in the token and Origin checks."""
+    from aiohttp import WSCloseCode, web
+    from rich.console import Console
+    from textual_serve.server import Server
+
+    port = sock.getsockname()[1]
+    origin = origin_of(host, port)
+    cookie = COOKIE.format(port=port)
+
+    class GuardedServer(Server):
+        def __init__(self) -> None:
+            super().__init__(tab_command(plan_path, db), host=host, port=port, title="optseq", public_url=origin)
+            self.console = Console(stderr=True)  # stdout carries the URL line only
+            self._sockets: weakref.WeakSet = weakref.WeakSet()
+            self._stopping = False
+
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            app.middlewares.insert(0, guard)
+            app.on_response_prepare.append(self._track)
+            app.on_cleanup.append(self._reap)
+            return app
+
+        async def _track(self, request: web.Request, response: web.StreamResponse) -> None:
+            if isinstance(response, web.WebSocketResponse):
+                self._sockets.add(response)
+
+        async def on_startup(self, app: web.Application) -> None:
+            pass  # the URL line is printed before serving; textual-serve's banner would print the URL bare
+
+        async def on_shutdown(self, app: web.Application) -> None:
+            # Closing each tab's websocket ends its message loop, and textual-serve then tells that
+            # tab's console to quit and waits for it: the consoles close their stores before we exit.
+            await asyncio.gather(*(ws.close(code=WSCloseCode.GOING_AWAY, message=b"optseq serve stopped")
+                                   for ws in list(self._sockets)), return_exceptions=True)
+
+        async def _reap(self, app: web.Application) -> None:
+            # textual-serve stops waiting for a tab when its output ends, a moment before the console's
+            # process has exited: wait for them all here, so `optseq serve` returns only once every tab
+            # has closed its store, and asyncio reaps them while its loop still runs.
+            if not hasattr(os, "waitid"):
+                return
+            end = asyncio.get_running_loop().time() + SHUTDOWN_S
+            while asyncio.get_running_loop().time() < end:
+                try:
+                    # WNOWAIT: look without reaping; asyncio's child watcher reaps them
+                    os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                except ChildProcessError:
+                    return  # no child left
+                await asyncio.sleep(0.02)
+
+        def request_exit(self) -> None:
+            if self._stopping:
+                # a second GracefulExit would escape aiohttp's cleanup as exit status 1 and abandon the tabs
+                print(f"optseq: stopping: waiting for the tabs' consoles to close (up to {SHUTDOWN_S:g} s)",
+                      file=sys.stderr, flush=True)
+                return
+            self._stopping = True
+            super().request_exit()
+
+        def serve(self, debug: bool = False) -> None:
+            self.initialize_logging()
+            loop = asyncio.new_event_loop()
+            loop.add_signal_handler(signal.SIGINT, self.request_exit)
+            loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            # access_log off: its request lines would print the token
+            web.run_app(self._make_app(), sock=sock, handle_signals=False, loop=loop, print=None,
+                        access_log=None, shutdown_timeout=SHUTDOWN_S)
+
+    @web.middleware
+    async def guard(request: web.Request, handler):
+        sent_origin = request.headers.get("Origin")
+        if sent_origin is not None and sent_origin != origin:
+            raise web.HTTPForbidden(text=f"optseq serve: requests from {sent_origin} are refused (only {origin})\n")
+        in_url = request.query.get("token")
+        given = in_url if in_url is not None else request.cookies.get(cookie)
+        if given is None or not secrets.compare_digest(given.encode(), token.encode()):
+            raise web.HTTPForbidden(text="optseq serve: this needs the URL with ?token=... that optseq serve "
+                                         "printed\n")
+        response = await handler(request)
+        if in_url is not None and not response.prepared:
+            # the page's own requests (its script, styles, the websocket) carry no token: the cookie does.
+            # Strict keeps other sites' pages from sending it; a page on another port of this host is the
+            # same site, and the Origin check above is what refuses that one.
+            response.set_cookie(cookie, token, httponly=True, samesite="Strict", path="/")
+        if not response.prepared:
+            response.headers["Referrer-Policy"] = "no-referrer"  # the page's URL holds the token
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
+    return GuardedServer()
+
+
+def run_serve(plan_path: Path, db: Path, host: str, port: int, public: bool) -> int:
+    """Check the plan and store, bind, print the URL (one line on stdout), serve until Ctrl+C."""
+    from optseq.state.sequencer import Sequencer
+
+    try:
+        sock = bind(host, port, public)
+    except ServeError as exc:
+        print(f"optseq: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    try:
+        # each tab opens them the same way: a bad plan or store is one line here, not a blank page per tab
+        with Sequencer.open(plan_path, db, mode="auto") as seq:
+            readonly = seq.readonly
+        token = secrets.token_urlsafe(32)
+        server = make_server(plan_path, db, sock, host, token)
+    except BaseException:
+        sock.close()
+        raise
+    print(f"{server.public_url}/?token={token}", flush=True)
+    print(f"optseq: serving the console for {plan_path} on {server.public_url} (each browser tab runs its own "
+          f"console{'; the store is read-only here' if readonly else ''}); Ctrl+C stops",
+          file=sys.stderr, flush=True)
+    server.serve()
+    return 0
+
+
+def tab_main(argv: list[str] | None = None) -> int:
+    """One browser tab's console: textual-serve runs this with its web driver on stdin/stdout."""
+    parser = argparse.ArgumentParser(prog="optseq-serve-tab")
+    parser.add_argument("--tab", action="store_true", required=True)
+    parser.add_argument("--plan", type=Path, required=True)
+    parser.add_argument("--db", type=Path, required=True)
+    args = parser.parse_args(argv)
+    from optseq.console.app import make_app
+    from optseq.state.plan import PlanError
+    from optseq.state.store import StoreError
+
+    try:
+        app = make_app(args.plan, args.db)
+    except (PlanError, StoreError) as exc:
+        print(f"optseq: {exc}", file=sys.stderr)  # textual-serve relays a tab's stderr to the server's log
+        return BAD_INPUT
+    app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    sys.exit(tab_main())

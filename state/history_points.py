@@ -1,0 +1,53 @@
+"""A lever's estimates over its runs: what the console's history plot and the export's charts both draw.
+
+One extraction for both, so the chart beside an export shows the same points as the console's plot.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+MAX_RUNS = 40
+"""Newest runs plotted; more would not fit an 80-column plot anyway (the export's charts keep the same)."""
+
+Point = tuple[int, float, float | None, float | None]
+"""(run id, estimate, CI low, CI high), the bounds None where the run stored none."""
+
+
+def run_stats(run: dict) -> dict:
+    """The paired statistics a run stored, or {} (failed runs, experiments, decision levers)."""
+    summary = run.get("summary")
+    stats = summary.get("stats") if isinstance(summary, dict) else None
+    return stats if isinstance(stats, dict) else {}
+
+
+def points(runs: Iterable[dict]) -> list[Point]:
+    """One point per run with a finite estimate, oldest first, from the newest MAX_RUNS runs.
+
+    The window is taken over runs, not points, as the console always did: a failed run still takes
+    its place among the newest. Non-finite numbers (a store edited by hand, a bad external run)
+    would break a plot's scale, so they count as missing.
+    """
+    out: list[Point] = []
+    for run in sorted(runs, key=lambda r: r.get("id") or 0)[-MAX_RUNS:]:
+        stats = run_stats(run)
+        estimate = _finite(stats.get("estimate"))
+        if estimate is not None and run.get("id") is not None:
+            out.append((run["id"], estimate, _finite(stats.get("ci_low")), _finite(stats.get("ci_high"))))
+    return out
+
+
+def threshold(lever) -> float | None:
+    """The line a run's CI is judged against: the rule's min_speedup; none for a `choose` experiment (it
+    picks among configs) or a lever without a rule. Ratios are stored oriented so that > 1 is better
+    whichever way the metric points, so the same line holds for a lower-is-better metric."""
+    rule = getattr(lever, "rule", None)
+    if rule is None or rule.choose:
+        return None
+    return float(rule.min_speedup)
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None

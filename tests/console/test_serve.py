@@ -1,0 +1,300 @@
+"""`optseq serve` for real: the server as a subprocess, plain HTTP for the token and Origin checks, and a
+headless chromium (driven over the DevTools protocol) that loads the printed URL and shows the lever table."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DEFAULT_PLAN, OPTSEQ
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+REQUIRE_BROWSER = os.environ.get("OPTSEQ_REQUIRE_BROWSER") == "1"
+CEILING_S = 120.0
+"""How long a wait for the server, the browser or the screen may take before the test calls it a hang:
+only a guard, never a budget."""
+SEED_LEVERS = ("julia_port", "port", "cython_bot", "option_b", "model_size", "amp", "compile", "tensorrt",
+               "option_a")
+EVIL = "http://evil.example"
+
+
+def wait_until(what: str, check, timeout: float = CEILING_S, poll: float = 0.05):
+    end = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not after {timeout:g} s")
+        time.sleep(poll)
+
+
+@dataclass
+class Served:
+    url: str
+    """The printed URL, token and all."""
+    base: str
+    proc: subprocess.Popen
+    stderr: Path
+
+    @property
+    def token(self) -> str:
+        return self.url.split("?token=", 1)[1]
+
+
+@pytest.fixture
+def served(tmp_path):
+    out, err = tmp_path / "serve.out", tmp_path / "serve.err"
+    env = {**os.environ, "TEXTUAL_ANIMATIONS": "none"}
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        # its own session: the tabs' consoles are its children, and the test checks they all end with it
+        proc = subprocess.Popen([*OPTSEQ, "--plan", str(DEFAULT_PLAN), "--db", str(tmp_path / "state"),
+                                 "serve", "--port", "0"], stdout=stdout, stderr=stderr, cwd=tmp_path, env=env,
+                                start_new_session=True)
+    try:
+        def url_line():
+            if proc.poll() is not None:
+                raise AssertionError(f"optseq serve exited {proc.returncode}: {err.read_text()}")
+            text = out.read_text()
+            return text.split("\n", 1)[0] if "\n" in text else None
+
+        url = wait_until("optseq serve's URL line", url_line)
+        assert url.startswith("http://127.0.0.1:") and "/?token=" in url, url
+        yield Served(url, url.split("/?token=", 1)[0], proc, err)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=CEILING_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+    assert proc.returncode == 0, err.read_text()
+
+    def group_gone():
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    wait_until("the tabs' consoles ending with the server", group_gone)
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+@pytest.mark.slow
+def test_every_request_needs_the_token_and_a_foreign_origin_is_refused(served):
+    base, token = served.base, served.token
+    assert get(base + "/")[0] == 403
+    assert get(base + "/?token=" + token[:-1] + "x")[0] == 403
+    assert get(base + "/static/js/textual.js")[0] == 403
+    assert get(base + "/ws")[0] == 403
+    # the token does not let another site's page in
+    assert get(served.url, {"Origin": EVIL})[0] == 403
+    assert get(served.url, {"Origin": "null"})[0] == 403
+
+    code, headers, body = get(served.url)
+    assert code == 200 and b"data-session-websocket-url" in body
+    cookie = headers["Set-Cookie"]
+    assert token in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie, cookie
+    assert headers["Referrer-Policy"] == "no-referrer"
+    assert get(served.url, {"Origin": served.base})[0] == 200
+    # the page's own requests carry the cookie, not the token
+    jar = cookie.split(";", 1)[0]
+    assert get(base + "/static/js/textual.js", {"Cookie": jar})[0] == 200
+    assert get(base + "/static/js/textual.js", {"Cookie": jar, "Origin": EVIL})[0] == 403
+
+    # the websocket is what drives a console: its upgrade is checked the same way
+    async def upgrade(headers: dict[str, str]) -> int:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as session:
+            try:
+                async with session.ws_connect(base.replace("http", "ws", 1) + "/ws", headers=headers):
+                    return 101
+            except aiohttp.WSServerHandshakeError as exc:
+                return exc.status
+
+    assert asyncio.run(upgrade({"Origin": served.base})) == 403
+    assert asyncio.run(upgrade({"Cookie": jar, "Origin": EVIL})) == 403
+
+
+# -- a real browser ----------------------------------------------------------------------------------
+
+# textual-serve's page draws the terminal with xterm.js on a canvas (WebGL or 2D), so no text reaches the DOM
+# and the page keeps its Terminal in a closure. Before the page's script runs, this catches the Terminal
+# when the page assigns it (`this.terminal = new Terminal(...)`), so the test can read xterm's own screen
+# buffer: what is drawn, row by row.
+CATCH_TERMINAL = """
+window.__terminals = [];
+Object.defineProperty(Object.prototype, "terminal", {
+  configurable: true,
+  set(value) {
+    Object.defineProperty(this, "terminal", {value, writable: true, configurable: true, enumerable: true});
+    window.__terminals.push(value);
+  },
+});
+"""
+SCREEN = """(() => {
+  const term = (window.__terminals || []).find(t => t && t.buffer && t.buffer.active);
+  if (!term) return "";
+  const buffer = term.buffer.active, rows = [];
+  for (let y = 0; y < term.rows; y++) {
+    const line = buffer.getLine(buffer.viewportY + y);
+    rows.push(line ? line.translateToString(true) : "");
+  }
+  return rows.join("\\n");
+})()"""
+
+
+class DevTools:
+    """One page of a headless chromium, over the DevTools protocol's websocket."""
+
+    def __init__(self, ws):
+        self.ws, self.next_id = ws, 0
+
+    async def call(self, method: str, **params):
+        self.next_id += 1
+        await self.ws.send_json({"id": self.next_id, "method": method, "params": params})
+        async with asyncio.timeout(CEILING_S):
+            while True:
+                message = await self.ws.receive_json()
+                if message.get("id") == self.next_id:  # events in between are not asked for
+                    if "error" in message:
+                        raise AssertionError(f"{method}: {message['error']}")
+                    return message["result"]
+
+    async def evaluate(self, expression: str):
+        result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+    async def wait_for(self, what: str, expression: str, timeout: float = CEILING_S) -> str:
+        """Poll `expression` (a string) until `what` is in it."""
+        end = time.monotonic() + timeout
+        while True:
+            value = await self.evaluate(expression) or ""
+            if what in value:
+                return value
+            if time.monotonic() > end:
+                raise AssertionError(f"{what!r} not on the page after {timeout:g} s:\n{value}")
+            await asyncio.sleep(0.1)
+
+
+def chromium_args(profile: Path) -> list[str]:
+    args = [CHROMIUM, "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
+            "--no-first-run", "--no-default-browser-check", "--window-size=1280,900",
+            # the page asks Google for a font: nothing outside this machine is asked or waited for
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+    if os.geteuid() == 0:
+        args.append("--no-sandbox")  # chromium's sandbox refuses root (a container, CI)
+    return args + ["about:blank"]
+
+
+@contextlib.asynccontextmanager
+async def chromium(profile: Path):
+    """A headless chromium; yields `open_page(url)`, which loads a URL in a new tab and returns its DevTools."""
+    import aiohttp
+
+    browser = subprocess.Popen(chromium_args(profile), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        port_file = profile / "DevToolsActivePort"
+
+        def devtools_port():
+            if browser.poll() is not None:
+                raise AssertionError(f"chromium exited {browser.returncode}")
+            lines = port_file.read_text().splitlines() if port_file.exists() else []
+            return lines[0] if len(lines) >= 2 else None
+
+        port = await asyncio.to_thread(wait_until, "chromium's DevToolsActivePort", devtools_port)
+        async with aiohttp.ClientSession() as session, contextlib.AsyncExitStack() as pages:
+            async def open_page(url: str) -> DevTools:
+                async with session.put(f"http://127.0.0.1:{port}/json/new?about:blank") as response:
+                    target = await response.json(content_type=None)
+                ws = await pages.enter_async_context(session.ws_connect(target["webSocketDebuggerUrl"],
+                                                                        max_msg_size=0))
+                tools = DevTools(ws)
+                await tools.call("Page.enable")
+                await tools.call("Page.addScriptToEvaluateOnNewDocument", source=CATCH_TERMINAL)
+                await tools.call("Page.navigate", url=url)
+                return tools
+
+            yield open_page
+    finally:
+        os.killpg(browser.pid, signal.SIGKILL)
+        browser.wait(timeout=CEILING_S)
+
+
+def lever_rows(screen: str) -> list[str]:
+    lines = screen.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.split()[:1] == [SEED_LEVERS[0]])
+    return [line.split()[0] for line in lines[first:first + len(SEED_LEVERS)]]
+
+
+@pytest.mark.slow
+def test_the_page_shows_the_lever_table_in_a_real_browser(served, tmp_path):
+    if CHROMIUM is None:
+        if REQUIRE_BROWSER:
+            pytest.fail("OPTSEQ_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install chromium)")
+        pytest.skip("needs chromium (Debian: apt-get install chromium); OPTSEQ_REQUIRE_BROWSER=1 makes this fail")
+    profile = tmp_path / "chromium"
+    profile.mkdir()
+
+    async def scenario():
+        async with chromium(profile) as open_page:
+            first, second = await open_page(served.url), await open_page(served.url)
+            # the status line is drawn last: the table above it is complete by then
+            for page in (first, second):
+                screen = await page.wait_for("next: nothing to run", SCREEN)
+                assert lever_rows(screen) == list(SEED_LEVERS), screen
+                assert "adopted" in screen and "read-only" not in screen, screen
+            # keys typed into one tab reach that tab's console only
+            await first.evaluate("document.querySelector('.xterm-helper-textarea').focus()")
+            await first.call("Input.insertText", text="2")
+            await first.wait_for("NO-GO → option_b [blocked]", SCREEN)
+            assert "NO-GO → option_b" not in await second.evaluate(SCREEN)
+            # stopping the server ends each tab's session (its page says so) rather than cutting it off
+            served.proc.send_signal(signal.SIGTERM)
+            for page in (first, second):
+                await page.wait_for("-closed", "document.body.className")
+
+    asyncio.run(scenario())
+
+
+def test_a_host_others_can_reach_needs_public(cli_env):
+    for host, fragment in (("192.0.2.1", "not a loopback address"), ("0.0.0.0", "give the address")):
+        proc = subprocess.run([*OPTSEQ, "serve", "--host", host, "--port", "0"], env=cli_env,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and proc.stdout == "", (proc.stdout, proc.stderr)
+        assert fragment in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+def test_a_port_in_use_is_one_line(cli_env):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run([*OPTSEQ, "serve", "--port", str(port)], env=cli_env, capture_output=True,
+                              text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "", (proc.stdout, proc.stderr)
+    assert proc.stderr == f"optseq: port {port} on 127.0.0.1 is in use; give --port another, or 0 for any " \
+                          "free port\n"
