@@ -39,6 +39,9 @@ class RunIndex:
         if rid is None or lever is None:
             return
         self.stacks[rid] = {"infra": record.get("infra") or {}, "fingerprint": record.get("fingerprint") or {}}
+        if record.get("started"):
+            # the final record does not repeat it; run hours (optseq whatif) need both ends
+            self.stacks[rid]["started"] = record["started"]
         if record.get("status") in ("running", "queued"):
             self.running[lever] = rid
 
@@ -49,6 +52,8 @@ class RunIndex:
         if self.running.get(lever) == rid:
             del self.running[lever]
         kept = {k: record[k] for k in KEPT if k in record}
+        if "started" not in kept and (self.stacks.get(rid) or {}).get("started"):
+            kept["started"] = self.stacks[rid]["started"]
         if rid in self.stacks or record.get("infra") is not None:
             entry = self.stacks.setdefault(rid, {"infra": record.get("infra") or {}, "fingerprint": {}})
             entry["fingerprint"] = record.get("fingerprint") or entry.get("fingerprint") or {}

@@ -302,7 +302,7 @@ def test_a_live_runs_hours_count_in_its_cost(tmp_path):
         assert seq.run_lever("lever").status == "succeeded"
         fig = figures(seq.whatif(), "lever")
         (run,) = seq.machine.runs.recent["lever"]
-    # the final record a live run hands the machine carries no start: the sequencer adds the one it saw (times are
+    # the final record a live run hands the machine carries no start: the run index keeps its first record's (times are
     # to the second, so a quick run may count 0 h; what matters is that it is counted, not unknown)
     assert run["started"] <= run["ended"]
     assert fig["runs_counted"] == 1 and fig["runs_unknown"] == 0 and fig["run_h"] >= 0
