@@ -1,6 +1,8 @@
 """The Textual app and `make_app`, the one factory the CLI and the tests both use."""
 from __future__ import annotations
 
+from dataclasses import replace
+import os
 from functools import partial
 from pathlib import Path
 from typing import Iterable
@@ -10,11 +12,18 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from optseq.console.dialogs.confirm import ConfirmDialog
-from optseq.console.screens.main import ACTIONS, MainScreen
+from optseq.console.screens.main import ACTIONS, VIEWS, MainScreen
+from optseq.console.widgets.figures import plain_title
 from optseq.state.sequencer import Sequencer
 
 STOP_TIMEOUT_S = 20.0
 """How long closing the app waits for a cancelled run to end before it closes the store anyway."""
+TAKE_OVER_S = 2.0
+"""How often a console read-only for an unwritable store directory checks whether it may write now."""
+
+
+VIEW_HELP = {"detail": "the selected lever in full", "graph": "dependency graph of the levers",
+             "run": "the live run", "history": "estimates of the selected lever over its runs"}
 
 
 class OptseqApp(App):
@@ -25,12 +34,39 @@ class OptseqApp(App):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, seq: Sequencer, export_dir: Path, parallel: int = 1) -> None:
+    def __init__(self, seq: Sequencer, export_dir: Path, parallel: int = 1,
+                 plan_path: Path | str | None = None, mode: str = "auto") -> None:
         super().__init__()
+        # 16 colours fold accent, warning and error into one bright red: app.tcss re-tones under this class
+        self.set_class(self.console.color_system == "standard", "-ansi16")
         self.seq = seq
         self.export_dir = export_dir
         self.parallel = parallel if parallel > 1 else 2
         """How many levers R measures at once."""
+        self._reopen = (plan_path, mode) if plan_path is not None and mode == "auto" else None
+        """What re-opens the store writable once its directory may be written (asked read-only: never)."""
+
+    def on_mount(self) -> None:
+        if self.seq.readonly and self._reopen is not None:
+            self._take_over_timer = self.set_interval(TAKE_OVER_S, self._take_over)
+
+    def _take_over(self) -> None:
+        """Read-only was a condition, not a choice: once the directory is writable, this console writes."""
+        directory = self.seq.store.directory
+        if not os.access(directory, os.W_OK | os.X_OK):
+            return
+        try:
+            seq = Sequencer.open(self._reopen[0], directory, mode="write")
+        except Exception:  # still not writable (a race, a full disk): the next tick tries again
+            return
+        self._take_over_timer.stop()
+        old, self.seq = self.seq, seq
+        main = self.main
+        main.seq, main.holder = seq, None
+        main.set_class(False, "-readonly")
+        old.close()
+        main.refresh_view()
+        self.notify(f"{directory} can be written now: this console writes again")
 
     def get_default_screen(self) -> Screen:
         self._main = MainScreen(self.seq, self.export_dir, parallel=self.parallel)
@@ -47,9 +83,14 @@ class OptseqApp(App):
                 continue
             if main.check_action(binding.action, ()) is not True:
                 continue  # a read-only console offers no write, an idle one no cancel
-            yield SystemCommand(binding.description, f"{binding.tooltip} (key {binding.key.split(',')[0]})",
+            keys = " or ".join(self.get_key_display(replace(binding, key=k.strip())) for k in binding.key.split(","))
+            yield SystemCommand(binding.description, f"{binding.tooltip} ({keys})",
                                 partial(main.run_action, binding.action))
-        yield SystemCommand("Quit", "quit optseq (asks first while a lever runs)", self.action_quit)
+        for number, view in enumerate(VIEWS, start=1):
+            yield SystemCommand(f"View {view}", f"{VIEW_HELP[view]} ({number})", partial(main.action_view, view))
+        for lever in self.seq.plan.levers:  # a lever by name: its row becomes the one actions apply to
+            yield SystemCommand(f"Lever {lever.id}", plain_title(lever.title), partial(main.choose_lever, lever.id))
+        yield SystemCommand("Quit", "quit optseq, asks first while a lever runs (q)", self.action_quit)
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit",))
 
     def action_quit(self) -> None:
@@ -91,4 +132,5 @@ def make_app(plan_path: Path | str, db_dir: Path | str, *, mode: str = "auto",
     directory: an export may not be written there).
     """
     seq = Sequencer.open(plan_path, db_dir, mode=mode)
-    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path.cwd(), parallel=parallel)
+    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path.cwd(), parallel=parallel,
+                     plan_path=plan_path, mode=mode)

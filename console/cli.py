@@ -261,7 +261,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
                                              args.evidence))
         if command == "plan":
-            return _say(seq.write_plan(args.lever, args.path))
+            return _say(seq.write_plan(args.lever, args.path, check=True))
         if command == "fact":
             return _say(seq.set_fact(args.name, args.value == "true"))
         if command == "decide":

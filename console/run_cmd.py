@@ -2,32 +2,58 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import sys
 import time
 
 from optseq.state.runs.lever_run import RunControl, RunReport
+from optseq.state.runs.progress import RunProgress, p_text
 from optseq.state.sequencer import InputError, Sequencer
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 
 
-class Progress:
-    """A one-line bar redrawn in place on a terminal; plain lines otherwise (logs, CI)."""
+CLEAR_LINE = "\r\x1b[K"
+"""Back to the line's start and erase it: the bar never leaves characters behind, however short the next text."""
 
-    def __init__(self, stream, lever: str, plain: bool = False):
+
+class Progress:
+    """A one-line bar redrawn in place on a terminal; plain lines otherwise (logs, CI).
+
+    The count runs over all the run's passes (state.runs.progress): an inconclusive run asking for
+    more pairs moves the bar on, never back to the start.
+    """
+
+    current: "Progress | None" = None
+    """The bar on the terminal now: what Ctrl-C clears before it says anything."""
+
+    def __init__(self, stream, lever: str, plain: bool = False, rule=None):
         self.stream = stream
         self.tty = stream.isatty() and not plain  # several runs at once: lines, not bars overwriting each other
         self.lever = lever
-        self.done = self.total = 0
+        self.counted = RunProgress.of(rule)
         self.msg = ""
         self.estimate = ""
         self._last = 0.0
+        self._drawn = False
+
+    @property
+    def done(self) -> float:
+        return self.counted.done
+
+    @property
+    def total(self) -> float:
+        return self.counted.total
 
     def event(self, ev: dict) -> None:
         kind = ev.get("event")
-        if kind == "progress":
-            self.done, self.total, self.msg = ev.get("done", 0), ev.get("total", 0), ev.get("msg", "")
+        if kind == "sample":
+            self.counted.sample(ev)
+        elif kind == "progress":
+            self.counted.progress(ev.get("done", 0), ev.get("total", 0))
+            self.msg = ev.get("msg", "")
             self._show(force=not self.tty)
         elif kind == "estimate":
             ci = f" [{ev['ci_low']:.3f}, {ev['ci_high']:.3f}]" if ev.get("ci_low") is not None else ""
@@ -45,29 +71,43 @@ class Progress:
     def _show(self, force: bool = False) -> None:
         if not self.tty:
             if force and self.total:
-                self._line(f"{self.lever}: {self.done}/{self.total} {self.msg}".rstrip())
+                self._line(f"{self.lever}: {self.counted.text()} {self.msg}".rstrip())
             return
         now = time.monotonic()
         if now - self._last < 0.05 and self.done != self.total:
             return
         self._last = now
-        width = 24
+        width = 20
         filled = int(width * self.done / self.total) if self.total else 0
         bar = "#" * filled + "-" * (width - filled)
-        text = f"\r{self.lever} [{bar}] {self.done}/{self.total} {self.msg} {self.estimate}"
-        self.stream.write(text[:200].ljust(80))
+        text = f"{self.lever} [{bar}] {self.counted.text()} {self.msg} {self.estimate}".rstrip()
+        # one character short of the width: a line that fills the last column wraps on some terminals
+        columns = _columns(self.stream)
+        self.stream.write(CLEAR_LINE + text[:max(columns - 1, 10)])
         self.stream.flush()
+        self._drawn = True
+        Progress.current = self
 
     def _line(self, text: str) -> None:
-        if self.tty:
-            self.stream.write("\r" + " " * 80 + "\r")
+        if self._drawn:
+            self.stream.write(CLEAR_LINE)
         self.stream.write(text + "\n")
         self.stream.flush()
+        if self._drawn:
+            self._last = 0.0
+            self._show()  # the bar again under the line, where it was
+
+    def say(self, text: str) -> None:
+        """A line of its own, above the bar: the bar is cleared first, never written over."""
+        self._line(text)
 
     def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
+        if self._drawn:
+            self.stream.write(CLEAR_LINE)
             self.stream.flush()
+            self._drawn = False
+        if Progress.current is self:
+            Progress.current = None
 
 
 def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1) -> int:
@@ -80,11 +120,40 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1) ->
         return BAD_INPUT
     control = RunControl()
     # Ctrl-C cancels the run under way (its process group or job stopped with its grace), never optseq itself
-    previous = signal.signal(signal.SIGINT, lambda *_: control.cancel())
+    previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(control))
     try:
         return _run_target(seq, target, as_json, parallel, control)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _columns(stream) -> int:
+    """The width of the terminal the bar is drawn on (stderr), which stdout's redirection does not change."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return shutil.get_terminal_size((80, 24)).columns
+
+
+def _interrupt(control: RunControl) -> None:
+    bar = Progress.current
+    what = f"{bar.lever}: " if bar else ""
+    message = f"{what}Ctrl-C: cancelling the run (its process group is stopped, then its end recorded)"
+    if bar is not None:
+        bar.say(message)
+    else:
+        print(message, file=sys.stderr, flush=True)
+    control.cancel()
+
+
+def _refused(seq: Sequencer, target: str, message: str, as_json: bool, code: int) -> int:
+    """A run refused before it started: one line on stderr and, with --json, still a JSON object on stdout."""
+    print(f"optseq: {message}", file=sys.stderr)
+    if as_json:
+        status = seq.status()
+        print(json.dumps({"target": target, "runs": [], "refused": message, "next": status["next"],
+                          "todo": status["todo"]}, ensure_ascii=False, indent=2))
+    return code
 
 
 def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, control: RunControl) -> int:
@@ -103,11 +172,9 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
         if not group:
             seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
     except InputError as exc:
-        print(f"optseq: {exc}", file=sys.stderr)
-        return NOTHING if "unknown lever" not in str(exc) else BAD_INPUT
+        return _refused(seq, target, str(exc), as_json, NOTHING if "unknown lever" not in str(exc) else BAD_INPUT)
     if first is None and not reports:
-        print(f"optseq: nothing to run for {target!r}: {_nothing_why(seq, target)}", file=sys.stderr)
-        return NOTHING
+        return _refused(seq, target, f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
     if parallel > 1 and group and target != "next" and first is not None:
@@ -122,7 +189,10 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
 
 
 def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list) -> None:
-    progress = Progress(sys.stderr, lever_id)
+    rule = _rule(seq, lever_id)
+    progress = Progress(sys.stderr, lever_id, rule=rule)
+    # at once, before the command's start-up (an import of torch, a compile) keeps the terminal silent
+    progress.say(f"{lever_id}: starting run ({_asks(rule)})")
     try:
         report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control)
     except InputError as exc:  # refused at its start (e.g. a lever a reversal closed meanwhile)
@@ -181,11 +251,28 @@ def summary_line(report: RunReport) -> str:
             figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
         figures += f" n={stats['n']}"
         if stats.get("p_value") is not None:
-            figures += f" p={stats['p_value']:.2g}"
-    decided = f"  → {report.decision}" if report.decision else ""
+            figures += f" p={p_text(stats['p_value'])}"
+    # an undecided run says so in words: "bounds straddle" alone leaves a reader to infer it
+    decided = f"  → {report.decision}" if report.decision else (
+        "  → inconclusive" if report.verdict == "inconclusive" else "")
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
     why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
     return f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
+
+
+def _rule(seq: Sequencer, lever_id: str):
+    try:
+        return seq.plan.lever(lever_id).rule
+    except Exception:  # an unknown lever: run_lever refuses it with the one-line reason
+        return None
+
+
+def _asks(rule) -> str:
+    if rule is None:
+        return "one pass"
+    if getattr(rule, "choose", None):
+        return f"{rule.repeats} blocks a pass, up to {rule.max_repeats}"
+    return f"{rule.repeats} pairs, up to {rule.max_repeats} if inconclusive"
 
 
 def _nothing_why(seq: Sequencer, target: str) -> str:

@@ -436,7 +436,7 @@ class _Doc:
             branches = criteria.branches if criteria else ()
             for branch in branches:
                 under = [build(kid) for kid, outcome in kids if outcome == branch.outcome]
-                label = _one_line(branch.label)
+                label = _outcome_first(_one_line(branch.label), branch.outcome)
                 text = label
                 if self.model(lid).outcome == branch.outcome:
                     text += " " + self.w["taken"]
@@ -700,6 +700,16 @@ HOURS_WORDS = {
 }
 """The hours-saved section's words (the calculus's own sentences are English, as the CLI prints them)."""
 
+
+
+def _outcome_first(label: str, outcome: str) -> str:
+    """A branch label `PASS → x` spoken in the gate's own outcome, `GO → x`: the words the console shows.
+
+    Only a one-word head before the arrow is the outcome's slot; any other label is the plan's prose, kept."""
+    head, arrow, rest = label.partition(" → ")
+    if arrow and head and " " not in head and head != outcome:
+        return f"{outcome} → {rest}"
+    return label
 
 def _below(node: Node, prefix: str) -> list[str]:
     """The lines under `node`, whose own line starts at column len(prefix); its stem runs at +3."""

@@ -43,9 +43,6 @@ class Sequencer:
         self._synced: dict[str, int] = {}
         """The journals' ends the machine reflects."""
         self._replayed = False
-        self._run_started: dict[int, str] = {}
-        """run id -> its `started`, from the run's first record: a run's final update does not repeat it, and the
-        run index keeps the final record (the hours-saved calculus counts run hours from both ends)."""
         self.machine = self._load()
         if not self.readonly:
             self._recover()
@@ -127,11 +124,9 @@ class Sequencer:
                 lever = self.machine.runs.lever_of(line["id"]) if table == "runs" else None
                 if lever is not None and fields.get("status") in FINAL:
                     self.machine.run_ended(lever, fields["status"], fields.get("verdict"),
-                                           self._with_start({"id": line["id"], **fields}))
+                                           {"id": line["id"], **fields})
                 continue
             record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
-            if table == "runs" and record.get("started"):
-                self._run_started[record["id"]] = record["started"]
             if self._known(table, record):
                 self._apply_quietly(self.machine, table, record)
         self._synced = self.store.ends()
@@ -195,8 +190,6 @@ class Sequencer:
 
     def append(self, table: str, record: dict) -> dict:
         stored = self.store.append(table, record)
-        if table == "runs" and stored.get("started"):
-            self._run_started[stored["id"]] = stored["started"]
         derived = self.machine.apply(table, stored)
         self.fire_points(table, stored)
         self._keep(derived)
@@ -209,13 +202,7 @@ class Sequencer:
 
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None, record: dict | None = None) -> None:
         """A live run's final record (`record`, with its id) is written: move the lever as it does on replay."""
-        self._keep(self.machine.run_ended(lever_id, status, verdict, self._with_start(record)))
-
-    def _with_start(self, record: dict | None) -> dict | None:
-        """The final record with the run's `started` where this process saw it begin (as a replay has it)."""
-        if record is None or "started" in record or record.get("id") not in self._run_started:
-            return record
-        return {**record, "started": self._run_started[record["id"]]}
+        self._keep(self.machine.run_ended(lever_id, status, verdict, record))
 
     def fire_points(self, table: str, record: dict) -> None:
         trigger = {"decisions": "decided", "events": "planned" if record.get("type") == "plan" else None,
@@ -287,16 +274,45 @@ class Sequencer:
             parts.append(f"{cand.title or cand.id} {status}{detail}")
         return "; ".join(parts)
 
-    def write_plan(self, lever_id: str, path: str) -> list[str]:
+    def write_plan(self, lever_id: str, path: str, *, check: bool = False) -> list[str]:
+        """Mark a lever's plan written. The CLI and the console `check` the path: a name no file can have, or a
+        directory, is refused; a doc not found from here is recorded as given, and the reply says so (it may
+        live in another checkout). The console's dialog asks for an existing file before it gets here."""
         self.lever(lever_id)
         if not path.strip():
             raise InputError("plan path is empty")
         model = self.machine.models[lever_id]
         if model.state == "closed":
             raise InputError(f"{lever_id} is closed ({model.closed_by})")
+        found = self.check_plan_doc(path, must_exist=False) if check else True
         with self.writing():
             self.append("events", {"type": "plan", "lever": lever_id, "path": path})
-        return [f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}"]
+        lines = [f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}"]
+        if found is None:
+            lines.append(f"note: {path} is not there from here or from the plan's folder; recorded as given")
+        return lines
+
+    def check_plan_doc(self, path: str, must_exist: bool = True) -> Path | None:
+        """The file a plan doc path names; None when there is none and `must_exist` is off. InputError naming
+        the path for a name no file can have, a directory, or (with `must_exist`) a missing file. The path
+        is kept as given; a relative one may name a file from the working directory or the plan's folder."""
+        shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
+        if any(not c.isprintable() for c in path):
+            raise InputError(f"plan doc {shown}: not a usable path (it holds control characters)")
+        given = Path(os.path.expanduser(path))
+        where = [given] if given.is_absolute() else [Path.cwd() / given, Path(self.plan.path).parent / given]
+        for candidate in where:
+            try:
+                if candidate.is_file():
+                    return candidate
+                if candidate.is_dir():
+                    raise InputError(f"plan doc {shown} is a directory; give the doc's file")
+            except OSError:  # a name too long, or a folder we may not enter: not a doc anyone can open
+                continue
+        if not must_exist:
+            return None
+        raise InputError(f"plan doc {shown} does not exist; write it first, then mark it"
+                         + ("" if given.is_absolute() else " (looked for from here and from the plan's folder)"))
 
     def set_fact(self, name: str, value: bool) -> list[str]:
         if not any(f.id == name for f in self.plan.facts):

@@ -1,36 +1,51 @@
 """Decide a lever by hand: an outcome and the rationale the decision record keeps."""
 from __future__ import annotations
 
-from textual.widgets import Input, Select
+from textual.widgets import Input, Select, Static
 
 from optseq.console.dialogs.form import FormDialog, FormInvalid, select, text_input
 
 
+def measured_configs(runs: list[dict]) -> list[str]:
+    """The configs an experiment's runs compared, in the order they first appeared: what it can be decided to."""
+    seen: dict[str, None] = {}
+    for run in runs:
+        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+        best_of = summary.get("best_of") if isinstance(summary.get("best_of"), dict) else {}
+        for name in (best_of.get("configs") or summary.get("arms") or {}):
+            seen.setdefault(str(name), None)
+    return list(seen)
+
+
 class DecideDialog(FormDialog):
-    """Outcomes come from the plan; an experiment without a fixed list takes a config name typed in."""
+    """Outcomes come from the plan; an experiment without a fixed list offers the configs its runs measured.
+
+    The choice is always a list, so no typed name can be refused after the rationale was written.
+    """
 
     AUTO_FOCUS = "#outcome"
 
-    def __init__(self, lever) -> None:
+    def __init__(self, lever, runs: list[dict] = ()) -> None:
         super().__init__(f"decide {lever.id} by hand")
         self.lever = lever
-        self.free = lever.kind == "experiment" and not lever.outcomes[:-1]
+        self.configs = measured_configs(list(runs)) if lever.kind == "experiment" and not lever.outcomes[:-1] else None
+        """The measured configs of an experiment that picks one (None for a lever with fixed outcomes)."""
+
+    @property
+    def outcomes(self) -> list[str]:
+        return list(self.lever.outcomes) if self.configs is None else [*self.configs, "defer"]
 
     def fields(self):
-        if self.free:
-            yield "outcome", text_input("outcome", placeholder="a config name (e.g. h1024x6) or defer")
-        else:
-            yield "outcome", select([(o, o) for o in self.lever.outcomes], "outcome")
+        yield "outcome", select([(o, o) for o in self.outcomes], "outcome")
         yield "rationale", text_input("why", placeholder="required: why this decision")
 
+    def notes(self):
+        if self.configs == []:
+            yield Static(f"no run of {self.lever.id} has measured a config yet: run it (r) to choose one, "
+                         "or defer it", classes="form-note", markup=False)
+
     def result(self) -> dict:
-        widget = self.query_one("#outcome")
-        if isinstance(widget, Select):
-            outcome = self.chosen(widget, "an outcome")
-        else:
-            outcome = widget.value.strip()
-            if not outcome:
-                raise FormInvalid("give an outcome")
+        outcome = self.chosen(self.query_one("#outcome", Select), "an outcome (" + ", ".join(self.outcomes) + ")")
         why = self.query_one("#why", Input).value.strip()
         if not why:
             raise FormInvalid("a manual decision needs a rationale")

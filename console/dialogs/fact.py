@@ -26,6 +26,7 @@ class FactDialog(FormDialog):
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "fact" and event.value is not Select.NULL:
             self.query_one("#value", Select).value = "false" if self.current.get(event.value) else "true"
+        super().on_select_changed(event)
 
     def result(self) -> dict:
         if not self.facts:

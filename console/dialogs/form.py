@@ -1,20 +1,36 @@
-"""A small modal form: labelled fields, a one-line error, Enter to submit, Escape to cancel."""
+"""A small modal form: labelled fields, a one-line error, Enter to submit, Escape to cancel.
+
+Every dialog reports what is wrong the same way: on its own error line, above the buttons, with the dialog
+left open and what was typed kept. A refusal of the store (a decision the plan does not allow, a plan doc
+that does not exist) is shown there too, so fixing one field never means typing the others again.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
+from optseq.state.sequencer import InputError
+from optseq.state.store import StoreError
+
 
 class FormInvalid(ValueError):
     """What is missing or wrong in the form; str() is shown on the dialog's error line."""
 
 
-class FormDialog(ModalScreen[dict | None]):
-    """Subclasses yield their fields from `fields()` and turn them into a result in `result()`."""
+REFUSALS = (InputError, StoreError)
+"""The store's one-line refusals: shown on the error line, never as a traceback or a toast."""
+
+
+class FormDialog(ModalScreen[Any]):
+    """Subclasses yield their fields from `fields()` and turn them into a result in `result()`.
+
+    With `apply` set (the caller's store write), OK runs it while the dialog is still open: the dialog
+    closes with what it returned, or stays open with its refusal on the error line.
+    """
 
     DEFAULT_CSS = """
     FormDialog { align: center middle; }
@@ -25,9 +41,13 @@ class FormDialog(ModalScreen[dict | None]):
     FormDialog .form-title { text-style: bold; width: 1fr; }
     FormDialog Grid { grid-size: 2; grid-columns: 12 1fr; grid-rows: auto; height: auto; grid-gutter: 0 1; }
     FormDialog Grid > Label { padding: 0 0; height: 1; }
-    FormDialog .form-error { color: $error; height: auto; }
+    FormDialog .form-note { color: $text-muted; height: auto; width: 1fr; }
+    FormDialog .form-error { color: $text-error; height: auto; width: 1fr; }
     FormDialog .form-buttons { height: auto; align-horizontal: right; }
     FormDialog Button { min-width: 10; }
+    /* An open list drops down inside the dialog, pushing the rows below it down, instead of floating over
+       the error line and past the dialog's border as Select's screen overlay does. */
+    FormDialog Select > SelectOverlay { overlay: none; constrain: none; max-height: 8; }
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Submit", show=False)]
@@ -38,6 +58,10 @@ class FormDialog(ModalScreen[dict | None]):
     def __init__(self, title: str | None = None) -> None:
         super().__init__()
         self.title_text = title or self.TITLE_TEXT
+        self.apply: Callable[[dict], Any] | None = None
+        """The write OK performs before the dialog closes; None closes it with the form's values."""
+        self.error_from: str | None = None
+        """What put the error line up: "form" (re-checked as fields change), "store" (cleared on any change)."""
 
     def compose(self):
         with Vertical():
@@ -46,6 +70,7 @@ class FormDialog(ModalScreen[dict | None]):
                 for label, widget in self.fields():
                     yield Label(label)
                     yield widget
+            yield from self.notes()
             yield Label("", classes="form-error", id="form-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("OK", variant="primary", id="ok", compact=True)
@@ -56,8 +81,12 @@ class FormDialog(ModalScreen[dict | None]):
         """(label, widget) pairs in focus order."""
         return []
 
+    def notes(self):
+        """Widgets shown under the fields (what the choices mean); none by default."""
+        return []
+
     def result(self) -> dict[str, Any]:
-        """The form's values; raise FormInvalid naming what is wrong."""
+        """The form's values; raise FormInvalid naming what is wrong. Must not change anything."""
         return {}
 
     @staticmethod
@@ -66,13 +95,49 @@ class FormDialog(ModalScreen[dict | None]):
             raise FormInvalid(f"choose {what}")
         return select.value
 
+    # -- the error line ---------------------------------------------------------------------------
+    @property
+    def error(self) -> str:
+        return str(self.query_one("#form-error", Label).content)
+
+    def show_error(self, text: str, source: str = "form") -> None:
+        self.error_from = source if text else None
+        self.query_one("#form-error", Label).update(text)
+
+    def recheck(self) -> None:
+        """A field changed: a form error goes (or becomes the next one) once its field is fixed."""
+        if self.error_from == "store":
+            self.show_error("")
+        elif self.error_from == "form":
+            try:
+                self.result()
+            except FormInvalid as exc:
+                self.show_error(str(exc))
+            else:
+                self.show_error("")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.recheck()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        self.recheck()
+
+    # -- submitting -------------------------------------------------------------------------------
     def action_submit(self) -> None:
         try:
             values = self.result()
         except FormInvalid as exc:
-            self.query_one("#form-error", Label).update(str(exc))
+            self.show_error(str(exc))
             return
-        self.dismiss(values)
+        if self.apply is None:
+            self.dismiss(values)
+            return
+        try:
+            done = self.apply(values)
+        except REFUSALS as exc:
+            self.show_error(str(exc), "store")
+            return
+        self.dismiss(done)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -3,17 +3,22 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from optseq.console.dialogs.form import FormDialog, FormInvalid, text_input
+from optseq.console.dialogs.form import REFUSALS, FormDialog, FormInvalid, text_input
 
 
 class PlanDialog(FormDialog):
-    """Suggests docs/plans/LEVER.md, or the path the lever already has."""
+    """Suggests docs/plans/LEVER.md, or the path the lever already has.
+
+    `check` is the store's own test of a plan doc path (Sequencer.check_plan_doc), so the dialog refuses
+    exactly what `optseq plan` refuses, and its error goes as soon as the path names a doc.
+    """
 
     AUTO_FOCUS = "#path"
 
-    def __init__(self, lever_id: str, current: str | None) -> None:
+    def __init__(self, lever_id: str, current: str | None, check=None) -> None:
         super().__init__(f"mark the plan of {lever_id} written")
         self.suggested = current or f"docs/plans/{lever_id}.md"
+        self.check = check
 
     def fields(self):
         yield "plan doc", text_input("path", self.suggested)
@@ -22,4 +27,9 @@ class PlanDialog(FormDialog):
         path = self.query_one("#path", Input).value.strip()
         if not path:
             raise FormInvalid("give the plan doc's path")
+        if self.check is not None:
+            try:
+                self.check(path)
+            except REFUSALS as exc:
+                raise FormInvalid(str(exc)) from None
         return {"path": path}

@@ -8,8 +8,10 @@ from textual.widgets import Markdown
 
 ABOUT = """\
 The keys that change the plan write the same records as `optseq record / plan / fact /
-decide / --run`. The table's cursor row is the lever an action applies to; Ctrl+P opens
-the command palette with every action by name.
+decide / --run`. The table's cursor row is the lever an action applies to, and its
+*why / next* column says which key to press on which lever (`p on option_b: write its
+plan`). At 80 columns the footer shows the common keys only; every key is listed here,
+and Ctrl+P opens the command palette with every action, view and lever by name.
 """
 
 

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from textual.binding import Binding
 from textual.markup import escape
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -19,8 +21,10 @@ from optseq.console.screens.export_preview import ExportPreview
 from optseq.console.screens.help import HelpScreen
 from optseq.console.widgets.dep_graph import DependencyGraph
 from optseq.console.widgets.history_plot import HistoryPlot
+from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, footer_bindings, give_footer
 from optseq.console.widgets.lever_detail import LeverDetail
 from optseq.console.widgets.lever_table import LeverTable
+from optseq.console.widgets.next_step import lever_steps, todo_hint
 from optseq.console.widgets.run_panel import RunPanel
 from optseq.console.widgets.status_line import StatusLine
 from optseq.state.sequencer import InputError
@@ -50,6 +54,8 @@ ACTIONS = [
 
 FOLLOW_S = 0.5
 """How often the console looks for other processes' writes."""
+WIDE_FROM = 160
+"""Screen width from which the graph and the history stand beside the table and the detail."""
 
 
 class MainScreen(Screen):
@@ -67,19 +73,44 @@ class MainScreen(Screen):
         self.panel = RunPanel(id="run-view")
         """The run panel, kept by reference: the app stops its run even after the screen is gone."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]
+
     def compose(self):
-        yield LeverTable(id="levers")
-        yield StatusLine(id="status")
-        with TabbedContent(id="views"):
-            with TabPane("Detail", id="detail"):
-                yield LeverDetail(id="detail-view")
-            with TabPane("Graph", id="graph"):
-                yield DependencyGraph(id="graph-view")
-            with TabPane("Run", id="run"):
-                yield self.panel
-            with TabPane("History", id="history"):
-                yield HistoryPlot(id="history-view")
+        with Horizontal(id="body"):
+            with Vertical(id="main-column"):
+                yield LeverTable(id="levers")
+                yield StatusLine(id="status")
+                with TabbedContent(id="views"):
+                    with TabPane("Detail", id="detail"):
+                        yield LeverDetail(id="detail-view")
+                    with TabPane("Graph", id="graph"):
+                        yield DependencyGraph(id="graph-view")
+                    with TabPane("Run", id="run"):
+                        yield self.panel
+                    with TabPane("History", id="history"):
+                        yield HistoryPlot(id="history-view")
+            # a wide terminal shows the graph and the history beside the table, not only behind their tabs
+            with Vertical(id="side"):
+                yield DependencyGraph(id="side-graph")
+                yield HistoryPlot(id="side-history")
         yield Footer(compact=True)
+
+    @property
+    def wide(self) -> bool:
+        return self.has_class("-wide")
+
+    @property
+    def active_bindings(self):
+        return footer_bindings(super().active_bindings, self.size.width, self.panel.running)
+
+    def on_resize(self, event) -> None:
+        # crossing a breakpoint changes what the footer and the side pane show
+        layout = (self.wide, event.size.width >= FULL_FOOTER_FROM)
+        if layout != getattr(self, "_layout_seen", None):
+            self._layout_seen = layout
+            if hasattr(self, "_views"):
+                self.refresh_view()
+            self.refresh_bindings()
 
     def on_mount(self) -> None:
         self.set_class(self.seq.readonly, "-readonly")
@@ -87,6 +118,7 @@ class MainScreen(Screen):
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
         self.refresh_view()
         self.query_one(LeverTable).focus()
+        self.app.screen_change_signal.subscribe(self, lambda screen: screen.call_after_refresh(give_footer, screen))
         self._reattach()
         # other processes write to the same store (a shell's record, a run in another shell): follow them.
         # A check is one stat of the hot file; only a change costs more.
@@ -103,9 +135,14 @@ class MainScreen(Screen):
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         running = self.panel.running_levers
         table = self.query_one(LeverTable)
-        table.show(status["levers"], runs, priors, running)
+        with self.seq.lock:
+            steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
+        table.show(status["levers"], runs, priors, running, steps)
         self.query_one(StatusLine).show(status, running, self.holder)
-        self.query_one(DependencyGraph).show(self.seq.plan, status["levers"], running)
+        self.query_one("#graph-view", DependencyGraph).show(self.seq.plan, status["levers"], running, runs)
+        if self.wide:
+            self.query_one("#side-graph", DependencyGraph).show(self.seq.plan, status["levers"], running, runs)
+        self.panel.show_store(runs, self.seq.readonly)
         self._views = {v["id"]: v for v in status["levers"]}
         self.show_lever(table.selected)
         self.refresh_bindings()
@@ -116,7 +153,15 @@ class MainScreen(Screen):
         history = self.seq.lever_history(lever_id)
         lever = self.seq.plan.lever(lever_id)
         self.query_one(LeverDetail).show(self._views[lever_id], history, lever)
-        self.query_one(HistoryPlot).show(lever, history["runs"])
+        self.query_one("#history-view", HistoryPlot).show(lever, history["runs"])
+        if self.wide:
+            self.query_one("#side-history", HistoryPlot).show(lever, history["runs"])
+
+    def choose_lever(self, lever_id: str) -> None:
+        """Make `lever_id` the selected row (the palette's `Lever …` commands)."""
+        table = self.query_one(LeverTable)
+        table.select(lever_id)
+        table.focus()
 
     def _follow(self) -> None:
         if self.seq.reload():
@@ -181,9 +226,12 @@ class MainScreen(Screen):
             self._start(self.selected)
 
     def action_run_next(self) -> None:
-        lever_id = self.seq.status()["next"]
+        status = self.seq.status()
+        lever_id = status["next"]
         if lever_id is None:
-            self.notify("nothing is ready to run", severity="warning")
+            todo = status.get("todo") or []
+            self.notify("nothing is ready to run" + (f" · {todo_hint(todo[0])}" if todo else ""),
+                        severity="warning")
             return
         self.query_one(LeverTable).select(lever_id)
         self._start(lever_id)
@@ -229,8 +277,8 @@ class MainScreen(Screen):
 
     def action_mark_plan(self) -> None:
         lever_id = self.selected
-        self._ask(PlanDialog(lever_id, self._views[lever_id].get("plan_doc")),
-                  lambda v: self.seq.write_plan(lever_id, v["path"]))
+        self._ask(PlanDialog(lever_id, self._views[lever_id].get("plan_doc"), check=self.seq.check_plan_doc),
+                  lambda v: self.seq.write_plan(lever_id, v["path"], check=True))
 
     def action_set_fact(self) -> None:
         if not self.seq.plan.facts:
@@ -241,40 +289,43 @@ class MainScreen(Screen):
 
     def action_decide(self) -> None:
         lever = self.seq.plan.lever(self.selected)
-        self._ask(DecideDialog(lever), lambda v: self.seq.decide(lever.id, v["outcome"], v["why"]))
+        view = self._views[lever.id]
+
+        def ask(go: bool = True) -> None:
+            if go:
+                runs = self.seq.lever_history(lever.id)["runs"]
+                self._ask(DecideDialog(lever, runs), lambda v: self.seq.decide(lever.id, v["outcome"], v["why"]))
+        if view["state"] not in ("blocked", "unplanned"):
+            ask()
+            return
+        # deciding skips the gates: say what they still wait for before the rationale is written
+        why = "; ".join(re.sub(r" \(optseq [^)]*\)", "", reason) for reason in view["why_blocked"])
+        self.app.push_screen(ConfirmDialog(escape(f"{lever.id} is {view['state']}: {why or 'its gates are not met'}. "
+                                                  "Decide it by hand anyway?"), "Decide", "Back"), ask)
 
     def action_export(self) -> None:
+        from optseq.state.export_file import export_doc
+
         name = "-".join(self.seq.plan.title.lower().split()) or "plan"
         default = self.export_dir / f"{name}.md"
-        self.app.push_screen(ExportDialog(str(default), self.seq.plan.lang), self._export)
+        # the dialog writes (in a thread, asking before it replaces a file) and closes with what it wrote
+        dialog = ExportDialog(str(default), self.seq.plan.lang,
+                              export=lambda path, lang, force: export_doc(self.seq, path, lang, force=force))
+        self.app.push_screen(dialog, self._export)
 
-    def _export(self, values: dict | None, force: bool = False) -> None:
-        if not values:
-            return
-        from optseq.state.export_file import ExportTargetError, NotAnExport, export_doc
-
-        target = os.path.expanduser(values["path"])
-        try:
-            path, text = export_doc(self.seq, target, values["lang"], force=force)  # the doc and its charts
-        except NotAnExport:
-            # a file optseq did not write: replaced only on a yes; no, Escape or n keep it as it is
-            self.app.push_screen(
-                ConfirmDialog(f"{escape(target)} exists and was not written by optseq export. Replace it?",
-                              "Replace", "Keep"),
-                lambda yes: self._export(values, force=True) if yes else self.notify(
-                    f"export not written: {escape(target)} kept", severity="warning"))
-            return
-        except (ExportTargetError, OSError, ValueError) as exc:
-            self.notify(f"export failed: {exc}", severity="error", timeout=8)
-            return
-        self.app.push_screen(ExportPreview(text, str(path)))
+    def _export(self, written: tuple | None) -> None:
+        if written:
+            path, text = written
+            self.app.push_screen(ExportPreview(text, str(path)))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(ACTIONS))
 
     def _ask(self, dialog, write) -> None:
-        """Show a form; once it is submitted (not cancelled), `write(values)` goes to the store."""
-        self.app.push_screen(dialog, lambda values: None if values is None else self._write(lambda: write(values)))
+        """Show a form whose OK runs `write(values)`: a refusal stays on the form (what was typed kept), a
+        write's lines become notifications once it closes."""
+        dialog.apply = write
+        self.app.push_screen(dialog, lambda lines: None if lines is None else self._write(lambda: lines))
 
     def _write(self, do) -> bool:
         """Run one store write; its lines (or its one-line error) become notifications."""

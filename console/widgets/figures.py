@@ -6,10 +6,11 @@ from typing import Any
 
 from optseq.state.history_points import run_stats  # one reading of a run's statistics, shared with the export
 
-STATE_MARK = {"ready": "ready", "running": "ready", "measured": "ready", "stale": "stale",
+STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
               "adopted": "decided", "rejected": "decided", "deferred": "decided", "decided": "decided"}
-"""The graph's four marks (plus closed) for each machine state; words, so NO_COLOR loses nothing."""
+"""The graph's mark for each machine state; words, so NO_COLOR loses nothing. `measured` is its own mark:
+it has numbers but no decision, which `ready` would contradict."""
 
 
 def plain_title(title: str) -> str:

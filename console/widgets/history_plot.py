@@ -1,9 +1,35 @@
-"""A lever's estimates over its runs, with the 95% CI as bars and the rule's threshold as a line."""
+"""A lever's estimates over its runs, with the 95% CI as bars and the rule's threshold as a labelled line."""
 from __future__ import annotations
 
+import math
+
+from rich.text import Text
+from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from optseq.state.history_points import points
+
+Y_TICKS = 5
+"""About how many y labels: enough to read a ratio off, few enough for the 10 rows of an 80x24 pane."""
+
+
+def nice_ticks(low: float, high: float, count: int = Y_TICKS) -> list[float]:
+    """Evenly spaced round values (steps of 1, 2 or 5 × 10^k) covering [low, high]."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        high = low + 1.0
+    raw = (high - low) / max(count - 1, 1)
+    scale = 10 ** math.floor(math.log10(raw))
+    step = next(m * scale for m in (1, 2, 5, 10) if m * scale >= raw)
+    # whole multiples of the step, counted as integers: adding up floats drifts (1.2 / 0.1 floors to 11)
+    first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+    return [round(i * step, 10) for i in range(first, last + 1)]
+
+
+def tick_text(value: float, ticks: list[float]) -> str:
+    """All labels with the same decimals, so the axis reads as one scale (1.0, 1.5, 2.0 - never 1, 1.5, 2)."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    decimals = max(0, -math.floor(math.log10(step))) if step < 1 else 0
+    return f"{value:.{decimals}f}×"
 
 
 class HistoryPlot(PlotextPlot):
@@ -14,22 +40,48 @@ class HistoryPlot(PlotextPlot):
         self.points: list[tuple[int, float, float | None, float | None]] = []
         """(run id, estimate, CI low, CI high) per run with statistics, oldest first."""
         self.lever: str | None = None
+        self.message = ""
+        """What is shown instead of a plot when there is nothing to plot; empty when there is a plot."""
+        self.y_range: tuple[float, float] | None = None
+        """The y axis as drawn: every CI bar is clipped inside it, so none draws on the frame."""
 
     def show(self, lever, runs: list[dict]) -> None:
         self.lever = lever.id
         self.points = points(runs)  # the export's charts draw the same points (state.history_points)
         plt = self.plt
         plt.clear_figure()
+        self.y_range = None
         if not self.points:
-            plt.title(f"{lever.id}: no run with an estimate yet")
-        else:
-            xs = list(range(1, len(self.points) + 1))
-            for x, (_, _, low, high) in zip(xs, self.points):
-                if isinstance(low, (int, float)) and isinstance(high, (int, float)):
-                    plt.plot([x, x], [low, high], color="gray")  # the CI as a bar (plotext's error() is symmetric)
-            plt.plot(xs, [p[1] for p in self.points], marker="dot")
-            if lever.rule is not None and not lever.rule.choose:
-                plt.hline(lever.rule.min_speedup)
-            plt.xticks(xs, [f"#{p[0]}" for p in self.points])
-            plt.title(f"{lever.id}: estimate × per run (95% CI)")
+            self.message = (f"{lever.id}: no run yet" if not runs else f"{lever.id}: no run with an estimate yet")
+            self.refresh()
+            return
+        self.message = ""
+        threshold = lever.rule.min_speedup if lever.rule is not None and not lever.rule.choose else None
+        values = [v for p in self.points for v in p[1:] if isinstance(v, (int, float))]
+        if threshold is not None:
+            values.append(threshold)
+        ticks = nice_ticks(min(values), max(values))
+        # a margin of half a step above and below: the frame is the range's edge, the data stays inside it
+        step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+        bottom, top = ticks[0] - step / 2, ticks[-1] + step / 2
+        self.y_range = (bottom, top)
+        xs = list(range(1, len(self.points) + 1))
+        for x, (_, _, low, high) in zip(xs, self.points):
+            if isinstance(low, (int, float)) and isinstance(high, (int, float)):
+                # the CI as a bar (plotext's error() is symmetric), kept off the frame
+                plt.plot([x, x], [max(low, bottom), min(high, top)], color="gray")
+        plt.plot(xs, [p[1] for p in self.points], marker="dot", label="estimate")
+        if threshold is not None:
+            plt.hline(threshold, color="red")
+            plt.text(f"min {threshold:g}×", x=xs[0], y=threshold, alignment="left")
+        plt.ylim(bottom, top)
+        plt.yticks(ticks, [tick_text(t, ticks) for t in ticks])
+        plt.xlim(0.5, len(xs) + 0.5)
+        plt.xticks(xs, [f"#{p[0]}" for p in self.points])
+        plt.title(f"{lever.id}: estimate × per run (95% CI)")
         self.refresh()
+
+    def render(self) -> RenderResult:
+        if self.message:  # a plain line, not an empty frame with axes and nothing in it
+            return Text(self.message, style="dim")
+        return super().render()

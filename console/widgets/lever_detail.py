@@ -6,6 +6,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from optseq.console.widgets.figures import estimate_text, plain_title, run_line, state_text
+from optseq.console.widgets.next_step import in_keys
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -21,7 +22,13 @@ class LeverDetail(VerticalScroll, can_focus=True):
     def plain(self) -> str:
         return self._text.plain if hasattr(self, "_text") else ""
 
+    lever: str | None = None
+    """The lever shown; another one starts at the top, not at the last one's scroll."""
+
     def show(self, view: dict, history: dict, lever) -> None:
+        if view["id"] != self.lever:
+            self.lever = view["id"]
+            self.scroll_home(animate=False, immediate=True)
         text = Text()
 
         def head(label: str) -> None:
@@ -41,7 +48,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         if view.get("why_blocked"):
             head("why blocked")
             for reason in view["why_blocked"]:
-                text.append(f"  - {reason}\n")
+                text.append(f"  - {in_keys(reason)}\n")
         if view.get("stale"):
             head("stale")
             text.append(f"  {view.get('stale_reason') or 'invalidated'}\n")

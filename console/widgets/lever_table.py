@@ -1,4 +1,4 @@
-"""The lever table: one row per lever with its state, last estimate ± CI, stale mark and plan doc."""
+"""The lever table: one row per lever with its state, last estimate ± CI, hours saved, what to do next and plan doc."""
 from __future__ import annotations
 
 from collections.abc import Collection
@@ -6,16 +6,23 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
 from optseq.console.widgets.figures import last_estimate, plain_title, state_text
+from optseq.state.whatif import fmt_h
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
-           ("estimate", "estimate", 17), ("stale", "!", 1), ("plan", "plan", 10))
-"""(key, header, width at 80 columns): every column fits an 80-column terminal."""
-GROWS = {"title": 0.6, "plan": 0.4}
-"""Where the columns beyond 80 go on a wider terminal."""
+           ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),
+           ("why", "why / next", 19), ("plan", "plan", 10))
+"""(key, header, base width): the base widths of the columns shown at 80 fit an 80-column terminal."""
+SHOWN_FROM = {"title": 100, "plan": 150}
+"""Table width from which a column is shown: below it the detail pane carries it (cell_text still reads it)."""
+GROWS = {"why": 0.5, "title": 0.3, "plan": 0.2}
+"""Where the width left over goes, once the id column fits its longest id."""
+PAD = 2
+"""A DataTable cell's padding, one each side."""
 
 
 class LeverTable(DataTable):
@@ -32,6 +39,7 @@ class LeverTable(DataTable):
         self._ids: list[str] = []
         self._rows: dict[str, tuple[str, ...]] = {}
         self._widths: dict[str, int] = {}
+        self._width = 80
 
     def on_mount(self) -> None:
         self._layout(80)
@@ -39,20 +47,54 @@ class LeverTable(DataTable):
     def on_resize(self, event) -> None:
         self._layout(event.size.width)
 
+    def widths_for(self, width: int) -> dict[str, int]:
+        """Column widths at a table width: the id column takes what its longest id needs first
+        (cut with … only when even that does not fit), then the rest grows."""
+        widths = {key: w for key, _, w in COLUMNS if width >= SHOWN_FROM.get(key, 0)}
+        longest = max([len(i) for i in self._ids] + [len("lever")])
+        widths["id"] = min(longest, widths["id"])
+
+        def spare_width() -> int:
+            return max(0, width - 1 - sum(w + PAD for w in widths.values()))
+
+        for optional in sorted(SHOWN_FROM, key=SHOWN_FROM.get, reverse=True):
+            if optional in widths and spare_width() < longest - widths["id"]:
+                del widths[optional]  # an id cut short costs more than a column the detail pane also shows
+        spare = spare_width()
+        grow_id = min(spare, longest - widths["id"])
+        widths["id"] += grow_id
+        spare -= grow_id
+        share = {k: g for k, g in GROWS.items() if k in widths}
+        total = sum(share.values())
+        for key, g in share.items():
+            widths[key] += int(spare * g / total)
+        return widths
+
     def _layout(self, width: int) -> None:
-        extra = max(0, width - 80)
-        widths = {key: w + int(extra * GROWS.get(key, 0)) for key, _, w in COLUMNS}
+        self._width = width
+        widths = self.widths_for(width)
         if widths == self._widths:
             return
         self._widths = widths
         row = self.cursor_row
         self.clear(columns=True)
         for key, header, _ in COLUMNS:
-            self.add_column(header, key=key, width=widths[key])
+            if key in widths:
+                self.add_column(header, key=key, width=widths[key])
         for lever_id in self._ids:
-            self.add_row(*self._rows[lever_id], key=lever_id)
+            self.add_row(*self._shown(lever_id), key=lever_id)
         if self._ids:
             self.move_cursor(row=row)
+
+    def _shown(self, lever_id: str) -> list[Text]:
+        """The row as drawn: the shown columns only, each cut to its width with an ellipsis."""
+        cells = []
+        for (key, _, _), value in zip(COLUMNS, self._rows[lever_id]):
+            if key in self._widths:
+                text = Text(value, no_wrap=True)
+                text.truncate(self._widths[key], overflow="ellipsis")
+                cells.append(text)
+        return cells
 
     @property
     def selected(self) -> str | None:
@@ -61,32 +103,36 @@ class LeverTable(DataTable):
         return self._ids[self.cursor_row]
 
     def show(self, views: list[dict], runs: list[dict], priors: dict[str, float | None],
-             running: Collection[str] = ()) -> None:
+             running: Collection[str] = (), steps: dict[str, str] | None = None) -> None:
         """Fill or update the rows in place, so the cursor stays where the user left it."""
+        steps = steps or {}
         rows = {v["id"]: self._cells(v, [r for r in runs if r.get("lever") == v["id"]], priors.get(v["id"]),
-                                     running) for v in views}
+                                     running, steps.get(v["id"], "")) for v in views}
         ids = [v["id"] for v in views]
         self._rows = rows
         if ids != self._ids:
-            self.clear()
             self._ids = ids
-            for lever_id in ids:
-                self.add_row(*rows[lever_id], key=lever_id)
+            self._widths = {}  # the id column fits the new ids
+            self._layout(self._width)
             return
-        for lever_id, cells in rows.items():
-            for (key, _, _), value in zip(COLUMNS, cells):
+        for lever_id in ids:
+            shown = [key for key, _, _ in COLUMNS if key in self._widths]
+            for key, value in zip(shown, self._shown(lever_id)):
                 self.update_cell(lever_id, key, value)
 
     @staticmethod
-    def _cells(view: dict, runs: list[dict], prior: float | None, running: Collection[str] = ()) -> tuple[str, ...]:
+    def _cells(view: dict, runs: list[dict], prior: float | None, running: Collection[str] = (),
+               step: str = "") -> tuple[str, ...]:
         state = "running" if view["id"] in running else state_text(view)
         plan = PurePosixPath(view["plan_doc"]).name if view.get("plan_doc") else "-"
+        saved = fmt_h(view.get("hours_saved")) if view.get("hours_saved") is not None else "-"
         return (view["id"], plain_title(view["title"]), state, last_estimate(view, runs, prior),
-                "!" if view.get("stale") else "", plan)
+                "!" if view.get("stale") else "", saved, step, plan)
 
     def cell_text(self, lever_id: str, column: str) -> str:
-        """What a cell shows (tests and the tmux check read the table through this)."""
-        return str(self.get_cell(lever_id, column))
+        """What a cell holds in full, shown or not (tests and the tmux check read the table through this)."""
+        index = [key for key, _, _ in COLUMNS].index(column)
+        return self._rows[lever_id][index]
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()

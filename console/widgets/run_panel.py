@@ -11,7 +11,9 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
+from optseq.console.widgets.figures import estimate_text, run_stats
 from optseq.state.runs.lever_run import RunControl
+from optseq.state.runs.progress import RunProgress
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
@@ -46,6 +48,13 @@ class Tally:
 
 class RunPanel(Vertical):
     """One run at a time. `start` launches it on a thread worker; `cancel` ends its process group."""
+
+    DEFAULT_CSS = """
+    RunPanel.-idle #run-progress-row {
+        display: none;
+    }
+    """
+    """Idle, there is no bar at all: an empty indeterminate one animates as if something were running."""
 
     @dataclass
     class Progress(Message):
@@ -115,9 +124,14 @@ class RunPanel(Vertical):
         self._idle = threading.Event()
         """Set whenever no worker is inside run_lever; what quitting waits on."""
         self._idle.set()
+        self._progress = RunProgress()
+        """The run's count over all its passes; written by the worker thread only, shown through messages."""
+        self._seq = None
+        """The Sequencer of the group under way, for each lever's rule."""
+        self.add_class("-idle")
 
     def compose(self):
-        yield Label("no run yet: r runs the selected lever, n the next one", id="run-title")
+        yield Label("no run yet", id="run-title")
         with Horizontal(id="run-progress-row"):
             yield ProgressBar(total=None, show_eta=False, id="run-progress")
             yield Label("", id="run-progress-msg")
@@ -139,8 +153,25 @@ class RunPanel(Vertical):
                 return {k for k, row in self.rows.items() if row["status"] == "running"}
         return {self.lever} if self.lever else set()
 
+    def show_store(self, runs: list[dict], readonly: bool) -> None:
+        """Idle and before any run of this console: what the store holds, and how to start a run if one can."""
+        if self.running or self.last_report is not None:
+            return
+        latest = max(runs, key=lambda r: r.get("id", 0), default=None)
+        held = "no run in this store yet"
+        if latest:
+            figure = estimate_text(run_stats(latest))
+            held = " ".join(p for p in (f"last run #{latest.get('id')}", str(latest.get("lever") or ""),
+                                        str(latest.get("status") or ""), figure if figure != "-" else "") if p)
+        how = "read-only: this console cannot run levers" if readonly else "r runs the selected lever, n the next one"
+        self.query_one("#run-title", Label).update(f"{held} · {how}")
+
     def start(self, seq, lever_id: str) -> None:
         self._reset(lever_id, f"{lever_id}: starting…")
+        try:
+            self._progress = RunProgress.of(seq.plan.lever(lever_id).rule)
+        except Exception:  # an unknown lever: the run itself says so in its Finished message
+            self._progress = RunProgress()
         self._control = RunControl()
         self._run(seq, lever_id, self._control)
         self.post_message(self.Started(lever_id))
@@ -151,6 +182,7 @@ class RunPanel(Vertical):
 
         label = f"{target} ×{width}"
         self._reset(label, f"{label}: picking levers…")
+        self._seq = seq
         group = GroupRun(seq, target, width, self._sinks, on_started=self._group_started,
                          on_landed=self._group_landed)
         self._control = RunControl()
@@ -165,6 +197,7 @@ class RunPanel(Vertical):
             self.rows = {}
         self.remove_class("-group")
         self._tally = Tally()
+        self._progress = RunProgress()
         self._lines.clear()
         self.query_one("#run-log", Log).clear()
         self.query_one("#run-title", Label).update(title)
@@ -174,7 +207,7 @@ class RunPanel(Vertical):
         self.query_one("#run-estimate", Static).update("estimate: -")
         self.query_one("#run-samples", Static).update("samples: none yet")
         self.set_class(True, "-running")
-        self.remove_class("-failed", "-ok")
+        self.remove_class("-failed", "-ok", "-idle")
         self._idle.clear()
 
     def cancel(self) -> bool:
@@ -225,11 +258,14 @@ class RunPanel(Vertical):
             kind = event.get("event")
             with self._rows_lock:
                 row = self.rows[lever_id]
+                counted = row["progress"]  # per lever, over all its passes, as a single run's bar
                 if kind == "progress":
-                    row["done"], row["total"] = event.get("done") or 0, event.get("total") or 0
+                    counted.progress(event.get("done"), event.get("total"))
+                    row["done"], row["total"] = counted.done, counted.total
                 elif kind == "estimate":
                     row["estimate"] = event.get("estimate")
                 elif kind == "sample":
+                    counted.sample(event)
                     self._tally.add(event)
             self.post_message(self.RowsChanged())
 
@@ -240,10 +276,17 @@ class RunPanel(Vertical):
 
     def _group_started(self, lever_id: str, running: int) -> None:
         with self._rows_lock:
-            self.rows[lever_id] = {"done": 0, "total": 0, "estimate": None, "status": "running"}
+            self.rows[lever_id] = {"done": 0, "total": 0, "estimate": None, "status": "running",
+                                   "progress": self._lever_progress(lever_id)}
         self._on_log(f"[optseq] {lever_id}: started ({running} running)")
         self.post_message(self.RowsChanged())
         self.post_message(self.Started(lever_id))  # the screen shows it running
+
+    def _lever_progress(self, lever_id: str) -> RunProgress:
+        try:
+            return RunProgress.of(self._seq.plan.lever(lever_id).rule)
+        except Exception:  # an unknown lever: its run says so when it lands
+            return RunProgress()
 
     def _group_landed(self, landed) -> None:
         with self._rows_lock:
@@ -257,11 +300,11 @@ class RunPanel(Vertical):
     def _on_event(self, event: dict) -> None:
         kind = event.get("event")
         if kind == "progress":
-            total = event.get("total")
-            self.post_message(self.Progress(float(event.get("done") or 0),
-                                            float(total) if isinstance(total, (int, float)) and total else None,
-                                            str(event.get("msg") or "")))
+            self._progress.progress(event.get("done"), event.get("total"))
+            self.post_message(self.Progress(self._progress.done, self._progress.total or None,
+                                            " ".join(p for p in (self._progress.text(), str(event.get("msg") or "")) if p)))
         elif kind == "sample":
+            self._progress.sample(event)
             self._tally.add(event)
             self.post_message(self.SamplesChanged())
         elif kind == "estimate":
@@ -278,9 +321,16 @@ class RunPanel(Vertical):
     def on_run_panel_progress(self, message: Progress) -> None:
         message.stop()
         self.query_one("#run-progress", ProgressBar).update(total=message.total, progress=message.done)
-        total = f"/{message.total:g}" if message.total else ""
-        self.query_one("#run-progress-msg", Label).update(f" {message.done:g}{total} {message.msg}")
-        self.query_one("#run-title", Label).update(f"{self.lever}: running")
+        self.query_one("#run-progress-msg", Label).update(f" {message.msg}")
+        self._say_running()
+
+    def _say_running(self) -> None:
+        """Anything from the command means it is no longer `starting…`."""
+        if self.lever is not None and not self.rows and not self._control_cancelled():
+            self.query_one("#run-title", Label).update(f"{self.lever}: running")
+
+    def _control_cancelled(self) -> bool:
+        return self._control is not None and self._control.cancelled
 
     def on_run_panel_estimate(self, message: Estimate) -> None:
         message.stop()
@@ -295,6 +345,7 @@ class RunPanel(Vertical):
     def on_run_panel_samples_changed(self, message: SamplesChanged) -> None:
         message.stop()
         self.query_one("#run-samples", Static).update(self._tally.text())
+        self._say_running()
 
     def on_run_panel_rows_changed(self, message: RowsChanged) -> None:
         message.stop()
@@ -335,16 +386,18 @@ class RunPanel(Vertical):
         self.last_report = message.report
         self.set_class(False, "-running")
         report = message.report
+        ok = report is not None and report.status == "succeeded"
+        bar = self.query_one("#run-progress", ProgressBar)
+        if bar.total is None:  # nothing was counted: a bar left indeterminate would animate on an idle tab
+            bar.update(total=1, progress=1 if ok else 0)
+        elif ok:
+            bar.update(progress=bar.total)
         if report is None:
             self.query_one("#run-title", Label).update(f"{message.lever}: could not run: {message.error}")
             self.add_class("-failed")
             return
-        ok = report.status == "succeeded"
         self.set_class(ok, "-ok")
         self.set_class(not ok, "-failed")
-        bar = self.query_one("#run-progress", ProgressBar)
-        if ok and bar.total:
-            bar.update(progress=bar.total)
         if isinstance(report, _GroupReport):
             self.query_one("#run-title", Label).update(f"{message.lever}: {report.message}")
             return

@@ -3,15 +3,18 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from rich.text import Text
 from textual.widgets import Static
+
+from optseq.console.widgets.next_step import todo_hint
 
 
 class StatusLine(Static):
-    """`next: option_b · running: cython_bot · read-only: …`, or `next: nothing to run · to do: …`;
-    `text` is the plain line."""
+    """`next: option_b · running: cython_bot · read-only: …`, or `next: nothing to run · press p on option_b: …`
+    (the first thing only the user can do, as the key to press); `text` is the plain line."""
 
     DEFAULT_CSS = """
-    StatusLine { height: 1; width: 1fr; padding: 0 1; }
+    StatusLine { height: 1; width: 1fr; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     text: str = ""
@@ -23,7 +26,7 @@ class StatusLine(Static):
         else:  # nothing can run: the first thing only the user can do (the full list is in optseq status)
             parts = ["next: nothing to run"]
             if todo:
-                parts.append(f"to do: {todo[0]}" + (f" (+{len(todo) - 1} more)" if len(todo) > 1 else ""))
+                parts.append(todo_hint(todo[0]) + (f" (+{len(todo) - 1} more)" if len(todo) > 1 else ""))
         if running:
             parts.append(f"running: {', '.join(sorted(running))}")
         if holder:
@@ -33,4 +36,4 @@ class StatusLine(Static):
             parts.append(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (optseq status)")
         self.text = " · ".join(parts)
         self.set_class(bool(holder), "-readonly")
-        self.update(self.text)
+        self.update(Text(self.text))  # reasons may hold brackets: never markup

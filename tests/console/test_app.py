@@ -114,7 +114,7 @@ def test_main_screen_shows_the_seed_plan(db):
             assert cell(app, "julia_port", "plan") == "julia_port_evaluation.md"
             # the decision lever has nothing to run: next says so, with what only the user can do
             assert app.main.query_one("#status").text == \
-                "next: nothing to run · to do: julia_port: record criteria (torch_jl c4 pending)"
+                "next: nothing to run · press c on julia_port: record criteria (torch_jl c4 pending)"
             detail = app.main.query_one("#detail-view").plain
             assert "Torch.jl  pass    pass    pass    pending pending" in detail
             await select_lever(pilot, "tensorrt")
@@ -153,9 +153,9 @@ def test_record_c4_fail_goes_no_go_and_option_b_waits_for_its_plan(db):
             assert cell(app, "port", "state") == "closed"
             assert cell(app, "option_b", "state") == "unplanned"
             assert app.main.query_one("#status").text == \
-                "next: nothing to run · to do: option_b: write its plan (optseq plan option_b PATH)"
+                "next: nothing to run · press p on option_b: write its plan"
             await select_lever(pilot, "option_b")
-            assert "plan not written (optseq plan option_b PATH)" in app.main.query_one("#detail-view").plain
+            assert "plan not written — p on option_b" in app.main.query_one("#detail-view").plain
             assert app.main.query_one("#graph-view").marks["option_b"] == "blocked"
         status, history = stored(DEFAULT_PLAN, db)
         assert view(status, "julia_port")["outcome"] == "NO-GO"
@@ -167,18 +167,31 @@ def test_record_c4_fail_goes_no_go_and_option_b_waits_for_its_plan(db):
     run(go())
 
 
-def test_mark_plan_written_makes_option_b_next(db):
+def test_mark_plan_written_makes_option_b_next(db, tmp_path, monkeypatch):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
         seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+    monkeypatch.chdir(tmp_path)  # the suggested relative path is looked for from here (and the plan's folder)
+    doc = tmp_path / "docs" / "plans" / "option_b.md"
 
     async def go():
         app = make_app(DEFAULT_PLAN, db)
         async with app.run_test(size=SIZE) as pilot:
             await select_lever(pilot, "option_b")
             await pilot.press("p")
-            assert app.screen.query_one("#path").value == "docs/plans/option_b.md"
-            await pilot.press("enter")
+            dialog = app.screen
+            assert dialog.query_one("#path").value == "docs/plans/option_b.md"
+            await pilot.press("enter")  # no such doc yet: the dialog refuses it and stays open
             await pilot.pause()
+            assert app.screen is dialog
+            assert str(dialog.query_one("#form-error").render()) == (
+                "plan doc docs/plans/option_b.md does not exist; write it first, then mark it"
+                " (looked for from here and from the plan's folder)")
+            assert cell(app, "option_b", "state") == "unplanned"
+            doc.parent.mkdir(parents=True)
+            doc.write_text("# option_b\n", encoding="utf-8")
+            await pilot.press("enter")  # the same path, now naming a file
+            await pilot.pause()
+            assert app.screen is app.main
             assert cell(app, "option_b", "state") == "ready"
             assert cell(app, "option_b", "plan") == "option_b.md"
             assert app.main.query_one("#status").text == "next: option_b"
@@ -213,7 +226,14 @@ def test_manual_decision_needs_a_rationale(db):
         async with app.run_test(size=SIZE) as pilot:
             await select_lever(pilot, "amp")
             await pilot.press("d")
+            confirm = app.screen  # amp is blocked: deciding it skips its gates, so the console asks first
+            assert type(confirm).__name__ == "ConfirmDialog"
+            assert str(confirm.query_one("#question").render()) == \
+                "amp is blocked: model_size is not decided yet (blocked); needs a decision. Decide it by hand anyway?"
+            await pilot.press("y")
+            await pilot.pause()
             dialog = app.screen
+            assert type(dialog).__name__ == "DecideDialog"
             await pilot.press("enter", "d", "enter")  # outcome: defer (type-to-search)
             assert dialog.query_one("#outcome").value == "defer"
             await pilot.press("ctrl+s")
@@ -261,10 +281,14 @@ def test_export_writes_the_file_and_previews_it(db, tmp_path):
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("e")
             assert app.screen.query_one("#path").value == str(tmp_path / "out" / "optimization-sequencing.md")
-            await pilot.press("enter")
-            await pilot.pause()
-            assert type(app.screen).__name__ == "ExportPreview"
-            viewer = app.screen.query_one("#export-viewer")
+            await pilot.press("enter")  # written in a worker, then previewed; the preview renders in a worker
+            await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the preview")
+            preview = app.screen
+            await until(pilot, lambda: preview.rendered, what="the preview's rendered document")
+            viewer = preview.query_one("#export-viewer")
+            assert not viewer.loading
+            written = (tmp_path / "out" / "optimization-sequencing.md").read_text(encoding="utf-8")
+            assert viewer.document.source == written == preview.markdown
             assert viewer.document.source.startswith("# Optimization Sequencing")
             await pilot.press("escape")
             assert app.screen is app.main
@@ -327,7 +351,7 @@ def test_a_record_from_a_shell_shows_up_in_the_open_console(db, cli_env):
                                  capture_output=True, text=True, timeout=120)
             assert out.returncode == 0, out.stderr  # the console holds no lock between its writes
             await until(pilot, lambda: cell(app, "julia_port", "state") == "decided NO-GO", what="the record")
-            assert app.main.query_one("#status").text.startswith("next: nothing to run · to do: option_b")
+            assert app.main.query_one("#status").text.startswith("next: nothing to run · press p on option_b")
             # and the console still writes: its next write catches up with the shell's first
             await select_lever(pilot, "option_b")
             app.seq.write_plan("option_b", "docs/plans/option_b.md")

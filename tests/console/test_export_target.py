@@ -209,8 +209,29 @@ def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temp(cli_env, tmp_
 
 
 # -- the console's export dialog goes through the same function -------------------------------------------------
+async def submit_export(app, pilot, path: Path, lang: str = "en"):
+    """Open the export dialog with `e`, give it `path` and `lang`, and press Enter; returns the dialog."""
+    from optseq.console.dialogs.export_path import ExportDialog
+
+    await pilot.press("e")
+    dialog = app.screen
+    assert isinstance(dialog, ExportDialog)
+    dialog.query_one("#path").value = str(path)
+    dialog.query_one("#lang").value = lang
+    await pilot.press("enter")
+    return dialog
+
+
+def settled(dialog) -> bool:
+    """The dialog's export worker is done (or none was started): not busy, no loading indicator."""
+    from textual.containers import Vertical
+
+    return not dialog.busy and not dialog.query_one(Vertical).loading
+
+
 def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_existing_one(db, tmp_path):
     from optseq.console.app import make_app
+    from tests.console.test_app import until
 
     missing = tmp_path / "missing" / "x.md"
     good = tmp_path / "x.md"
@@ -218,15 +239,18 @@ def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_exist
     async def go():
         app = make_app(DEFAULT_PLAN, db)
         async with app.run_test(size=(80, 24)) as pilot:
-            app.main._export({"path": str(missing), "lang": "en"})
+            dialog = await submit_export(app, pilot, missing)
+            refusal = f"cannot export to {missing}: directory {missing.parent} does not exist (create it first)"
+            await until(pilot, lambda: dialog.error != "" and settled(dialog), what="the refusal on the error line")
+            assert dialog.error == refusal
+            assert app.screen is dialog  # the dialog stays open, the path still there to fix
+            assert dialog.query_one("#path").value == str(missing)
+            assert not app._notifications  # inline, not a notification
+            dialog.query_one("#path").value = str(good)
             await pilot.pause()
-            messages = [n.message for n in app._notifications]
-            assert f"export failed: cannot export to {missing}: directory {missing.parent} does not exist " \
-                   "(create it first)" in messages
-            assert app.screen is app.main
-            app.main._export({"path": str(good), "lang": "en"})
-            await pilot.pause()
-            assert type(app.screen).__name__ == "ExportPreview"
+            assert dialog.error == ""  # fixing the path clears the refusal
+            await pilot.press("enter")
+            await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the preview")
 
     asyncio.run(go())
     assert not missing.parent.exists() and not strays(tmp_path)
@@ -258,6 +282,7 @@ def test_the_console_exports_to_the_working_directory_by_default(db, tmp_path, m
 def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_path, answer):
     from optseq.console.app import make_app
     from optseq.console.dialogs.confirm import ConfirmDialog
+    from tests.console.test_app import until
 
     notes = tmp_path / "notes [draft].md"  # brackets: Textual markup must not eat the name
     notes.write_text("hand-written\n", encoding="utf-8")
@@ -265,18 +290,19 @@ def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_p
     async def go():
         app = make_app(DEFAULT_PLAN, db)
         async with app.run_test(size=(80, 24)) as pilot:
-            app.main._export({"path": str(notes), "lang": "en"})
-            await pilot.pause()
-            assert isinstance(app.screen, ConfirmDialog)
-            assert str(notes) in str(app.screen.query_one("#question").render())
+            dialog = await submit_export(app, pilot, notes)
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the replace question")
+            question = str(app.screen.query_one("#question").render())
+            assert question == f"{notes} exists (not written by optseq export). Replace it?"
             assert notes.read_text(encoding="utf-8") == "hand-written\n"  # nothing written while it asks
             await pilot.press(answer)
-            await pilot.pause()
             if answer == "y":
-                assert type(app.screen).__name__ == "ExportPreview"
+                await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the preview")
             else:
-                assert app.screen is app.main
-                assert any("export not written" in n.message for n in app._notifications)
+                await until(pilot, lambda: app.screen is dialog and dialog.error != "", what="back on the dialog")
+                assert dialog.error == f"{notes} kept; give another file to write"
+                assert settled(dialog) and dialog.query_one("#path").value == str(notes)
+                assert not app._notifications
 
     asyncio.run(go())
     text = notes.read_text(encoding="utf-8")
@@ -287,16 +313,52 @@ def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_p
     assert not strays(tmp_path)
 
 
+def test_the_console_asks_before_replacing_an_earlier_export(db, tmp_path):
+    from optseq.console.app import make_app
+    from optseq.console.dialogs.confirm import ConfirmDialog
+    from tests.console.test_app import until
+
+    out = tmp_path / "plan.md"
+
+    async def go():
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await submit_export(app, pilot, out)
+            await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the first preview")
+            await pilot.press("escape")
+            assert app.screen is app.main
+            first = out.read_text(encoding="utf-8")
+            assert first.endswith("<!-- optseq export -->\n")
+            out.write_text(first + "\n", encoding="utf-8")  # still an export, but not what a rewrite gives
+            dialog = await submit_export(app, pilot, out)
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the replace question")
+            question = str(app.screen.query_one("#question").render())
+            assert question == f"{out} exists (an earlier optseq export). Replace it?"
+            await pilot.press("n")
+            await until(pilot, lambda: app.screen is dialog and dialog.error != "", what="back on the dialog")
+            assert out.read_text(encoding="utf-8") == first + "\n"
+            dialog.action_submit()
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question again")
+            await pilot.press("y")
+            await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the second preview")
+            assert out.read_text(encoding="utf-8") == first
+
+    asyncio.run(go())
+    assert not strays(tmp_path)
+
+
 def test_the_console_refuses_the_state_directory(db, tmp_path):
     from optseq.console.app import make_app
+    from tests.console.test_app import until
 
     async def go():
         app = make_app(DEFAULT_PLAN, db, export_dir=db)
         async with app.run_test(size=(80, 24)) as pilot:
-            app.main._export({"path": str(db / "plan.md"), "lang": "en"})
-            await pilot.pause()
-            assert app.screen is app.main
-            assert any(f"is in the state directory {db}" in n.message for n in app._notifications)
+            dialog = await submit_export(app, pilot, db / "plan.md")
+            await until(pilot, lambda: dialog.error != "" and settled(dialog), what="the refusal on the error line")
+            assert app.screen is dialog
+            assert f"is in the state directory {db}" in dialog.error
+            assert not app._notifications
 
     asyncio.run(go())
     assert not (db / "plan.md").exists()

@@ -47,9 +47,14 @@ def test_two_levers_run_from_two_processes_and_one_lever_runs_once(tmp_path, cli
     first = subprocess.Popen([*OPTSEQ, "--run", "slow"], env=held, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     try:
+        seen = []
         for line in first.stderr:  # its progress lines: the run is under way once its first pair is in
-            if "1/6" in line:
+            seen.append(line)
+            if line.rstrip("\n") == "slow: 1/12 pairs pair 1":  # cumulative over the rule's max_repeats
                 break
+        else:  # its stderr ended without that line: the run never got under way as this test needs
+            raise AssertionError(f"no first-pair progress line from the held run: {seen!r}")
+        assert seen[0] == "slow: starting run (6 pairs, up to 12 if inconclusive)\n", seen
         again = cli(env, "--run", "slow")
         assert again.returncode == 3 and f"slow is running in optseq pid {first.pid}" in again.stderr
         other = cli(env, "--run", "fast", "--json")  # a second lever, from a second shell, at the same time

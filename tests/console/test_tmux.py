@@ -28,13 +28,15 @@ CEILING_S = 120.0
 
 
 class Terminal:
-    """One tmux server of our own (its own socket), one 80×24 window running optseq."""
+    """One tmux server of our own (its own socket), one window (80×24 unless told) running optseq."""
 
-    def __init__(self, command: str, env: dict[str, str]):
+    def __init__(self, command: str, env: dict[str, str], size: tuple[int, int] = (80, 24)):
         self.socket = f"optseq-test-{uuid.uuid4().hex[:8]}"
         # the pane outlives optseq so its exit status can be read from the screen
-        shell = f"{command}; echo OPTSEQ-EXIT=$?; sleep 600"
-        args = [TMUX, "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24"]
+        # a tmux server started without a terminal hands its panes COLUMNS=80 LINES=24, which Textual (through
+        # shutil.get_terminal_size) prefers to the pane's real size: drop them so the pane's size rules
+        shell = f"unset COLUMNS LINES; {command}; echo OPTSEQ-EXIT=$?; sleep 600"
+        args = [TMUX, "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-x", str(size[0]), "-y", str(size[1])]
         for key, value in env.items():
             args += ["-e", f"{key}={value}"]
         self.started = time.monotonic()
@@ -50,11 +52,13 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", *keys)
 
-    def wait_for(self, text: str, timeout: float = CEILING_S) -> str:
+    def wait_for(self, text, timeout: float = CEILING_S) -> str:
+        """The screen once `text` is on it (or once `text(screen)` is true)."""
+        seen = text if callable(text) else (lambda screen: text in screen)
         end = time.monotonic() + timeout
         while True:
             screen = self.screen()
-            if text in screen:
+            if seen(screen):
                 return screen
             if time.monotonic() > end:
                 raise AssertionError(f"{text!r} not on screen after {timeout:g} s:\n{screen}")
@@ -68,12 +72,12 @@ class Terminal:
 def terminal():
     opened: list[Terminal] = []
 
-    def open_(plan: Path, db: Path, **extra: str) -> Terminal:
+    def open_(plan: Path, db: Path, size: tuple[int, int] = (80, 24), **extra: str) -> Terminal:
         env = {"TERM": "xterm-256color", "NO_COLOR": "1", "TEXTUAL_ANIMATIONS": "none", **extra}
         cwd = Path(__file__).resolve().parents[2]
         command = f"cd {shlex.quote(str(cwd))} && {shlex.quote(OPTSEQ)} --plan {shlex.quote(str(plan))} " \
                   f"--db {shlex.quote(str(db))}"
-        term = Terminal(command, env)
+        term = Terminal(command, env, size)
         opened.append(term)
         return term
 
@@ -84,7 +88,7 @@ def terminal():
 
 def test_seed_levers_visible_and_quit_exits_cleanly(terminal, db, record_property):
     term = terminal(DEFAULT_PLAN, db)
-    screen = term.wait_for("next: nothing to run · to do: julia_port")
+    screen = term.wait_for("next: nothing to run · press c on julia_port")
     first_paint = time.monotonic() - term.started
     record_property("first_paint_s", round(first_paint, 2))
     print(f"time to first paint (tmux, 80x24, NO_COLOR=1): {first_paint:.2f} s")
@@ -105,13 +109,41 @@ def test_a_run_streams_and_finishes(terminal, tmp_path, db):
     term.wait_for("next: fast")
     term.keys("Down", "r")  # the slow lever, held after its first pair
     mid = term.wait_for("pair 1")
-    assert "running: slow" in mid and "tiny lever log line 2" in mid and "/6 pair" in mid
+    # progress counts over the whole pair budget (12), not one pass of 6
+    assert "running: slow" in mid and "tiny lever log line 2" in mid and "1/12 pairs" in mid, mid
     release.touch()
     term.wait_for("run #1 succeeded")
-    done = term.wait_for("slow        Slow lever        adopted")  # the table catches up a frame later
+    done = term.wait_for(lambda screen: any(line.split()[:2] == ["slow", "adopted"]  # a frame after the run
+                                            for line in screen.splitlines()))
     assert "samples: 12 (6 pairs)" in done and "estimate: items_per_s 1.5" in done
     term.keys("q")
     term.wait_for("OPTSEQ-EXIT=0")
     with Sequencer.open(plan, db, mode="read") as seq:
         (run,) = seq.history("slow")["runs"]
     assert run["status"] == "succeeded" and run["n_samples"] == 12
+
+
+def _row(screen: str, lever: str) -> str:
+    return next(line for line in screen.splitlines() if line.split()[:1] == [lever])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+def test_keys_and_the_next_step_are_on_screen(terminal, db, size, record_property):
+    term = terminal(DEFAULT_PLAN, db, size=size)
+    term.wait_for("press c on julia_port")
+    first_paint = time.monotonic() - term.started
+    record_property("first_paint_s", round(first_paint, 2))
+    print(f"time to first paint (tmux, {size[0]}x{size[1]}, NO_COLOR=1): {first_paint:.2f} s")
+    screen = term.wait_for(lambda screen: "palette" in screen.splitlines()[-1])  # the footer draws a frame later
+    footer = screen.splitlines()[-1]
+    assert "? Help" in footer and "q Quit" in footer and "^p palette" in footer, footer
+    assert "c on julia_port" in _row(screen, "option_b")  # the why / next column names the key
+    if size[0] >= 160:  # the graph stands beside the table, no tab pressed
+        assert "NO-GO → option_b [blocked]" in screen and "d Decide" in footer and "p Plan" in footer
+    else:
+        assert "NO-GO → option_b" not in screen
+    Path(f"/tmp/screens_{size[0]}x{size[1]}.txt").write_text(
+        f"optseq at {size[0]}x{size[1]} (tmux capture-pane, NO_COLOR=1), first paint {first_paint:.2f} s\n\n"
+        + screen, encoding="utf-8")
+    term.keys("q")
+    term.wait_for("OPTSEQ-EXIT=0")

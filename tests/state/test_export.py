@@ -47,9 +47,9 @@ SEED_POINTS = [
     "- 모델 크기 실험 결과 받을 때 (downstream lever 4개 모두 trigger 결정)",
 ]
 SEED_TREE_EDGES = {
-    ("Julia decision (Torch.jl pending)", "PASS → port 작업 (큰 분기)"),
-    ("Julia decision (Torch.jl pending)", "FAIL → Python/Cython 유지"),
-    ("FAIL → Python/Cython 유지", "Option B 인프라 작업"),
+    ("Julia decision (Torch.jl pending)", "GO → port 작업 (큰 분기)"),
+    ("Julia decision (Torch.jl pending)", "NO-GO → Python/Cython 유지"),
+    ("NO-GO → Python/Cython 유지", "Option B 인프라 작업"),
     ("Option B 인프라 작업", "모델 크기 실험 (200 iter × 4 config)"),
     ("모델 크기 실험 (200 iter × 4 config)", "AMP 재측정"),
     ("모델 크기 실험 (200 iter × 4 config)", "compile 재측정"),
@@ -236,7 +236,7 @@ def test_tree_has_the_seeds_edges(fresh):
     assert tree_edges(tree) == SEED_TREE_EDGES
     # the head of the tree is the seed's art line for line
     assert tree[:4] == ["Julia decision (Torch.jl pending)", "   │",
-                        "   ├── PASS → port 작업 (큰 분기)", "   └── FAIL → Python/Cython 유지"]
+                        "   ├── GO → port 작업 (큰 분기)", "   └── NO-GO → Python/Cython 유지"]
     assert "Cython" not in " ".join(tree[4:])  # cython_bot takes part in no edge
 
 
@@ -302,10 +302,10 @@ def test_no_go_graph_marks_the_branch_and_the_closed_port(plan):
     doc = no_go(plan).render()
     (tree,) = code_blocks(doc)
     assert tree[0] == "Julia decision ✅ NO-GO"
-    assert "   ├── PASS → port 작업 (큰 분기) — closed" in tree
-    assert "   └── FAIL → Python/Cython 유지 (선택됨)" in tree
+    assert "   ├── GO → port 작업 (큰 분기) — closed" in tree
+    assert "   └── NO-GO → Python/Cython 유지 (선택됨)" in tree
     edges = tree_edges(tree)
-    assert ("FAIL → Python/Cython 유지 (선택됨)", "Option B 인프라 작업 ⏸") in edges
+    assert ("NO-GO → Python/Cython 유지 (선택됨)", "Option B 인프라 작업 ⏸") in edges
     assert len(edges) == len(SEED_TREE_EDGES)
     (chart,) = code_blocks(doc, "mermaid")
     body = [line.strip() for line in chart]
@@ -359,7 +359,7 @@ def test_en_generated_text(plan):
     rows = table_rows(doc, "Pending levers")
     assert rows[-1].endswith("| NO-GO (2026-11-29, auto: Torch.jl c4 fail) |")
     assert rows[3].endswith("| plan not written | waiting for a plan |")
-    assert "   └── FAIL → Python/Cython 유지 (taken)" in code_blocks(doc)[0]
+    assert "   └── NO-GO → Python/Cython 유지 (taken)" in code_blocks(doc)[0]
     assert section(doc, "Decision points")[3].endswith("— fired 2026-11-29; reopens: Julia port 작업, Option B")
 
 
@@ -559,7 +559,7 @@ def test_export_through_the_sequencer_and_store(tmp_path):
                         r"NO-GO \(\d{4}-\d\d-\d\d, 자동: .*c4 fail.*\) \|", julia), julia
     assert re.search(r"^- Torch\.jl 결과 들어올 때 \(Julia 트랙 closed/branched\) — \d{4}-\d\d-\d\d 발생",
                      doc, re.M)
-    assert "   ├── PASS → port 작업 (큰 분기) — closed" in code_blocks(doc)[0]
+    assert "   ├── GO → port 작업 (큰 분기) — closed" in code_blocks(doc)[0]
 
 
 def test_a_remeasured_prior_moves_to_history(plan):

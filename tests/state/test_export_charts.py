@@ -228,6 +228,7 @@ def test_the_window_is_the_history_plots(tmp_path):
 def test_the_console_export_writes_the_charts_its_history_plot_shows(tmp_path):
     from optseq.console.app import make_app
     from optseq.console.widgets.history_plot import HistoryPlot
+    from tests.console.test_app import until
 
     path, db = measured(tmp_path)
     target = tmp_path / "plan.md"
@@ -238,10 +239,12 @@ def test_the_console_export_writes_the_charts_its_history_plot_shows(tmp_path):
         async with app.run_test(size=(100, 30)) as pilot:
             for lever in ("amp", "compile"):
                 app.main.show_lever(lever)
-                shown[lever] = list(app.main.query_one(HistoryPlot).points)
-            app.main._export({"path": str(target), "lang": "en"})
-            await pilot.pause()
-            assert type(app.screen).__name__ == "ExportPreview"
+                shown[lever] = list(app.main.query_one("#history-view", HistoryPlot).points)  # the narrow layout's plot
+            await pilot.press("e")
+            app.screen.query_one("#path").value = str(target)
+            app.screen.query_one("#lang").value = "en"
+            await pilot.press("enter")  # the dialog writes in a worker: wait for the preview it opens after
+            await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the preview")
 
     asyncio.run(go())
     text = target.read_text(encoding="utf-8")

@@ -2,8 +2,10 @@
 
 Every field gets the same payload: raw HTML (`<script>`, `<div>`, a comment, an entity) and, on lines
 of their own, a heading, a fence, a quote, a list item, a table row and a rule. The doc is built by
-the real CLI (plan file, `record`, `plan`, `decide`, lever runs) and read back with markdown-it, the
-CommonMark parser Textual's Markdown (the console's preview) and VS Code render with.
+the real CLI (plan file, `record`, `decide`, lever runs) and read back with markdown-it, the
+CommonMark parser Textual's Markdown (the console's preview) and VS Code render with. The plan doc path
+holds newlines and control characters, which `optseq plan` now refuses: it is stored through the Python
+API (`Sequencer.write_plan` without `check`), as an older store or another tool may hold it.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from optseq.state import export
+from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 
 AB = Path(__file__).parent / "lever_scripts" / "ab.py"
@@ -132,7 +135,10 @@ def docs(tmp_path_factory) -> dict[str, str]:
     env = dict(os.environ, OPTSEQ_PLAN=str(plan), OPTSEQ_DB=str(root / "state"))
     fresh = cli(env, "export")
     cli(env, "fact", "dense", "true")
-    cli(env, "plan", "after", PLAN_DOC)
+    # the CLI refuses a path with control characters; the store still takes one unchecked from Python
+    with Sequencer.open(plan, root / "state", mode="write") as seq:
+        seq.write_plan("after", PLAN_DOC)
+        assert next(v for v in seq.status()["levers"] if v["id"] == "after")["plan_doc"] == PLAN_DOC  # kept as is
     cli(env, "--run", "measured")  # first: its device differs, and a device change forgets `unavailable`
     cli(env, "--run", "runner")
     cli(env, "record", "gate", "cand", "c1", "pass", "--evidence", payload("evidence"))

@@ -148,7 +148,12 @@ def test_cli_run_summary_json_and_exit_codes(tmp_path, cli_env):
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["runs"][0]["decision"] == "adopt"
-    assert "lever: 6/6" in proc.stderr  # plain progress lines when not on a terminal
+    # plain progress lines when not on a terminal: the run's ask first, then a count over the rule's
+    # whole budget (max_repeats), so a decisive first pass stops at 6 of 12 pairs
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "lever: starting run (6 pairs, up to 12 if inconclusive)"
+    counts = [line for line in lines if "/" in line and not line.startswith("lever: running estimate")]
+    assert counts == [f"lever: {i}/12 pairs pair {i}" for i in range(1, 7)], proc.stderr
     again = subprocess.run([*OPTSEQ, "--run", "next"], env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 3 and "nothing to run" in again.stderr
 

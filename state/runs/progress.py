@@ -1,0 +1,85 @@
+"""A run's progress over all its passes, as one count that never goes backwards, and p as both front ends print it.
+
+A lever command reports `done/total` of the pass under way; a run that stays inconclusive asks
+further passes up to its rule's `max_repeats`. Shown per pass, a bar would fill, drop back to a
+fraction and fill again. Here each pass adds to what the earlier ones did, against the rule's whole
+budget when the command counts in pairs, else against what has been asked so far.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class RunProgress:
+    repeats: int | None = None
+    """What the rule asks of pass 1 (`repeats`); a pass 1 total equal to it means the command counts pairs."""
+    budget: int | None = None
+    """The rule's `max_repeats`: the most pairs all passes together may ask."""
+    pass_no: int = 1
+    pass_done: float = 0
+    pass_total: float = 0
+    earlier_done: float = 0
+    """Done in the passes before this one."""
+    earlier_total: float = 0
+    done: float = 0
+    total: float = 0
+    in_pairs: bool = False
+    """The command counts pairs (its pass 1 total is the rule's `repeats`), so the budget is the bar's end."""
+    started: bool = False
+    """True once anything (a sample, a progress line) came from the command."""
+
+    @classmethod
+    def of(cls, rule) -> "RunProgress":
+        if rule is None or getattr(rule, "choose", None):
+            return cls()
+        return cls(repeats=getattr(rule, "repeats", None), budget=getattr(rule, "max_repeats", None))
+
+    def sample(self, event: dict) -> None:
+        """A sample: lever_run tags it with its pass (`run`), which is how a new pass is seen first."""
+        self.started = True
+        tag = event.get("run")
+        if isinstance(tag, int) and tag > self.pass_no:
+            self._next_pass(tag)
+
+    def progress(self, done, total) -> None:
+        self.started = True
+        done = float(done) if isinstance(done, (int, float)) else 0.0
+        total = float(total) if isinstance(total, (int, float)) and total > 0 else 0.0
+        if done < self.pass_done:  # the count restarted without a sample first: a new pass
+            self._next_pass(self.pass_no + 1)
+        self.pass_done, self.pass_total = done, max(total, done)
+        self._update()
+
+    def _next_pass(self, pass_no: int) -> None:
+        self.earlier_done += self.pass_done
+        self.earlier_total += self.pass_total or self.pass_done
+        self.pass_no, self.pass_done, self.pass_total = pass_no, 0.0, 0.0
+
+    def _update(self) -> None:
+        asked = self.earlier_total + self.pass_total
+        if self.pass_no == 1 and self.budget and self.repeats:
+            self.in_pairs = self.pass_total == self.repeats
+        target = max(asked, float(self.budget)) if self.in_pairs else asked
+        # neither figure may move back: a late, smaller total from a command is not a step back in time
+        self.total = max(self.total, target)
+        self.done = min(max(self.done, self.earlier_done + self.pass_done), self.total)
+
+    @property
+    def fraction(self) -> float | None:
+        return self.done / self.total if self.total else None
+
+    def text(self) -> str:
+        """`9/12 pairs · pass 2` (or without the unit when the command counts something else)."""
+        if not self.total:
+            return ""
+        unit = " pairs" if self.in_pairs else ""
+        passes = f" · pass {self.pass_no}" if self.pass_no > 1 else ""
+        return f"{self.done:g}/{self.total:g}{unit}{passes}"
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as every front end prints it: two significant digits, `<0.001` below that."""
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.2g}"

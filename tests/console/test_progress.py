@@ -1,0 +1,288 @@
+"""Progress of a run as the console and the headless CLI show it, idle Run tabs, and who may write a store."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from optseq.console import run_cmd
+from optseq.console.app import make_app
+from optseq.state.runs.lever_run import RunControl
+from optseq.state.runs.progress import RunProgress, p_text
+from optseq.state.sequencer import Sequencer
+from tests.conftest import DEFAULT_PLAN, OPTSEQ
+from tests.console.test_app import (SIZE, TINY_LEVER, _steady_env, run, select_lever, stored, tiny_plan,  # noqa: F401
+                                    until, view)
+
+
+def edge_plan(tmp_path: Path, *args: str) -> Path:
+    """One lever whose 1.205× straddles its 1.2× threshold: pass 1's 4 pairs cannot decide, so it asks more."""
+    argv = json.dumps(["python", str(TINY_LEVER), "--ratio", "1.205", "--log-lines", "0", *args])
+    path = tmp_path / "edge.toml"
+    path.write_text(f"""[plan]
+title = "Edge plan"
+as_of = 2026-11-01
+lang = "en"
+
+[[levers]]
+id = "edge"
+title = "Edge"
+kind = "speedup"
+plan_doc = "docs/edge.md"
+run = {argv}
+timeout_s = 60
+rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 4, max_repeats = 12 }}
+""", encoding="utf-8")
+    return path
+
+
+def texts(app) -> tuple[str, str]:
+    panel = app.main.panel
+    return str(panel.query_one("#run-title").render()), str(panel.query_one("#run-progress-msg").render())
+
+
+# -- the run panel -----------------------------------------------------------------------------------
+
+def test_bar_counts_on_across_passes_against_the_whole_budget(tmp_path, db, monkeypatch):
+    release = tmp_path / "release"
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(release))
+    monkeypatch.setenv("TINY_LEVER_HOLD_PASS", "2")  # pass 1 runs through; pass 2 stops after each pair
+
+    async def go():
+        app = make_app(edge_plan(tmp_path), db)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("3", "r")
+            bar = app.main.panel.query_one("#run-progress")
+            seen: list[float] = []
+
+            def in_pass_2() -> bool:
+                seen.append(bar.progress)
+                return "pass 2" in texts(app)[1]
+
+            await until(pilot, in_pass_2, what="pass 2 under way")
+            # pass 2's first pair is the 5th of the run, against the rule's 12: not 1 of a fresh pass
+            assert (bar.progress, bar.total) == (5, 12)
+            assert texts(app)[1].startswith(" 5/12 pairs · pass 2")
+            assert texts(app)[0] == "edge: running"
+            release.touch()
+            await until(pilot, lambda: not app.main.panel.running, what="the run to end")
+            assert seen == sorted(seen)  # never backwards, as far as it was watched
+
+    run(go())
+
+
+def test_run_progress_is_cumulative_and_never_goes_back():
+    counted = RunProgress(repeats=4, budget=12)
+    for done in range(1, 5):
+        counted.sample({"run": 1})
+        counted.progress(done, 4)
+    assert (counted.done, counted.total, counted.text()) == (4, 12, "4/12 pairs")
+    counted.sample({"run": 2})  # a sample tagged with pass 2 starts it before its first progress line
+    counted.progress(1, 3)
+    assert (counted.done, counted.total, counted.text()) == (5, 12, "5/12 pairs · pass 2")
+    counted.progress(0, 3)  # a command restarting its count mid-pass: a new pass, never a step back
+    assert counted.done == 5
+    # a command counting something else than pairs (iterations): the asked total so far, no budget
+    other = RunProgress(repeats=4, budget=12)
+    other.progress(50, 200)
+    assert (other.done, other.total, other.text()) == (50, 200, "50/200")
+
+
+def test_title_says_running_once_samples_arrived_before_any_progress(tmp_path, db, monkeypatch):
+    release = tmp_path / "release"
+    lever = tmp_path / "sampler.py"
+    lever.write_text(
+        "import json, os, time\n"
+        "print(json.dumps({'event': 'sample', 'arm': 'baseline', 'metric': 'items_per_s', 'value': 1.0,"
+        " 'pair': 0, 'higher_is_better': True}), flush=True)\n"
+        f"while not os.path.exists({str(release)!r}):\n    time.sleep(0.01)\n", encoding="utf-8")
+    plan = tmp_path / "sampler.toml"
+    plan.write_text(f"""[plan]
+title = "Sampler"
+as_of = 2026-11-01
+lang = "en"
+
+[[levers]]
+id = "sampler"
+title = "Sampler"
+kind = "speedup"
+plan_doc = "docs/s.md"
+run = {json.dumps(["python", str(lever)])}
+timeout_s = 60
+rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 4, max_repeats = 12 }}
+""", encoding="utf-8")
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("3", "r")
+            samples = app.main.panel.query_one("#run-samples")
+            await until(pilot, lambda: str(samples.render()).startswith("samples: 1"), what="the sample")
+            assert texts(app)[0] == "sampler: running"
+            release.touch()
+            await until(pilot, lambda: not app.main.panel.running, what="the run to end")
+
+    run(go())
+
+
+def test_idle_run_tab_is_still_and_says_what_the_store_holds(tmp_path, db):
+    plan = tiny_plan(tmp_path)
+
+    async def look(mode: str = "auto") -> tuple[str, bool, object]:
+        app = make_app(plan, db, mode=mode)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("3")
+            await pilot.pause()
+            panel = app.main.panel
+            return texts(app)[0], panel.query_one("#run-progress-row").display, app.main.panel
+
+    title, bar_shown, _ = run(look())
+    assert title == "no run in this store yet · r runs the selected lever, n the next one"
+    assert not bar_shown  # no indeterminate `--%` animating on a tab where nothing runs
+    with Sequencer.open(plan, db, mode="write") as seq:
+        seq.run_lever("fast")
+    title, bar_shown, _ = run(look())
+    assert title.startswith("last run #1 fast succeeded ") and "1.5" in title
+    assert title.endswith(" · r runs the selected lever, n the next one")
+    assert not bar_shown
+    title, _, _ = run(look("read"))
+    assert title.startswith("last run #1 fast succeeded ")
+    assert "r runs" not in title and title.endswith("read-only: this console cannot run levers")
+
+
+# -- the headless run ----------------------------------------------------------------------------------
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def drawn(stream: Tty) -> list[str]:
+    """What the terminal would show at each redraw: the text after each erase-line."""
+    return [part for part in stream.getvalue().split(run_cmd.CLEAR_LINE)]
+
+
+def test_headless_bar_fits_the_terminal_and_leaves_nothing_behind(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    stream = Tty()
+    bar = run_cmd.Progress(stream, "model_size_growth_hidden1024_layers6",
+                           rule=type("Rule", (), {"repeats": 4, "max_repeats": 12, "choose": None})())
+    bar.event({"event": "estimate", "estimate": 1.234, "ci_low": 1.1, "ci_high": 1.4, "n": 3})
+    for done in range(1, 5):
+        bar._last = 0.0  # every redraw, not one per 50 ms
+        bar.event({"event": "sample", "run": 1})
+        bar.event({"event": "progress", "done": done, "total": 4, "msg": f"a long message for pair {done} " * 3})
+    bar.event({"event": "sample", "run": 2})
+    bar._last = 0.0
+    bar.event({"event": "progress", "done": 1, "total": 3, "msg": "pass 2 pair 1"})
+    frames = [f for f in drawn(stream) if f]
+    assert frames and all(len(f) <= 79 and "\n" not in f for f in frames)
+    assert "5/12 pairs · pass 2" in frames[-1]  # the count goes on over passes, as in the console
+    assert stream.getvalue().count(run_cmd.CLEAR_LINE) == len(frames)  # every redraw erases the line first
+    bar.close()
+    assert stream.getvalue().endswith(run_cmd.CLEAR_LINE)  # no stale bar left under the summary
+
+
+def test_ctrl_c_says_so_on_a_line_of_its_own(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    stream = Tty()
+    bar = run_cmd.Progress(stream, "slow")
+    bar.event({"event": "progress", "done": 1, "total": 6, "msg": "pair 1"})
+    before = stream.getvalue()
+    control = RunControl()
+    run_cmd._interrupt(control)
+    bar.close()
+    said = stream.getvalue()[len(before):]
+    # the bar is erased first, the message ends its line, and the bar comes back under it
+    assert said.startswith(run_cmd.CLEAR_LINE + "slow: Ctrl-C: cancelling the run")
+    assert "\n" in said
+    assert control.cancelled
+
+
+def test_headless_run_says_it_started_before_the_command_speaks(tmp_path, cli_env):
+    plan = tiny_plan(tmp_path)
+    done = subprocess.run([*OPTSEQ, "--plan", str(plan), "--run", "fast"], env=cli_env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "fast: starting run (6 pairs, up to 12 if inconclusive)"
+    assert " p=0.016 " in done.stdout  # p as the console's rule text writes it: two significant digits
+
+
+def test_refused_run_with_json_still_prints_a_json_object(cli_env):
+    done = subprocess.run([*OPTSEQ, "--plan", str(DEFAULT_PLAN), "--run", "tensorrt", "--json"], env=cli_env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3
+    out = json.loads(done.stdout)
+    assert out["target"] == "tensorrt" and out["runs"] == []
+    assert out["refused"].startswith("tensorrt is blocked")
+    assert "tensorrt is blocked" in done.stderr
+
+
+@pytest.mark.parametrize("p, text", [(0.0625, "0.062"), (0.0156, "0.016"), (0.25, "0.25"), (0.0004, "<0.001"),
+                                     (None, "-")])
+def test_p_is_written_one_way(p, text):
+    assert p_text(p) == text
+
+
+# -- who writes the store ----------------------------------------------------------------------------
+
+def test_two_consoles_on_one_store_both_write_and_see_each_other(tmp_path, db):
+    """No console holds the store: each takes the lock per transaction, so neither is ever read-only."""
+    plan = tiny_plan(tmp_path)
+
+    async def go():
+        first, second = make_app(plan, db), make_app(plan, db)
+        async with first.run_test(size=SIZE) as one, second.run_test(size=SIZE) as two:
+            assert not first.seq.readonly and not second.seq.readonly
+            await one.press("3", "r")  # the first console runs `fast`
+            await until(one, lambda: first.main.panel.last_report is not None, what="the first console's run")
+            await until(two, lambda: second.main.query_one("#levers").cell_text("fast", "state") == "adopted",
+                        what="the second console to follow the first's run")
+            await select_lever(two, "chatty")
+            await two.press("r")
+            await until(two, lambda: second.main.panel.last_report is not None, what="the second console's run")
+            await until(one, lambda: first.main.query_one("#levers").cell_text("chatty", "state") == "adopted",
+                        what="the first console to follow the second's run")
+        status, _ = stored(plan, db)
+        assert view(status, "fast")["state"] == view(status, "chatty")["state"] == "adopted"
+
+    run(go())
+
+
+def test_read_only_console_takes_over_once_the_directory_is_writable(tmp_path, db, monkeypatch):
+    plan = tiny_plan(tmp_path)
+    with Sequencer.open(plan, db, mode="write"):
+        pass  # the store exists
+    import optseq.console.app as app_mod
+    import optseq.state.store.store as store_mod
+
+    real = store_mod.os.access
+    locked = {"on": True}
+
+    def access(path, mode, *args, **kwargs):  # tests run as root, for whom chmod never bars writing
+        if locked["on"] and Path(path) == Path(db):
+            return False
+        return real(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(store_mod.os, "access", access)
+    monkeypatch.setattr(app_mod.os, "access", access)
+    monkeypatch.setattr(app_mod, "TAKE_OVER_S", 0.1)
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.seq.readonly and "read-only" in app.main.query_one("#status").text
+            assert app.main.check_action("run_selected", ()) is not True
+            locked["on"] = False
+            await until(pilot, lambda: not app.seq.readonly, what="the console to take the store over")
+            await pilot.pause()
+            assert "read-only" not in app.main.query_one("#status").text
+            assert app.main.check_action("run_selected", ()) is True
+            await pilot.press("3")
+            assert "r runs the selected lever" in texts(app)[0]
+
+    run(go())
