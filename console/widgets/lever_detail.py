@@ -73,8 +73,11 @@ class LeverDetail(VerticalScroll, can_focus=True):
         width = max(len(t) for t in titles.values()) + 2
         text.append("  " + "candidate".ljust(width) + "".join(c.ljust(8) for c in crit_ids) + "status\n")
         for cand, entry in criteria.items():
-            cells = "".join(entry["results"].get(c, "pending").ljust(8) for c in crit_ids)
-            status = entry["status"].upper() if entry["status"] != "pending" else "pending"
+            per = entry.get("results", {})
+            whole = entry["status"] == "fail" and all(per.get(c, "pending") == "pending" for c in crit_ids)
+            # A candidate the plan fails as a whole was never tried per criterion: dashes, not a row of pending.
+            cells = "".join(("—" if whole else per.get(c, "pending")).ljust(8) for c in crit_ids)
+            status = "FAIL as a whole" if whole else entry["status"].upper() if entry["status"] != "pending" else "pending"
             text.append("  " + titles.get(cand, cand).ljust(width) + cells + status + "\n")
 
     @staticmethod

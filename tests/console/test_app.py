@@ -117,6 +117,9 @@ def test_main_screen_shows_the_seed_plan(db):
                 "next: nothing to run · press c on julia_port: record criteria (torch_jl c4 pending)"
             detail = app.main.query_one("#detail-view").plain
             assert "Torch.jl  pass    pass    pass    pending pending" in detail
+            # Flux failed as a whole in the plan: dashes, not pending beside a FAIL
+            flux = next(line for line in detail.splitlines() if line.strip().startswith("Flux"))
+            assert "pending" not in flux and "FAIL as a whole" in flux
             await select_lever(pilot, "tensorrt")
             detail = app.main.query_one("#detail-view").plain
             assert "why blocked" in detail and "fact eval_dense is not set true" in detail

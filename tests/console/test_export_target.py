@@ -259,6 +259,7 @@ def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_exist
 
 def test_the_console_exports_to_the_working_directory_by_default(db, tmp_path, monkeypatch):
     from optseq.console.app import make_app
+    from tests.console.test_app import until
 
     work = tmp_path / "work"
     work.mkdir()
@@ -270,8 +271,7 @@ def test_the_console_exports_to_the_working_directory_by_default(db, tmp_path, m
             await pilot.press("e")
             assert app.screen.query_one("#path").value == str(work / "optimization-sequencing.md")
             await pilot.press("enter")
-            await pilot.pause()
-            assert type(app.screen).__name__ == "ExportPreview"
+            await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the export preview")
 
     asyncio.run(go())
     assert (work / "optimization-sequencing.md").read_text(encoding="utf-8").startswith("# Optimization Sequencing")

@@ -9,7 +9,7 @@ from optseq.console.app import make_app
 from optseq.console.widgets.history_plot import nice_ticks
 from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN
-from tests.console.test_app import SIZE, _steady_env, run, select_lever, tiny_plan  # noqa: F401
+from tests.console.test_app import SIZE, _steady_env, run, select_lever, tiny_plan, until  # noqa: F401
 
 
 def graph_lines(app) -> list[str]:
@@ -115,11 +115,14 @@ def test_sixteen_colours_keep_dialogs_neutral_and_errors_red(db, monkeypatch):
         app = make_app(DEFAULT_PLAN, db)
         async with app.run_test(size=SIZE) as pilot:
             assert app.has_class("-ansi16")
+            red = standard(Color.parse(app.theme_variables["error"]))
+            await until(pilot, lambda: app.main.query("FooterKey"), what="the footer's keys")
+            key = app.main.query("FooterKey").first()
+            assert standard(key.get_component_styles("footer-key--key").color) != red  # keys are not warnings
             await pilot.press("c")
             dialog = app.screen
             box = dialog.query_one("Vertical")
             error = dialog.query_one("#form-error")
-            red = standard(Color.parse(app.theme_variables["error"]))
             assert standard(box.styles.border_top[1]) != red  # a dialog is not framed like an error
             assert standard(error.styles.color) == red  # and its error line is red, not white
             await pilot.press("escape", "2")
