@@ -452,6 +452,8 @@ class Sequencer:
                         "status": self.machine.candidate_status(lever.id, cand),
                         "results": {c.id: model.results.get((cand.id, c.id), ("pending", ""))[0]
                                     for c in lever.criteria.criteria},
+                        "evidence": {c.id: model.results[(cand.id, c.id)][1] for c in lever.criteria.criteria
+                                     if model.results.get((cand.id, c.id), ("", ""))[1]},
                     }
                     for cand in lever.criteria.candidates
                 }

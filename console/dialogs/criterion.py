@@ -54,6 +54,9 @@ class CriterionDialog(FormDialog):
         yield "evidence", text_input("evidence", placeholder="what shows it (a number, a doc)")
 
     def notes(self):
+        if self.lever.plan_doc:  # the seed names its criteria by number only; their wording lives in the doc
+            yield Static(f"what each criterion asks: {self.lever.plan_doc}", id="criteria-doc", classes="form-note",
+                         markup=False)
         yield Static("results so far:\n" + "\n".join(results_lines(self.lever.criteria, self.results)),
                      id="criteria-results", classes="form-note", markup=False)
 

@@ -52,7 +52,10 @@ class HistoryPlot(PlotextPlot):
         plt.clear_figure()
         self.y_range = None
         if not self.points:
-            self.message = (f"{lever.id}: no run yet" if not runs else f"{lever.id}: no run with an estimate yet")
+            if not lever.run:  # a decision lever (or a hand-decided one) never has runs to plot
+                self.message = f"{lever.id}: nothing to measure (decided by criteria or by hand)"
+            else:
+                self.message = f"{lever.id}: no run yet" if not runs else f"{lever.id}: no run with an estimate yet"
             self.refresh()
             return
         self.message = ""

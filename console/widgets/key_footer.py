@@ -15,14 +15,16 @@ SHORT = {"run_next": "Next", "cancel_run": "Cancel", "mark_plan": "Plan"}
 
 
 def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
-    """`Screen.active_bindings` as the footer should draw them at `width`: short labels, and below FULL_FROM
-    the keys that would push `?` and `q` off screen hidden (they still work: only the footer skips them)."""
+    """`Screen.active_bindings` as the footer should draw them at `width`: short labels, cancel only while a run
+    goes, and below FULL_FROM the keys that would push `?` and `q` off screen hidden (they still work: only the
+    footer skips them)."""
     shown = {}
     for key, active in bindings.items():
         binding = active.binding
         action = binding.action
-        hide = binding.show and width < FULL_FROM and (action in NARROW_HIDDEN or
-                                                       (action == "cancel_run" and not running))
+        # x with nothing running only says a key exists that does nothing now (the help screen still lists it)
+        hide = binding.show and ((action == "cancel_run" and not running) or
+                                 (width < FULL_FROM and action in NARROW_HIDDEN))
         if action in SHORT or hide:
             binding = replace(binding, description=SHORT.get(action, binding.description),
                               show=binding.show and not hide)

@@ -79,6 +79,13 @@ class LeverDetail(VerticalScroll, can_focus=True):
             cells = "".join(("—" if whole else per.get(c, "pending")).ljust(8) for c in crit_ids)
             status = "FAIL as a whole" if whole else entry["status"].upper() if entry["status"] != "pending" else "pending"
             text.append("  " + titles.get(cand, cand).ljust(width) + cells + status + "\n")
+        plan_evidence = {c.id: c.evidence for c in lever.criteria.candidates if c.evidence}
+        for cand, entry in criteria.items():  # what each result rests on, as recorded (or as the plan says)
+            name = titles.get(cand, cand)
+            if cand in plan_evidence and all(v == "pending" for v in entry.get("results", {}).values()):
+                text.append(f"    {name}: {plan_evidence[cand]}\n")
+            for crit, why in (entry.get("evidence") or {}).items():
+                text.append(f"    {name} {crit}: {why}\n")
 
     @staticmethod
     def _decisions(text: Text, view: dict, history: dict, lever) -> None:

@@ -42,7 +42,9 @@ class Tally:
             last = self.last or {}
             value = last.get("value")
             shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
-            return (f"samples: {self.count} ({len(self.pairs)} pairs)  last: pair {last.get('pair')} "
+            pair = last.get("pair")
+            pair = pair + 1 if isinstance(pair, int) else pair  # samples count pairs from 0, progress from 1
+            return (f"samples: {self.count} ({len(self.pairs)} pairs)  last: pair {pair} "
                     f"{last.get('arm')} {shown} {last.get('unit') or ''}").rstrip()
 
 

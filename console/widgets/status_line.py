@@ -21,8 +21,10 @@ class StatusLine(Static):
 
     def show(self, status: dict, running: Collection[str], holder: str | None) -> None:
         todo = status.get("todo") or []
-        if status.get("next"):
-            parts = [f"next: {status['next']}"]
+        if status.get("next") in running:
+            parts = []  # "next: x · running: x" says one thing twice
+        elif status.get("next"):
+            parts = [f"next: {status['next']} (n runs it)"]
         else:  # nothing can run: the first thing only the user can do (the full list is in optseq status)
             parts = ["next: nothing to run"]
             if todo:

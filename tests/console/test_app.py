@@ -157,6 +157,9 @@ def test_record_c4_fail_goes_no_go_and_option_b_waits_for_its_plan(db):
             assert cell(app, "option_b", "state") == "unplanned"
             assert app.main.query_one("#status").text == \
                 "next: nothing to run · press p on option_b: write its plan"
+            detail = app.main.query_one("#detail-view").plain  # julia_port, still selected
+            assert "    Torch.jl c4: 0.8x\n" in detail  # what the result rests on
+            assert "    Flux: Flux FAIL (docs/research/julia_port_evaluation.md)\n" in detail
             await select_lever(pilot, "option_b")
             assert "plan not written — p on option_b" in app.main.query_one("#detail-view").plain
             assert app.main.query_one("#graph-view").marks["option_b"] == "blocked"
@@ -197,7 +200,7 @@ def test_mark_plan_written_makes_option_b_next(db, tmp_path, monkeypatch):
             assert app.screen is app.main
             assert cell(app, "option_b", "state") == "ready"
             assert cell(app, "option_b", "plan") == "option_b.md"
-            assert app.main.query_one("#status").text == "next: option_b"
+            assert app.main.query_one("#status").text == "next: option_b (n runs it)"
         status, _ = stored(DEFAULT_PLAN, db)
         assert view(status, "option_b")["plan_doc"] == "docs/plans/option_b.md"
         assert status["next"] == "option_b"
@@ -467,7 +470,7 @@ def test_ui_stays_responsive_and_cancel_kills_the_group(tmp_path, db, monkeypatc
             await pilot.press("up", "1")
             assert app.main.query_one("#detail-view").plain.startswith("fast")
             assert cell(app, "slow", "state") == "running"
-            assert app.main.query_one("#status").text == "next: fast · running: slow"
+            assert app.main.query_one("#status").text == "next: fast (n runs it) · running: slow"
             await pilot.press("x")
             await until(pilot, lambda: not panel.running, what="the cancel")
             await pilot.pause()

@@ -119,6 +119,8 @@ def test_the_criterion_dialog_names_criteria_and_shows_results_by_criterion(db):
             assert criterion.value == "c4"
             text = screen_text(app)
             assert "c4: criterion 4" in text
+            assert str(app.screen.query_one("#criteria-doc").content) == \
+                "what each criterion asks: docs/research/julia_port_evaluation.md"
             results = str(app.screen.query_one("#criteria-results").content)
             assert "Torch.jl  c1 pass · c2 pass · c3 pass · c4 pending" in results
             # Flux failed as a whole: no row of pendings beside a FAIL

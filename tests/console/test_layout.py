@@ -42,7 +42,9 @@ def test_a_wide_footer_shows_every_key(db):
         app = make_app(DEFAULT_PLAN, db)
         async with app.run_test(size=WIDE) as pilot:
             await pilot.pause()
-            assert {"r", "n", "c", "p", "f", "d", "e", "question_mark", "q"} <= {k.key for k in footer_keys(app.main)}
+            shown = {k.key for k in footer_keys(app.main)}
+            assert {"r", "n", "c", "p", "f", "d", "e", "question_mark", "q"} <= shown
+            assert "x" not in shown  # cancel appears only while a run goes
 
     run(go())
 
@@ -181,5 +183,30 @@ def test_detail_starts_at_the_top_for_each_lever(db):
             await select_lever(pilot, "port")
             await until(pilot, lambda: detail.lever == "port", what="port's detail")
             assert detail.scroll_y == 0
+
+    run(go())
+
+
+def test_while_a_gate_runs_the_levers_behind_it_say_they_wait_and_next_is_not_repeated(db, tmp_path, monkeypatch):
+    from tests.console.test_app import tiny_plan
+
+    plan = tiny_plan(tmp_path)
+    text = plan.read_text(encoding="utf-8").replace('remeasure_when = ["fast"]', 'requires = "fast:decided"')
+    plan.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(tmp_path / "never"))  # fast stays at pair 1 until cancelled
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: cell(app, "slow", "why") == "r on fast: run it", what="slow's gate")
+            await select_lever(pilot, "fast")
+            await pilot.press("r")
+            await until(pilot, lambda: cell(app, "fast", "state") == "running", what="fast running")
+            assert cell(app, "slow", "why") == "waits for the run of fast"  # not "x on fast: cancel"
+            assert cell(app, "fast", "why") == "x: cancels the run"
+            await until(pilot, lambda: "x" in {k.key for k in footer_keys(app.main)}, what="x in the footer")
+            assert app.main.query_one("#status").text == "running: fast"  # not "next: fast · running: fast"
+            await pilot.press("x")
+            await until(pilot, lambda: not app.main.panel.running, what="the cancel")
 
     run(go())

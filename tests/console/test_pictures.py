@@ -148,3 +148,15 @@ def test_no_color_errors_are_not_darker_than_text(db, monkeypatch):
             assert error.text_style.bold
 
     run(go())
+
+
+def test_history_of_a_lever_with_nothing_to_run_says_so(db):
+    async def go():
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await select_lever(pilot, "julia_port")
+            await pilot.press("4")
+            await until(pilot, lambda: app.main.query_one("#history-view").lever == "julia_port", what="its history")
+            return app.main.query_one("#history-view").message
+
+    assert run(go()) == "julia_port: nothing to measure (decided by criteria or by hand)"

@@ -286,3 +286,13 @@ def test_read_only_console_takes_over_once_the_directory_is_writable(tmp_path, d
             assert "r runs the selected lever" in texts(app)[0]
 
     run(go())
+
+
+def test_the_sample_line_counts_pairs_from_one_as_the_progress_line_does():
+    from optseq.console.widgets.run_panel import Tally
+
+    tally = Tally()
+    for pair in range(6):  # the run protocol numbers pairs from 0
+        for arm, value in (("baseline", 7438.0), ("candidate", 46960.0)):
+            tally.add({"run": 1, "pair": pair, "arm": arm, "value": value, "unit": "samples/s"})
+    assert tally.text() == "samples: 12 (6 pairs)  last: pair 6 candidate 4.696e+04 samples/s"

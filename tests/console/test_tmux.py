@@ -106,7 +106,7 @@ def test_a_run_streams_and_finishes(terminal, tmp_path, db):
     plan = tiny_plan(tmp_path)
     release = tmp_path / "release"
     term = terminal(plan, db, TINY_LEVER_HOLD=str(release))  # the lever waits after each pair for `release`
-    term.wait_for("next: fast")
+    term.wait_for("next: fast (n runs it)")
     term.keys("Down", "r")  # the slow lever, held after its first pair
     mid = term.wait_for("pair 1")
     # progress counts over the whole pair budget (12), not one pass of 6
