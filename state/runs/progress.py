@@ -3,7 +3,8 @@
 A lever command reports `done/total` of the pass under way; a run that stays inconclusive asks
 further passes up to its rule's `max_repeats`. Shown per pass, a bar would fill, drop back to a
 fraction and fill again. Here each pass adds to what the earlier ones did, against the rule's whole
-budget when the command counts in pairs, else against what has been asked so far.
+budget when the command counts in pairs (an experiment: in blocks, or in units a block holds a fixed
+number of), else against what has been asked so far.
 """
 from __future__ import annotations
 
@@ -29,11 +30,17 @@ class RunProgress:
     started: bool = False
     """True once anything (a sample, a progress line) came from the command."""
 
+    per_repeat: float = 0
+    """Units the command counts per pair (1) or, in an experiment, per block; 0 while unknown."""
+    blocks: bool = False
+    """An experiment's rule: its repeats are blocks of every config, and its passes ask whole blocks."""
+
     @classmethod
     def of(cls, rule) -> "RunProgress":
-        if rule is None or getattr(rule, "choose", None):
+        if rule is None:
             return cls()
-        return cls(repeats=getattr(rule, "repeats", None), budget=getattr(rule, "max_repeats", None))
+        return cls(repeats=getattr(rule, "repeats", None), budget=getattr(rule, "max_repeats", None),
+                   blocks=bool(getattr(rule, "choose", None)))
 
     def sample(self, event: dict) -> None:
         """A sample: lever_run tags it with its pass (`run`), which is how a new pass is seen first."""
@@ -58,9 +65,18 @@ class RunProgress:
 
     def _update(self) -> None:
         asked = self.earlier_total + self.pass_total
-        if self.pass_no == 1 and self.budget and self.repeats:
-            self.in_pairs = self.pass_total == self.repeats
-        target = max(asked, float(self.budget)) if self.in_pairs else asked
+        if self.pass_no == 1 and self.budget and self.repeats and self.pass_total:
+            # A pass 1 total of `repeats` counts pairs (or blocks). An experiment counting finer units (its
+            # iterations) asks whole blocks each pass, so a multiple of `repeats` scales the budget with it.
+            # A speedup command's other count (steps, say) may not grow with pairs: no budget for it.
+            if self.pass_total == self.repeats:
+                self.per_repeat = 1
+            elif self.blocks and self.pass_total % self.repeats == 0:
+                self.per_repeat = self.pass_total / self.repeats
+            else:
+                self.per_repeat = 0
+            self.in_pairs = self.per_repeat == 1 and not self.blocks
+        target = max(asked, float(self.budget) * self.per_repeat) if self.per_repeat else asked
         # neither figure may move back: a late, smaller total from a command is not a step back in time
         self.total = max(self.total, target)
         self.done = min(max(self.done, self.earlier_done + self.pass_done), self.total)
@@ -73,7 +89,7 @@ class RunProgress:
         """`9/12 pairs · pass 2` (or without the unit when the command counts something else)."""
         if not self.total:
             return ""
-        unit = " pairs" if self.in_pairs else ""
+        unit = " pairs" if self.in_pairs else " blocks" if self.blocks and self.per_repeat == 1 else ""
         passes = f" · pass {self.pass_no}" if self.pass_no > 1 else ""
         return f"{self.done:g}/{self.total:g}{unit}{passes}"
 

@@ -91,6 +91,21 @@ def test_run_progress_is_cumulative_and_never_goes_back():
     assert (other.done, other.total, other.text()) == (50, 200, "50/200")
 
 
+def test_an_experiments_progress_runs_over_its_whole_block_budget():
+    from optseq.state.plan import Rule
+
+    # 3 blocks a pass, up to 12; the command counts 16 iterations a block (4 configs × 4)
+    counted = RunProgress.of(Rule(metric="exploitability", choose="min:exploitability", repeats=3, max_repeats=12))
+    counted.progress(48, 48)
+    assert (counted.done, counted.total, counted.text()) == (48, 192, "48/192")  # not 48/48, a full bar
+    counted.sample({"run": 2})
+    counted.progress(16, 48)
+    assert (counted.done, counted.total, counted.text()) == (64, 192, "64/192 · pass 2")
+    blocks = RunProgress.of(Rule(metric="exploitability", choose="min:exploitability", repeats=3, max_repeats=12))
+    blocks.progress(2, 3)
+    assert blocks.text() == "2/12 blocks"
+
+
 def test_title_says_running_once_samples_arrived_before_any_progress(tmp_path, db, monkeypatch):
     release = tmp_path / "release"
     lever = tmp_path / "sampler.py"
