@@ -84,8 +84,11 @@ class LeverDetail(VerticalScroll, can_focus=True):
             name = titles.get(cand, cand)
             if cand in plan_evidence and all(v == "pending" for v in entry.get("results", {}).values()):
                 text.append(f"    {name}: {plan_evidence[cand]}\n")
+            grouped: dict[str, list[str]] = {}  # "c1, c2, c3: recorded in the plan" on one line
             for crit, why in (entry.get("evidence") or {}).items():
-                text.append(f"    {name} {crit}: {why}\n")
+                grouped.setdefault(why, []).append(crit)
+            for why, crits in grouped.items():
+                text.append(f"    {name} {', '.join(crits)}: {why}\n")
 
     @staticmethod
     def _decisions(text: Text, view: dict, history: dict, lever) -> None:

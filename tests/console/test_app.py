@@ -159,6 +159,7 @@ def test_record_c4_fail_goes_no_go_and_option_b_waits_for_its_plan(db):
                 "next: nothing to run · press p on option_b: write its plan"
             detail = app.main.query_one("#detail-view").plain  # julia_port, still selected
             assert "    Torch.jl c4: 0.8x\n" in detail  # what the result rests on
+            assert "    Torch.jl c1, c2, c3: recorded in the plan\n" in detail
             assert "    Flux: Flux FAIL (docs/research/julia_port_evaluation.md)\n" in detail
             await select_lever(pilot, "option_b")
             assert "plan not written — p on option_b" in app.main.query_one("#detail-view").plain
