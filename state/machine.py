@@ -366,8 +366,12 @@ class PlanMachine:
                         self._close(lid, lever_id, cause if direct else f"{cause} ({unmet})", record)
                         changed = True
         self.refresh()
+        # a decision that keeps this lever out of the stack (a reject or defer of a lever not in it) changes
+        # nothing a measurement stood on; one that puts it in, takes it out or re-decides it there (a new
+        # version adopted again) asks a re-measure
+        moved = lever_id in before or lever_id in self._stack()
         for other in self.models.values():
-            if (lever_id in other.lever.remeasure_when and other.state in DECIDED
+            if (moved and lever_id in other.lever.remeasure_when and other.state in DECIDED
                     and other.decision_seq is not None and other.decision_seq < seq and other.lever.run):
                 self._stale(other, f"{lever_id} decided {outcome} after {other.lever.id} was measured")
         self._left_stack(before, cause)

@@ -337,6 +337,21 @@ def test_run_stale_goes_in_dependency_order_not_file_order(tmp_path, db, cli_env
     assert [v["id"] for v in st["levers"] if v["state"] == "stale"] == []  # nothing stale again
 
 
+def test_remeasure_when_asks_a_re_measure_only_when_the_stack_moves(tmp_path, db, cli_env):
+    plan = write_plan(tmp_path / "watch.toml",
+                      lever_block("root", "infra", run=False),
+                      lever_block("watcher", extra='remeasure_when = ["root"]'))
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    cli(env, "--run", "watcher")
+    assert of(status(env), "watcher")["state"] == "adopted"
+    cli(env, "decide", "root", "reject", "--why", "not worth it")  # root never was in the stack: nothing moved
+    assert of(status(env), "watcher")["state"] == "adopted"
+    cli(env, "decide", "root", "adopt", "--why", "it is after all")  # now watcher's baseline lacks root
+    st = status(env)
+    assert of(st, "watcher")["state"] == "stale"
+    assert "root decided adopt" in of(st, "watcher")["stale_reason"]
+
+
 def test_run_ready_rereads_readiness_and_runs_each_lever_once(tmp_path, cli_env):
     plan = write_plan(tmp_path / "ready.toml",
                       lever_block("second", extra='requires = "first:adopt"'),
