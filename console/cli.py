@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="TARGET", default=None,
                    help="run levers headless: a lever id, next, ready (all ready, in order) or stale")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="with --run: echo every line the lever's command prints (`lever| line`, on stderr)")
     p.add_argument("--parallel", type=int, default=1, metavar="N",
                    help="with --run ready|stale, or the console's R: measure up to N independent levers at "
                         "once (on a cluster: N nodes; the console's R takes 2 unless told)")
@@ -203,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.parallel > 1 and args.run not in ("ready", "stale") and not console:
             return _fail(f"--parallel applies to --run ready or --run stale, or the console's R "
                          f"(got {'--run ' + args.run if args.run else args.command})")
+        if args.verbose and args.run is None:
+            return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
         if args.command == "serve":
@@ -244,7 +248,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         if args.run is not None:
             from optseq.console.run_cmd import run_target
 
-            return run_target(seq, args.run, args.json, args.parallel)
+            return run_target(seq, args.run, args.json, args.parallel, args.verbose)
         command = args.command or "status"
         if command == "status":
             status = seq.status()

@@ -29,8 +29,10 @@ class Progress:
     current: "Progress | None" = None
     """The bar on the terminal now: what Ctrl-C clears before it says anything."""
 
-    def __init__(self, stream, lever: str, plain: bool = False, rule=None):
+    def __init__(self, stream, lever: str, plain: bool = False, rule=None, echo: bool = False):
         self.stream = stream
+        self.echo = echo
+        """--verbose: every line the command prints, above the bar (a lever nobody here wrote, misbehaving)."""
         self.tty = stream.isatty() and not plain  # several runs at once: lines, not bars overwriting each other
         self.lever = lever
         self.counted = RunProgress.of(rule)
@@ -67,6 +69,8 @@ class Progress:
     def log(self, line: str) -> None:
         if line.startswith("[optseq]"):
             self._line(f"{self.lever}: {line[9:]}")
+        elif self.echo:
+            self._line(f"{self.lever}| {line}")
 
     def _show(self, force: bool = False) -> None:
         if not self.tty:
@@ -110,7 +114,7 @@ class Progress:
             Progress.current = None
 
 
-def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1) -> int:
+def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, echo: bool = False) -> int:
     from optseq.state.runners import RunnerError
 
     try:
@@ -122,7 +126,7 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1) ->
     # Ctrl-C cancels the run under way (its process group or job stopped with its grace), never optseq itself
     previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(control))
     try:
-        return _run_target(seq, target, as_json, parallel, control)
+        return _run_target(seq, target, as_json, parallel, control, echo)
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -156,7 +160,8 @@ def _refused(seq: Sequencer, target: str, message: str, as_json: bool, code: int
     return code
 
 
-def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, control: RunControl) -> int:
+def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, control: RunControl,
+                echo: bool = False) -> int:
     group = target in seq.GROUPS
     reports: list[RunReport] = []
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
@@ -164,7 +169,7 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
         if (group or detached["lever"] == target) and not control.cancelled:
             print(f"{detached['lever']}: re-attaching run {detached['run']} (Ray job {detached.get('submission_id')})",
                   file=sys.stderr, flush=True)
-            _run_one(seq, detached["lever"], control, reports)
+            _run_one(seq, detached["lever"], control, reports, echo)
     if reports and (target == "next" or not group):
         return _summarise(seq, target, reports, as_json)
     try:
@@ -178,19 +183,19 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
     if parallel > 1 and group and target != "next" and first is not None:
-        _run_parallel(seq, target, parallel, control, reports)
+        _run_parallel(seq, target, parallel, control, reports, echo)
         lever_id = None
     while lever_id is not None and not control.cancelled:
         ran.append(lever_id)
-        _run_one(seq, lever_id, control, reports)
+        _run_one(seq, lever_id, control, reports, echo)
         # the next target comes from the state this run left: it may have made levers ready or stale
         lever_id = seq.pick(target, done=ran) if group and target != "next" else None
     return _summarise(seq, target, reports, as_json)
 
 
-def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list) -> None:
+def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, echo: bool = False) -> None:
     rule = _rule(seq, lever_id)
-    progress = Progress(sys.stderr, lever_id, rule=rule)
+    progress = Progress(sys.stderr, lever_id, rule=rule, echo=echo)
     # at once, before the command's start-up (an import of torch, a compile) keeps the terminal silent
     progress.say(f"{lever_id}: starting run ({_asks(rule)})")
     try:
@@ -224,12 +229,13 @@ def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int
     return OK
 
 
-def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, reports: list) -> None:
+def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, reports: list,
+                  echo: bool = False) -> None:
     """Up to `width` levers of the group at once (state/runs/parallel.py), each printed as it lands."""
     from optseq.state.runs.parallel import GroupRun
 
     def sinks(lever_id: str):
-        progress = Progress(sys.stderr, lever_id, plain=True)  # several runs: lines, not one bar
+        progress = Progress(sys.stderr, lever_id, plain=True, echo=echo)  # several runs: lines, not one bar
         return progress.event, progress.log
 
     def landed(one) -> None:

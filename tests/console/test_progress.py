@@ -226,6 +226,24 @@ def test_headless_run_says_it_started_before_the_command_speaks(tmp_path, cli_en
     assert " p=0.016 " in done.stdout  # p as the console's rule text writes it: two significant digits
 
 
+def test_headless_verbose_echoes_the_commands_own_lines(tmp_path, cli_env):
+    plan = tiny_plan(tmp_path)
+    quiet = subprocess.run([*OPTSEQ, "--plan", str(plan), "--run", "fast"], env=cli_env, capture_output=True,
+                           text=True, timeout=120)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "tiny lever log line" not in quiet.stderr
+    loud = subprocess.run([*OPTSEQ, "--plan", str(plan), "--run", "slow", "-v"], env=cli_env, capture_output=True,
+                          text=True, timeout=120)
+    assert loud.returncode == 0, loud.stderr
+    lines = loud.stderr.splitlines()
+    assert [line for line in lines if "tiny lever log line" in line] == \
+        [f"slow| tiny lever log line {i}" for i in range(3)]
+    assert not any(line.startswith("slow| {") for line in lines)  # protocol events are read, not echoed
+    refused = subprocess.run([*OPTSEQ, "--plan", str(plan), "status", "--verbose"], env=cli_env, capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+
+
 def test_refused_run_with_json_still_prints_a_json_object(cli_env):
     done = subprocess.run([*OPTSEQ, "--plan", str(DEFAULT_PLAN), "--run", "tensorrt", "--json"], env=cli_env,
                           capture_output=True, text=True, timeout=120)
