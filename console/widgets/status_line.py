@@ -10,8 +10,8 @@ from optseq.console.widgets.next_step import todo_hint
 
 
 class StatusLine(Static):
-    """`next: option_b · running: cython_bot · read-only: …`, or `next: nothing to run · press p on option_b: …`
-    (the first thing only the user can do, as the key to press); `text` is the plain line."""
+    """`next: option_b (n runs it) · read-only: …`, `running: cython_bot`, or `next: nothing to run · press p on
+    option_b: …` (the first thing only the user can do, as the key to press); `text` is the plain line."""
 
     DEFAULT_CSS = """
     StatusLine { height: 1; width: 1fr; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -21,8 +21,10 @@ class StatusLine(Static):
 
     def show(self, status: dict, running: Collection[str], holder: str | None) -> None:
         todo = status.get("todo") or []
-        if status.get("next") in running:
-            parts = []  # "next: x · running: x" says one thing twice
+        if running:
+            # n waits for this run to end, and which lever is next depends on whether the store has seen the
+            # run start yet ("next: x · running: x"): while a run goes the line says only what runs
+            parts = []
         elif status.get("next"):
             parts = [f"next: {status['next']} (n runs it)"]
         else:  # nothing can run: the first thing only the user can do (the full list is in optseq status)
