@@ -42,7 +42,9 @@ class LeverDetail(VerticalScroll, can_focus=True):
         if lever.rule is not None:
             rule = lever.rule
             goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
-            text.append(f"rule: {goal}, {rule.repeats}-{rule.max_repeats} pairs\n")
+            unit = "blocks" if rule.choose else "pairs"  # an experiment repeats blocks of every config
+            margin = f", margin {rule.margin:.0%}" if rule.choose and rule.margin else ""
+            text.append(f"rule: {goal}, {rule.repeats}-{rule.max_repeats} {unit}{margin}\n")
         if lever.arms is not None:
             text.append(f"arms: {lever.arms.summary()}\n")
         if view.get("why_blocked"):

@@ -85,7 +85,7 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
             if outcome is not None:
                 return Step(None, atom.lever, f"gate: {atom.lever} decided {outcome}, needs {atom.outcome}"), None
             if atom.lever in running:  # its gate is being measured: nothing to press but patience
-                return Step(None, atom.lever, f"waits for the run of {atom.lever}"), None
+                return Step(None, atom.lever, f"waits on {atom.lever}"), None
             if atom.lever not in seen:
                 sub, _ = step(atom.lever, seen | {lever_id})
                 if sub is not None:

@@ -120,6 +120,8 @@ def test_main_screen_shows_the_seed_plan(db):
             # Flux failed as a whole in the plan: dashes, not pending beside a FAIL
             flux = next(line for line in detail.splitlines() if line.strip().startswith("Flux"))
             assert "pending" not in flux and "FAIL as a whole" in flux
+            await select_lever(pilot, "model_size")
+            assert "rule: min:exploitability, 3-12 blocks, margin 5%\n" in app.main.query_one("#detail-view").plain
             await select_lever(pilot, "tensorrt")
             detail = app.main.query_one("#detail-view").plain
             assert "why blocked" in detail and "fact eval_dense is not set true" in detail

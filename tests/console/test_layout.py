@@ -202,7 +202,7 @@ def test_while_a_gate_runs_the_levers_behind_it_say_they_wait_and_next_is_not_re
             await select_lever(pilot, "fast")
             await pilot.press("r")
             await until(pilot, lambda: cell(app, "fast", "state") == "running", what="fast running")
-            assert cell(app, "slow", "why") == "waits for the run of fast"  # not "x on fast: cancel"
+            assert cell(app, "slow", "why") == "waits on fast"  # its gate is running: not "x on fast: cancel"
             assert cell(app, "fast", "why") == "x: cancels the run"
             await until(pilot, lambda: "x" in {k.key for k in footer_keys(app.main)}, what="x in the footer")
             assert app.main.query_one("#status").text == "running: fast"  # n waits for it: no "next" meanwhile
