@@ -105,7 +105,9 @@ def test_the_console_runs_ready_levers_at_once_with_a_row_each(tmp_path, monkeyp
             assert "2 running" in str(panel.query_one("#run-title").render())
             hold.touch()
             await until(pilot, lambda: not panel.running, what="the group to end")
-            assert [cell(app, lever, "state") for lever in ("left", "right", "after")] == ["adopted"] * 3
+            # the panel hears the group end before the screen redraws the table: wait for the table itself
+            await until(pilot, lambda: [cell(app, lever, "state") for lever in ("left", "right", "after")]
+                        == ["adopted"] * 3, what="the table to show all three adopted")
             rows = str(panel.query_one("#run-rows").render())
             assert all(f"{lever}: succeeded" in rows and "→ adopt" in rows for lever in ("left", "right", "after"))
 

@@ -265,7 +265,11 @@ def test_a_detached_run_whose_job_is_gone_is_interrupted(tmp_path, ray_cluster):
                           timeout=CEILING_S)
     out = json.loads(proc.stdout)
     assert proc.returncode == 1 and [r["status"] for r in out["runs"]] == ["interrupted"], proc.stderr[-3000:]
-    assert f"Ray job {sid} is gone" in out["runs"][0]["message"] and "not the lever's failure" in out["runs"][0]["message"]
+    message = out["runs"][0]["message"]
+    # Deleted, the job is gone; on a loaded cluster Ray may still answer for it, as lost with its supervisor
+    # (JOB_SUPERVISOR_ACTOR_DIED): either way the run is interrupted, never the lever's failure
+    assert f"Ray job {sid} is gone" in message or f"Ray lost job {sid}" in message, message
+    assert "not the lever's failure" in message
     with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
         assert seq.machine.state("lever") == "ready" and not seq.detached_runs()
 
@@ -301,7 +305,8 @@ def test_the_console_re_attaches_a_detached_run_when_it_opens(tmp_path, ray_clus
             panel = app.main.panel
             await until(pilot, lambda: panel.last_report is not None, timeout=CEILING_S, what="the re-attached run")
             assert panel.last_report.run_id == 1 and panel.last_report.decision == "adopt"
-            assert cell(app, "lever", "state") == "adopted"
+            # the panel holds the report before the screen redraws the table: wait for the table itself
+            await until(pilot, lambda: cell(app, "lever", "state") == "adopted", what="the table to say adopted")
             log = "\n".join(panel.query_one("#run-log").lines)
             assert "re-attached to Ray job" in log
 
