@@ -143,7 +143,7 @@ def next_steps(target: Path) -> str:
         ("# pass the gate's last criterion, and no_copy becomes ready:", ""),
         ("optseq record prototype_works prototype same_result pass", ""),
         ("optseq --run ready", "measure no_copy, on top of fast_sum if that was adopted"),
-        ("optseq", "the live console (ctrl+q quits)"),
+        ("optseq", "the live console (? lists its keys, q quits)"),
     ]
     width = max(len(cmd) for cmd, why in steps if why) + 2
     lines += [f"  {cmd.ljust(width)}# {why}" if why else f"  {cmd}" for cmd, why in steps]

@@ -72,13 +72,15 @@ class LeverDetail(VerticalScroll, can_focus=True):
     def _criteria(text: Text, criteria: dict, lever) -> None:
         crit_ids = [c.id for c in lever.criteria.criteria]
         titles = {c.id: c.title or c.id for c in lever.criteria.candidates}
-        width = max(len(t) for t in titles.values()) + 2
-        text.append("  " + "candidate".ljust(width) + "".join(c.ljust(8) for c in crit_ids) + "status\n")
+        width = max(len("candidate") + 1, *(len(t) + 2 for t in titles.values()))
+        # a column as wide as its id (a plan's `same_result`), never less than "pending" and a space
+        cols = {c: max(len(c) + 1, 8) for c in crit_ids}
+        text.append("  " + "candidate".ljust(width) + "".join(c.ljust(cols[c]) for c in crit_ids) + "status\n")
         for cand, entry in criteria.items():
             per = entry.get("results", {})
             whole = entry["status"] == "fail" and all(per.get(c, "pending") == "pending" for c in crit_ids)
             # A candidate the plan fails as a whole was never tried per criterion: dashes, not a row of pending.
-            cells = "".join(("—" if whole else per.get(c, "pending")).ljust(8) for c in crit_ids)
+            cells = "".join(("—" if whole else per.get(c, "pending")).ljust(cols[c]) for c in crit_ids)
             status = "FAIL as a whole" if whole else entry["status"].upper() if entry["status"] != "pending" else "pending"
             text.append("  " + titles.get(cand, cand).ljust(width) + cells + status + "\n")
         plan_evidence = {c.id: c.evidence for c in lever.criteria.candidates if c.evidence}

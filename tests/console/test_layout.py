@@ -210,3 +210,24 @@ def test_while_a_gate_runs_the_levers_behind_it_say_they_wait_and_next_is_not_re
             await until(pilot, lambda: not app.main.panel.running, what="the cancel")
 
     run(go())
+
+
+def test_criteria_columns_are_as_wide_as_their_ids(db, tmp_path):
+    import shutil
+
+    from tests.conftest import ROOT
+
+    for name in ("optseq.toml", "optseq_bench.py"):  # the starter `optseq init` writes: criterion `same_result`
+        shutil.copy(ROOT / "configs" / "starter" / name, tmp_path / name)
+
+    async def go():
+        app = make_app(tmp_path / "optseq.toml", db)
+        async with app.run_test(size=SIZE) as pilot:
+            await select_lever(pilot, "prototype_works")
+            return app.main.query_one("#detail-view").plain.splitlines()
+
+    lines = run(go())
+    head = next(line for line in lines if line.strip().startswith("candidate"))
+    row = next(line for line in lines if line.strip().startswith("the stand-in benchmark"))
+    assert head.split() == ["candidate", "runs", "same_result", "status"]
+    assert row.index("pending") == head.index("same_result")  # each cell under its criterion
