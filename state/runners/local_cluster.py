@@ -116,6 +116,9 @@ class Cluster:
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    self.kill(name)
-            # `ray start --block` ends its node's processes on SIGTERM; whatever escaped its group goes too
+                    pass
+            # `ray start --block` ends its node's processes on SIGTERM, but agents still shutting down outlive
+            # it (renamed `ray::DashboardAgent`, so no command line names the root): the whole group goes
+            self.kill(name)
+            # whatever escaped its group goes too
             subprocess.run(["pkill", "-9", "-f", str(self.root / "t")], check=False)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -18,4 +19,26 @@ def ray_cluster(tmp_path_factory):
     try:
         yield cluster
     finally:
+        groups = {proc.pid for proc in cluster.nodes.values()}
         cluster.stop()
+        # a process killed is gone a moment later, not at once: wait for that (a hang guard, not a budget)
+        end = time.monotonic() + 60
+        while (left := _live_in_groups(groups)) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert not left, f"Ray processes outlived the cluster's stop: {left}"  # they would load the next tests
+
+
+def _live_in_groups(groups: set[int]) -> list[str]:
+    """`pid name` of every process still alive (not a zombie) in one of the process groups."""
+    left = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace").read()
+        except OSError:  # gone meanwhile
+            continue
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        if rest[0] != "Z" and int(rest[2]) in groups:  # fields after the name: state, ppid, pgrp
+            left.append(f"{entry} {name}")
+    return left
