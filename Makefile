@@ -36,16 +36,16 @@ bench: $(STAMP)
 # status, writes, runs --json and export timed as fresh processes, into docs/performance.md (its own section)
 .PHONY: store-bench
 store-bench: $(STAMP)
-	$(BIN)/python -m optseq.state.store_bench --write docs/performance.md $(ARGS)
+	$(BIN)/python -m optseq.state.bench.store --write docs/performance.md $(ARGS)
 
 # What a Ray run costs over a local one (a throwaway two-node cluster on 127.0.0.1), into docs/performance.md
 .PHONY: runner-bench
 runner-bench: $(STAMP)
-	$(BIN)/python -m optseq.state.runners.bench --write docs/performance.md $(ARGS)
+	$(BIN)/python -m optseq.state.bench.runners --write docs/performance.md $(ARGS)
 
 # Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
 simulate: $(STAMP)
-	$(BIN)/python -m optseq.state.runs.simulate --write docs/performance.md
+	$(BIN)/python -m optseq.state.bench.simulate --write docs/performance.md
 
 # On a GPU machine: AMP and compile at hidden 64 and 1024, then model_size, into docs/performance.md
 # (its own section). Where the machine's python3 already holds a CUDA torch and nothing can be

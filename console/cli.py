@@ -181,9 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["OPTSEQ_RAY_ADDRESS"] = args.ray_address
     plan_path = getattr(args, "plan", None) or default_plan()
     db = getattr(args, "db", None) or default_db()
-    from optseq.state.plan import PlanError
-    from optseq.state.sequencer import InputError
-    from optseq.state.store import StoreError
+    from optseq.state.plan.model import PlanError
+    from optseq.state.errors import InputError
+    from optseq.state.store.store import StoreError
 
     try:
         if args.command == "validate":
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _validate(path: Path) -> int:
-    from optseq.state import plan
+    from optseq.state.plan import loader as plan
 
     loaded = plan.load(path)
     print(f"{path}: ok ({len(loaded.levers)} levers, {len(loaded.facts)} facts, "
@@ -276,7 +276,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             return OK
         if command == "export":
             if args.output is not None:
-                from optseq.state.export_file import ExportTargetError, export_doc
+                from optseq.state.report.target import ExportTargetError, export_doc
 
                 try:
                     # the doc and, beside it, a chart per measured lever (the doc links them)
@@ -298,7 +298,7 @@ def _say(lines: list[str]) -> int:
 
 
 def render_status(status: dict) -> str:
-    from optseq.state.whatif import fmt_h
+    from optseq.state.calculus.whatif import fmt_h
 
     hours = any(lever.get("hours_saved") is not None for lever in status["levers"])
     rows = [("lever", "state", "outcome", *(("saved h",) if hours else ()), "why / note")]

@@ -10,7 +10,8 @@ import time
 
 from optseq.state.runs.lever_run import RunControl, RunReport
 from optseq.state.runs.progress import RunProgress, p_text
-from optseq.state.sequencer import InputError, Sequencer
+from optseq.state.errors import InputError
+from optseq.state.sequencer import Sequencer
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 
@@ -115,7 +116,7 @@ class Progress:
 
 
 def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, echo: bool = False) -> int:
-    from optseq.state.runners import RunnerError
+    from optseq.state.runners.interface import RunnerError
 
     try:
         seq.runner  # a runner that cannot be set up is bad input, before anything is picked or recorded

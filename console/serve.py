@@ -222,8 +222,8 @@ def tab_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, required=True)
     args = parser.parse_args(argv)
     from optseq.console.app import make_app
-    from optseq.state.plan import PlanError
-    from optseq.state.store import StoreError
+    from optseq.state.plan.model import PlanError
+    from optseq.state.store.store import StoreError
 
     try:
         app = make_app(args.plan, args.db)

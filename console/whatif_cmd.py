@@ -1,9 +1,9 @@
-"""`optseq whatif`: the hours-saved calculus (optseq.state.whatif) as a table, or as JSON with --json."""
+"""`optseq whatif`: the hours-saved calculus (optseq.state.calculus.whatif) as a table, or as JSON with --json."""
 from __future__ import annotations
 
 import json
 
-from optseq.state.whatif import fmt_h, order_text, sequencing_text
+from optseq.state.calculus.whatif import fmt_h, order_text, sequencing_text
 
 
 def run_whatif(seq, as_json: bool) -> int:

@@ -1,1 +1,1 @@
-"""optseq's core: plan, lever machine, store, statistics, runs, export. Never imports torch, textual or engine."""
+"""optseq's core, in rooms: plan, lifecycle, store, runners, runs, calculus, report, bench; the sequencer on top."""

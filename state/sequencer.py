@@ -7,21 +7,18 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from optseq.state import gates
-from optseq.state import plan as plan_mod
-from optseq.state import snapshot
-from optseq.state.machine import DECIDED, PlanMachine, TransitionRefused
-from optseq.state.plan import Plan
-from optseq.state.run_index import workload
-from optseq.state.store import Store
+from optseq.state.plan import gates
+from optseq.state.errors import InputError
+from optseq.state.plan import loader as plan_loader
+from optseq.state.lifecycle import snapshot
+from optseq.state.lifecycle.machine import DECIDED, PlanMachine, TransitionRefused
+from optseq.state.plan.model import Plan
+from optseq.state.lifecycle.run_index import workload
+from optseq.state.store.store import Store
 from optseq.state.store.store import FINAL
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
-
-
-class InputError(Exception):
-    """Bad input from the user (unknown lever, candidate, outcome…); str() is the one line shown."""
 
 
 class Sequencer:
@@ -52,7 +49,7 @@ class Sequencer:
 
     @classmethod
     def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto", on_wait=None) -> "Sequencer":
-        plan = plan_mod.load(plan_path)
+        plan = plan_loader.load(plan_path)
         store = Store.open(Path(db_dir), mode=mode, on_wait=on_wait)
         try:
             return cls(plan, store)
@@ -148,13 +145,13 @@ class Sequencer:
         """Runs the store found in flight with their process gone are `interrupted` now (their records came in
         with the catch-up): end whatever their groups left running. A run on a cluster goes on there,
         `detached`, until a run of its lever re-attaches to it."""
-        from optseq.state import runner
+        from optseq.state.runners import groups
 
         for run in self.store.recovered:
             pgid = run.get("pgid")
             # the run id check keeps a recycled pgid of someone else's safe
-            if run["status"] == "interrupted" and pgid and runner.group_alive(pgid, run_id=str(run["id"])):
-                runner.kill_group(pgid, run_id=str(run["id"]))
+            if run["status"] == "interrupted" and pgid and groups.group_alive(pgid, run_id=str(run["id"])):
+                groups.kill_group(pgid, run_id=str(run["id"]))
 
     def detached_runs(self) -> list[dict]:
         """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
@@ -381,9 +378,9 @@ class Sequencer:
     def runner(self):
         """Where this process sends lever runs: the command line's or environment's choice, else the plan's."""
         if getattr(self, "_runner", None) is None:
-            from optseq.state import runners
+            from optseq.state.runners.interface import configure, make
 
-            self._runner = runners.make(runners.configure(self.plan.runner))
+            self._runner = make(configure(self.plan.runner))
         return self._runner
 
     @runner.setter
@@ -465,7 +462,7 @@ class Sequencer:
             return self._status()
 
     def _status(self) -> dict:
-        from optseq.state import whatif
+        from optseq.state.calculus import whatif
 
         fired = self.machine.fired
         levers = self.lever_views()
@@ -489,8 +486,8 @@ class Sequencer:
         }
 
     def whatif(self, search: bool = True) -> dict:
-        """The hours-saved calculus on the current state (optseq.state.whatif.compute)."""
-        from optseq.state import whatif
+        """The hours-saved calculus on the current state (optseq.state.calculus.whatif.compute)."""
+        from optseq.state.calculus import whatif
 
         with self.lock:
             return whatif.compute(self.plan, self.machine, search=search)
@@ -575,7 +572,7 @@ class Sequencer:
                     "decisions": [d for d in decisions if d.get("lever") == lever_id]}
 
     def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
-        from optseq.state import export
+        from optseq.state.report import markdown as export
 
         with self.lock:
             return export.render(self.plan, self.machine, self.export_records(), lang=lang, today=today)
@@ -656,7 +653,7 @@ def _public(decision: dict | None) -> dict | None:
 
 
 def _gate_text(expr) -> str | None:
-    from optseq.state.gates import Atom
+    from optseq.state.plan.gates import Atom
 
     if expr is None:
         return None

@@ -12,8 +12,8 @@ from textual.worker import Worker, WorkerState
 
 from optseq.console.dialogs.confirm import ConfirmDialog
 from optseq.console.dialogs.form import FormDialog, FormInvalid, select, text_input
-from optseq.state.export import is_export
-from optseq.state.export_file import TAIL_BYTES, ExportTargetError, NotAChart, NotAnExport
+from optseq.state.report.markdown import is_export
+from optseq.state.report.target import TAIL_BYTES, ExportTargetError, NotAChart, NotAnExport
 
 
 def plain(exc: BaseException) -> str:

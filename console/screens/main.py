@@ -27,8 +27,8 @@ from optseq.console.widgets.lever_table import LeverTable
 from optseq.console.widgets.next_step import lever_steps, todo_hint
 from optseq.console.widgets.run_panel import RunPanel
 from optseq.console.widgets.status_line import StatusLine
-from optseq.state.sequencer import InputError
-from optseq.state.store import StoreError
+from optseq.state.errors import InputError
+from optseq.state.store.store import StoreError
 
 WRITES = {"run_selected", "run_next", "run_ready_parallel", "cancel_run", "record_criterion", "mark_plan", "set_fact", "decide"}
 """Actions that write to the store: disabled while another optseq holds it."""
@@ -304,7 +304,7 @@ class MainScreen(Screen):
                                                   "Decide it by hand anyway?"), "Decide", "Back"), ask)
 
     def action_export(self) -> None:
-        from optseq.state.export_file import export_doc
+        from optseq.state.report.target import export_doc
 
         name = "-".join(self.seq.plan.title.lower().split()) or "plan"
         default = self.export_dir / f"{name}.md"

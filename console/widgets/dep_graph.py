@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import Tree
 
 from optseq.console.widgets.figures import STATE_MARK, last_estimate, state_text
-from optseq.state.gates import atoms
+from optseq.state.plan.gates import atoms
 
 MARK_STYLE = {"ready": "bold green", "running": "bold green", "measured": "yellow", "blocked": "dim",
               "decided": "cyan", "stale": "bold yellow", "closed": "dim strike"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optseq.state.history_points import run_stats  # one reading of a run's statistics, shared with the export
+from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
-from optseq.state.history_points import points
+from optseq.state.lifecycle.history_points import points
 
 Y_TICKS = 5
 """About how many y labels: enough to read a ratio off, few enough for the 10 rows of an 80x24 pane."""

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from optseq.console.widgets.figures import last_estimate, plain_title, state_text
-from optseq.state.whatif import fmt_h
+from optseq.state.calculus.whatif import fmt_h
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),

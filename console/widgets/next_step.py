@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from optseq.state import gates
+from optseq.state.plan import gates
 
 CLI_HINT = re.compile(r"\s*\(optseq (?P<cmd>plan|decide|fact|record|--run) (?P<arg>[\w.-]+)[^()]*\)")
 KEY_OF = {"plan": "p", "decide": "d", "fact": "f", "record": "c", "--run": "r"}

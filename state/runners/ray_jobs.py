@@ -22,9 +22,10 @@ import threading
 import time
 from pathlib import Path
 
-from optseq.state.runner import RunOutcome, RunSpec, log_file
-from optseq.state.runners import RunnerConfig, RunnerError
-from optseq.state.runs.protocol import Transcript
+from optseq.state.runners.interface import RunOutcome, RunSpec, log_file
+from optseq.state.plan.runner import RunnerConfig
+from optseq.state.runners.interface import RunnerError
+from optseq.state.runners.protocol import Transcript
 
 BENCH_RESOURCE = "optseq_bench"
 """The custom resource every node offers once (`ray start --resources='{"optseq_bench": 1}'`): one bench per node."""

@@ -1,1 +1,1 @@
-"""A lever run: the protocol read from its output, pair accounting, statistics, the decision rule, simulation."""
+"""A lever run: the pass loop, pair accounting, the sequential statistics, the decision rule, best of N."""

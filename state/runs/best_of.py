@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from optseq.state.plan import Rule
+from optseq.state.plan.model import Rule
 from optseq.state.runs.decide_rule import breach, guard_rows
 from optseq.state.runs.stats import SEED, StatsError, sample_field, sample_orientation, sample_value
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from optseq.state.plan import Rule
+from optseq.state.plan.model import Rule
 from optseq.state.runs.stats import PairedStats, StatsError
 
 OUTCOMES = ("adopt", "reject", "inconclusive")

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from optseq.state import runner
-from optseq.state.runners import store_tag
-from optseq.state.sequencer import InputError
-from optseq.state.store import utc_now
+from optseq.state.runners.interface import RunOutcome, RunSpec, store_tag
+from optseq.state.errors import InputError
+from optseq.state.store.store import utc_now
 
 EventSink = Callable[[dict], None]
 LogSink = Callable[[str], None]
@@ -78,7 +77,7 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     """
     control = control or RunControl()
     lever = seq.lever(lever_id)
-    from optseq.state.runners import RunnerError
+    from optseq.state.runners.interface import RunnerError
 
     try:
         runner = seq.runner  # before the record: a runner that cannot be set up refuses the run, in one line
@@ -140,13 +139,13 @@ class Resume:
         """The cluster the run was sent to, whatever this optseq would send new runs to."""
         from dataclasses import replace
 
-        from optseq.state import runners
+        from optseq.state.runners.interface import configure, make
 
         current = seq.runner
         if current.name == "ray" and current.config.address == self.address:
             return current
-        config = replace(runners.configure(seq.plan.runner), kind="ray", address=self.address)
-        return runners.make(config)
+        config = replace(configure(seq.plan.runner), kind="ray", address=self.address)
+        return make(config)
 
 
 @dataclass
@@ -261,7 +260,7 @@ class _Pass:
         with self.seq.lock, self.seq.writing():
             self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no})
 
-    def fold(self, outcome: runner.RunOutcome) -> runner.RunOutcome:
+    def fold(self, outcome: RunOutcome) -> RunOutcome:
         collected = self.collected
         collected.qualities.extend(outcome.qualities)
         collected.criteria.extend(outcome.criteria)
@@ -271,14 +270,14 @@ class _Pass:
 
 
 def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collected: _Collected,
-            remaining_s: float, go: _Go) -> runner.RunOutcome:
+            remaining_s: float, go: _Go) -> RunOutcome:
     env = {"OPTSEQ_RUN_ID": str(run_id), "OPTSEQ_INFRA": json.dumps(infra),
            "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts"), "OPTSEQ_PASS": str(pass_no)}
     if go.arms is not None:
         env["OPTSEQ_ARMS"] = json.dumps(go.arms)
     if requested:
         env["OPTSEQ_REPEATS"] = str(requested)
-    spec = runner.RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
+    spec = RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
                           timeout_s=max(remaining_s, 0.001))
     attach = {"attach": True} if go.resume and pass_no == go.resume.attach_pass else {}
     launcher = go.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
@@ -288,9 +287,9 @@ def _launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collec
     return one.fold(launcher.run(on_event=one.event, on_log=go.on_log, on_start=one.started))
 
 
-def _replay(run_dir: Path, pass_no: int, one: _Pass) -> runner.RunOutcome:
+def _replay(run_dir: Path, pass_no: int, one: _Pass) -> RunOutcome:
     """A pass that ended before its optseq died, read back from its log as if it streamed now."""
-    from optseq.state.runs.protocol import Transcript
+    from optseq.state.runners.protocol import Transcript
 
     started = time.monotonic()
     transcript = Transcript(None, one.event, None)
@@ -298,10 +297,10 @@ def _replay(run_dir: Path, pass_no: int, one: _Pass) -> runner.RunOutcome:
         transcript.feed((run_dir / f"pass-{pass_no}.log").read_bytes())
     except OSError as exc:
         detail = f"the log of pass {pass_no} cannot be read back ({exc.strerror}); not the lever's failure"
-        return runner.RunOutcome.of(transcript, "interrupted", detail, started=started)
+        return RunOutcome.of(transcript, "interrupted", detail, started=started)
     transcript.finish()
     one.go.on_log(f"[optseq] pass {pass_no}: {len(transcript.samples)} samples read back from its log")
-    return one.fold(runner.RunOutcome.of(transcript, "succeeded", "read back from its log", started=started,
+    return one.fold(RunOutcome.of(transcript, "succeeded", "read back from its log", started=started,
                                          log_path=run_dir / f"pass-{pass_no}.log"))
 
 
@@ -334,7 +333,7 @@ MAX_STORED_WARNINGS = 40
 """Warnings kept on the run record; the log file has every line."""
 
 
-def _finish(seq, lever, run_id, outcome: runner.RunOutcome, collected: _Collected, passes: int,
+def _finish(seq, lever, run_id, outcome: RunOutcome, collected: _Collected, passes: int,
             step) -> RunReport:
     failure = step.failure if step else None
     # a command that exits cleanly but brings no countable pair has failed as a lever run

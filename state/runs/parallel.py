@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from optseq.state.runs.lever_run import RunControl, RunReport
-from optseq.state.sequencer import InputError
+from optseq.state.errors import InputError
 
 Sinks = Callable[[str], tuple]
 """lever id → (on_event, on_log) for its run."""

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from optseq.state.plan import Rule
+from optseq.state.plan.model import Rule
 from optseq.state.runs.pairs import PairBook
 
 MAX_PASSES = 12

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from optseq.console.app import make_app
-from optseq.state.runner import group_alive
+from optseq.state.runners.groups import group_alive
 from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 

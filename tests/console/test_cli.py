@@ -117,7 +117,7 @@ def test_validate_default_plan(cli_env, plan_path):
 def test_cli_and_state_never_import_torch_or_textual(cli_env):
     code = (
         "import sys, pkgutil, importlib, optseq.state as state\n"
-        "for m in pkgutil.iter_modules(state.__path__): importlib.import_module('optseq.state.' + m.name)\n"
+        "for m in pkgutil.walk_packages(state.__path__, 'optseq.state.'): importlib.import_module(m.name)\n"
         "from optseq.console.cli import main\n"
         "for args in (['status', '--json'], ['runs'], ['export'], ['validate']):\n"
         "    main(args)\n"

@@ -92,7 +92,7 @@ def test_run_progress_is_cumulative_and_never_goes_back():
 
 
 def test_an_experiments_progress_runs_over_its_whole_block_budget():
-    from optseq.state.plan import Rule
+    from optseq.state.plan.model import Rule
 
     # 3 blocks a pass, up to 12; the command counts 16 iterations a block (4 configs × 4)
     counted = RunProgress.of(Rule(metric="exploitability", choose="min:exploitability", repeats=3, max_repeats=12))

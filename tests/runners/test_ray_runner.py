@@ -191,7 +191,7 @@ def test_the_worker_node_dying_mid_run_is_interrupted_not_the_levers_failure(tmp
 def test_the_overhead_bench_writes_its_section_side_by_side(tmp_path, ray_cluster):
     doc = tmp_path / "performance.md"
     doc.write_text("# Performance\n\nkept as it is\n")
-    proc = subprocess.run([sys.executable, "-m", "optseq.state.runners.bench", "--runs", "1", "--address",
+    proc = subprocess.run([sys.executable, "-m", "optseq.state.bench.runners", "--runs", "1", "--address",
                            ray_cluster.address, "--write", str(doc)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = doc.read_text()

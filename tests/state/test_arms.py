@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state.plan import PlanError, load
+from optseq.state.plan.model import PlanError
+from optseq.state.plan.loader import load
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from optseq.state.plan import Guard, Rule
+from optseq.state.plan.model import Guard, Rule
 from optseq.state.runs.best_of import best_of, critical_value, more_blocks
 from optseq.state.runs.stats import StatsError
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state import export, plan as plan_mod
-from optseq.state.machine import PlanMachine
+from optseq.state.report import markdown as export
+from optseq.state.plan import loader as plan_mod
+from optseq.state.lifecycle.machine import PlanMachine
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"

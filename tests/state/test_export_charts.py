@@ -13,10 +13,10 @@ from urllib.parse import unquote
 
 import pytest
 
-from optseq.state import export_charts
-from optseq.state.export_file import NotAChart, export_doc, write_export
-from optseq.state.history_points import MAX_RUNS, points
-from optseq.state.plan import load
+from optseq.state.report import charts as export_charts
+from optseq.state.report.target import NotAChart, export_doc, write_export
+from optseq.state.lifecycle.history_points import MAX_RUNS, points
+from optseq.state.plan.loader import load
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from optseq.state import export
+from optseq.state.report import markdown as export
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 

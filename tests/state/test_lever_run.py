@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 
-from optseq.state import runner
+from optseq.state.runners import groups
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
@@ -91,7 +91,7 @@ def test_exit_zero_without_done_is_a_failure(tmp_path, db):
 def test_hang_times_out_and_the_group_is_gone(tmp_path, db):
     report, run, status, _, _ = run_once(write_plan(tmp_path, ["--mode", "hang"], timeout=1.5), db)
     assert report.status == "timeout" and report.exit_code == 1
-    assert not runner.group_alive(run["pgid"])
+    assert not groups.group_alive(run["pgid"])
     assert lever_view(status)["state"] == "ready"
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state.plan import DECISION_OUTCOMES, PAIRED_OUTCOMES, PlanError, load
+from optseq.state.plan.model import DECISION_OUTCOMES, PAIRED_OUTCOMES, PlanError
+from optseq.state.plan.loader import load
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = REPO / "configs" / "sequencing.toml"

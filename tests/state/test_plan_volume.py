@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state.plan import Expect, PlanError, load
+from optseq.state.plan.model import Expect, PlanError
+from optseq.state.plan.loader import load
 from tests.conftest import OPTSEQ
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state.runs.protocol import classify, clean_text
+from optseq.state.runners.protocol import classify, clean_text
 from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
 

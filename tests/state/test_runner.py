@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state.runs.protocol import MAX_LINE, Transcript, classify, parse_line
-from optseq.state.runner import Launcher, RunSpec, group_alive, kill_group, run
+from optseq.state.runners.protocol import MAX_LINE, Transcript, classify, parse_line
+from optseq.state.runners.local import Launcher, run
+from optseq.state.runners.interface import RunSpec
+from optseq.state.runners.groups import group_alive, kill_group
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups, pidfd and /proc")
 
@@ -322,7 +324,7 @@ def test_a_lever_ignoring_sigterm_is_killed_after_grace():
 
 
 def test_without_pidfd_exit_is_polled(monkeypatch, tmp_path):
-    monkeypatch.setattr("optseq.state.runner._pidfd", lambda pid: None)
+    monkeypatch.setattr("optseq.state.runners.groups.pidfd", lambda pid: None)
     out = run(lever("clean.py", tmp_path=tmp_path, timeout_s=30))
     assert out.status == "succeeded" and len(out.events) == 9
     hung = run(lever("hang.py", "grandchild", timeout_s=1, grace_s=30))

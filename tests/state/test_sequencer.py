@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from optseq.state.sequencer import InputError, Sequencer
+from optseq.state.errors import InputError
+from optseq.state.sequencer import Sequencer
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from optseq.state.runs import simulate
+from optseq.state.bench import simulate
 from optseq.state.runs.sequential import ALPHA
 
 NOISE = {label: (label, sigma, outliers) for label, sigma, outliers in simulate.NOISES}
@@ -33,7 +33,7 @@ def test_the_command_writes_its_section_and_keeps_the_others(tmp_path):
     doc = tmp_path / "performance.md"
     doc.write_text("# Performance\n\n<!-- section:ci -->\nbench figures\n<!-- /section:ci -->\n", encoding="utf-8")
     for _ in range(2):  # a second write replaces the section instead of adding one
-        out = subprocess.run([sys.executable, "-m", "optseq.state.runs.simulate", "--draws", "20", "--write", str(doc)],
+        out = subprocess.run([sys.executable, "-m", "optseq.state.bench.simulate", "--draws", "20", "--write", str(doc)],
                              capture_output=True, text=True, timeout=1800, check=True)
         assert out.stdout.strip() == f"wrote {doc}"
     text = doc.read_text(encoding="utf-8")

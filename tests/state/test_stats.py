@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from optseq.state.runs.decide_rule import decide, guard_rows, more_pairs
-from optseq.state.plan import Guard, Rule
+from optseq.state.plan.model import Guard, Rule
 from optseq.state.runs.stats import CONFIDENCE, N_RESAMPLES, SEED, StatsError, arms, median_ci, paired
 
 # Recorded (baseline, candidate) pairs, one per A/B pair, as runs of the seed's levers report them.

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from tinydb import TinyDB
 
-from optseq.state.store import (
-    SCHEMA_VERSION, TABLES, RecordNotFound, Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly,
-    StoreSchemaError, StoreUnwritable,
+from optseq.state.store.store import (
+    SCHEMA_VERSION, TABLES, RecordNotFound, Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly, StoreSchemaError, StoreUnwritable,
 )
 
 HELPER = Path(__file__).with_name("kill_writer.py")

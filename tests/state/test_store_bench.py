@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state import store_bench
+from optseq.state.bench import store as store_bench
 from optseq.state.sequencer import Sequencer
-from optseq.state.store import Store
+from optseq.state.store.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 from tests.state.one_lever import one_lever_plan
 
@@ -179,7 +179,7 @@ def test_the_command_writes_a_table_with_one_row_per_size(tmp_path):
     doc = tmp_path / "performance.md"
     doc.write_text("# Performance\n\n<!-- section:ci -->\nbench figures\n<!-- /section:ci -->\n", encoding="utf-8")
     for _ in range(2):  # the second write replaces the section
-        out = subprocess.run([sys.executable, "-m", "optseq.state.store_bench", "--runs", "20", "--repeat", "1",
+        out = subprocess.run([sys.executable, "-m", "optseq.state.bench.store", "--runs", "20", "--repeat", "1",
                               "--write", str(doc)], capture_output=True, text=True, timeout=600,
                              cwd=store_bench.ROOT)
         assert out.returncode == 0, out.stderr[-2000:]
@@ -204,12 +204,12 @@ def row(runs: int, status_s: float, rss_mb: float) -> store_bench.Row:
 def test_the_section_names_its_command_and_judges_the_targets():
     text = store_bench.render([row(100, 0.1, 20), row(10000, 0.2, 24)], command=store_bench.MAKE_COMMAND, repeat=5,
                               startup_s=0.05, about="a CPU", when="today")
-    assert ("Written by `make store-bench` (`python -m optseq.state.store_bench --write docs/performance.md`) on today; "
+    assert ("Written by `make store-bench` (`python -m optseq.state.bench.store --write docs/performance.md`) on today; "
             "a CPU.") in text
     assert "| 10,000 | 1.0 MB (3) | — | 1.00 s | 0.20 s |" in text
     targets = next(line for line in text.splitlines() if line.startswith("Targets at 10,000 runs"))
     assert "not met" not in targets and targets.count(", met") == 4
-    slow = store_bench.render([row(100, 0.1, 20), row(10000, 4.5, 214)], command="python -m optseq.state.store_bench",
+    slow = store_bench.render([row(100, 0.1, 20), row(10000, 4.5, 214)], command="python -m optseq.state.bench.store",
                               repeat=5, startup_s=0.05, about="a CPU", when="today")
-    assert "Written by `python -m optseq.state.store_bench` on today" in slow
+    assert "Written by `python -m optseq.state.bench.store` on today" in slow
     assert "`status` ≤ 0.25 s: 4.50 s, **not met**" in slow and "20 → 214 MB (10.7×), **not met**" in slow

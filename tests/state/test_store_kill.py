@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from optseq.state.store import Store
+from optseq.state.store.store import Store
 from tests.state.kill_writer import PAYLOAD
 
 pytestmark = pytest.mark.slow  # forty SIGKILLed writers

@@ -6,15 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state import plan as plan_mod, whatif
-from optseq.state.machine import PlanMachine
+from optseq.state.plan import loader as plan_mod
+from optseq.state.plan.model import Plan
+from optseq.state.calculus import whatif
+from optseq.state.lifecycle.machine import PlanMachine
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
 RULE = 'rule = { metric = "items_per_s", min_speedup = 1.1 }'
 
 
-def plan_of(tmp_path, levers: str, volume: str, order: str = "") -> plan_mod.Plan:
+def plan_of(tmp_path, levers: str, volume: str, order: str = "") -> Plan:
     path = tmp_path / "plan.toml"
     path.write_text(f"""
 [plan]

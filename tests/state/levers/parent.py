@@ -1,11 +1,12 @@
-"""Stands in for optseq: runs hang.py through optseq.state.runner and prints where it is, to be SIGKILLed by a test.
+"""Stands in for optseq: runs hang.py through optseq.state.runners.local and prints where it is, to be SIGKILLed by a test.
 
     parent.py [grandchild]     prints "lever PID PGID" then "ready GRANDCHILD_PID|None" on stdout
 """
 import sys
 from pathlib import Path
 
-from optseq.state.runner import Launcher, RunSpec
+from optseq.state.runners.local import Launcher
+from optseq.state.runners.interface import RunSpec
 
 HANG = Path(__file__).with_name("hang.py")
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from optseq.state.plan import ARM_ORDERS, SOURCES, ArmGuard, Arms, Guard, Rule, Source
+from optseq.state.plan.model import ARM_ORDERS, SOURCES, ArmGuard, Arms, Guard, Rule, Source
 
 ARMS_KEYS = {"command", "baseline", "candidate", "baseline_env", "candidate_env", "metric", "guards", "warmup",
              "order", "cwd"}

@@ -23,7 +23,7 @@ expect = { speedup = 1.3, p_adopt = 0.5, note = "seed: 인프라 1.3×" }   # a 
 """
 from __future__ import annotations
 
-from optseq.state.plan import Expect, PlannedExperiment, Volume
+from optseq.state.plan.model import Expect, PlannedExperiment, Volume
 
 LEVER_KEYS = {"share", "effort_h", "expect"}
 """Keys a `[[levers]]` table may carry for the calculus."""

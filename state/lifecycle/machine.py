@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from transitions import Machine, MachineError
 
-from optseq.state import gates
-from optseq.state.plan import KINDS, Lever, Plan
-from optseq.state.run_index import RunIndex
+from optseq.state.plan import gates
+from optseq.state.plan.model import KINDS, Lever, Plan
+from optseq.state.lifecycle.run_index import RunIndex
 
 STATES = ["unplanned", "blocked", "ready", "running", "measured",
           "adopted", "rejected", "deferred", "decided", "stale", "closed"]

@@ -10,9 +10,9 @@ import dataclasses
 import hashlib
 from typing import Any
 
-from optseq.state.machine import LeverModel, PlanMachine
-from optseq.state.plan import Plan
-from optseq.state.run_index import RunIndex
+from optseq.state.lifecycle.machine import LeverModel, PlanMachine
+from optseq.state.plan.model import Plan
+from optseq.state.lifecycle.run_index import RunIndex
 
 VERSION = 1
 """The layout below; a snapshot of another version is replayed over, never read."""

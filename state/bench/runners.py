@@ -1,4 +1,4 @@
-"""`python -m optseq.state.runners.bench [--runs N] [--write docs/performance.md]`: what a Ray run costs over a local one.
+"""`python -m optseq.state.bench.runners [--runs N] [--write docs/performance.md]`: what a Ray run costs over a local one.
 
 One command-pair lever (two short `python -c` arms, 6 pairs) is run end to end through the real Sequencer,
 alternately by the local runner and by the Ray runner on a throwaway two-node cluster on 127.0.0.1, each run
@@ -16,11 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from optseq.state import perf_doc
-from optseq.state.runners import RunnerConfig, make
+from optseq.state.bench import perf_doc
+from optseq.state.plan.runner import RunnerConfig
+from optseq.state.runners.interface import make
 
 SECTION = "runners"
-COMMAND = "python -m optseq.state.runners.bench --write docs/performance.md"
+COMMAND = "python -m optseq.state.bench.runners --write docs/performance.md"
 ARM = "import os; print('rate:', 200.0 if os.environ.get('FAST') == '1' else 100.0 + int(os.environ['OPTSEQ_PAIR']))"
 
 
@@ -106,18 +107,18 @@ def render(found: dict[str, list[dict]], command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m optseq.state.runners.bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m optseq.state.bench.runners", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=5, help="runs per runner (default 5)")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the section into this document")
     p.add_argument("--address", default=None, help="an existing cluster's job API instead of a throwaway one")
     args = p.parse_args(argv)
     if args.runs < 1:
-        p.exit(2, f"optseq.state.runners.bench: --runs {args.runs}: must be at least 1\n")
+        p.exit(2, f"optseq.state.bench.runners: --runs {args.runs}: must be at least 1\n")
     try:
         import ray  # noqa: F401
     except ImportError:
-        p.exit(3, "optseq.state.runners.bench: needs Ray here: pip install 'optseq[ray]'\n")
-    command = "python -m optseq.state.runners.bench" + (f" --runs {args.runs}" if args.runs != 5 else "") + (
+        p.exit(3, "optseq.state.bench.runners: needs Ray here: pip install 'optseq[ray]'\n")
+    command = "python -m optseq.state.bench.runners" + (f" --runs {args.runs}" if args.runs != 5 else "") + (
         f" --address {args.address}" if args.address else "") + (f" --write {args.write}" if args.write else "")
     with tempfile.TemporaryDirectory(prefix="optseq-runner-bench-") as tmp:
         section = render(measure(args.runs, Path(tmp), args.address), command)

@@ -14,7 +14,25 @@ resources = { gpus = 1 }             # whole GPUs only: a shared device spoils t
 """
 from __future__ import annotations
 
-from optseq.state.runners import RUNNERS, RunnerConfig
+from dataclasses import dataclass
+
+RUNNERS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """The plan's `[runner]` table, overridden by --runner / --ray-address / $OPTSEQ_RAY_ADDRESS."""
+
+    kind: str = "local"
+    address: str | None = None
+    """Ray: the cluster's job API (its dashboard), e.g. http://head:8265."""
+    python: str | None = None
+    """Ray: the interpreter on the nodes for a lever command that starts with "python"; default this one."""
+    one_per_node: bool = True
+    """Ray: one benchmark per node at a time, through the custom resource `optseq_bench` every node offers."""
+    forward_env: tuple[str, ...] = ()
+    """Ray: names of variables copied from optseq's environment into each job's (a job never gets it all)."""
+
 
 RESOURCE_KEYS = ("gpus", "cpus")
 MAX_GPUS = 64

@@ -1,4 +1,4 @@
-"""The plan's TOML form: parsing and validation into optseq.state.plan's typed classes."""
+"""The plan's TOML form: parsing and validation into optseq.state.plan.model's typed classes."""
 from __future__ import annotations
 
 import datetime as dt
@@ -6,16 +6,18 @@ import math
 import tomllib
 from pathlib import Path
 
-from optseq.state.gates import Atom, Expr, Gate, atoms
-from optseq.state.plan import (
-    CODE_STATUS, DECISION_OUTCOMES, KINDS, LANGS, MARKS, MAX_GATE_DEPTH, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S,
-    PAIRED_OUTCOMES, RUN_KEYWORDS, TRIGGERS, Branch, Candidate,
-    CriteriaGate, Criterion, DecisionPoint, Fact, Guard, Lever, OrderItem, Plan, PlanError, Prior, Rule,
-    StatusItem, dependencies, ARMS_RUN,
+from optseq.state.plan.gates import Atom, Expr, Gate, atoms
+from optseq.state.plan.model import (
+    CODE_STATUS, DECISION_OUTCOMES, KINDS, LANGS, MARKS, MAX_GATE_DEPTH, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S, PAIRED_OUTCOMES, RUN_KEYWORDS, TRIGGERS, Branch, Candidate, CriteriaGate, Criterion, DecisionPoint, Fact, Guard, Lever, OrderItem, Plan, PlanError, Prior, Rule, StatusItem, dependencies, ARMS_RUN,
 )
-from optseq.state.plan_arms import parse_arms
-from optseq.state.plan_runner import parse_resources, parse_runner
-from optseq.state.plan_volume import LEVER_KEYS, check_volume, parse_lever_hours, parse_volume
+from optseq.state.plan.arms import parse_arms
+from optseq.state.plan.runner import parse_resources, parse_runner
+from optseq.state.plan.volume import LEVER_KEYS, check_volume, parse_lever_hours, parse_volume
+
+
+def load(path: Path | str) -> Plan:
+    """Read and validate a plan; raises PlanError with one line naming file, key and problem."""
+    return parse(Path(path))
 
 
 def parse(path: Path) -> Plan:

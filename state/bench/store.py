@@ -1,6 +1,6 @@
 """Store bench: how `status`, a write, `runs --json` and `export` cost as the store's history grows.
 
-`python -m optseq.state.store_bench [--runs 100,1000,10000] [--repeat N] [--write docs/performance.md] [--keep DIR]`
+`python -m optseq.state.bench.store [--runs 100,1000,10000] [--repeat N] [--write docs/performance.md] [--keep DIR]`
 
 For each size N it builds a fresh store of N real-shaped lever runs on the default plan through the real
 API (`build_store`: `Sequencer.open`, `Sequencer.append`/`run_ended`/`fire_points`/`decide_in_batch`/
@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from optseq.state import perf_doc
+from optseq.state.bench import perf_doc
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+"""The repo (or the installed optseq package): where configs/ lies."""
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
 SIZES = (100, 1000, 10000)
 REPEAT = 5
@@ -52,7 +53,7 @@ CLI = (sys.executable, "-m", "optseq.console.cli")
 TARGETS = {"status_s": 0.25, "write_store_s": 0.050, "export_s": 1.0, "rss_growth": 1.25}
 """Issue 9's targets at 10,000 runs; "RSS flat" is read as at most 1.25× the smallest store's RSS."""
 TARGET_RUNS = 10000
-MAKE_COMMAND = "python -m optseq.state.store_bench --write docs/performance.md"
+MAKE_COMMAND = "python -m optseq.state.bench.store --write docs/performance.md"
 """What `make store-bench` runs; the section names the make target when it was written by it."""
 MB = 1e6
 
@@ -110,8 +111,9 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     """
     from optseq.state.runs.lever_run import fingerprint
     from optseq.state.runs.passes import ABPasses
-    from optseq.state.sequencer import InputError, Sequencer
-    from optseq.state.store import utc_now
+    from optseq.state.errors import InputError
+    from optseq.state.sequencer import Sequencer
+    from optseq.state.store.store import utc_now
 
     rng = random.Random(seed)
     started_at = time.perf_counter()
@@ -321,9 +323,9 @@ def startup(repeat: int) -> float:
 
 def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path) -> Row:
     """Time every command `repeat` times side by side on the store at `db`; medians."""
-    from optseq.state import store as store_module
+    from optseq.state.store import store as store_module
     from optseq.state.sequencer import Sequencer
-    from optseq.state.store import Store
+    from optseq.state.store.store import Store
 
     files = [p for p in db.rglob("*") if p.is_file()]
     dir_bytes = sum(p.stat().st_size for p in files)
@@ -381,7 +383,7 @@ def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, abou
             "in-process `Store.append`"]
     made_by = f"`make store-bench` (`{command}`)" if command == MAKE_COMMAND else f"`{command}`"
     about_runs = (
-        "Each store is built fresh through the real API (`optseq.state.store_bench.build_store`): N finished runs of "
+        "Each store is built fresh through the real API (`optseq.state.bench.store.build_store`): N finished runs of "
         "cython_bot, option_b and option_a on `configs/sequencing.toml`, in `lever_run`'s record shapes, with a "
         "samples file (about 20 samples) and a log per pass in each run's directory, their automatic adopt/reject "
         "decisions and the stale/superseded events those cause; every tenth run is an inconclusive re-measure. "
@@ -464,7 +466,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m optseq.state.store_bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m optseq.state.bench.store", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=_sizes, default=SIZES, metavar="N,N,…",
                    help=f"store sizes in runs (default {','.join(map(str, SIZES))})")
     p.add_argument("--repeat", type=int, default=REPEAT, help=f"processes per command and size (default {REPEAT})")
@@ -499,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
             say(f"built {n:,} runs in {_s(built.seconds)} ({built.decisions} decisions, events {built.events})")
             rows.append(measure(args.plan.resolve(), db, args.repeat, built, Path(tmp)))
             say(f"timed {n:,} runs: status {_s(rows[-1].status_s)}")
-    command = "python -m optseq.state.store_bench" + (
+    command = "python -m optseq.state.bench.store" + (
         f" --runs {','.join(map(str, args.runs))}" if tuple(args.runs) != SIZES else "") + (
         f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (f" --write {args.write}" if args.write else "")
     section = render(rows, command=command, repeat=args.repeat, startup_s=startup_s, about=machine(), when=when)

@@ -1,6 +1,6 @@
 """Decision quality: seeded A/B draws through the real pass loop and decision rule, no engine, no timing.
 
-`python -m optseq.state.runs.simulate [--draws N] [--write docs/performance.md]`
+`python -m optseq.state.bench.simulate [--draws N] [--write docs/performance.md]`
 
 Each draw is one lever run: every pass asks for pairs as a real run does, the drawn samples go through
 the pair accounting, the sequential statistics and the rule (optseq.state.runs.passes.ABPasses, the code a
@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from optseq.state import perf_doc
-from optseq.state.plan import Rule
+from optseq.state.bench import perf_doc
+from optseq.state.plan.model import Rule
 from optseq.state.runs.passes import ABPasses
 
 THRESHOLD = 1.1
@@ -124,7 +124,7 @@ def _pct(count: int, row: Row) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m optseq.state.runs.simulate", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m optseq.state.bench.simulate", description=__doc__.split("\n\n")[0])
     p.add_argument("--draws", type=int, default=DRAWS, help=f"runs per setting (default {DRAWS})")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the table into this markdown file")
     args = p.parse_args(argv)
@@ -136,14 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\rsimulating: {done}/{total} settings", end=end, file=sys.stderr, flush=True)
 
     rows = table(args.draws, progress if sys.stderr.isatty() else None)
-    command = "python -m optseq.state.runs.simulate" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
+    command = "python -m optseq.state.bench.simulate" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
         f" --write {args.write}" if args.write else "")
     section = render(rows, command)
     if args.write:
         try:
             perf_doc.write_section(args.write, section, SECTION)
         except perf_doc.SectionError as e:
-            p.exit(2, f"optseq.state.runs.simulate: {e}\n")
+            p.exit(2, f"optseq.state.bench.simulate: {e}\n")
         print(f"wrote {args.write}")
     else:
         print(section)

@@ -5,8 +5,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from optseq.state.gates import Expr, atoms
-from optseq.state.runners import RunnerConfig
+from optseq.state.plan.gates import Expr, atoms
+from optseq.state.plan.runner import RunnerConfig
 
 KINDS = ("decision", "infra", "experiment", "speedup")
 """Lever kinds, in the order `next` prefers them."""
@@ -363,13 +363,6 @@ class Plan:
             if fact.id == fact_id:
                 return fact
         raise KeyError(fact_id)
-
-
-def load(path: Path | str) -> Plan:
-    """Read and validate a plan; raises PlanError with one line naming file, key and problem."""
-    from optseq.state.plan_toml import parse
-
-    return parse(Path(path))
 
 
 def dependencies(lever: Lever) -> list[str]:

@@ -6,11 +6,11 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from optseq.state import gates
-from optseq.state.gates import Atom
-from optseq.state.labels import LABELS, MARKS, labels
-from optseq.state.machine import DECIDED, MARK, LeverModel, PlanMachine
-from optseq.state.plan import Lever, Plan
+from optseq.state.plan import gates
+from optseq.state.plan.gates import Atom
+from optseq.state.report.labels import LABELS, MARKS, labels
+from optseq.state.lifecycle.machine import DECIDED, MARK, LeverModel, PlanMachine
+from optseq.state.plan.model import Lever, Plan
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
@@ -503,8 +503,8 @@ class _Doc:
         return "\n".join(lines)
 
     def hours(self) -> str:
-        """The hours-saved calculus (optseq.state.whatif): the figures behind the order, and where they disagree."""
-        from optseq.state import whatif
+        """The hours-saved calculus (optseq.state.calculus.whatif): the figures behind the order, and where they disagree."""
+        from optseq.state.calculus import whatif
 
         lang = next((k for k, v in LABELS.items() if v is self.w), "en")
         w = HOURS_WORDS[lang]

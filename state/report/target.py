@@ -12,9 +12,9 @@ import stat
 from pathlib import Path
 from typing import Mapping
 
-from optseq.state import export, export_charts
-from optseq.state.export import MARKER, is_export
-from optseq.state.store import DB_NAME, RUNS_DIR
+from optseq.state.report import markdown as export, charts as export_charts
+from optseq.state.report.markdown import MARKER, is_export
+from optseq.state.store.store import DB_NAME, RUNS_DIR
 from optseq.state.store.locks import HOLDER_NAME, LOCK_NAME
 
 STORE_FILES = (DB_NAME, LOCK_NAME, HOLDER_NAME)

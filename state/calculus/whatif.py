@@ -20,9 +20,9 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 
-from optseq.state.gates import Atom
-from optseq.state.plan import KINDS, Plan
-from optseq.state.plan_volume import SPEEDUP_KINDS
+from optseq.state.plan.gates import Atom
+from optseq.state.plan.model import KINDS, Plan
+from optseq.state.plan.volume import SPEEDUP_KINDS
 
 EXHAUSTIVE = 8
 """Most levers (speed-ups and experiments) whose every order is tried; more use the greedy rule."""

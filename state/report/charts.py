@@ -12,8 +12,8 @@ import threading
 import unicodedata
 from typing import Iterable, Mapping
 
-from optseq.state.history_points import Point, points, run_stats, threshold
-from optseq.state.plan import Lever, Plan
+from optseq.state.lifecycle.history_points import Point, points, run_stats, threshold
+from optseq.state.plan.model import Lever, Plan
 
 MARK = "optseq export chart"
 """Written into every chart's metadata (dc:description): a file without it was not written by optseq, and

@@ -1,0 +1,1 @@
+"""optseq measuring itself: decision quality (simulate), store cost, runner overhead, into docs/performance.md."""

@@ -1,0 +1,1 @@
+"""The plan: its typed model, the TOML loader and its checks, gates, arms, volume and runner settings."""
