@@ -1,23 +1,105 @@
-"""The layer contracts in pyproject.toml hold (import-linter over the real source)."""
+"""The import structure holds: the contracts in pyproject.toml (import-linter) and no import circle anywhere."""
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("console", "engine", "native", "state")
 
+# Strongly connected components of optseq's import graph (grimp, which import-linter is built on), lazy
+# imports inside functions included: a circle through one is still a circle the reader must hold in mind.
+CIRCLES = """
+import json, sys
+import grimp
 
-def test_import_contracts_are_kept(tmp_path):
-    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
-    assert exe, "import-linter is a dev dependency; run make test"
-    # import-linter walks packages on sys.path, and the editable install maps optseq.X onto the repo's
-    # top-level folders instead: lay the same sources out as the wheel does (optseq/console, ...)
-    tree = tmp_path / "src" / "optseq"
+graph = grimp.build_graph("optseq")
+index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+
+def visit(v):
+    index[v] = low[v] = counter[0]; counter[0] += 1
+    stack.append(v); on_stack.add(v)
+    for w in sorted(graph.find_modules_directly_imported_by(v)):
+        if w not in index:
+            visit(w)
+            low[v] = min(low[v], low[w])
+        elif w in on_stack:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        group = []
+        while True:
+            w = stack.pop(); on_stack.discard(w); group.append(w)
+            if w == v:
+                break
+        if len(group) > 1:
+            found.append(sorted(group))
+
+sys.setrecursionlimit(10000)
+for module in sorted(graph.modules):
+    if module not in index:
+        visit(module)
+print(json.dumps({"modules": len(graph.modules), "circles": found}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel_tree(tmp_path_factory):
+    """The sources laid out as the wheel has them (optseq/console, ...): import-linter and grimp walk packages on
+    sys.path, and the editable install maps optseq.X onto the repo's top-level folders instead."""
+    top = tmp_path_factory.mktemp("layout")
+    tree = top / "src" / "optseq"
     for layer in LAYERS:
         shutil.copytree(ROOT / layer, tree / layer, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    proc = subprocess.run([exe], cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tree.parent)},
+    (tree / "__init__.py").write_text("")
+    shutil.copy(ROOT / "pyproject.toml", top / "pyproject.toml")
+    return top
+
+
+def _env(top: Path) -> dict:
+    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(top / "src")}
+
+
+def test_import_contracts_are_kept(wheel_tree):
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert exe, "import-linter is a dev dependency; run make test"
+    proc = subprocess.run([exe], cwd=wheel_tree, env=_env(wheel_tree), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "0 broken" in proc.stdout and "Contracts: 4 kept" in proc.stdout, proc.stdout[-2000:]
+    assert "state's rooms import downward only KEPT" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_no_import_circle_anywhere(wheel_tree):
+    proc = subprocess.run([sys.executable, "-c", CIRCLES], cwd=wheel_tree, env=_env(wheel_tree),
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "0 broken" in proc.stdout and "Contracts: 3 kept" in proc.stdout, proc.stdout[-2000:]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout)
+    assert found["modules"] > 100, found  # the whole package was walked, not an empty tree
+    assert found["circles"] == [], "modules that import each other: " + "; ".join(
+        " <-> ".join(group) for group in found["circles"])
+
+
+def test_the_circle_check_sees_a_lazy_circle(tmp_path):
+    """The check itself: two modules that import each other only inside functions are found."""
+    pkg = tmp_path / "src" / "optseq"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from optseq import b\n")
+    (pkg / "b.py").write_text("from optseq import a\n")
+    (pkg / "c.py").write_text("from optseq import a\n")
+    proc = subprocess.run([sys.executable, "-c", CIRCLES], cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["circles"] == [["optseq.a", "optseq.b"]]
+
+
+MAX_LINES = 400
+"""A module longer than this holds more than one idea: split it by idea (docs/architecture.md)."""
+
+
+def test_no_module_over_400_lines():
+    long = sorted(f"{path.relative_to(ROOT)} ({n} lines)" for layer in LAYERS for path in (ROOT / layer).rglob("*.py")
+                  if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
+    assert not long, "split by idea: " + ", ".join(long)

@@ -12,7 +12,7 @@ from textual.worker import Worker, WorkerState
 
 from optseq.console.dialogs.confirm import ConfirmDialog
 from optseq.console.dialogs.form import FormDialog, FormInvalid, select, text_input
-from optseq.state.report.markdown import is_export
+from optseq.state.report.marker import is_export
 from optseq.state.report.target import TAIL_BYTES, ExportTargetError, NotAChart, NotAnExport
 
 

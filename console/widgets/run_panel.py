@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from textual import work
 from textual.containers import Horizontal, Vertical
@@ -12,40 +12,13 @@ from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
 from optseq.console.widgets.figures import estimate_text, run_stats
+from optseq.console.widgets.group_rows import GroupReport, GroupRows, rows_text
+from optseq.console.widgets.run_tally import Tally
 from optseq.state.runs.lever_run import RunControl
 from optseq.state.runs.progress import RunProgress
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
-
-
-@dataclass
-class Tally:
-    """Samples seen so far in this run; written by the worker thread, read by the UI under `lock`."""
-
-    count: int = 0
-    pairs: set = field(default_factory=set)
-    last: dict | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, event: dict) -> None:
-        with self.lock:
-            self.count += 1
-            if event.get("pair") is not None:
-                self.pairs.add((event.get("run"), event.get("pair")))
-            self.last = event
-
-    def text(self) -> str:
-        with self.lock:
-            if not self.count:
-                return "samples: none yet"
-            last = self.last or {}
-            value = last.get("value")
-            shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
-            pair = last.get("pair")
-            pair = pair + 1 if isinstance(pair, int) else pair  # samples count pairs from 0, progress from 1
-            return (f"samples: {self.count} ({len(self.pairs)} pairs)  last: pair {pair} "
-                    f"{last.get('arm')} {shown} {last.get('unit') or ''}").rstrip()
 
 
 class RunPanel(Vertical):
@@ -117,9 +90,7 @@ class RunPanel(Vertical):
         self.lever: str | None = None
         """The lever running now, None when idle."""
         self.last_report = None
-        self.rows: dict[str, dict] = {}
-        """A parallel group's runs: lever → done, total, estimate, status; written by run threads under `_rows_lock`."""
-        self._rows_lock = threading.Lock()
+        self.group_rows = GroupRows()
         self._control: RunControl | None = None
         self._lines: deque[str] = deque(maxlen=LOG_LINES)
         self._tally = Tally()
@@ -150,9 +121,8 @@ class RunPanel(Vertical):
     @property
     def running_levers(self) -> set[str]:
         """Every lever with a run under way from this console."""
-        if self.rows:
-            with self._rows_lock:
-                return {k for k, row in self.rows.items() if row["status"] == "running"}
+        if self.group_rows.rows:
+            return self.group_rows.running()
         return {self.lever} if self.lever else set()
 
     def show_store(self, runs: list[dict], readonly: bool) -> None:
@@ -195,8 +165,7 @@ class RunPanel(Vertical):
 
     def _reset(self, lever: str, title: str) -> None:
         self.lever = lever
-        with self._rows_lock:
-            self.rows = {}
+        self.group_rows.clear()
         self.remove_class("-group")
         self._tally = Tally()
         self._progress = RunProgress()
@@ -251,24 +220,13 @@ class RunPanel(Vertical):
         except Exception as exc:
             self.post_message(self.Finished(label, None, str(exc) or type(exc).__name__))
         else:
-            self.post_message(self.Finished(label, _GroupReport(reports, self.rows)))
+            self.post_message(self.Finished(label, GroupReport(reports, self.group_rows.rows)))
         finally:
             self._idle.set()
 
     def _sinks(self, lever_id: str):
         def on_event(event: dict) -> None:
-            kind = event.get("event")
-            with self._rows_lock:
-                row = self.rows[lever_id]
-                counted = row["progress"]  # per lever, over all its passes, as a single run's bar
-                if kind == "progress":
-                    counted.progress(event.get("done"), event.get("total"))
-                    row["done"], row["total"] = counted.done, counted.total
-                elif kind == "estimate":
-                    row["estimate"] = event.get("estimate")
-                elif kind == "sample":
-                    counted.sample(event)
-                    self._tally.add(event)
+            self.group_rows.event(lever_id, event, self._tally)
             self.post_message(self.RowsChanged())
 
         def on_log(line: str) -> None:
@@ -277,9 +235,7 @@ class RunPanel(Vertical):
         return on_event, on_log
 
     def _group_started(self, lever_id: str, running: int) -> None:
-        with self._rows_lock:
-            self.rows[lever_id] = {"done": 0, "total": 0, "estimate": None, "status": "running",
-                                   "progress": self._lever_progress(lever_id)}
+        self.group_rows.started(lever_id, self._lever_progress(lever_id))
         self._on_log(f"[optseq] {lever_id}: started ({running} running)")
         self.post_message(self.RowsChanged())
         self.post_message(self.Started(lever_id))  # the screen shows it running
@@ -291,11 +247,7 @@ class RunPanel(Vertical):
             return RunProgress()
 
     def _group_landed(self, landed) -> None:
-        with self._rows_lock:
-            row = self.rows[landed.lever]
-            report = landed.report
-            row["status"] = report.status if report else "refused"
-            row["verdict"] = (report.decision or report.verdict) if report else None
+        self.group_rows.landed(landed)
         self.post_message(self.Landed(landed.lever, landed.report, landed.refused))
         self.post_message(self.RowsChanged())
 
@@ -328,7 +280,7 @@ class RunPanel(Vertical):
 
     def _say_running(self) -> None:
         """Anything from the command means it is no longer `starting…`."""
-        if self.lever is not None and not self.rows and not self._control_cancelled():
+        if self.lever is not None and not self.group_rows.rows and not self._control_cancelled():
             self.query_one("#run-title", Label).update(f"{self.lever}: running")
 
     def _control_cancelled(self) -> bool:
@@ -351,15 +303,8 @@ class RunPanel(Vertical):
 
     def on_run_panel_rows_changed(self, message: RowsChanged) -> None:
         message.stop()
-        with self._rows_lock:
-            rows = {k: dict(v) for k, v in self.rows.items()}
-        lines = []
-        for lever_id, row in rows.items():
-            estimate = f"  {row['estimate']:.3f}×" if isinstance(row.get("estimate"), (int, float)) else ""
-            pairs = f"{row['done']:g}/{row['total']:g} pairs" if row["total"] else "starting"
-            end = f" → {row['verdict']}" if row.get("verdict") else ""
-            lines.append(f"{lever_id}: {row['status']}  {pairs}{estimate}{end}")
-        self.query_one("#run-rows", Static).update("\n".join(lines))
+        rows = self.group_rows.snapshot()
+        self.query_one("#run-rows", Static).update(rows_text(rows))
         done = sum(r["done"] for r in rows.values())
         total = sum(r["total"] for r in rows.values())
         if total:
@@ -400,30 +345,7 @@ class RunPanel(Vertical):
             return
         self.set_class(ok, "-ok")
         self.set_class(not ok, "-failed")
-        if isinstance(report, _GroupReport):
+        if isinstance(report, GroupReport):
             self.query_one("#run-title", Label).update(f"{message.lever}: {report.message}")
             return
         self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {report.message}")
-
-
-@dataclass
-class _GroupReport:
-    """How a parallel group ended, in the shape the screen reads from a single run's report."""
-
-    reports: list
-    rows: dict
-
-    @property
-    def status(self) -> str:
-        return "succeeded" if self.reports and all(r.status == "succeeded" for r in self.reports) else (
-            "failed" if self.reports else "nothing ran")
-
-    @property
-    def run_id(self) -> str:
-        return ", ".join(f"#{r.run_id}" for r in self.reports)
-
-    @property
-    def message(self) -> str:
-        if not self.reports:
-            return "no lever of the group could run"
-        return "; ".join(f"{r.lever} {r.decision or r.verdict or r.status}" for r in self.reports)

@@ -1,4 +1,5 @@
 """Inference backends (eager, torch.compile, CUDA graph, TensorRT) behind one interface."""
-from optseq.engine.infer.backends import BACKENDS, Backend, BackendUnavailable, make_backend
+from optseq.engine.infer.backend import BACKENDS, Backend, BackendUnavailable
+from optseq.engine.infer.backends import make_backend
 
 __all__ = ["BACKENDS", "Backend", "BackendUnavailable", "make_backend"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from optseq.engine.infer.backends import Backend, BackendUnavailable
+from optseq.engine.infer.backend import Backend, BackendUnavailable
 from optseq.engine.infer.onnx_check import INPUT, OUTPUT, export_onnx
 
 WORKSPACE_BYTES = 1 << 30

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from optseq.state.bench import perf_doc
 from optseq.state.plan.runner import RunnerConfig
-from optseq.state.runners.interface import make
+from optseq.state.runners.choose import make
 
 SECTION = "runners"
 COMMAND = "python -m optseq.state.bench.runners --write docs/performance.md"

@@ -10,7 +10,8 @@ import dataclasses
 import hashlib
 from typing import Any
 
-from optseq.state.lifecycle.machine import LeverModel, PlanMachine
+from optseq.state.lifecycle.machine import PlanMachine
+from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan.model import Plan
 from optseq.state.lifecycle.run_index import RunIndex
 

@@ -1,4 +1,4 @@
-"""The plan's planned volume and each lever's part in it: what the hours-saved calculus (state/whatif.py) weighs.
+"""The plan's planned volume and each lever's part in it: what the hours-saved calculus (state/calculus/) weighs.
 
 ```toml
 [volume]

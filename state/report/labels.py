@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
-"""The doc's marks for machine.MARK's words; the same in every language."""
+"""The doc's marks for lifecycle.states.MARK's words; the same in every language."""
 
 LABELS: dict[str, dict[str, str]] = {
     "ko": {

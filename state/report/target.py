@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Mapping
 
 from optseq.state.report import markdown as export, charts as export_charts
-from optseq.state.report.markdown import MARKER, is_export
-from optseq.state.store.store import DB_NAME, RUNS_DIR
+from optseq.state.report.marker import MARKER, is_export
+from optseq.state.store.layout import DB_NAME, RUNS_DIR
 from optseq.state.store.locks import HOLDER_NAME, LOCK_NAME
 
 STORE_FILES = (DB_NAME, LOCK_NAME, HOLDER_NAME)

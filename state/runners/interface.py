@@ -1,10 +1,10 @@
-"""What every runner speaks: a run's spec and outcome, the choice of runner, and its errors.
+"""What every runner speaks: a run's spec and outcome, the runner error, and how runs are named on a cluster.
 
 Everything above a runner (the pass loop, statistics, decisions, store, CLI, console) sees one interface:
 `runner.launch(spec, run_id=..., attempt=...)` gives a Launch, whose `run(on_event, on_log, on_start)` streams
 the command's output through the run protocol and returns a RunOutcome, and whose `cancel()` may come from any
 thread. `on_start(fields)` gets what the run record must keep to find the run again (a pid and process group
-here; a Ray submission id there). Runners: `local` (the default, state/runners/local.py) and `ray`.
+here; a Ray submission id there). Runners: `local` (the default, local.py) and `ray` (ray_jobs.py); choose.py picks one.
 """
 from __future__ import annotations
 
@@ -19,11 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from optseq.state.plan.runner import RUNNERS, RunnerConfig
 from optseq.state.runners.protocol import Transcript
-
-ADDRESS_ENV = "OPTSEQ_RAY_ADDRESS"
-RUNNER_ENV = "OPTSEQ_RUNNER"
 
 STATUSES = ("succeeded", "failed", "unavailable", "timeout", "cancelled", "interrupted")
 """`interrupted`: the infrastructure lost the run (a remote runner's node died), never the lever's failure."""
@@ -128,32 +124,6 @@ def log_file(spec: RunSpec) -> Iterator[BinaryIO | None]:
 
 def _seconds(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def make(config: RunnerConfig):
-    if config.kind == "local":
-        from optseq.state.runners.local import LocalRunner
-
-        return LocalRunner()
-    if config.kind == "ray":
-        from optseq.state.runners.ray_jobs import RayRunner
-
-        if not config.address:
-            raise RunnerError(f"the ray runner needs the cluster's address: --ray-address ADDR, ${ADDRESS_ENV}, or "
-                              "address in the plan's [runner] table (e.g. http://127.0.0.1:8265)")
-        return RayRunner(config)
-    raise RunnerError(f"unknown runner {config.kind!r} (one of {', '.join(RUNNERS)})")
-
-
-def configure(plan_config: RunnerConfig | None, kind: str | None = None, address: str | None = None,
-              environ: Mapping[str, str] | None = None) -> RunnerConfig:
-    """The runner to use: the command line first, then the environment, then the plan, then local."""
-    environ = os.environ if environ is None else environ
-    base = plan_config or RunnerConfig()
-    address = address or environ.get(ADDRESS_ENV) or base.address
-    chosen = kind or environ.get(RUNNER_ENV) or base.kind
-    return RunnerConfig(kind=chosen, address=address, python=base.python, one_per_node=base.one_per_node,
-                        forward_env=base.forward_env)
 
 
 def store_tag(db: Path) -> str:

@@ -33,102 +33,22 @@ blocks, is shown and never used to decide.
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from optseq.state.plan.model import Rule
+from optseq.state.runs.best_of_result import BestOf, ConfigRow
 from optseq.state.runs.decide_rule import breach, guard_rows
-from optseq.state.runs.stats import SEED, StatsError, sample_field, sample_orientation, sample_value
+from optseq.state.runs.mcb import blocks_needed, bootstrap_p_best, critical_value
+from optseq.state.runs.stats import StatsError, sample_field, sample_orientation, sample_value
 
-CONFIDENCE = 0.95
-"""Simultaneous confidence of the MCB intervals."""
 MIN_BLOCKS = 2
 """Complete blocks below which there is no residual variance to compare with."""
-N_BOOTSTRAP = 2000
-"""Resamples of blocks behind P(best); a display figure, so a modest count."""
-MAX_BLOCKS_ESTIMATE = 1_000_000
-"""Ceiling of the blocks-needed estimate, for gaps so close to the margin that no budget resolves them."""
-ESTIMATE_DF = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 120, 150, 200, 300, 500, 1000,
-               2000, 5000, 10_000)
-"""The estimate of blocks needed rounds df down to these (a slightly larger d, so it errs towards more
-blocks), so that planning costs a few cached critical values rather than one integration per guess."""
-OUTCOMES = ("winner", "best_set", "inconclusive")
 
 Block = tuple[int, int]
 """(pass, block index within the pass)."""
-
-
-@dataclass(frozen=True)
-class ConfigRow:
-    """One config of a best-of-N comparison; ratios are on the metric's scale, > 1 meaning worse."""
-
-    config: str
-    n: int
-    """Usable values of the choose metric (one per block)."""
-    median: float | None
-    """Median of those values, in the metric's unit."""
-    cost: float | None = None
-    """Median cost (the median of the per-block medians of the rule's cost metric); None without one."""
-    ratio: float | None = None
-    """exp(D_i): this config against the best of the others over the complete blocks; < 1 for the apparent best."""
-    low: float | None = None
-    high: float | None = None
-    """Hsu's constrained MCB interval for the ratio to the best of the others, 95% simultaneous."""
-    in_best_set: bool | None = None
-    """Not shown worse than the best by more than the margin; None when not compared."""
-    excluded: str | None = None
-    """Why the config was left out before the comparison (a guard, its cost); None if it took part."""
-    p_best: float | None = None
-    """Bootstrap share of resampled blocks in which it had the best mean: shown, never used to decide."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "median": self.median, "cost": self.cost, "ratio": self.ratio, "low": self.low,
-                "high": self.high, "in_best_set": self.in_best_set, "excluded": self.excluded,
-                "p_best": self.p_best}
-
-
-@dataclass(frozen=True)
-class BestOf:
-    """What the best-of-N comparison says about one run's samples."""
-
-    outcome: str
-    """winner | best_set | inconclusive."""
-    chosen: str | None
-    reason: str
-    """One readable line with the figures that decided it."""
-    metric: str
-    blocks: int
-    """Complete blocks compared."""
-    blocks_needed: int | None
-    """Inconclusive: an estimate of the further blocks that would decide; None once decided or when more
-    blocks cannot help (no config qualifies)."""
-    rows: tuple[ConfigRow, ...]
-    """Every config seen, in the order it first appeared."""
-    incomplete: int = 0
-    """Blocks left out because an eligible config has no usable value in them."""
-    margin: float = 0.0
-    critical_value: float | None = None
-    """d: the one-sided Dunnett/MCB quantile used."""
-    df: int | None = None
-    sd: float | None = None
-    """Residual standard deviation on the log scale, block effects removed."""
-    allowance: float | None = None
-    """h = d·sd·√(2/blocks) on the log scale: the MCB half-width."""
-    unit: str = ""
-    warnings: tuple[str, ...] = ()
-
-    def row(self, config: str) -> ConfigRow | None:
-        return next((r for r in self.rows if r.config == config), None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "chosen": self.chosen, "reason": self.reason, "metric": self.metric,
-                "unit": self.unit, "blocks": self.blocks, "incomplete": self.incomplete,
-                "blocks_needed": self.blocks_needed, "margin": self.margin,
-                "critical_value": self.critical_value, "df": self.df, "sd": self.sd, "allowance": self.allowance,
-                "configs": {r.config: r.to_dict() for r in self.rows}, "warnings": list(self.warnings)}
 
 
 def best_of(samples: Iterable[Mapping[str, Any]], rule: Rule,
@@ -186,7 +106,7 @@ def best_of(samples: Iterable[Mapping[str, Any]], rule: Rule,
     gaps = {a: float(means[i] - np.min(np.delete(means, i))) for i, a in enumerate(eligible)}
     in_set = {a: gaps[a] - h <= delta for a in eligible}
     within = {a: gaps[a] + h <= delta for a in eligible}
-    p_best = _p_best(y)
+    p_best = bootstrap_p_best(y)
     compared = {a: {"ratio": math.exp(gaps[a]), "low": math.exp(min(0.0, gaps[a] - h)),
                     "high": math.exp(max(0.0, gaps[a] + h)), "in_best_set": in_set[a], "p_best": p_best[i]}
                 for i, a in enumerate(eligible)}
@@ -207,7 +127,7 @@ def best_of(samples: Iterable[Mapping[str, Any]], rule: Rule,
                f"({highs} the best of the others; {mcb}); picked {pick}, {how}{lost}{notes}")
         return BestOf("best_set", pick, why, blocks_needed=None, **common)
     unresolved = [a for a in others if abs(gaps[a] - delta) <= h] or others
-    needed = _blocks_needed(k, n, sd, min(abs(gaps[a] - delta) for a in unresolved))
+    needed = blocks_needed(k, n, sd, min(abs(gaps[a] - delta) for a in unresolved))
     figures = _and([f"{a} ({_x(math.exp(gaps[a]))} the best, MCB ≤ {_x(compared[a]['high'])})"
                     for a in unresolved])
     why = (f"{metric}: {best} leads but cannot be told from {figures} ({mcb}); "
@@ -225,87 +145,6 @@ def more_blocks(result: BestOf, rule: Rule, so_far: int) -> int:
         return 0
     target = min(rule.max_repeats, max(2 * so_far, rule.repeats, MIN_BLOCKS))
     return max(target - so_far, 0)
-
-
-@functools.lru_cache(maxsize=None)
-def critical_value(comparisons: int, df: float, confidence: float = CONFIDENCE) -> float:
-    """The one-sided Dunnett (MCB) quantile d: P(max_i T_i ≤ d) = confidence for `comparisons` statistics
-    T_i = (Z_i − Z_0)/(√2·S), Z iid standard normal (so ρ = ½), S² ~ χ²_df/df; df may be math.inf.
-
-    Conditioning on Z_0 and S: P = E_S[∫ φ(z) Φ(z + √2·d·S)^m dz]. The inner integral is Gauss–Hermite
-    (smooth integrand), the outer over S adaptive quadrature; d by brentq. With one comparison it is
-    Student's t quantile.
-    """
-    if comparisons < 1 or not df > 0:
-        raise StatsError(f"critical value: needs at least one comparison and positive df, got {comparisons}, {df}")
-    from scipy import optimize
-
-    return float(optimize.brentq(lambda d: _coverage(d, comparisons, df) - confidence, 0.0, 50.0, xtol=1e-10))
-
-
-def _coverage(d: float, m: int, df: float) -> float:
-    if math.isinf(df):
-        return _inner(math.sqrt(2.0) * d, m)
-    from scipy import integrate, stats
-
-    chi = stats.chi(df)
-    root = math.sqrt(df)
-    # S = chi_df/√df; outside these quantiles its density adds less than 1e-13 to P
-    lo, hi = chi.ppf(1e-13) / root, chi.isf(1e-13) / root
-
-    def integrand(s: float) -> float:
-        return float(chi.pdf(s * root) * root) * _inner(math.sqrt(2.0) * d * s, m)
-
-    return float(integrate.quad(integrand, lo, hi, epsabs=1e-12, epsrel=1e-10, limit=200, points=[1.0])[0])
-
-
-def _inner(a: float, m: int) -> float:
-    """E[Φ(Z + a)^m] for Z standard normal."""
-    from scipy import special
-
-    nodes, weights = _hermite()
-    return float((special.ndtr(nodes + a) ** m) @ weights)
-
-
-@functools.lru_cache(maxsize=1)
-def _hermite():
-    import numpy as np
-
-    # probabilists' Gauss–Hermite: exact for polynomials to degree 191, ample for Φ(z + a)^m
-    nodes, weights = np.polynomial.hermite_e.hermegauss(96)
-    return nodes, weights / weights.sum()
-
-
-def _blocks_needed(k: int, n: int, sd: float, half_width: float) -> int:
-    """Further blocks until d·sd·√(2/b) drops below `half_width`, if the residual SD stays as it is.
-
-    d shrinks as the df grow, so iterate b ← 2(d(b)·sd/half_width)² from the current b; it settles in a few steps.
-    """
-    if half_width <= 0:  # a gap exactly at the margin: no finite number of blocks is sure to settle it
-        return MAX_BLOCKS_ESTIMATE - n
-    if sd <= 0:
-        return 1
-    b = n
-    for _ in range(20):
-        df = (k - 1) * (b - 1)
-        d = critical_value(k - 1, max(g for g in ESTIMATE_DF if g <= df))  # df >= 1: k >= 2, b >= 2
-        want = min(MAX_BLOCKS_ESTIMATE, max(n + 1, math.ceil(2.0 * (d * sd / half_width) ** 2)))
-        if want == b:
-            break
-        b = want
-    return b - n
-
-
-def _p_best(y) -> list[float]:
-    """Share of block resamples in which each config has the lowest mean (the block effects cancel)."""
-    import numpy as np
-
-    k, n = y.shape
-    rng = np.random.default_rng(SEED)
-    idx = rng.integers(0, n, size=(N_BOOTSTRAP, n))
-    means = y[:, idx].mean(axis=2)  # (k, N_BOOTSTRAP)
-    counts = np.bincount(means.argmin(axis=0), minlength=k)
-    return [float(c) / N_BOOTSTRAP for c in counts]
 
 
 @dataclass

@@ -322,7 +322,7 @@ def test_read_only_console_takes_over_once_the_directory_is_writable(tmp_path, d
 
 
 def test_the_sample_line_counts_pairs_from_one_as_the_progress_line_does():
-    from optseq.console.widgets.run_panel import Tally
+    from optseq.console.widgets.run_tally import Tally
 
     tally = Tally()
     for pair in range(6):  # the run protocol numbers pairs from 0

@@ -9,7 +9,7 @@ import pytest
 from optseq.state.plan.model import PlanError
 from optseq.state.plan.loader import load
 from optseq.state.plan.runner import RunnerConfig
-from optseq.state.runners.interface import configure, make
+from optseq.state.runners.choose import configure, make
 from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
 

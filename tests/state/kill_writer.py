@@ -21,7 +21,8 @@ import sys
 import time
 
 from optseq.state.store import storage
-from optseq.state.store.store import DB_NAME, Store, StoreError
+from optseq.state.store.layout import DB_NAME
+from optseq.state.store.store import Store, StoreError
 
 PAYLOAD = "측정값 재측정 " * 60
 """About 1 KiB of UTF-8 per record, so each write takes measurable time."""

@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 from optseq.state.plan.model import Guard, Rule
-from optseq.state.runs.best_of import best_of, critical_value, more_blocks
+from optseq.state.runs.best_of import best_of, more_blocks
+from optseq.state.runs.mcb import critical_value
 from optseq.state.runs.stats import StatsError
 
 METRIC, COST = "exploitability", "s_per_iter"

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from optseq.state.report import markdown as export
+from optseq.state.report.graph import FAN_WIDTH
+from optseq.state.report.tables import HISTORY_PER_LEVER
 from optseq.state.plan import loader as plan_mod
 from optseq.state.lifecycle.machine import PlanMachine
 
@@ -539,7 +541,7 @@ def test_tree_layout_keeps_every_edge(tmp_path):
         ("Root", "A"), ("Root", "B"), ("A", "a one"), ("A", "a two"),
         ("B", f"b one with a {long}"), ("B", f"b two with a {long}"), ("B", f"b three, 한글 {long}"),
     }
-    assert all(_width(line) <= export.FAN_WIDTH + 20 for line in tree)
+    assert all(_width(line) <= FAN_WIDTH + 20 for line in tree)
     (chart,) = code_blocks(doc, "mermaid")
     body = [line.strip() for line in chart]
     assert 'l_root -->|"adopt"| l_b' in body
@@ -634,6 +636,6 @@ def test_a_long_history_lists_the_newest_decisions_and_counts_the_rest(tmp_path)
             seq.decide("amp", "defer" if i % 2 else "reject", f"round {i}")
         doc = seq.export(lang="en")
     history = [line for line in doc.splitlines() if line.startswith("- **AMP** trainer:")]
-    assert len(history) == 1 + export.HISTORY_PER_LEVER  # 14 superseded: the newest ten and a count
+    assert len(history) == 1 + HISTORY_PER_LEVER  # 14 superseded: the newest ten and a count
     assert history[0] == "- **AMP** trainer: 4 earlier decisions (`optseq runs amp`)"
     assert "round 13" in history[-1] and "round 3" not in doc

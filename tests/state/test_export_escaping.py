@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from optseq.state.report import markdown as export
+from optseq.state.report import escape
+from optseq.state.report.marker import is_export, marker
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 
@@ -282,13 +283,13 @@ def test_mermaid_labels_stay_one_quoted_string(docs):
 # -- the writers, one rule at a time -------------------------------------------------------------------------------
 @pytest.mark.parametrize("text", ["a`b", "``x``", "`lead", "trail`", " both ", "x ``` y", "  ", "a\\`b"])
 def test_code_spans_hold_their_text(text):
-    tokens = MD.parse(f"see {export.code(text)} here")
+    tokens = MD.parse(f"see {escape.code(text)} here")
     (span,) = [c for c in tokens[1].children if c.type == "code_inline"]
     assert span.content == text
 
 
 def test_code_span_puts_a_newline_on_show():
-    assert export.code("a\nb") == "`a␤b`"
+    assert escape.code("a\nb") == "`a␤b`"
 
 
 @pytest.mark.parametrize("line, escaped", [
@@ -301,8 +302,8 @@ def test_code_span_puts_a_newline_on_show():
     ("a > b", "a > b"), ("`code` first", "`code` first"), ("<3", "<3"),
 ])
 def test_a_line_never_opens_a_block(line, escaped):
-    assert export._line_start(line) == escaped
-    doc = "- " + export._block(f"first\n{line}", indent="  ")
+    assert escape._line_start(line) == escaped
+    doc = "- " + escape.block(f"first\n{line}", indent="  ")
     kinds = [t.type for t in MD.parse(doc)]
     assert kinds == ["bullet_list_open", "list_item_open", "paragraph_open", "inline", "paragraph_close",
                      "list_item_close", "bullet_list_close"], (line, kinds)
@@ -314,7 +315,7 @@ def test_a_line_never_opens_a_block(line, escaped):
     ("a < b > c & d", "a < b > c & d"), ("\\<b>", "&lt;b>"), ("\\\\<b>", "\\\\&lt;b>"), ("`<b>`", "`&lt;b>`"),
 ])
 def test_html_is_escaped_where_it_would_be_markup(text, escaped):
-    assert export._html(text) == escaped
+    assert escape.html(text) == escaped
     assert "html" not in " ".join(c.type for t in MD.parse(escaped) for c in t.children or ())
 
 
@@ -323,25 +324,25 @@ def test_html_is_escaped_where_it_would_be_markup(text, escaped):
     ("ok\x1b[31m", "ok\ufffd[31m"),
 ])
 def test_cells(text, cell):
-    assert export.cell(text) == cell
+    assert escape.cell(text) == cell
     table = f"| h | h2 |\n| --- | --- |\n| {cell} | z |\n"
     assert sum(t.type == "td_open" for t in MD.parse(table)) == 2
 
 
 @pytest.mark.parametrize("text, line", [("C #", "# C \\#"), ("#", "# \\#"), ("a\nb", "# a b"), ("x <i>", "# x &lt;i>")])
 def test_headings(text, line):
-    assert export.heading(1, text) == line
+    assert escape.heading(1, text) == line
 
 
 def test_fences_outlast_backtick_runs():
-    assert export.fenced(["a"]) == ["```", "a", "```"]
-    assert export.fenced(["````x", "`"], "mermaid") == ["`````mermaid", "````x", "`", "`````"]
+    assert escape.fenced(["a"]) == ["```", "a", "```"]
+    assert escape.fenced(["````x", "`"], "mermaid") == ["`````mermaid", "````x", "`", "`````"]
 
 
 # -- the marker ------------------------------------------------------------------------------------------------------
 def test_every_export_ends_with_the_marker(docs):
     for doc in docs.values():
-        assert doc.endswith("\n\n<!-- optseq export -->\n") and export.is_export(doc)
+        assert doc.endswith("\n\n<!-- optseq export -->\n") and is_export(doc)
 
 
 @pytest.mark.parametrize("text, ours", [
@@ -350,10 +351,10 @@ def test_every_export_ends_with_the_marker(docs):
     ("<!-- optseq exported -->", False),
 ])
 def test_is_export(text, ours):
-    assert export.is_export(text) is ours
+    assert is_export(text) is ours
 
 
 def test_a_date_cannot_end_the_marker_early():
-    assert export.marker("2026-12-05") == "<!-- optseq export 2026-12-05 -->"
-    assert export.marker("x --> <b>\n") == "<!-- optseq export x - b -->"
-    assert export.is_export(export.marker("x --> <b>\n"))
+    assert marker("2026-12-05") == "<!-- optseq export 2026-12-05 -->"
+    assert marker("x --> <b>\n") == "<!-- optseq export x - b -->"
+    assert is_export(marker("x --> <b>\n"))

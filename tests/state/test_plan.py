@@ -165,6 +165,15 @@ def test_inline_tables_nested_past_the_parser_are_one_line(tmp_path):
     assert err.key == "" and err.problem.startswith("nested too deeply to read")
 
 
+def test_nesting_is_counted_outside_strings_and_comments():
+    from optseq.state.plan.loader import MAX_NESTING, nesting
+
+    text = ('a = "[[{{ \\" [[" # [[[[\nb = [1, [2, { c = \'[[\' }]]\n'
+            'd = """ " ]] "" [[ """\ne = \'\'\'[[[\'\'\'\n[[levers]]\n')
+    assert nesting(text) == 3
+    assert nesting("x = " + "[" * MAX_NESTING + "]" * MAX_NESTING) == MAX_NESTING
+
+
 def test_too_many_levers_are_refused_before_their_chain_is_walked(tmp_path):
     # each lever requires the next: walking the gates of such a chain recurses once per lever
     chain = "".join(_lever(f"l{i}", f'requires = "l{i + 1}:adopt"\n' if i < 200 else "") for i in range(201))

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from tinydb import TinyDB
 
+from optseq.state.store.layout import TABLES
+from optseq.state.store.records import RecordNotFound
+from optseq.state.store.schema import SCHEMA_VERSION, StoreSchemaError
 from optseq.state.store.store import (
-    SCHEMA_VERSION, TABLES, RecordNotFound, Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly, StoreSchemaError, StoreUnwritable,
+    Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly, StoreUnwritable,
 )
 
 HELPER = Path(__file__).with_name("kill_writer.py")

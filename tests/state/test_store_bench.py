@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from optseq.state.bench import store as store_bench
+from optseq.state.bench import store_build, store_doc, store_measure
 from optseq.state.sequencer import Sequencer
 from optseq.state.store.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
@@ -26,7 +26,7 @@ VOLATILE = {"at", "started", "ended", "pid", "samples_file", "log"}
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     db = tmp_path_factory.mktemp("bench") / "state"
-    info = store_bench.build_store(DEFAULT_PLAN, db, RUNS)
+    info = store_build.build_store(DEFAULT_PLAN, db, RUNS)
     return db, info
 
 
@@ -49,7 +49,7 @@ def test_built_runs_have_the_shapes_a_real_run_writes(built, tmp_path):
         runs = seq.store.all("runs")
         decisions = seq.store.all("decisions")
     assert len(runs) == info.runs == RUNS
-    assert {r["lever"] for r in runs} == set(store_bench.LEVERS)
+    assert {r["lever"] for r in runs} == set(store_build.LEVERS)
     for run in runs:
         assert set(run) == set(real["run"]), run["id"]
         assert set(run["summary"]) == set(real["run"]["summary"])
@@ -80,7 +80,7 @@ def test_built_runs_have_the_shapes_a_real_run_writes(built, tmp_path):
         assert set(d) == set(real["decision"])
         run = next(r for r in runs if r["id"] == d["runs"][0])
         assert d["outcome"] == run["verdict"] and d["stats"] == run["summary"]["stats"]
-    for lever in store_bench.LEVERS:  # each lever's decisions alternate
+    for lever in store_build.LEVERS:  # each lever's decisions alternate
         outcomes = [d["outcome"] for d in auto if d["lever"] == lever]
         assert len(outcomes) >= 4 and all(a != b for a, b in zip(outcomes, outcomes[1:])), (lever, outcomes)
     assert info.verdicts["inconclusive"] == RUNS // 10
@@ -114,8 +114,8 @@ def test_the_building_shortcut_writes_what_the_exact_calls_write(tmp_path):
             return {t: [{k: v for k, v in r.items() if k not in VOLATILE} for r in store.all(t)]
                     for t in ("runs", "decisions", "events", "criteria", "facts", "levers")}
 
-    store_bench.build_store(DEFAULT_PLAN, tmp_path / "exact", 20, exact=True, group=7)
-    store_bench.build_store(DEFAULT_PLAN, tmp_path / "fast", 20, group=7)
+    store_build.build_store(DEFAULT_PLAN, tmp_path / "exact", 20, exact=True, group=7)
+    store_build.build_store(DEFAULT_PLAN, tmp_path / "fast", 20, group=7)
     assert records(tmp_path / "exact") == records(tmp_path / "fast")
 
 
@@ -148,9 +148,9 @@ def section(body: str) -> str:
 def test_the_section_writer_replaces_its_own_section_and_keeps_the_others(tmp_path):
     doc = tmp_path / "performance.md"
     doc.write_text(DOC, encoding="utf-8")
-    store_bench.write_section(doc, section("new table"))
+    store_doc.write_section(doc, section("new table"))
     assert doc.read_text(encoding="utf-8") == DOC.replace("old store table", "new table")
-    store_bench.write_section(doc, section("newer table"))
+    store_doc.write_section(doc, section("newer table"))
     assert doc.read_text(encoding="utf-8") == DOC.replace("old store table", "newer table")
     assert [p.name for p in tmp_path.iterdir()] == ["performance.md"]  # no temp file left
 
@@ -159,10 +159,10 @@ def test_the_section_writer_appends_where_the_section_is_missing(tmp_path):
     doc = tmp_path / "performance.md"
     other = "# Performance\n\n<!-- section:ci -->\nbench\n<!-- /section:ci -->"  # no final newline
     doc.write_text(other, encoding="utf-8")
-    store_bench.write_section(doc, section("table"))
+    store_doc.write_section(doc, section("table"))
     assert doc.read_text(encoding="utf-8") == other + "\n\n" + section("table") + "\n"
     fresh = tmp_path / "new.md"
-    store_bench.write_section(fresh, section("table"))
+    store_doc.write_section(fresh, section("table"))
     assert fresh.read_text(encoding="utf-8") == "# Performance\n\n" + section("table") + "\n"
 
 
@@ -170,8 +170,8 @@ def test_the_section_writer_refuses_broken_markers(tmp_path):
     doc = tmp_path / "performance.md"
     broken = "# Performance\n\n<!-- section:store -->\nno end marker\n"
     doc.write_text(broken, encoding="utf-8")
-    with pytest.raises(store_bench.BenchError):
-        store_bench.write_section(doc, section("table"))
+    with pytest.raises(store_build.BenchError):
+        store_doc.write_section(doc, section("table"))
     assert doc.read_text(encoding="utf-8") == broken
 
 
@@ -181,7 +181,7 @@ def test_the_command_writes_a_table_with_one_row_per_size(tmp_path):
     for _ in range(2):  # the second write replaces the section
         out = subprocess.run([sys.executable, "-m", "optseq.state.bench.store", "--runs", "20", "--repeat", "1",
                               "--write", str(doc)], capture_output=True, text=True, timeout=600,
-                             cwd=store_bench.ROOT)
+                             cwd=store_measure.ROOT)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip() == f"wrote {doc}"
     text = doc.read_text(encoding="utf-8")
@@ -195,21 +195,21 @@ def test_the_command_writes_a_table_with_one_row_per_size(tmp_path):
     assert "Targets at 10,000 runs: not judged" in store
 
 
-def row(runs: int, status_s: float, rss_mb: float) -> store_bench.Row:
-    return store_bench.Row(runs=runs, build_s=1.0, dir_bytes=10**6, dir_files=3, db_bytes=None, status_s=status_s,
-                           fact_s=0.2, decide_s=0.2, runs_json_s=0.2, export_s=0.5, status_rss=int(rss_mb * 1e6),
-                           set_fact_s=0.02, append_s=0.01)
+def row(runs: int, status_s: float, rss_mb: float) -> store_measure.Row:
+    return store_measure.Row(runs=runs, build_s=1.0, dir_bytes=10**6, dir_files=3, db_bytes=None, status_s=status_s,
+                             fact_s=0.2, decide_s=0.2, runs_json_s=0.2, export_s=0.5, status_rss=int(rss_mb * 1e6),
+                             set_fact_s=0.02, append_s=0.01)
 
 
 def test_the_section_names_its_command_and_judges_the_targets():
-    text = store_bench.render([row(100, 0.1, 20), row(10000, 0.2, 24)], command=store_bench.MAKE_COMMAND, repeat=5,
-                              startup_s=0.05, about="a CPU", when="today")
+    text = store_doc.render([row(100, 0.1, 20), row(10000, 0.2, 24)], command=store_doc.MAKE_COMMAND, repeat=5,
+                            startup_s=0.05, about="a CPU", when="today")
     assert ("Written by `make store-bench` (`python -m optseq.state.bench.store --write docs/performance.md`) on today; "
             "a CPU.") in text
     assert "| 10,000 | 1.0 MB (3) | — | 1.00 s | 0.20 s |" in text
     targets = next(line for line in text.splitlines() if line.startswith("Targets at 10,000 runs"))
     assert "not met" not in targets and targets.count(", met") == 4
-    slow = store_bench.render([row(100, 0.1, 20), row(10000, 4.5, 214)], command="python -m optseq.state.bench.store",
-                              repeat=5, startup_s=0.05, about="a CPU", when="today")
+    slow = store_doc.render([row(100, 0.1, 20), row(10000, 4.5, 214)], command="python -m optseq.state.bench.store",
+                            repeat=5, startup_s=0.05, about="a CPU", when="today")
     assert "Written by `python -m optseq.state.bench.store` on today" in slow
     assert "`status` ≤ 0.25 s: 4.50 s, **not met**" in slow and "20 → 214 MB (10.7×), **not met**" in slow

@@ -8,7 +8,8 @@ import pytest
 
 from optseq.state.plan import loader as plan_mod
 from optseq.state.plan.model import Plan
-from optseq.state.calculus import whatif
+from optseq.state.calculus import orders, whatif
+from optseq.state.calculus.inputs import p_median_at_least
 from optseq.state.lifecycle.machine import PlanMachine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,7 +200,7 @@ def test_greedy_beyond_eight_levers_finds_the_exhaustive_best(tmp_path, monkeypa
     order = '[[order]]\ntitle = "experiment first"\nlevers = ["exp"]'
     plan = plan_of(tmp_path, levers, volume, order)
     exhaustive = report(plan)["best_order"]
-    monkeypatch.setattr(whatif, "EXHAUSTIVE", 3)
+    monkeypatch.setattr(orders, "EXHAUSTIVE", 3)
     greedy = report(plan)["best_order"]
     assert exhaustive["method"] == "every order" and greedy["method"] == "greedy"
     assert greedy["net_h"] == pytest.approx(exhaustive["net_h"])
@@ -208,9 +209,9 @@ def test_greedy_beyond_eight_levers_finds_the_exhaustive_best(tmp_path, monkeypa
 
 def test_bootstrap_probability_for_an_even_count():
     # n = 4, p = 2/4 at or above 1.1: P(≥ 3) + ½ P(= 2) = 5/16 + ½ · 6/16 = 8/16
-    assert whatif.p_median_at_least([0.9, 1.05, 1.2, 1.3], 1.1) == pytest.approx(0.5)
-    assert whatif.p_median_at_least([1.2, 1.3, 1.4], 1.1) == 1.0
-    assert whatif.p_median_at_least([0.9, 0.95, 1.0], 1.1) == 0.0
+    assert p_median_at_least([0.9, 1.05, 1.2, 1.3], 1.1) == pytest.approx(0.5)
+    assert p_median_at_least([1.2, 1.3, 1.4], 1.1) == 1.0
+    assert p_median_at_least([0.9, 0.95, 1.0], 1.1) == 0.0
 
 
 # -- missing inputs, decided levers --------------------------------------------------------------------------------

@@ -1,0 +1,217 @@
+"""What users and runs do to the plan's state: record criteria, mark plans written, set facts, decide, run.
+
+`Actions` is mixed into `Sequencer` (state/sequencer.py), which gives it `plan`, `machine`, `store`, `readonly`,
+`lever()`, `writing()` (one store transaction) and `append()`; every action here writes through those.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from optseq.state.errors import InputError
+from optseq.state.lifecycle.states import DECIDED, TransitionRefused
+
+
+class Actions:
+    """Every write the CLI and the console make, each validated first and refused with an InputError line."""
+
+    def record_criterion(self, lever_id: str, candidate: str, criterion: str, outcome: str,
+                         evidence: str = "") -> list[str]:
+        with self.writing():
+            return self.record_criterion_in_batch(lever_id, candidate, criterion, outcome, evidence)
+
+    def record_criterion_in_batch(self, lever_id: str, candidate: str, criterion: str, outcome: str,
+                                  evidence: str = "") -> list[str]:
+        lever = self.lever(lever_id)
+        if lever.criteria is None:
+            raise InputError(f"{lever_id} is a {lever.kind} lever; only decision levers have criteria")
+        cands = [c.id for c in lever.criteria.candidates]
+        crits = [c.id for c in lever.criteria.criteria]
+        if candidate not in cands:
+            raise InputError(f"{lever_id}: unknown candidate {candidate!r} (one of {', '.join(cands)})")
+        if criterion not in crits:
+            raise InputError(f"{lever_id}: unknown criterion {criterion!r} (one of {', '.join(crits)})")
+        if outcome not in ("pass", "fail"):
+            raise InputError(f"criterion outcome must be pass or fail, got {outcome!r}")
+        model = self.machine.models[lever_id]
+        if model.state in DECIDED or model.state == "closed":
+            raise InputError(f"{lever_id} is already decided {model.outcome}; "
+                             f"record nothing more, or decide again with optseq decide")
+        if model.state == "blocked":
+            raise InputError(f"{lever_id} is blocked: {'; '.join(self.machine.why_blocked(lever_id))}")
+        messages = [f"recorded {lever_id} {candidate} {criterion} {outcome}"]
+        self.append("criteria", {"lever": lever_id, "candidate": candidate, "criterion": criterion,
+                                 "outcome": outcome, "evidence": evidence})
+        verdict = self.machine.criteria_verdict(lever_id)
+        if verdict:
+            why = self._verdict_reason(lever_id)
+            self.decide_in_batch(lever_id, verdict, why=why, auto=True, rule="criteria")
+            messages.append(f"{lever_id} decided {verdict} automatically: {why}")
+        return messages
+
+    def _verdict_reason(self, lever_id: str) -> str:
+        lever = self.plan.lever(lever_id)
+        parts = []
+        for cand in lever.criteria.candidates:
+            status = self.machine.candidate_status(lever_id, cand)
+            failed = [c.id for c in lever.criteria.criteria
+                      if self.machine.models[lever_id].results.get((cand.id, c.id), ("",))[0] == "fail"]
+            detail = f" ({', '.join(failed)} fail)" if failed else ""
+            parts.append(f"{cand.title or cand.id} {status}{detail}")
+        return "; ".join(parts)
+
+    def write_plan(self, lever_id: str, path: str, *, check: bool = False) -> list[str]:
+        """Mark a lever's plan written. The CLI and the console `check` the path: a name no file can have, or a
+        directory, is refused; a doc not found from here is recorded as given, and the reply says so (it may
+        live in another checkout). The console's dialog asks for an existing file before it gets here."""
+        self.lever(lever_id)
+        if not path.strip():
+            raise InputError("plan path is empty")
+        model = self.machine.models[lever_id]
+        if model.state == "closed":
+            raise InputError(f"{lever_id} is closed ({model.closed_by})")
+        found = self.check_plan_doc(path, must_exist=False) if check else True
+        with self.writing():
+            self.append("events", {"type": "plan", "lever": lever_id, "path": path})
+        lines = [f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}"]
+        if found is None:
+            lines.append(f"note: {path} is not there from here or from the plan's folder; recorded as given")
+        return lines
+
+    def check_plan_doc(self, path: str, must_exist: bool = True) -> Path | None:
+        """The file a plan doc path names; None when there is none and `must_exist` is off. InputError naming
+        the path for a name no file can have, a directory, or (with `must_exist`) a missing file. The path
+        is kept as given; a relative one may name a file from the working directory or the plan's folder."""
+        shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
+        if any(not c.isprintable() for c in path):
+            raise InputError(f"plan doc {shown}: not a usable path (it holds control characters)")
+        given = Path(os.path.expanduser(path))
+        where = [given] if given.is_absolute() else [Path.cwd() / given, Path(self.plan.path).parent / given]
+        for candidate in where:
+            try:
+                if candidate.is_file():
+                    return candidate
+                if candidate.is_dir():
+                    raise InputError(f"plan doc {shown} is a directory; give the doc's file")
+            except OSError:  # a name too long, or a folder we may not enter: not a doc anyone can open
+                continue
+        if not must_exist:
+            return None
+        raise InputError(f"plan doc {shown} does not exist; write it first, then mark it"
+                         + ("" if given.is_absolute() else " (looked for from here and from the plan's folder)"))
+
+    def set_fact(self, name: str, value: bool) -> list[str]:
+        if not any(f.id == name for f in self.plan.facts):
+            known = ", ".join(f.id for f in self.plan.facts) or "none"
+            raise InputError(f"unknown fact {name!r} (plan {self.plan.path} declares: {known})")
+        with self.writing():
+            self.append("facts", {"name": name, "value": bool(value)})
+        return [f"fact {name} = {'true' if value else 'false'}"]
+
+    def decide(self, lever_id: str, outcome: str, why: str) -> list[str]:
+        """A manual decision: the rationale is required."""
+        self.lever(lever_id)
+        if not (why or "").strip():
+            raise InputError("a manual decision needs a rationale (--why TEXT)")
+        with self.writing():
+            self.decide_in_batch(lever_id, outcome, why=why, auto=False, rule="manual")
+        return [f"{lever_id} decided {outcome} (manual)"]
+
+    def decide_in_batch(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None) -> dict:
+        try:
+            self.machine.check_decidable(lever_id, outcome)
+        except TransitionRefused as exc:
+            raise InputError(str(exc)) from None
+        previous = self.machine.models[lever_id].last_decision
+        record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
+                  "runs": list(runs), "stats": stats, "config": config,
+                  "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
+        return self.append("decisions", record)
+
+    # -- runs --------------------------------------------------------------------------------
+    def hold_lever(self, lever_id: str):
+        """The lever's run lock, taken for this process; InputError naming the run that holds it elsewhere."""
+        from optseq.state.store.locks import LeverLock
+        from optseq.state.store.layout import RUNS_DIR
+
+        if self.readonly:
+            raise InputError(f"the store {self.store.directory} is read-only here; nothing can run from it")
+        lock = LeverLock(self.store.directory / RUNS_DIR, lever_id)
+        held = lock.try_acquire({"lever": lever_id})
+        if held is not None:
+            raise InputError(f"{lever_id} is running in optseq pid {held.get('pid', '?')}; wait for it to end, "
+                             "or cancel it there")
+        return lock
+
+    def check_runnable(self, lever_id: str) -> None:
+        self.lever(lever_id)
+        if self.machine.state(lever_id) == "running":
+            run = next((a for a in self.store.active_runs() if a.get("lever") == lever_id), {})
+            if run.get("detached"):
+                return  # its run goes on on the cluster: running the lever re-attaches to it
+            where = f" in optseq pid {run['pid']}" if run.get("pid") else ""
+            raise InputError(f"{lever_id} is running{where} (run {run.get('run', '?')}); wait for it to end, "
+                             "or cancel it there")
+        try:
+            self.machine.check_runnable(lever_id)
+        except TransitionRefused as exc:
+            raise InputError(str(exc)) from None
+
+    def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None):
+        """Blocking: launch, stream, judge and decide; returns a lever_run.RunReport."""
+        from optseq.state.runs import lever_run
+
+        return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control)
+
+    @property
+    def runner(self):
+        """Where this process sends lever runs: the command line's or environment's choice, else the plan's."""
+        if getattr(self, "_runner", None) is None:
+            from optseq.state.runners.choose import configure, make
+
+            self._runner = make(configure(self.plan.runner))
+        return self._runner
+
+    @runner.setter
+    def runner(self, value) -> None:
+        self._runner = value
+
+    GROUPS = ("next", "ready", "stale")
+
+    def targets(self, target: str) -> list[str]:
+        """Lever ids for `--run TARGET` as things stand now: an id, `next`, `ready` (ready and stale, in
+        dependency order) or `stale`. A group run re-reads the state after each run: see `pick`."""
+        if target == "next":
+            nxt = self.machine.next_run()
+            return [nxt] if nxt else []
+        if target in ("ready", "stale"):
+            return self.machine.runnable(("stale",) if target == "stale" else ("ready", "stale"))
+        self.lever(target)
+        return [target]
+
+    def pick(self, target: str, done=()) -> str | None:
+        """The next lever of group `target` from the current state, skipping those in `done`: a run may
+        make others ready or stale, and no lever runs twice in one invocation."""
+        return next((lid for lid in self.targets(target) if lid not in done), None)
+
+    def mark_stack_changes(self, run_id: int, fp: dict) -> None:
+        """A number measured on another device or torch is stale; a code change only warns (status)."""
+        for lever_id, model in self.machine.models.items():
+            if model.state not in DECIDED or not model.decision:
+                continue
+            for evidence in model.decision.get("runs") or []:
+                old = self.machine.runs.fingerprint(evidence)
+                reason = _stack_change(old, fp)
+                if reason and evidence != run_id:
+                    self.append("events", {"type": "stale", "lever": lever_id, "reason": reason,
+                                           "run": run_id})
+                    break
+
+
+def _stack_change(old: dict, new: dict) -> str | None:
+    if old.get("device") and new.get("device") and old["device"] != new["device"]:
+        return f"device changed: measured on {old['device']}, now {new['device']}"
+    a, b = (old.get("versions") or {}).get("torch"), (new.get("versions") or {}).get("torch")
+    if a and b and a != b:
+        return f"torch changed: measured on {a}, now {b}"
+    return None

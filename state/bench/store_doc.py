@@ -1,0 +1,115 @@
+"""The store bench's section of docs/performance.md: the table of figures and issue 9's targets judged."""
+from __future__ import annotations
+
+import os
+import platform
+import textwrap
+from pathlib import Path
+
+from optseq.state.bench import perf_doc
+from optseq.state.bench.store_build import GROUP, BenchError
+from optseq.state.bench.store_measure import Row
+
+SECTION = "store"
+TARGETS = {"status_s": 0.25, "write_store_s": 0.050, "export_s": 1.0, "rss_growth": 1.25}
+"""Issue 9's targets at 10,000 runs; "RSS flat" is read as at most 1.25× the smallest store's RSS."""
+TARGET_RUNS = 10000
+MAKE_COMMAND = "python -m optseq.state.bench.store --write docs/performance.md"
+"""What `make store-bench` runs; the section names the make target when it was written by it."""
+MB = 1e6
+
+
+def machine() -> str:
+    """CPU, cores, Python and tinydb, in one line."""
+    from importlib.metadata import version
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return (f"{cpu} ({os.cpu_count()} cores), Python {platform.python_version()}, "
+            f"tinydb {version('tinydb')}, {platform.system()} {platform.release()}")
+
+
+def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, about: str, when: str) -> str:
+    head = ["runs", "store dir (files)", "optseq.json", "build", "`status --json`", "`fact` write",
+            "`decide amp defer`", "`runs --json`", "`export -o`", "`status` RSS", "in-process `set_fact`",
+            "in-process `Store.append`"]
+    made_by = f"`make store-bench` (`{command}`)" if command == MAKE_COMMAND else f"`{command}`"
+    about_runs = (
+        "Each store is built fresh through the real API (`optseq.state.bench.store_build.build_store`): N finished "
+        "runs of cython_bot, option_b and option_a on `configs/sequencing.toml`, in `lever_run`'s record "
+        "shapes, with a samples file (about 20 samples) and a log per pass in each run's directory, their automatic "
+        "adopt/reject decisions and the stale/superseded events those cause; every tenth run is an inconclusive "
+        "re-measure. "
+        f"Build: the time to build that store, batched by {GROUP} runs (building only).")
+    about_times = (
+        f"Command columns: the median of {repeat} fresh processes each of "
+        "`python -m optseq.console.cli … --plan … --db …`, the commands run side by side; each includes process "
+        f"start-up, and `python -m optseq.console.cli --help` takes {fmt_s(startup_s)}. The write is "
+        "`fact eval_dense true|false` (alternating) and `decide amp defer --why …`: "
+        "`record julia_port …` cannot repeat once the Julia gate is decided. `status` RSS: the peak resident set of "
+        "one more `status --json` process. In-process columns: one write on a Sequencer (and on a Store) already "
+        "open, median of the same count; `set_fact` is the machine, the levers snapshot and the store write, "
+        "`Store.append` the store write alone. Sizes are apparent bytes, MB = 10⁶ bytes.")
+    lines = [f"<!-- section:{SECTION} -->", "## Store bench", "",
+             f"Written by {made_by} on {when}; {about}.", "",
+             *textwrap.wrap(about_runs, 110), "", *textwrap.wrap(about_times, 110), "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        db_size = "—" if r.db_bytes is None else f"{r.db_bytes / MB:.1f} MB"
+        cells = [f"{r.runs:,}", f"{r.dir_bytes / MB:.1f} MB ({r.dir_files:,})", db_size,
+                 fmt_s(r.build_s), fmt_s(r.status_s), fmt_s(r.fact_s), fmt_s(r.decide_s), fmt_s(r.runs_json_s),
+                 fmt_s(r.export_s),
+                 f"{r.status_rss / MB:.0f} MB", _ms(r.set_fact_s), _ms(r.append_s)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", targets_line(rows), "", f"<!-- /section:{SECTION} -->"]
+    return "\n".join(lines)
+
+
+def targets_line(rows: list[Row]) -> str:
+    """Issue 9's targets at 10,000 runs, each with the figure measured and whether it is met."""
+    at = next((r for r in rows if r.runs == TARGET_RUNS), None)
+    head = f"Targets at {TARGET_RUNS:,} runs"
+    if at is None:
+        return f"{head}: not judged, no {TARGET_RUNS:,}-run store in this table."
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**not met**"
+
+    parts = [f"`status` ≤ {fmt_s(TARGETS['status_s'])}: {fmt_s(at.status_s)}, "
+             f"{verdict(at.status_s <= TARGETS['status_s'])}",
+             f"`record` ≤ {TARGETS['write_store_s'] * 1000:.0f} ms of store time (in-process `set_fact`): "
+             f"{_ms(at.set_fact_s)}, {verdict(at.set_fact_s <= TARGETS['write_store_s'])}",
+             f"`export` ≤ {fmt_s(TARGETS['export_s'])}: {fmt_s(at.export_s)}, "
+             f"{verdict(at.export_s <= TARGETS['export_s'])}"]
+    small = min(rows, key=lambda r: r.runs)
+    if small is at:
+        parts.append("RSS flat: not judged, one store size only")
+    else:
+        growth = at.status_rss / small.status_rss
+        parts.append(f"RSS flat (≤ {TARGETS['rss_growth']:g}× the {small.runs:,}-run store's): "
+                     f"{small.status_rss / MB:.0f} → {at.status_rss / MB:.0f} MB ({growth:.1f}×), "
+                     f"{verdict(growth <= TARGETS['rss_growth'])}")
+    return f"{head}: " + "; ".join(parts) + "."
+
+
+def write_section(path: Path, section: str, name: str = SECTION) -> None:
+    """This bench's section into the document (state.perf_doc); broken markers are a BenchError."""
+    try:
+        perf_doc.write_section(path, section, name)
+    except perf_doc.SectionError as e:
+        raise BenchError(str(e)) from None
+
+
+def fmt_s(seconds: float) -> str:
+    """Seconds as the table writes them: two decimals under 10 s, fewer above."""
+    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s" if seconds < 100 else f"{seconds:.0f} s"
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1000
+    return f"{ms:.1f} ms" if ms < 100 else f"{ms:.0f} ms" if ms < 1000 else fmt_s(seconds)
+

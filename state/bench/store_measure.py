@@ -1,0 +1,120 @@
+"""Timing a built store: each command as fresh processes of the real CLI, the RSS of `status`, in-process writes."""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from optseq.state.bench.store_build import BenchError, Built
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repo (or the installed optseq package): where configs/ lies."""
+CLI = (sys.executable, "-m", "optseq.console.cli")
+"""The CLI as the installed `optseq` script runs it (same entry point, same interpreter)."""
+
+@dataclass
+class Row:
+    runs: int
+    build_s: float
+    dir_bytes: int
+    dir_files: int
+    db_bytes: int | None
+    """The TinyDB file's size (None if the store has none)."""
+    status_s: float
+    fact_s: float
+    decide_s: float
+    runs_json_s: float
+    export_s: float
+    status_rss: int
+    """Bytes: the peak RSS of one more `status --json` process."""
+    set_fact_s: float
+    """In-process `Sequencer.set_fact` on a Sequencer already open (machine, levers snapshot, store write)."""
+    append_s: float
+    """In-process `Store.append("facts", …)` on a Store already open: the store's own write."""
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("OPTSEQ_DB", "OPTSEQ_PLAN")}
+
+
+def child(argv: list[str], *, stdout: Any = subprocess.DEVNULL) -> float:
+    """Run one process to its end and return its wall seconds; BenchError if it fails."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv, cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL, stdout=stdout, stderr=err)
+        elapsed = time.perf_counter() - t0
+        if proc.returncode != 0:
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise BenchError(f"{' '.join(argv[2:])} exited {proc.returncode}: {' | '.join(tail)}")
+    return elapsed
+
+
+# A child's ru_maxrss starts from its parent's resident set (fork copies it; with vfork, exec records the
+# parent's high-water mark), and this process holds whole stores. So the RSS is taken by a small python
+# that spawns the command and reads that one child's rusage with wait4: its own ~10 MB is the floor.
+_RSS_PROBE = ("import os, sys\n"
+              "pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)\n"
+              "_, status, usage = os.wait4(pid, 0)\n"
+              "open(sys.argv[1], 'w').write(str(usage.ru_maxrss * (1 if sys.platform == 'darwin' else 1024)))\n"
+              "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
+def peak_rss(argv: list[str]) -> int:
+    """The peak resident set of one run of `argv`, in bytes (see _RSS_PROBE)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rss"
+        child([sys.executable, "-c", _RSS_PROBE, str(out), *argv])
+        return int(out.read_text())
+
+
+def startup(repeat: int) -> float:
+    """Median wall time of `python -m optseq.console.cli --help`: the interpreter and the CLI module, nothing else."""
+    return statistics.median(child([*CLI, "--help"]) for _ in range(repeat))
+
+
+def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path) -> Row:
+    """Time every command `repeat` times side by side on the store at `db`; medians."""
+    from optseq.state.store import layout as store_layout
+    from optseq.state.sequencer import Sequencer
+    from optseq.state.store.store import Store
+
+    files = [p for p in db.rglob("*") if p.is_file()]
+    dir_bytes = sum(p.stat().st_size for p in files)
+    tinydb_file = db / getattr(store_layout, "DB_NAME", "optseq.json")
+    db_bytes = tinydb_file.stat().st_size if tinydb_file.is_file() else None
+    common = ["--plan", str(plan_path), "--db", str(db)]
+    out = scratch / "export.md"
+    times: dict[str, list[float]] = {k: [] for k in ("status", "fact", "decide", "runs", "export")}
+    for i in range(repeat):
+        times["status"].append(child([*CLI, "status", "--json", *common]))
+        times["fact"].append(child([*CLI, "fact", "eval_dense", "true" if i % 2 == 0 else "false", *common]))
+        times["decide"].append(child([*CLI, "decide", "amp", "defer", "--why", "store bench: a repeatable write",
+                                      *common]))
+        times["runs"].append(child([*CLI, "runs", "--json", *common]))
+        times["export"].append(child([*CLI, "export", "-o", str(out), *common]))
+    rss = peak_rss([*CLI, "status", "--json", *common])
+    set_fact, append = [], []
+    with Sequencer.open(plan_path, db, mode="write") as seq:
+        for i in range(repeat):
+            t0 = time.perf_counter()
+            seq.set_fact("eval_dense", i % 2 == 0)
+            set_fact.append(time.perf_counter() - t0)
+    with Store.open(db, mode="write") as store:
+        for i in range(repeat):
+            t0 = time.perf_counter()
+            store.append("facts", {"name": "eval_dense", "value": i % 2 == 1})
+            append.append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return Row(runs=built.runs, build_s=built.seconds, dir_bytes=dir_bytes, dir_files=len(files),
+               db_bytes=db_bytes, status_s=med["status"],
+               fact_s=med["fact"], decide_s=med["decide"], runs_json_s=med["runs"], export_s=med["export"],
+               status_rss=rss, set_fact_s=statistics.median(set_fact),
+               append_s=statistics.median(append))
+

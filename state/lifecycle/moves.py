@@ -1,0 +1,210 @@
+"""Replaying records onto the machine: facts, criteria, decisions, runs and events, and the moves they make
+(decide, close, reopen, supersede, a run ended), as methods of PlanMachine."""
+from __future__ import annotations
+
+from optseq.state.plan import gates
+from optseq.state.lifecycle.staleness import Staleness
+from optseq.state.lifecycle.states import DECIDED, OUTCOME_TRIGGER, RUNNABLE, LeverModel
+
+
+class RecordMoves(Staleness):
+    """The record-driven half of PlanMachine: it keeps `models`, `facts`, `runs`, `fired`, `last_device` and
+    `effects`, and gives `context()`."""
+
+    def apply(self, table: str, record: dict) -> list[dict]:
+        """Replay one stored record; returns the events it derived (levers gone stale, decisions superseded),
+        which the store keeps for history. Replaying those events later changes nothing: the machine
+        derives the same moves from the records that caused them."""
+        self.effects = []
+        if table == "facts":
+            self.facts[record["name"]] = bool(record["value"])
+        elif table == "criteria":
+            model = self.models[record["lever"]]
+            model.results[(record["candidate"], record["criterion"])] = (record["outcome"],
+                                                                        record.get("evidence", ""))
+        elif table == "decisions":
+            self._decide(record["lever"], record["outcome"], record["seq"], record)
+        elif table == "runs":
+            self._run(record)
+        elif table == "events":
+            self._event(record)
+        self.refresh()
+        effects, self.effects = self.effects, []
+        return effects
+
+    def _event(self, record: dict) -> None:
+        kind = record.get("type")
+        model = self.models.get(record.get("lever", ""))
+        if kind == "decision_point" and record.get("point"):
+            self.fired[record["point"]] = record.get("at")
+        if kind == "plan" and model is not None:
+            model.plan_doc = record["path"]
+            if model.state == "unplanned":
+                model.plan_written()
+        elif kind == "stale" and model is not None and model.state in DECIDED:
+            model.stale_reason = record.get("reason", "")
+            model.invalidate()
+
+    def _run(self, record: dict) -> None:
+        model = self.models[record["lever"]]
+        self.runs.started(record)
+        if record.get("status") not in ("running", "queued"):
+            self.runs.ended(record)
+        if model.state not in RUNNABLE:
+            return  # a run of a lever whose state moved on (e.g. closed) stays in history only
+        model.start()
+        status = record.get("status")
+        if status not in ("running", "queued"):
+            self._ended(model, record, status, record.get("verdict", _verdict_of(record)))
+
+    def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
+                  record: dict | None = None) -> list[dict]:
+        """A live run finished (`record`: its final run record): the same move that record makes on replay.
+        Returns the derived events, as `apply` does."""
+        self.effects = []
+        model = self.models[lever_id]
+        final = dict(record or {}, status=status, lever=lever_id)
+        self.runs.ended(final)
+        if model.state == "running":
+            self._ended(model, final, status, verdict)
+        effects, self.effects = self.effects, []
+        return effects
+
+    def _ended(self, model: LeverModel, record: dict, status: str, verdict: str | None) -> None:
+        before = self._stack()
+        run_id = record.get("id")
+        reason = _run_reason(record)
+        model.last_run = {"id": run_id, "status": status, "verdict": verdict, "reason": reason}
+        device = (record.get("fingerprint") or {}).get("device")
+        if status == "succeeded":
+            model.finish()
+            model.unavailable = None
+            # the latest evidence rules: a re-measure that cannot tell takes the lever out of the stack
+            # until someone decides it again (a conclusive verdict is followed by its own decision)
+            if verdict == "inconclusive" and model.outcome is not None:
+                why = f"re-measured inconclusive in run {run_id}" + (f": {reason}" if reason else "")
+                self._supersede(model, why, run=run_id)
+                model.clear_decision(why, run=run_id)
+        else:
+            model.abort()
+            model.unavailable = ({"reason": reason, "run": run_id,
+                                  "device": device or self.last_device} if status == "unavailable" else None)
+        if device:
+            # another device may have what this one lacked: unavailable levers are worth a new try
+            for other in self.models.values():
+                if other.unavailable and other.unavailable.get("device") != device:
+                    other.unavailable = None
+            self.last_device = device
+        self.refresh()
+        self._left_stack(before, f"{model.lever.id} re-measured inconclusive in run {run_id}")
+
+    def _decide(self, lever_id: str, outcome: str, seq: int, record: dict) -> None:
+        model = self.models[lever_id]
+        trigger = OUTCOME_TRIGGER.get(outcome, "decide")
+        if model.state == "running":
+            model.abort()
+        if model.state == "closed":
+            return
+        before = self._stack()
+        open_before = {lid for lid, m in self.models.items() if m.state != "closed"}
+        ctx = self.context()
+        held = {lid: gates.holds(m.lever.requires, ctx) for lid, m in self.models.items()}
+        previous = model.outcome
+        getattr(model, trigger)()
+        model.outcome, model.decision_seq, model.decision = outcome, seq, record
+        model.stale_reason = ""
+        model.cleared = None
+        cause = f"{lever_id} decided {outcome}"
+        reversal = previous is not None and previous != outcome
+        if reversal:
+            self._reopen(lever_id)
+        branch = model.lever.criteria.branch(outcome) if model.lever.criteria else None
+        for closed in branch.closes if branch else ():
+            self._close(closed, lever_id, cause, record)
+        if reversal:
+            # what stood on the old outcome closes with it: a lever whose gate held and no longer does
+            changed = True
+            while changed:
+                changed = False
+                ctx = self.context()
+                for other in self.models.values():
+                    lid = other.lever.id
+                    if (lid != lever_id and lid in open_before and other.state != "closed" and held[lid]
+                            and not gates.holds(other.lever.requires, ctx)):
+                        # a gate on this lever needs no more words; one further down names the missing link
+                        direct = lever_id in {a.lever for a in gates.atoms(other.lever.requires)}
+                        unmet = "; ".join(gates.unmet(other.lever.requires, ctx))
+                        self._close(lid, lever_id, cause if direct else f"{cause} ({unmet})", record)
+                        changed = True
+        self.refresh()
+        self._remeasure(lever_id, outcome, seq, before)
+        self._left_stack(before, cause)
+
+    def _close(self, lever_id: str, by: str, why: str, record: dict) -> None:
+        target = self.models[lever_id]
+        if target.state == "closed":
+            return
+        self._supersede(target, f"closed: {why}", by=record.get("id"))
+        target.clear_decision(f"closed: {why}")
+        target.closed_by, target.closed_by_lever = why, by
+        target.close()
+
+    def _reopen(self, lever_id: str) -> None:
+        """Levers closed by `lever_id`'s old outcome open again (as blocked; refresh moves them on), unless
+        another decided gate's branch still closes them."""
+        for other in self.models.values():
+            if other.state != "closed" or other.closed_by_lever != lever_id:
+                continue
+            still = next((m for m in self.models.values() if m.lever.id != lever_id and m.outcome
+                          and m.lever.criteria and other.lever.id in getattr(
+                              m.lever.criteria.branch(m.outcome), "closes", ())), None)
+            if still is not None:
+                other.closed_by, other.closed_by_lever = f"{still.lever.id} decided {still.outcome}", still.lever.id
+                continue
+            other.closed_by = other.closed_by_lever = ""
+            other.reopen()
+
+    def _supersede(self, model: LeverModel, why: str, by: int | None = None, run: int | None = None) -> None:
+        """A stored decision that leaves the stack without a decision of its own lever is marked superseded
+        by a derived event naming what did it (a reversal decision or a re-measure run)."""
+        decision = model.decision
+        if model.outcome is None or not decision or decision.get("id") is None or decision.get("source") == "plan":
+            return
+        self.effects.append({"type": "superseded", "lever": model.lever.id, "decision": decision["id"],
+                             "by": by, "run": run, "reason": why, "derived": True})
+
+    def refresh(self) -> None:
+        """Move levers across their gates until nothing changes (a fact or decision may cascade)."""
+        ctx = self.context()
+        changed = True
+        while changed:
+            changed = False
+            for model in self.models.values():
+                met = gates.holds(model.lever.requires, ctx)
+                if model.state == "blocked" and met:
+                    model.gates_met()
+                    changed = True
+                elif model.state in ("ready", "unplanned") and not met:
+                    model.gates_lost()
+                    changed = True
+
+
+def _verdict_of(run: dict) -> str | None:
+    """The verdict of a run record written before runs carried a top-level `verdict`."""
+    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    if isinstance(summary.get("verdict"), dict):
+        return summary["verdict"].get("outcome")
+    if "chosen" in summary:
+        return summary.get("chosen") or "inconclusive"
+    return None
+
+
+def _run_reason(run: dict) -> str:
+    """Why a run ended as it did, in one line: the rule's reason, the experiment's, or the run's detail."""
+    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    if isinstance(summary.get("verdict"), dict) and summary["verdict"].get("reason"):
+        return str(summary["verdict"]["reason"])
+    for key in ("reason", "error"):
+        if summary.get(key):
+            return str(summary[key])
+    return str(run.get("reason") or run.get("detail") or "")

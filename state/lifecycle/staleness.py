@@ -1,0 +1,75 @@
+"""What makes a measurement stale: the stack it was measured on, a lever leaving that stack, and a decision
+that a lever's remeasure_when names; as methods of PlanMachine."""
+from __future__ import annotations
+
+from optseq.state.plan import gates
+from optseq.state.lifecycle.states import DECIDED, LeverModel
+
+
+class Staleness:
+    """Uses the machine's `models`, `runs` and `context()`; derived stale events go to `effects`."""
+
+    def _model_source(self) -> str | None:
+        """The experiment whose chosen config is the model of the stack (the last decided one in plan order)."""
+        source = None
+        for lid, m in self.models.items():
+            if m.lever.kind == "experiment" and m.outcome not in (None, "defer") and m.decision:
+                source = lid
+        return source
+
+    def _stack(self) -> dict[str, str]:
+        """lever -> outcome of every lever in the stack (the adopted ones and the model's experiment)."""
+        stack = {lid: "adopt" for lid, m in self.models.items() if m.outcome == "adopt"}
+        source = self._model_source()
+        if source:
+            stack[source] = self.models[source].outcome
+        return stack
+
+    def _remeasure(self, lever_id: str, outcome: str, seq: int, before: dict[str, str]) -> None:
+        """A decision of a lever that others name in remeasure_when makes their earlier measured decisions stale."""
+        # a decision that keeps this lever out of the stack (a reject or defer of a lever not in it) changes
+        # nothing a measurement stood on; one that puts it in, takes it out or re-decides it there (a new
+        # version adopted again) asks a re-measure
+        moved = lever_id in before or lever_id in self._stack()
+        for other in self.models.values():
+            if (moved and lever_id in other.lever.remeasure_when and other.state in DECIDED
+                    and other.decision_seq is not None and other.decision_seq < seq and other.lever.run):
+                self._stale(other, f"{lever_id} decided {outcome} after {other.lever.id} was measured")
+
+    def _stale(self, model: LeverModel, reason: str) -> None:
+        model.stale_reason = reason
+        model.invalidate()
+        self.effects.append({"type": "stale", "lever": model.lever.id, "reason": reason, "derived": True})
+
+    def _left_stack(self, before: dict[str, str], cause: str) -> None:
+        """Whatever was measured with a lever that has left the stack goes stale (its baseline had it), and a
+        decided lever gated on it that lost its gate too."""
+        after = self._stack()
+        ctx = self.context()
+        for gone, outcome in before.items():
+            if gone in after:
+                continue
+            for other in self.models.values():
+                if other.lever.id == gone or other.state not in DECIDED or not other.lever.run:
+                    continue
+                run = self._measured_with(other, gone, outcome)
+                if run is not None:
+                    self._stale(other, f"{gone} left the stack ({cause}) after {other.lever.id} "
+                                       f"was measured with it in run {run}")
+                elif (gone in {a.lever for a in gates.atoms(other.lever.requires)}
+                      and not gates.holds(other.lever.requires, ctx)):
+                    self._stale(other, f"{gone} left the stack ({cause}); "
+                                       + "; ".join(gates.unmet(other.lever.requires, ctx)))
+
+    def _measured_with(self, model: LeverModel, gone: str, outcome: str):
+        """The first evidence run of `model`'s decision whose stack held `gone` (its adoption or its config)."""
+        experiment = self.models[gone].lever.kind == "experiment"
+        for run_id in (model.decision or {}).get("runs") or []:
+            infra = self.runs.infra(run_id)
+            if infra is None:
+                continue
+            if gone in (infra.get("adopted") or ()):
+                return run_id
+            if experiment and (infra.get("model") or {}).get("name") == outcome:
+                return run_id
+        return None

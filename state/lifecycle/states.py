@@ -1,0 +1,96 @@
+"""A lever's states, the `transitions` table between them, and LeverModel, the object they move."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from optseq.state.plan.model import Lever
+
+STATES = ["unplanned", "blocked", "ready", "running", "measured",
+          "adopted", "rejected", "deferred", "decided", "stale", "closed"]
+DECIDED = ["adopted", "rejected", "deferred", "decided"]
+RUNNABLE = ["ready", "measured", "stale", "adopted", "rejected", "deferred"]
+"""States a run may start from; a run from a decided state re-measures it."""
+DECIDABLE = ["blocked", "unplanned", "ready", "measured", "stale", "adopted", "rejected", "deferred", "decided"]
+OUTCOME_TRIGGER = {"adopt": "adopt", "reject": "reject", "defer": "defer"}
+"""Outcomes with their own state; every other outcome (GO, NO-GO, a config) ends in `decided`."""
+
+TRANSITIONS = [
+    {"trigger": "gates_met", "source": "blocked", "dest": "unplanned", "conditions": "needs_plan"},
+    {"trigger": "gates_met", "source": "blocked", "dest": "ready"},
+    {"trigger": "gates_lost", "source": ["ready", "unplanned"], "dest": "blocked"},
+    {"trigger": "plan_written", "source": "unplanned", "dest": "ready"},
+    {"trigger": "start", "source": RUNNABLE, "dest": "running", "before": "remember_origin"},
+    {"trigger": "finish", "source": "running", "dest": "measured"},
+    {"trigger": "adopt", "source": DECIDABLE, "dest": "adopted"},
+    {"trigger": "reject", "source": DECIDABLE, "dest": "rejected"},
+    {"trigger": "defer", "source": DECIDABLE, "dest": "deferred"},
+    {"trigger": "decide", "source": DECIDABLE, "dest": "decided"},
+    {"trigger": "invalidate", "source": DECIDED, "dest": "stale"},
+    # a branch closes whatever is on it, decided or not; its decisions leave the stack (see _close)
+    {"trigger": "close", "source": [s for s in STATES if s != "closed"], "dest": "closed"},
+    # a reversal of the gate that closed it opens the lever again, from scratch: its gates decide where to
+    {"trigger": "reopen", "source": "closed", "dest": "blocked"},
+] + [
+    # a run that ends without a result puts the lever back where it was
+    {"trigger": "abort", "source": "running", "dest": origin, "conditions": f"came_from_{origin}"}
+    for origin in RUNNABLE
+]
+
+MARK = {"adopted": "done", "decided": "done", "rejected": "rejected", "ready": "now", "running": "now",
+        "measured": "now", "stale": "now", "blocked": "waiting", "unplanned": "waiting",
+        "deferred": "waiting", "closed": "closed"}
+"""How the doc marks a state: done ✅, now ⏳, waiting ⏸, rejected ❌, closed —."""
+
+
+class TransitionRefused(Exception):
+    """An action that the lever's current state does not allow; str() is the user's one line."""
+
+
+@dataclass
+class LeverModel:
+    """One lever's live state; `transitions` adds `state` and the trigger methods."""
+
+    lever: Lever
+    plan_doc: str | None = None
+    outcome: str | None = None
+    decision_seq: int | None = None
+    decision: dict | None = None
+    stale_reason: str = ""
+    closed_by: str = ""
+    closed_by_lever: str = ""
+    """The lever whose decision closed this one: a later decision of that lever reopens it."""
+    origin: str = ""
+    cleared: dict | None = None
+    """The decision that left the stack without a new one (closed branch, inconclusive re-measure):
+    {decision, outcome, why, run}; the export says "was …" with it and a new decision supersedes it."""
+    last_run: dict | None = None
+    """The latest finished run: {id, status, verdict, reason}."""
+    unavailable: dict | None = None
+    """{reason, run, device} while the last run was `unavailable`: skipped by `next` until the device changes."""
+    results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    """(candidate, criterion) -> (pass|fail, evidence)."""
+
+    def needs_plan(self) -> bool:
+        return self.plan_doc is None and self.lever.code == "none"
+
+    def remember_origin(self) -> None:
+        self.origin = self.state
+
+    @property
+    def last_decision(self) -> dict | None:
+        """The current decision, or the one that left the stack: what a new decision supersedes."""
+        return self.decision or (self.cleared or {}).get("decision")
+
+    def clear_decision(self, why: str, run: int | None = None) -> None:
+        """Take the lever out of the stack; its decision stays in the store's history."""
+        if self.outcome is not None:
+            self.cleared = {"decision": self.decision, "outcome": self.outcome, "why": why, "run": run}
+        self.outcome = self.decision = self.decision_seq = None
+        self.stale_reason = ""
+
+
+for _origin in RUNNABLE:
+    setattr(LeverModel, f"came_from_{_origin}", lambda self, _o=_origin: self.origin == _o)
+
+
+__all__ = ["LeverModel", "TransitionRefused", "STATES", "DECIDED", "MARK"]

@@ -1,0 +1,85 @@
+"""Typed reading of the plan's TOML tables: the `loader` object every section parser receives; each
+problem is one PlanError naming the file, the key and what is wrong."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+
+from optseq.state.plan.model import PlanError
+
+
+class FieldReader:
+    """Reads typed fields of one plan file; `fail` makes the PlanError to raise."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, key: str, problem: str) -> PlanError:
+        return PlanError(self.path, key, problem)
+
+    # -- typed field access ----------------------------------------------------------
+    def get(self, table: dict, key: str, where: str, kind: type | tuple, default=..., what: str = ""):
+        if key not in table:
+            if default is ...:
+                raise self.fail(f"{where}.{key}" if where else key, "missing")
+            return default
+        value = table[key]
+        ok = isinstance(value, kind) and not (kind in (int, float, (int, float)) and isinstance(value, bool))
+        if not ok:
+            raise self.fail(f"{where}.{key}" if where else key,
+                            f"expected {what or _type_name(kind)}, got {show(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(f"{where}.{key}" if where else key, f"must be a finite number, got {value}")
+        # TOML integers are 64-bit; tomllib reads any size, which later overflows float() and time arithmetic
+        if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+            raise self.fail(f"{where}.{key}" if where else key,
+                            f"integer out of range (TOML integers are 64-bit), got {show(value)}")
+        return value
+
+    def strings(self, table: dict, key: str, where: str) -> tuple[str, ...]:
+        items = self.get(table, key, where, list, [], "a list of strings")
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                raise self.fail(f"{where}.{key}[{i}]", f"expected a string, got {show(item)}")
+        return tuple(items)
+
+    def check_keys(self, table: dict, allowed: set[str], where: str) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.fail(f"{where}.{key}" if where else key, "unknown key")
+
+    def positive(self, table: dict, key: str, where: str, kind, default):
+        value = self.get(table, key, where, kind, default)
+        if value is not None and value <= 0:
+            raise self.fail(f"{where}.{key}", f"must be positive, got {show(value)}")
+        return value
+
+    def at_most(self, value, limit, key: str, what: str):
+        if value is not None and value > limit:
+            raise self.fail(key, f"at most {limit:,} {what}, got {show(value)}")
+        return value
+
+    def tables(self, data: dict, key: str) -> list[dict]:
+        items = self.get(data, key, "", list, [], f"a list of [[{key}]] tables")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self.fail(f"{key}[{i}]", f"expected a table, got {show(item)}")
+        return items
+
+
+def _type_name(kind) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+             dict: "a table", dt.date: "a date"}
+    if isinstance(kind, tuple):
+        return "a number" if set(kind) == {int, float} else " or ".join(names.get(k, k.__name__) for k in kind)
+    return names.get(kind, kind.__name__)
+
+
+def show(value) -> str:
+    if isinstance(value, (dt.date, dt.time)):
+        return f"{type(value).__name__} {value.isoformat()}"
+    text = repr(value)
+    kind = {str: "string", int: "integer", float: "number", bool: "boolean", list: "list", dict: "table"}.get(
+        type(value), type(value).__name__)
+    return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"

@@ -1,0 +1,78 @@
+"""The hours-saved section: the calculus's figures per lever, its orders and verdict, in the doc's language."""
+from __future__ import annotations
+
+from optseq.state.report.escape import block, bullet, cell, code, heading
+from optseq.state.report.labels import LABELS
+from optseq.state.report.lever_words import LeverWords
+
+HOURS_WORDS = {
+    "ko": {
+        "heading": "시간 절약 (hours saved)",
+        "intro": "{formula} — S: 측정값 또는 prior, q: 채택 확률, share: lever가 빠르게 하는 iteration 비율, "
+                 "V: lever 뒤에 남은 계획 실험 시간, C: run 시간 + effort. 계획 volume {hours} h, "
+                 "iteration당 {s} s ({source}).",
+        "cols": ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)"),
+        "measured": "측정", "prior": "prior", "adopted": "adopt", "rejected": "reject", "declared": "선언",
+        "missing": "없음", "assumed": "가정", "default": "기본값",
+        "plan_order": "권장 순서 (plan)", "best_order": "최대 절약 순서",
+        "assumptions": "가정", "defaults": "기본값", "notes": "참고", "missing_inputs": "빠진 입력",
+    },
+    "en": {
+        "heading": "Hours saved",
+        "intro": "{formula} — S: measured or a prior, q: the chance of adoption, share: the part of an iteration "
+                 "the lever speeds up, V: planned experiment hours after the lever, C: its runs' hours plus "
+                 "effort. Planned volume {hours} h at {s} s per iteration ({source}).",
+        "cols": ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)"),
+        "measured": "measured", "prior": "prior", "adopted": "adopted", "rejected": "rejected",
+        "declared": "declared", "missing": "missing", "assumed": "assumed", "default": "default",
+        "plan_order": "Plan's order", "best_order": "Order that saves most",
+        "assumptions": "Assumptions", "defaults": "Defaults", "notes": "Notes", "missing_inputs": "Missing inputs",
+    },
+}
+"""The hours-saved section's words (the calculus's own sentences are English, as the CLI prints them)."""
+
+
+class Hours(LeverWords):
+    """The section the doc writes when the plan declares a volume."""
+
+    def hours(self) -> str:
+        """The hours-saved calculus (optseq.state.calculus.whatif): the figures behind the order, and where they disagree."""
+        from optseq.state.calculus import whatif
+
+        lang = next((k for k, v in LABELS.items() if v is self.w), "en")
+        w = HOURS_WORDS[lang]
+        report = whatif.compute(self.plan, self.m)
+        volume = report["volume"]
+        seconds = volume["s_per_iter"]
+        source = w[volume["s_per_iter_source"]] + (f", {w['assumed']}" if volume.get("s_per_iter_assumed") else "")
+        lines = [heading(2, w["heading"]), "",
+                 block(w["intro"].format(formula=code(report["formula"]), hours=whatif.fmt_h(volume["hours"]),
+                                          s="—" if seconds is None else f"{seconds:g}", source=source))]
+        if report["levers"]:
+            lines += ["", "| " + " | ".join(w["cols"]) + " |", "|" + " --- |" * len(w["cols"])]
+            for lv in report["levers"]:
+                s_text = "—" if lv["s"] is None else f"{lv['s']:.2f}× {w[lv['s_source']]}"
+                if lv["s_low"] is not None and lv["s_high"] is not None:
+                    s_text += f" [{lv['s_low']:.2f}, {lv['s_high']:.2f}]"
+                h = whatif.fmt_h(lv["h"])
+                if lv["h_low"] is not None and lv["h_high"] is not None:
+                    h += f" [{whatif.fmt_h(lv['h_low'])}, {whatif.fmt_h(lv['h_high'])}]"
+                row = [self.plan.lever(lv["id"]).title, s_text,
+                       "—" if lv["q"] is None else f"{lv['q']:.2f} {w[lv['q_source']]}",
+                       f"{lv['share']:g}" + (f" ({w['default']})" if lv["share_source"] == "default" else ""),
+                       whatif.fmt_h(lv["v_h"]), whatif.fmt_h(lv["cost_h"]), h, whatif.fmt_h(lv["v_star_h"])]
+                lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+        lines.append("")
+        if report["plan_order"]["order"]:
+            lines.append(bullet(f"{w['plan_order']}: {whatif.order_text(report['plan_order'])}"))
+        if report.get("best_order"):
+            lines.append(bullet(f"{w['best_order']}: {whatif.order_text(report['best_order'])}"))
+        for text in [report.get("verdict")] + [whatif.sequencing_text(s) for s in report.get("sequencing") or ()]:
+            if text:
+                lines.append(bullet(text))
+        for key, title in (("assumptions", "assumptions"), ("defaults", "defaults"), ("notes", "notes"),
+                           ("missing", "missing_inputs")):
+            if report.get(key):
+                lines.append(bullet(w[title] + ":"))
+                lines += ["  " + bullet(item) for item in report[key]]
+        return "\n".join(lines)

@@ -1,0 +1,162 @@
+"""What each lever is now, in the doc's words: the state, decision and gate texts every section writes from."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from optseq.state.plan import gates
+from optseq.state.plan.gates import Atom
+from optseq.state.report.labels import MARKS
+from optseq.state.lifecycle.machine import PlanMachine
+from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
+from optseq.state.plan.model import Lever, Plan
+
+
+class LeverWords:
+    """The doc's hold on the plan and its live state; the sections (graph, tables, hours, markdown) build on it."""
+
+    def __init__(self, plan: Plan, machine: PlanMachine, records: dict[str, list[dict]], words: dict[str, str]):
+        self.plan, self.m, self.records, self.w = plan, machine, records, words
+        fresh = PlanMachine(plan)
+        self.changed = {lid for lid, model in machine.models.items()
+                        if _snapshot(model) != _snapshot(fresh.models[lid])}
+        self.next = machine.next()
+
+    # -- what a lever is now, in words ---------------------------------------------------------
+    def model(self, lever_id: str) -> LeverModel:
+        return self.m.models[lever_id]
+
+    def mark(self, lever_id: str) -> str:
+        return MARKS[MARK[self.model(lever_id).state]]
+
+    def state_text(self, lever_id: str) -> str:
+        w, model = self.w, self.model(lever_id)
+        state = model.state
+        if state in DECIDED:
+            return self.decision_text(model.lever, model.outcome, model.decision or {})
+        if state == "stale":
+            return w["stale"].format(reason=model.stale_reason or model.outcome or "")
+        if state == "closed":
+            return w["closed"].format(reason=model.closed_by)
+        if state == "ready":
+            text = w["ready"] + (w["next"] if self.next == lever_id else "")
+            if model.unavailable:
+                text += " — " + w["unavailable"].format(reason=model.unavailable["reason"],
+                                                        run=model.unavailable["run"])
+        elif state == "unplanned":
+            text = w["unplanned"]
+        elif state == "running":
+            run = self.latest("runs", lever_id)
+            text = w["running"] + (f" ({run['id']})" if run and run.get("id") is not None else "")
+        elif state == "measured":
+            run = self.latest("runs", lever_id)
+            summary = run.get("summary") if run else None
+            text = w["measured"] + (f" ({summary})" if isinstance(summary, str) and summary else "")
+            why = self.inconclusive_text(model)
+            text += f" — {why}" if why else ""
+        else:
+            reasons = self.unmet(model.lever.requires)
+            if model.needs_plan():
+                reasons.append(w["no_plan"])
+            text = w["blocked"].format(reasons=w["and"].join(reasons)) if reasons else state
+        if model.lever.criteria:
+            text += "; " + self.candidates(lever_id)
+        return text
+
+    def decision_text(self, lever: Lever, outcome: str | None, record: dict) -> str:
+        """`NO-GO (2026-11-29, 자동: why)`, `adopt 1.42× [1.31, 1.55] (…)`, or a plan prior."""
+        outcome = outcome or record.get("outcome") or ""
+        if record.get("source") == "plan":
+            estimate = lever.prior.estimate if lever.prior else None
+            figure = f" {estimate:.2f}×" if estimate is not None else ""
+            return f"{outcome}{figure} ({self.w['plan_source']})"
+        stats = record.get("stats") or {}
+        estimate, low, high = (number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high"))
+        figure = ""
+        if estimate is not None:
+            figure = f" {estimate:.2f}×" + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None
+                                            else "")
+        how = self.w["auto"] if record.get("auto") else self.w["manual"]
+        # with figures shown, an automatic decision's reason only repeats them; the results table has the rest
+        why = "" if (estimate is not None and record.get("auto")) else str(record.get("why") or "").strip()
+        meta = ", ".join(x for x in (utc_day(record.get("at")), how + (f": {why}" if why else "")) if x)
+        return f"{outcome}{figure} ({meta})"
+
+    def inconclusive_text(self, model: LeverModel) -> str:
+        """Why a measured lever waits: its latest run could not tell, and what it was decided before that."""
+        run = model.last_run or {}
+        if model.state != "measured" or run.get("verdict") != "inconclusive":
+            return ""
+        reason = run.get("reason") or "—"
+        cleared = model.cleared or {}
+        if cleared.get("run") is not None and cleared.get("run") == run.get("id"):
+            was = self.decision_text(model.lever, cleared.get("outcome"), cleared.get("decision") or {})
+            return self.w["remeasured"].format(run=run.get("id"), reason=reason, was=was)
+        return self.w["measured_inconclusive"].format(run=run.get("id"), reason=reason)
+
+    def candidates(self, lever_id: str) -> str:
+        lever = self.model(lever_id).lever
+        words = {"pass": self.w["cand_pass"], "fail": self.w["cand_fail"], "pending": self.w["cand_pending"]}
+        return ", ".join(f"{c.title or c.id} {words[self.m.candidate_status(lever_id, c)]}"
+                         for c in lever.criteria.candidates)
+
+    def unmet(self, expr) -> list[str]:
+        """Why a gate does not hold, in the doc's language (gates.unmet says it in English for the CLI)."""
+        ctx = self.m.context()
+        if expr is None or gates.holds(expr, ctx):
+            return []
+        w = self.w
+        if isinstance(expr, Atom):
+            if expr.fact:
+                return [w["needs_fact"].format(fact=expr.fact)]
+            got = ctx.outcome_of(expr.lever)
+            if got is None:
+                if expr.outcome == "decided":
+                    return [w["needs_decided"].format(lever=expr.lever)]
+                return [w["needs_outcome"].format(lever=expr.lever, outcome=expr.outcome)]
+            return [w["wrong_outcome"].format(lever=expr.lever, got=got, want=expr.outcome)]
+        if expr.op == "all":
+            return [reason for item in expr.items for reason in self.unmet(item)]
+        return [w["or"].join(w["and"].join(self.unmet(item)) for item in expr.items)]
+
+    def latest(self, table: str, lever_id: str) -> dict | None:
+        mine = [r for r in self.records.get(table, ()) if r.get("lever") == lever_id]
+        return max(mine, key=lambda r: r.get("seq", 0)) if mine else None
+
+    def plan_words(self, lever_id: str, plan_text: str) -> str:
+        """The plan's own words while nothing has happened to the lever since; generated text after."""
+        if lever_id not in self.changed and plan_text:
+            return plan_text
+        return self.state_text(lever_id)
+
+
+def short_name(lever: Lever) -> str:
+    """The bold part of the title (`**AMP** trainer` → `AMP`), else the title."""
+    bold = re.search(r"\*\*(.+?)\*\*", lever.title)
+    return bold.group(1) if bold else lever.title
+
+
+def _snapshot(model: LeverModel) -> tuple:
+    return model.state, model.outcome, model.plan_doc, dict(model.results), model.decision_seq
+
+
+def number(value) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def utc_day(at) -> str:
+    """The UTC date of an ISO-8601 timestamp (the store writes UTC)."""
+    if not at:
+        return ""
+    try:
+        when = dt.datetime.fromisoformat(str(at))
+    except ValueError:
+        return str(at)[:10]
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.timezone.utc)
+    return when.date().isoformat()

@@ -1,0 +1,123 @@
+"""The doc's two tables: the pending levers (their plan and state), and the results (decisions, history, charts)."""
+from __future__ import annotations
+
+import re
+
+from optseq.state.lifecycle.states import DECIDED
+from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
+from optseq.state.report.lever_words import LeverWords, number, utc_day
+
+HISTORY_PER_LEVER = 10
+"""Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
+
+
+class Tables(LeverWords):
+    """Section 1's table and section 6, the results."""
+
+    # -- 1. the pending-levers table --------------------------------------------------------------------------
+    def table(self) -> str:
+        w = self.w
+        rows = list(dict.fromkeys(self.plan.table))
+        rows += [lever.id for lever in self.plan.levers if lever.id not in rows
+                 and self.model(lever.id).state not in ("blocked", "closed", *DECIDED)]
+        lines = [heading(2, w['pending']), "",
+                 f"| {w['col_lever']} | {w['col_plan']} | {w['col_state']} |", "| --- | --- | --- |"]
+        for lever_id in rows:
+            lever, model = self.plan.lever(lever_id), self.model(lever_id)
+            if model.plan_doc:
+                where = code(model.plan_doc) + (f" ({lever.plan_note})" if lever.plan_note else "")
+            elif lever.arms is not None:
+                where = lever.plan_note or w["arms"]
+            else:
+                where = lever.plan_note or w["no_plan"]
+            state = self.plan_words(lever_id, lever.status)
+            lines.append(f"| {cell(lever.title)} | {cell(where)} | {cell(state)} |")
+        return "\n".join(lines)
+
+    # -- 6. results ---------------------------------------------------------------------------------------------
+    def results(self) -> str:
+        w = self.w
+        rows, history = [], []
+        decisions = [r for r in self.records.get("decisions", ()) if self.plan.has_lever(r.get("lever", ""))]
+        replaced = {r.get("supersedes") for r in decisions if r.get("supersedes") is not None}
+        for lever in self.plan.levers:
+            model = self.model(lever.id)
+            record = model.decision
+            note = w["stale"].format(reason=model.stale_reason) if model.state == "stale" else ""
+            if record is not None and record.get("source") == "plan":
+                if lever.prior and lever.prior.estimate is not None:
+                    rows.append([lever.title, model.outcome or "", "—", f"{lever.prior.estimate:.2f}×", "—", "—",
+                                 "—", self.plan.as_of.isoformat(), w["plan_source"], note])
+            elif record is not None and record.get("stats"):
+                rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
+                             utc_day(record.get("at")), w["auto"] if record.get("auto") else w["manual"], note])
+            elif record is None and self.inconclusive_text(model):
+                # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
+                run = self.latest("runs", lever.id) or {}
+                stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
+                cells = self.stats_cells(stats) if stats else ["—"] * 5
+                rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.get("ended") or run.get("at")),
+                             w["auto"], self.inconclusive_text(model)])
+            past = [(0, lever, lever.prior.outcome, {"source": "plan"})] if lever.prior and model.decision_seq != 0 \
+                else []
+            for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
+                if r.get("superseded") or r.get("id") in replaced or r.get("seq") != model.decision_seq:
+                    past.append((r.get("seq", 0), lever, r.get("outcome"), r))
+            if len(past) > HISTORY_PER_LEVER:
+                # a doc that lists every decision of a long-lived store is read by nobody: the newest, and a count
+                earlier = len(past) - HISTORY_PER_LEVER
+                past = [(0, lever, None, {"earlier": earlier})] + past[-HISTORY_PER_LEVER:]
+            history += past
+        lines = [heading(2, w['results']), ""]
+        if rows:
+            head = [w[k] for k in ("col_lever", "col_outcome", "col_metric", "col_ratio", "col_ci", "col_n", "col_p",
+                                   "col_date", "col_source", "col_note")]
+            lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+            lines += ["| " + " | ".join(cell(str(c)) for c in row) + " |" for row in rows]
+        links = self.chart_links()
+        if links:
+            lines += (["", *links] if rows else links)
+        if history:
+            lines += (["", heading(3, w['history']), ""] if rows or links else [heading(3, w['history']), ""])
+            gone = self.superseded_reasons()
+            lines += [bullet(f"{lever.title}: " + w["history_more"].format(n=record["earlier"], lever=lever.id))
+                      if "earlier" in record else
+                      bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}"
+                              + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
+                                 if record.get("id") in gone else ""))
+                      for _, lever, outcome, record in history]
+        if not rows and not history and not links:
+            lines.append(w["nothing_measured"])
+        return "\n".join(lines)
+
+    charts: dict[str, str] = {}
+    """lever id -> its chart's relative path (render sets it per doc; never mutated in place)."""
+
+    def chart_links(self) -> list[str]:
+        """One image per charted lever, in plan order, each its own paragraph (blank lines between)."""
+        from urllib.parse import quote
+
+        out: list[str] = []
+        for lever in self.plan.levers:
+            path = self.charts.get(lever.id)
+            if path:
+                # percent-encoded: a space, bracket or parenthesis in the doc's name would end the link early
+                alt = re.sub(r"([\\\[\]])", r"\\\1", one_line(f"{lever.id}: estimate and 95% CI per run"))
+                out += ([""] if out else []) + [f"![{html(alt)}]({quote(path)})"]
+        return out
+
+    def superseded_reasons(self) -> dict:
+        """decision id -> why it left the stack, from the derived `superseded` events (reversal, re-measure)."""
+        return {e["decision"]: e.get("reason", "") for e in self.records.get("events", ())
+                if e.get("type") == "superseded" and e.get("decision") is not None}
+
+    def stats_cells(self, stats: dict) -> list[str]:
+        estimate, low, high, p = (number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high", "p_value"))
+        n = stats.get("n")
+        return [
+            str(stats.get("metric") or "—"),
+            f"{estimate:.2f}×" if estimate is not None else "—",
+            f"[{low:.2f}, {high:.2f}]" if low is not None and high is not None else "—",
+            str(n) if n is not None else "—",
+            ("<0.001" if p < 0.001 else f"{p:.3f}") if p is not None else "—",
+        ]

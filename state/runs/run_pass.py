@@ -1,0 +1,181 @@
+"""One pass of a lever run: launched, or read back from its log after a re-attach, its events kept as they come."""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from optseq.state.runners.interface import RunOutcome, RunSpec, store_tag
+
+EventSink = Callable[[dict], None]
+LogSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A run re-attached after its optseq died: the passes it finished are read back from their logs, and
+    the pass that was in flight is followed again from its job's first line."""
+
+    attach_pass: int
+    elapsed_s: float
+    """Time the run has had already: its timeout counts from its start, not from the re-attach."""
+    address: str | None
+
+    @classmethod
+    def of(cls, record: dict) -> "Resume":
+        import datetime as dt
+
+        started = dt.datetime.fromisoformat(record["started"])
+        elapsed = (dt.datetime.now(dt.timezone.utc) - started).total_seconds()
+        return cls(attach_pass=max(1, int(record.get("passes") or 1)), elapsed_s=max(elapsed, 0.0),
+                   address=record.get("ray_address"))
+
+    def runner(self, seq):
+        """The cluster the run was sent to, whatever this optseq would send new runs to."""
+        from dataclasses import replace
+
+        from optseq.state.runners.choose import configure, make
+
+        current = seq.runner
+        if current.name == "ray" and current.config.address == self.address:
+            return current
+        config = replace(configure(seq.plan.runner), kind="ray", address=self.address)
+        return make(config)
+
+
+@dataclass
+class Go:
+    """How a run is carried out: where, who hears about it, who may stop it."""
+
+    runner: Any
+    on_event: EventSink | None
+    on_log: LogSink
+    control: Any
+    """A lever_run.RunControl, typed Any because lever_run imports this module: what cancels the pass in flight."""
+    arms: dict | None = None
+    resume: Resume | None = None
+
+
+@dataclass
+class Collected:
+    samples_file: Path
+    samples: list = field(default_factory=list)
+    qualities: list = field(default_factory=list)
+    criteria: list = field(default_factory=list)
+    env: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    """Every pass's warnings: the protocol's and the pair accounting's."""
+    passes: list = field(default_factory=list)
+    """Per pass: pairs asked for, pairs counted, warnings."""
+    book: Any = None
+    """The PairBook of an A/B lever's rule metric."""
+    live_n: int = 0
+    """Pairs the last live estimate was shown for."""
+
+    def pass_samples(self, pass_no: int) -> list:
+        return [s for s in self.samples if s.get("run") == pass_no]
+
+
+@dataclass
+class Pass:
+    """One pass's events as they come: samples tagged with their pass and kept on disk, live estimates."""
+
+    seq: Any
+    lever: Any
+    run_id: int
+    pass_no: int
+    requested: int | None
+    collected: "Collected"
+    go: Go
+
+    def event(self, ev: dict) -> None:
+        kind, collected = ev.get("event"), self.collected
+        # the runner's outcome collects everything else, and is folded in once the pass ends
+        if kind == "sample":
+            ev = dict(ev, run=self.pass_no)
+            collected.samples.append(ev)
+            with open(collected.samples_file, "a", encoding="utf-8") as f:
+                f.write(json.dumps(ev) + "\n")
+        on_event = self.go.on_event
+        if on_event:
+            on_event(ev)
+            if kind == "sample" and collected.book is not None and ev.get("metric") == collected.book.metric:
+                estimate = _running_estimate(collected, self.lever.rule, self.pass_no, self.requested)
+                if estimate:
+                    on_event(estimate)
+
+    def started(self, fields: dict) -> None:
+        # what finds the run again: a pid and process group here, a Ray submission id on a cluster
+        with self.seq.lock, self.seq.writing():
+            self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no})
+
+    def fold(self, outcome: RunOutcome) -> RunOutcome:
+        collected = self.collected
+        collected.qualities.extend(outcome.qualities)
+        collected.criteria.extend(outcome.criteria)
+        collected.env.update(outcome.env)
+        collected.warnings.extend(f"pass {self.pass_no}: {w}" for w in outcome.warnings)
+        return outcome
+
+
+def launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collected: Collected,
+           remaining_s: float, go: Go) -> RunOutcome:
+    env = {"OPTSEQ_RUN_ID": str(run_id), "OPTSEQ_INFRA": json.dumps(infra),
+           "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts"), "OPTSEQ_PASS": str(pass_no)}
+    if go.arms is not None:
+        env["OPTSEQ_ARMS"] = json.dumps(go.arms)
+    if requested:
+        env["OPTSEQ_REPEATS"] = str(requested)
+    spec = RunSpec(argv=list(lever.run), env=env, log_path=run_dir / f"pass-{pass_no}.log",
+                          timeout_s=max(remaining_s, 0.001))
+    attach = {"attach": True} if go.resume and pass_no == go.resume.attach_pass else {}
+    launcher = go.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
+                                tag=store_tag(seq.store.path.parent), **attach)
+    go.control.attach(launcher)
+    one = Pass(seq, lever, run_id, pass_no, requested, collected, go)
+    return one.fold(launcher.run(on_event=one.event, on_log=go.on_log, on_start=one.started))
+
+
+def replay(run_dir: Path, pass_no: int, one: Pass) -> RunOutcome:
+    """A pass that ended before its optseq died, read back from its log as if it streamed now."""
+    from optseq.state.runners.protocol import Transcript
+
+    started = time.monotonic()
+    transcript = Transcript(None, one.event, None)
+    try:
+        transcript.feed((run_dir / f"pass-{pass_no}.log").read_bytes())
+    except OSError as exc:
+        detail = f"the log of pass {pass_no} cannot be read back ({exc.strerror}); not the lever's failure"
+        return RunOutcome.of(transcript, "interrupted", detail, started=started)
+    transcript.finish()
+    one.go.on_log(f"[optseq] pass {pass_no}: {len(transcript.samples)} samples read back from its log")
+    return one.fold(RunOutcome.of(transcript, "succeeded", "read back from its log", started=started,
+                                         log_path=run_dir / f"pass-{pass_no}.log"))
+
+
+LIVE_BOUNDS_UP_TO = 100
+"""Pairs up to which the live estimate recomputes its bounds at every pair; beyond, every 25th pair."""
+
+
+def _running_estimate(collected: Collected, rule, pass_no: int, requested) -> dict | None:
+    """The estimate so far, with the same sequential bounds a look at this point would have, for live displays.
+
+    Only a newly completed pair moves it; the pair accounting of the pass under way is previewed, not kept.
+    """
+    from optseq.state.runs.stats import summarise
+
+    preview = collected.book.add_pass(pass_no, collected.pass_samples(pass_no), requested, commit=False)
+    n = len(collected.book.pairs) + len(preview.fresh)
+    if not preview.fresh or n == collected.live_n:
+        return None
+    collected.live_n = n
+    ratios = collected.book.ratios(preview.fresh)
+    estimate = {"event": "estimate", "estimate": statistics.median(ratios), "n": n, "metric": rule.metric,
+                "ci_low": None, "ci_high": None}
+    if n <= LIVE_BOUNDS_UP_TO or n % 25 == 0:
+        stats = summarise(collected.book, budget=rule.max_repeats, threshold=rule.min_speedup, extra=preview.fresh)
+        estimate["ci_low"], estimate["ci_high"] = stats.ci_low, stats.ci_high
+    return estimate

@@ -1,0 +1,108 @@
+"""Finishing a lever run: the record's last fields, the verdict or choice it came to, and the decision it makes."""
+from __future__ import annotations
+
+from typing import Any
+
+from optseq.state.errors import InputError
+from optseq.state.runners.interface import RunOutcome
+from optseq.state.runs.measured_on import config_of, fingerprint
+from optseq.state.runs.run_pass import Collected
+from optseq.state.store.records import utc_now
+
+MAX_STORED_WARNINGS = 40
+"""Warnings kept on the run record; the log file has every line."""
+
+
+def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes: int,
+           step) -> dict:
+    """Record how the run ended, with its verdict and decision; returns the fields of its RunReport."""
+    failure = step.failure if step else None
+    # a command that exits cleanly but brings no countable pair has failed as a lever run
+    status = "failed" if failure else outcome.status
+    detail = failure or outcome.detail
+    warnings = collected.warnings[:MAX_STORED_WARNINGS]
+    if len(collected.warnings) > MAX_STORED_WARNINGS:
+        warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
+    fields: dict[str, Any] = {
+        "status": status, "ended": utc_now(), "exit_code": outcome.exit_code, "detail": detail,
+        "passes": passes, "env": collected.env, "fingerprint": fingerprint(collected.env, seq.machine.infra()),
+        "samples_file": str(collected.samples_file) if collected.samples else None,
+        "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
+        "pass_counts": collected.passes,
+    }
+    if status in ("failed", "timeout"):
+        fields["log_tail"] = outcome.log_tail
+    if status == "unavailable":
+        fields["reason"] = outcome.unavailable_reason
+    summary: dict[str, Any] = {}
+    decision = verdict_name = None
+    why = detail
+    message = f"{lever.id}: {detail}"
+    rule = lever.rule
+    try:
+        if status == "succeeded" and step is not None and step.error:
+            raise ValueError(step.error)
+        if status == "succeeded" and rule is not None and lever.kind == "experiment":
+            summary, decision, why = _experiment(collected, rule, step.result)
+            verdict_name = decision or "inconclusive"
+            message = f"{lever.id}: {step.result.outcome.replace('_', ' ')} — {why}"
+        elif status == "succeeded" and rule is not None and lever.kind != "decision":
+            stats, verdict = step.stats, step.verdict
+            summary = {"stats": stats.to_dict(), "verdict": verdict.to_dict(), "rule": _rule_text(rule)}
+            verdict_name = verdict.outcome
+            decision = verdict.outcome if verdict.outcome in ("adopt", "reject") else None
+            message = f"{lever.id}: {verdict.outcome} — {verdict.reason}"
+            why = verdict.reason
+    except ValueError as exc:  # samples the statistics refuse (StatsError): the run stands, undecided
+        summary = {"error": str(exc)}
+        verdict_name = "inconclusive"
+        message = f"{lever.id}: measured, but the samples could not be judged: {exc}"
+    fields["summary"] = summary
+    fields["verdict"] = verdict_name
+    with seq.writing():
+        seq.store.update("runs", run_id, fields)
+        seq.run_ended(lever.id, status, verdict_name, {"id": run_id, "lever": lever.id, **fields})
+        seq.fire_points("runs", {"lever": lever.id, "status": status})
+        notes = []
+        # validation refuses before anything is written, so a refused criterion or decision
+        # leaves the run's own record intact; the refusal is kept on the run
+        for crit in collected.criteria:
+            try:
+                seq.record_criterion_in_batch(lever.id, crit.get("candidate"), crit.get("criterion"),
+                                              crit.get("outcome"), crit.get("evidence", ""))
+            except InputError as exc:
+                notes.append(f"criterion event not recorded: {exc}")
+        if decision:
+            try:
+                seq.decide_in_batch(lever.id, decision, why=why, auto=True, rule=_rule_text(rule),
+                                    runs=(run_id,), stats=summary.get("stats"), config=summary.get("config"))
+            except InputError as exc:
+                notes.append(f"not decided: {exc}")
+                decision = None
+        if notes:
+            seq.store.update("runs", run_id, {"notes": notes})
+            message += " (" + "; ".join(notes) + ")"
+        seq.mark_stack_changes(run_id, fields["fingerprint"])
+    return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
+                decision=decision, verdict=verdict_name)
+
+
+def _experiment(collected: Collected, rule, result):
+    """The best-of-N comparison's summary: per-config figures for display, the MCB result that decides."""
+    from optseq.state.runs.stats import arms
+
+    table = arms(collected.samples, rule)
+    summary = {"arms": table.to_dict(), "chosen": result.chosen, "reason": result.reason, "rule": _rule_text(rule),
+               "best_of": result.to_dict()}
+    if result.chosen:
+        summary["config"] = config_of(result.chosen)
+    return summary, result.chosen, result.reason
+
+
+def _rule_text(rule) -> str:
+    if rule is None:
+        return "manual"
+    if rule.choose:
+        return f"best of N on {rule.choose}" + (f", margin {rule.margin:g}" if rule.margin else "") + (
+            f", within {rule.max_cost_ratio:g}× {rule.cost_metric}" if rule.cost_metric else "")
+    return f"{rule.metric} sequential bound vs {rule.min_speedup:g}×"

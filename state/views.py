@@ -1,0 +1,250 @@
+"""The read side of the Sequencer: levers as status and the console show them, the to-do list, history, export.
+
+`ReadViews` is mixed into `Sequencer` (state/sequencer.py), which gives it `plan`, `machine`, `store`, `lock`,
+`warnings`, `readonly`, `lever()` and `detached_runs()`; nothing here writes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from optseq.state.lifecycle.run_index import workload
+from optseq.state.plan import gates
+
+
+class ReadViews:
+    """Everything the CLI and the console read, from the machine and the store, never writing either."""
+
+    def lever_views(self) -> list[dict]:
+        """Every lever as status, the console and the snapshot show it; from the machine alone, never the history."""
+        views = []
+        for lever in self.plan.levers:
+            model = self.machine.models[lever.id]
+            view = {
+                "id": lever.id,
+                "title": lever.title,
+                "kind": lever.kind,
+                "state": model.state,
+                "outcome": model.outcome,
+                "stale": model.state == "stale",
+                "stale_reason": model.stale_reason or None,
+                "why_blocked": self.machine.why_blocked(lever.id),
+                "plan_doc": model.plan_doc,
+                "code": lever.code,
+                "requires": _gate_text(lever.requires),
+                "decision": _public(model.decision),
+                "warnings": _code_warnings(model.decision, self.machine.runs),
+                "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
+                                if model.unavailable else None),
+                "remeasured": _remeasured(model),
+            }
+            view["note"] = _note(view)
+            if lever.criteria:
+                view["criteria"] = {
+                    cand.id: {
+                        "status": self.machine.candidate_status(lever.id, cand),
+                        "results": {c.id: model.results.get((cand.id, c.id), ("pending", ""))[0]
+                                    for c in lever.criteria.criteria},
+                        "evidence": {c.id: model.results[(cand.id, c.id)][1] for c in lever.criteria.criteria
+                                     if model.results.get((cand.id, c.id), ("", ""))[1]},
+                    }
+                    for cand in lever.criteria.candidates
+                }
+            views.append(view)
+        return views
+
+    def status(self) -> dict:
+        with self.lock:
+            return self._status()
+
+    def _status(self) -> dict:
+        from optseq.state.calculus import whatif
+
+        fired = self.machine.fired
+        levers = self.lever_views()
+        hours = whatif.hours_by_lever(self)  # the plan's order only, no search: cheap enough for every status
+        for view in levers:
+            view["hours_saved"] = hours.get(view["id"])
+        return {
+            "plan": self.plan.path,
+            "as_of": self.plan.as_of.isoformat(),
+            "store": str(getattr(self.store, "directory", "")),
+            "readonly": self.readonly,
+            "next": self.machine.next_run(),
+            "todo": self.todo(),
+            "levers": levers,
+            "facts": dict(self.machine.facts),
+            "infra": self.machine.infra(),
+            "decision_points": [{"id": p.id, "lever": p.lever, "on": p.on, "text": p.text,
+                                 "reopens": list(p.reopens), "fired": fired.get(p.id)}
+                                for p in self.plan.decision_points],
+            "warnings": list(self.warnings),
+        }
+
+    def whatif(self, search: bool = True) -> dict:
+        """The hours-saved calculus on the current state (optseq.state.calculus.whatif.compute)."""
+        from optseq.state.calculus import whatif
+
+        with self.lock:
+            return whatif.compute(self.plan, self.machine, search=search)
+
+    def history(self, lever_id: str | None = None) -> dict:
+        with self.lock:
+            return self._history(lever_id)
+
+    def _history(self, lever_id: str | None) -> dict:
+        if lever_id is not None:
+            self.lever(lever_id)
+
+        def mine(records):
+            return [r for r in records if lever_id is None or r.get("lever") == lever_id]
+
+        decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
+        return {
+            "runs": mine(self.store.all("runs")),
+            "decisions": mine(decisions),
+            "criteria": mine(self.store.all("criteria")),
+            "events": mine(self.store.all("events")),
+        }
+
+    @staticmethod
+    def _marked(decisions: list[dict], events: list[dict]) -> list[dict]:
+        """Decisions with `superseded` (bool) and `superseded_by`: a later decision of the same lever
+        (its `supersedes`), or a derived `superseded` event (a reversal closed its branch, or a re-measure
+        came back inconclusive) with that event's reason."""
+        by: dict = {}
+        for d in decisions:
+            if d.get("supersedes") is not None:
+                by.setdefault(d["supersedes"], f"decision {d['id']}: {d['lever']} decided {d['outcome']}")
+        for e in events:
+            if e.get("type") == "superseded" and e.get("decision") is not None:
+                what = f"decision {e['by']}" if e.get("by") is not None else f"run {e.get('run')}"
+                by[e["decision"]] = f"{what}: {e.get('reason', '')}"
+        return [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"])) for d in decisions]
+
+    def todo(self) -> list[str]:
+        """What only the user can do next, with the command: criteria to record, plans to write, measured
+        levers to decide, unavailable levers, stale levers waiting on a gate."""
+        with self.lock:
+            machine, ctx = self.machine, self.machine.context()
+            items = [f"{d['lever']}: run {d['run']} goes on as Ray job {d.get('submission_id')} with no optseq "
+                     f"following it (optseq --run {d['lever']} re-attaches)" for d in self.detached_runs()]
+            for lever in self.plan.levers:
+                model = machine.models[lever.id]
+                state, lid = model.state, lever.id
+                if state == "unplanned":
+                    items.append(f"{lid}: write its plan (optseq plan {lid} PATH)")
+                elif state == "measured":
+                    why = _remeasured(model) or _last_verdict(model)
+                    items.append(f"{lid}: decide it{f' ({why})' if why else ''} "
+                                 f"(optseq decide {lid} {_outcomes(lever)} --why …)")
+                elif state not in ("ready", "stale"):
+                    continue
+                elif lever.criteria and not lever.run:
+                    pending = [f"{c.id} {k.id}" for c in lever.criteria.candidates
+                               if machine.candidate_status(lid, c) == "pending"
+                               for k in lever.criteria.criteria
+                               if model.results.get((c.id, k.id), ("pending",))[0] == "pending"]
+                    items.append(f"{lid}: record criteria ({', '.join(pending)} pending)" if pending else
+                                 f"{lid}: decide it (optseq decide {lid} GO|NO-GO --why …)")
+                elif not lever.run:
+                    items.append(f"{lid}: decide it by hand, it has no run command "
+                                 f"(optseq decide {lid} {_outcomes(lever)} --why …)")
+                elif model.unavailable:
+                    u = model.unavailable
+                    items.append(f"{lid}: unavailable: {u['reason']} (run {u['run']}); skipped until the "
+                                 f"device changes (optseq --run {lid} tries again)")
+                elif not gates.holds(lever.requires, ctx):
+                    items.append(f"{lid}: stale, waits for: {'; '.join(gates.unmet(lever.requires, ctx))}")
+            return items
+
+    def lever_history(self, lever_id: str) -> dict:
+        """What the console's detail pane shows of one lever: its newest runs (from the machine, never the runs
+        journal) and its decisions, superseded ones marked."""
+        with self.lock:
+            self.lever(lever_id)
+            decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
+            return {"runs": [dict(r) for r in self.machine.runs.recent.get(lever_id, [])],
+                    "decisions": [d for d in decisions if d.get("lever") == lever_id]}
+
+    def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
+        from optseq.state.report import markdown as export
+
+        with self.lock:
+            return export.render(self.plan, self.machine, self.export_records(), lang=lang, today=today)
+
+    def export_records(self) -> dict[str, list[dict]]:
+        """What the export reads: the decisions and events in full, each lever's latest runs from the machine
+        (the runs journal, the bulk of the history, is never read)."""
+        return {"decisions": self.store.all("decisions"), "events": self.store.all("events"),
+                "criteria": self.store.all("criteria"), "facts": self.store.all("facts"),
+                "runs": self.latest_runs()}
+
+    def latest_runs(self) -> list[dict]:
+        """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""
+        runs = {}
+        for lever in self.plan.levers:
+            for record in (self.machine.runs.last_stats.get(lever.id), self.machine.runs.latest(lever.id)):
+                if record and record.get("id") is not None:
+                    runs[record["id"]] = record
+        return [runs[k] for k in sorted(runs)]
+
+
+def _outcomes(lever) -> str:
+    if lever.kind == "experiment":
+        return "CONFIG"
+    return "|".join(o for o in lever.outcomes if o != "defer") or "OUTCOME"
+
+
+def _remeasured(model) -> str | None:
+    """`re-measured inconclusive in run 12: CI straddles 1.10×; was adopt` while that leaves it measured."""
+    cleared = model.cleared or {}
+    if model.state != "measured" or cleared.get("run") is None:
+        return None
+    return f"{cleared['why']}; was {cleared['outcome']}"
+
+
+def _last_verdict(model) -> str | None:
+    run = model.last_run or {}
+    if run.get("verdict") != "inconclusive":
+        return None
+    return f"inconclusive in run {run['id']}" + (f": {run['reason']}" if run.get("reason") else "")
+
+
+def _note(view: dict) -> str:
+    """The one-line why / note of `optseq status`."""
+    if view["why_blocked"]:
+        return "; ".join(view["why_blocked"])
+    if view["stale_reason"]:
+        return view["stale_reason"]
+    if view["unavailable"]:
+        return f"unavailable: {view['unavailable']['reason']} (run {view['unavailable']['run']})"
+    if view["remeasured"]:
+        return view["remeasured"]
+    return "; ".join(view["warnings"])
+
+
+def _code_warnings(decision: dict | None, runs) -> list[str]:
+    """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
+    for run_id in (decision or {}).get("runs") or []:
+        fingerprint = runs.fingerprint(run_id)
+        measured, latest_code = fingerprint.get("code_hash"), runs.latest_code.get(workload(fingerprint))
+        if measured and latest_code and measured != latest_code:
+            return [f"workload code changed since run {run_id} (code hash {measured} → {latest_code})"]
+    return []
+
+
+def _public(decision: dict | None) -> dict | None:
+    if decision is None:
+        return None
+    return {k: v for k, v in decision.items() if k not in ("doc_id",)}
+
+
+def _gate_text(expr) -> str | None:
+    from optseq.state.plan.gates import Atom
+
+    if expr is None:
+        return None
+    if isinstance(expr, Atom):
+        return expr.text()
+    inner = ", ".join(_gate_text(item) for item in expr.items)
+    return f"{expr.op}({inner})"
