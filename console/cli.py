@@ -317,10 +317,23 @@ def render_status(status: dict) -> str:
     return "\n".join(lines)
 
 
+def _ratio_text(stats) -> str:
+    if not isinstance(stats, dict) or not isinstance(stats.get("estimate"), (int, float)):
+        return ""
+    bounds = (f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+              if isinstance(stats.get("ci_low"), (int, float)) and isinstance(stats.get("ci_high"), (int, float)) else "")
+    return f"{stats['estimate']:.3f}×{bounds}"
+
+
 def render_history(history: dict) -> str:
+    from optseq.console.widgets.figures import units_text  # no textual: figures is plain text
+
     lines = []
     for run in history["runs"]:
-        lines.append(f"run {run['id']:>4}  {run.get('lever')}  {run.get('status')}  {run.get('started', '')}")
+        stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
+        figures = "  ".join(x for x in (_ratio_text(stats), units_text(stats), run.get("verdict") or "") if x)
+        lines.append(f"run {run['id']:>4}  {run.get('lever')}  {run.get('status')}  {run.get('started', '')}"
+                     + (f"  {figures}" if figures else ""))
     for d in history["decisions"]:
         mark = " (superseded)" if d.get("superseded") else ""
         how = "auto" if d.get("auto") else "manual"

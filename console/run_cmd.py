@@ -9,6 +9,7 @@ import sys
 import time
 
 from optseq.state.runs.lever_run import RunControl, RunReport
+from optseq.state.runs.passes import asks
 from optseq.state.runs.progress import RunProgress, p_text
 from optseq.state.errors import InputError
 from optseq.state.sequencer import Sequencer
@@ -30,13 +31,13 @@ class Progress:
     current: "Progress | None" = None
     """The bar on the terminal now: what Ctrl-C clears before it says anything."""
 
-    def __init__(self, stream, lever: str, plain: bool = False, rule=None, echo: bool = False):
+    def __init__(self, stream, lever: str, plain: bool = False, lever_spec=None, echo: bool = False):
         self.stream = stream
         self.echo = echo
         """--verbose: every line the command prints, above the bar (a lever nobody here wrote, misbehaving)."""
         self.tty = stream.isatty() and not plain  # several runs at once: lines, not bars overwriting each other
         self.lever = lever
-        self.counted = RunProgress.of(rule)
+        self.counted = RunProgress.of(lever_spec)
         self.msg = ""
         self.estimate = ""
         self._last = 0.0
@@ -195,10 +196,10 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
 
 
 def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, echo: bool = False) -> None:
-    rule = _rule(seq, lever_id)
-    progress = Progress(sys.stderr, lever_id, rule=rule, echo=echo)
+    spec = _lever(seq, lever_id)
+    progress = Progress(sys.stderr, lever_id, lever_spec=spec, echo=echo)
     # at once, before the command's start-up (an import of torch, a compile) keeps the terminal silent
-    progress.say(f"{lever_id}: starting run ({_asks(rule)})")
+    progress.say(f"{lever_id}: starting run ({asks(spec) if spec is not None else 'one pass'})")
     try:
         report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control)
     except InputError as exc:  # refused at its start (e.g. a lever a reversal closed meanwhile)
@@ -236,7 +237,8 @@ def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, 
     from optseq.state.runs.parallel import GroupRun
 
     def sinks(lever_id: str):
-        progress = Progress(sys.stderr, lever_id, plain=True, echo=echo)  # several runs: lines, not one bar
+        # several runs: lines, not one bar
+        progress = Progress(sys.stderr, lever_id, plain=True, lever_spec=_lever(seq, lever_id), echo=echo)
         return progress.event, progress.log
 
     def landed(one) -> None:
@@ -256,7 +258,8 @@ def summary_line(report: RunReport) -> str:
         figures = f"  {stats['estimate']:.3f}×"
         if stats.get("ci_low") is not None:
             figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
-        figures += f" n={stats['n']}"
+        figures += f" n={stats['n']}" + (f" in {stats['launches']} launches"
+                                          if stats.get("replicate") == "launch" else "")
         if stats.get("p_value") is not None:
             figures += f" p={p_text(stats['p_value'])}"
     # an undecided run says so in words: "bounds straddle" alone leaves a reader to infer it
@@ -267,19 +270,11 @@ def summary_line(report: RunReport) -> str:
     return f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
 
 
-def _rule(seq: Sequencer, lever_id: str):
+def _lever(seq: Sequencer, lever_id: str):
     try:
-        return seq.plan.lever(lever_id).rule
+        return seq.plan.lever(lever_id)
     except Exception:  # an unknown lever: run_lever refuses it with the one-line reason
         return None
-
-
-def _asks(rule) -> str:
-    if rule is None:
-        return "one pass"
-    if getattr(rule, "choose", None):
-        return f"{rule.repeats} blocks a pass, up to {rule.max_repeats}"
-    return f"{rule.repeats} pairs, up to {rule.max_repeats} if inconclusive"
 
 
 def _nothing_why(seq: Sequencer, target: str) -> str:

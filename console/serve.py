@@ -155,11 +155,16 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
             self._stopping = True
             super().request_exit()
 
+        asked_to_stop: list = []
+        """Signals that came between the URL line and the loop's handlers: each one a stop, served at once."""
+
         def serve(self, debug: bool = False) -> None:
             self.initialize_logging()
             loop = asyncio.new_event_loop()
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+            if self.asked_to_stop:
+                loop.call_soon(self.request_exit)
             # access_log off: its request lines would print the token
             web.run_app(self._make_app(), sock=sock, handle_signals=False, loop=loop, print=None,
                         access_log=None, shutdown_timeout=SHUTDOWN_S)
@@ -206,6 +211,9 @@ def run_serve(plan_path: Path, db: Path, host: str, port: int, public: bool) -> 
     except BaseException:
         sock.close()
         raise
+    # a stop that comes once the URL is out and before the server's own handlers is a stop, not a kill
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: server.asked_to_stop.append(True))
     print(f"{server.public_url}/?token={token}", flush=True)
     print(f"optseq: serving the console for {plan_path} on {server.public_url} (each browser tab runs its own "
           f"console{'; the store is read-only here' if readonly else ''}); Ctrl+C stops",

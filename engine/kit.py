@@ -36,8 +36,11 @@ End every successful run with `kit.done()`: a command that exits 0 without it co
 What optseq sets in the bench's environment:
 
 - OPTSEQ_REPEATS: pairs wanted this pass; `kit.repeats(default)` reads it. Unset when run by hand.
-- OPTSEQ_PASS: the pass number, from 1; a run that stays undecided is extended by further passes,
-  which must measure fresh pairs rather than replay the first pass's numbers. `kit.pass_number()`.
+- OPTSEQ_PASS: the pass number, from 1; every pass is a launch of its own, and a run measures several
+  (the launch, not the pair, is what its test counts), so each must measure fresh pairs rather than
+  replay an earlier pass's numbers. `kit.pass_number()`.
+- OPTSEQ_LAUNCH: a token for this launch; `kit.sample` echoes it in every sample, so optseq can tell a
+  launch's own numbers from output saved by another launch and printed again.
 - OPTSEQ_INFRA: JSON of the current stack (adopted levers, model settings); `kit.infra()`.
 - OPTSEQ_RUN_ID: the run's id; with the pass it seeds `order="random"`, so a pass can be replayed.
 - OPTSEQ_ARTIFACTS: a folder for files worth keeping (exported models, traces); `kit.artifacts_dir()`.
@@ -57,7 +60,7 @@ from pathlib import Path
 __all__ = [
     "emit", "progress", "sample", "quality", "unavailable", "fail", "done", "env",
     "Unavailable", "Infra", "infra", "artifacts_dir", "watch_parent",
-    "repeats", "pass_number", "paired", "pairs",
+    "repeats", "pass_number", "pairs",
 ]
 
 ORDERS = ("alternate", "random")
@@ -78,10 +81,15 @@ def progress(done: int, total: int, msg: str = "") -> None:
     emit("progress", done=done, total=total, msg=msg)
 
 
-def sample(arm: str, metric: str, value: float, unit: str, higher_is_better: bool, pair: int) -> None:
-    """One measured value of one arm ("baseline" or "candidate") in pair number `pair` (from 0)."""
+def sample(arm: str, metric: str, value: float, unit: str, higher_is_better: bool, pair: int,
+           first: bool | None = None) -> None:
+    """One measured value of one arm ("baseline" or "candidate") in pair number `pair` (from 0); `first` says
+    whether this arm ran first in its pair. The launch's token (OPTSEQ_LAUNCH) goes with it."""
+    fields = {"launch": os.environ["OPTSEQ_LAUNCH"]} if os.environ.get("OPTSEQ_LAUNCH") else {}
+    if first is not None:
+        fields["first"] = bool(first)
     emit("sample", arm=arm, metric=metric, value=float(value), unit=unit,
-         higher_is_better=bool(higher_is_better), pair=int(pair))
+         higher_is_better=bool(higher_is_better), pair=int(pair), **fields)
 
 
 def quality(name: str, value: float, limit: float) -> None:
@@ -185,23 +193,12 @@ def _measure(baseline: Callable[[], float], candidate: Callable[[], float], warm
     for i, a_first in enumerate(baseline_first):
         arms = [("baseline", baseline), ("candidate", candidate)]
         values = {}
-        for arm, fn in arms if a_first else arms[::-1]:
+        for position, (arm, fn) in enumerate(arms if a_first else arms[::-1]):
             values[arm] = fn()
-            sample(arm, metric, values[arm], unit, higher_is_better, i)
+            sample(arm, metric, values[arm], unit, higher_is_better, i, first=position == 0)
         measured.append((values["baseline"], values["candidate"]))
         progress(i + 1, total, f"{label} pair {i + 1}/{total}".strip())
     return measured
-
-
-def paired(baseline, candidate, *, repeats: int, warmup: int, metric: str, unit: str,
-           higher_is_better: bool, label: str = "") -> list[tuple[float, float]]:
-    """Alternate arms A B A B after warm-ups; emit one sample per arm per pair.
-
-    `baseline` and `candidate` are zero-argument callables returning the metric value.
-    The built-in benches use it; a new bench wants `pairs`, whose order does not favour one arm.
-    """
-    return _measure(baseline, candidate, warmup, [True] * repeats, repeats, metric=metric, unit=unit,
-                    higher_is_better=higher_is_better, label=label)
 
 
 def pairs(baseline: Callable[[], float], candidate: Callable[[], float], *, metric: str, unit: str,
@@ -215,14 +212,19 @@ def pairs(baseline: Callable[[], float], candidate: Callable[[], float], *, metr
 
     Within a pair the arm that runs second sees a warmer (or hotter, throttled) machine, so the order
     is varied: "alternate" runs baseline first in even pairs and candidate first in odd ones (A B B A
-    ...); "random" flips a coin per pair, seeded by OPTSEQ_RUN_ID and the pass so a pass can be replayed
-    while an extension pass gets a fresh order.
+    ...), and the other way round in every other pass (B A A B ...): optseq counts launches, and a launch
+    whose first pair favours one arm is followed by one whose first pair favours the other; "random"
+    flips a coin per pair, seeded by OPTSEQ_RUN_ID and the pass so a pass can be replayed while the next
+    pass gets a fresh order.
     """
     if order not in ORDERS:
         raise ValueError(f"order={order!r}: one of {', '.join(map(repr, ORDERS))}")
     n = _asked_repeats(default_repeats) if repeats is None else repeats
     if order == "alternate":
-        firsts = [i % 2 == 0 for i in range(n)]
+        # every other launch starts with the candidate: a warm-up that fades over the first pairs, or a drift,
+        # favours the arm that goes second, and in each launch that is the other one
+        start = pass_number() % 2
+        firsts = [(i + start) % 2 == 1 for i in range(n)]
     else:
         rng = random.Random(f"{os.environ.get('OPTSEQ_RUN_ID', '')}-{pass_number()}")
         firsts = [rng.random() < 0.5 for _ in range(n)]

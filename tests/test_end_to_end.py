@@ -13,12 +13,13 @@ pytestmark = pytest.mark.slow  # real engine runs through the CLI
 
 @pytest.fixture
 def small_plan(tmp_path):
-    """The default plan with a test-sized repeat budget for amp (the engine bench itself is CI size)."""
+    """The default plan with a test-sized budget for amp (the engine bench itself is CI size): 5 launches of one
+    pair, the fewest a sign test over launches can decide with."""
     text = DEFAULT_PLAN.read_text(encoding="utf-8")
     old = 'rule = { metric = "train_samples_per_s", min_speedup = 1.1, repeats = 7, max_repeats = 21, guards = [{ name = "loss_delta", max = 0.05 }] }'
     assert old in text, "amp's rule moved; update this fixture"
     path = tmp_path / "sequencing.toml"
-    path.write_text(text.replace(old, old.replace("repeats = 7, max_repeats = 21", "repeats = 3, max_repeats = 3")),
+    path.write_text(text.replace(old, old.replace("repeats = 7, max_repeats = 21", "repeats = 1, max_repeats = 5")),
                     encoding="utf-8")
     return path
 
@@ -39,10 +40,14 @@ def test_model_size_decision_makes_amp_stale_and_run_stale_remeasures(small_plan
     optseq("plan", "option_b", "docs/plans/option_b.md")
     optseq("decide", "option_b", "adopt", "--why", "5.3x samples/s in docs/performance.md")
     optseq("decide", "model_size", "h64x3", "--why", "CI-size stand-in for the 200-iteration experiment")
-    first = json.loads(optseq("--run", "amp", "--json", code=None).stdout)["runs"][0]
+    started = optseq("--run", "amp", "--json", code=None)
+    first = json.loads(started.stdout)["runs"][0]
     assert first["status"] == "succeeded", first
+    stats = first["summary"]["stats"]
+    assert stats["replicate"] == "launch" and stats["n"] == stats["launches"] <= 5, stats  # a guard may end it early
     amp, _ = lever("amp")
-    if amp["state"] == "measured":  # three CPU pairs may not settle it; a person decides with the run cited
+    # five CPU launches may not settle it; a person decides with the run cited
+    if amp["state"] == "measured":
         optseq("decide", "amp", "reject", "--why", f"run {first['run_id']}: inconclusive on CPU")
     amp, _ = lever("amp")
     assert amp["state"] in ("adopted", "rejected")

@@ -53,7 +53,8 @@ def test_one_example_lever_runs_through_the_cli(tmp_path):
     assert run["status"] == "succeeded", run
     assert run["verdict"] in ("adopt", "reject", "inconclusive"), run
     stats, verdict = run["summary"]["stats"], run["summary"]["verdict"]
-    assert stats["metric"] == "samples_per_s" and stats["n"] >= 6
+    # a command-pair lever runs every arm as its own process: its pairs are the sign test's units
+    assert stats["metric"] == "samples_per_s" and stats["n"] >= 6 and stats["replicate"] == "pair", stats
     guard = next(g for g in verdict["guards"] if g["name"] == "final_loss")
     # the layout changes only the order of summation, so the held-out loss must hold whatever the speed
     assert guard["ok"] is True and guard["limit_max"] == 0.01, guard

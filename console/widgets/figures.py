@@ -74,6 +74,19 @@ def run_line(run: dict) -> str:
     if summary.get("chosen"):
         figure = f"chose {summary['chosen']}"
     when = str(run.get("started") or "")[:16].replace("T", " ")
-    parts = [f"#{run.get('id')}", str(run.get("status")), when, figure,
+    parts = [f"#{run.get('id')}", str(run.get("status")), when, figure, units_text(stats),
              str(run.get("detail") or run.get("reason") or "")]
     return "  ".join(p for p in parts if p)
+
+
+def units_text(stats: dict | None) -> str:
+    """What a run's test counted: `12 pairs in 6 launches`, or `14 pairs` where each arm run is its own process."""
+    stats = stats or {}
+    n = stats.get("n")
+    if not isinstance(n, int) or not n:
+        return ""
+    pairs = f"{n} pair{'s' * (n != 1)}"
+    launches = stats.get("launches")
+    if stats.get("replicate") == "launch" and isinstance(launches, int):
+        return f"{pairs} in {launches} launch{'es' * (launches != 1)}"
+    return pairs

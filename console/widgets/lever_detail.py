@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from optseq.console.widgets.figures import estimate_text, plain_title, run_line, state_text
 from optseq.console.widgets.next_step import in_keys
+from optseq.state.runs.passes import asks
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -42,9 +43,12 @@ class LeverDetail(VerticalScroll, can_focus=True):
         if lever.rule is not None:
             rule = lever.rule
             goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
-            unit = "blocks" if rule.choose else "pairs"  # an experiment repeats blocks of every config
             margin = f", margin {rule.margin:.0%}" if rule.choose and rule.margin else ""
-            text.append(f"rule: {goal}, {rule.repeats}-{rule.max_repeats} {unit}{margin}\n")
+            # an experiment repeats blocks of every config; an A/B lever counts launches, or pairs of processes
+            text.append(f"rule: {goal}, {asks(lever)}{margin}\n")
+            split = _latest_split(history)
+            if split:
+                text.append(f"last run: {split}\n")
         if lever.arms is not None:
             text.append(f"arms: {lever.arms.summary()}\n")
         if view.get("why_blocked"):
@@ -113,3 +117,19 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append("  " + "  ".join(p for p in parts if p) + "\n")
             if d.get("why"):
                 text.append(f"    why: {d['why']}\n")
+
+
+def _latest_split(history: dict) -> str:
+    """How the newest run with a variance split divided its variance and what it chose: `variance 40% between
+    launches, 60% within; ... → 3 pairs a launch`."""
+    for run in reversed(history.get("runs") or []):
+        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+        split = summary.get("split")
+        if isinstance(split, dict) and isinstance(split.get("share_between"), (int, float)):
+            between = split["share_between"]
+            costs = ""
+            if isinstance(split.get("launch_s"), (int, float)) and isinstance(split.get("pair_s"), (int, float)):
+                costs = f"; a launch {split['launch_s']:.2g} s, a pair {split['pair_s']:.2g} s"
+            return (f"variance {100 * between:.0f}% between launches, {100 * (1 - between):.0f}% within{costs} "
+                    f"(run {run.get('id')})")
+    return ""

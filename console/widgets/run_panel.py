@@ -141,7 +141,7 @@ class RunPanel(Vertical):
     def start(self, seq, lever_id: str) -> None:
         self._reset(lever_id, f"{lever_id}: starting…")
         try:
-            self._progress = RunProgress.of(seq.plan.lever(lever_id).rule)
+            self._progress = RunProgress.of(seq.plan.lever(lever_id))
         except Exception:  # an unknown lever: the run itself says so in its Finished message
             self._progress = RunProgress()
         self._control = RunControl()
@@ -242,7 +242,7 @@ class RunPanel(Vertical):
 
     def _lever_progress(self, lever_id: str) -> RunProgress:
         try:
-            return RunProgress.of(self._seq.plan.lever(lever_id).rule)
+            return RunProgress.of(self._seq.plan.lever(lever_id))
         except Exception:  # an unknown lever: its run says so when it lands
             return RunProgress()
 

@@ -91,7 +91,7 @@ def run(args, infra: kit.Infra) -> None:
     kit.quality("action_mismatches", sum(a[0] != b[0] for a, b in zip(expected, got)), 0)
     kit.quality("equity_max_abs_diff", max(abs(a[1] - b[1]) for a, b in zip(expected, got)), 0)
 
-    kit.paired(
+    kit.pairs(
         lambda: calls_per_second(python_act, states, size.rollouts, size.min_seconds),
         lambda: calls_per_second(cython_act, states, size.rollouts, size.min_seconds),
         repeats=repeats, warmup=warmup, metric="opponent_act_calls_per_s", unit="calls/s",

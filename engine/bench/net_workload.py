@@ -147,7 +147,7 @@ class TrainerAB:
     weight: torch.Tensor
 
     def pair(self, label: str) -> None:
-        kit.paired(
+        kit.pairs(
             lambda: train_throughput(self.baseline, self.x, self.target, self.weight, self.size.steps),
             lambda: train_throughput(self.candidate, self.x, self.target, self.weight, self.size.steps),
             repeats=self.repeats, warmup=self.warmup, metric="train_samples_per_s", unit="samples/s",

@@ -78,7 +78,7 @@ def measure(args, config: MLPConfig, baseline: Driver, candidate: Driver, *,
     def run_candidate() -> float:
         return samples_per_s(candidate, game, net, jobs)
 
-    return kit.paired(run_baseline, run_candidate, repeats=args.repeats or REPEATS[args.size],
+    return kit.pairs(run_baseline, run_candidate, repeats=args.repeats or REPEATS[args.size],
                            warmup=1 if args.warmup is None else args.warmup,
                            metric="advantage_samples_per_s", unit="samples/s", higher_is_better=True, label=label)
 

@@ -50,11 +50,11 @@ def run(args, infra: kit.Infra) -> None:
     kit.quality("tensorrt_max_abs_error", float((candidate(x) - baseline(x)).abs().max()), TRT_LIMIT)
 
     calls = CALLS_PER_SAMPLE[args.size]
-    kit.paired(lambda: _throughput(baseline, x, calls, device), lambda: _throughput(candidate, x, calls, device),
+    kit.pairs(lambda: _throughput(baseline, x, calls, device), lambda: _throughput(candidate, x, calls, device),
                     repeats=repeats, warmup=warmup, metric="infer_samples_per_s", unit="samples/s",
                     higher_is_better=True, label="tensorrt batch")
     one = x[:1].contiguous()
-    kit.paired(lambda: _latency_ms(baseline, one, calls, device), lambda: _latency_ms(candidate, one, calls, device),
+    kit.pairs(lambda: _latency_ms(baseline, one, calls, device), lambda: _latency_ms(candidate, one, calls, device),
                     repeats=repeats, warmup=warmup, metric="infer_latency_ms", unit="ms",
                     higher_is_better=False, label="tensorrt batch-1")
 

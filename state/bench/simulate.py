@@ -1,12 +1,14 @@
-"""Decision quality: seeded A/B draws through the real pass loop and decision rule, no engine, no timing.
+"""Decision quality: seeded lever runs through the real pass loop and decision rule, on benches that behave like
+real ones (launches with their own speed, warm-up, drift, stalls, rounding), no engine, no timing.
 
 `python -m optseq.state.bench.simulate [--draws N] [--write docs/performance.md]`
 
-Each draw is one lever run: every pass asks for pairs as a real run does, the drawn samples go through
-the pair accounting, the sequential statistics and the rule (optseq.state.runs.passes.ABPasses, the code a
-lever run uses), until it adopts, rejects or spends its budget. The table gives, per setting, how
-often it adopted (a false adopt when the true ratio is at or below the threshold, power above it),
-rejected, or stayed inconclusive, and the mean pairs a run took.
+Each draw is one lever run: every pass is one launch of a simulated bench (state/bench/sim_bench.py) that
+measures the pairs it is asked for, and its samples go through the pair accounting, the sequential statistics
+and the rule (optseq.state.runs.passes.ABPasses, the code a lever run uses), until it adopts, rejects or spends
+its budget. The table gives, per setting, how often it adopted (a false adopt when the true ratio is at the
+threshold, power above it), rejected (a false reject at the threshold), or stayed inconclusive, and what a run
+took: launches, pairs, and the seconds those cost at the bench's launch and pair costs.
 """
 from __future__ import annotations
 
@@ -17,113 +19,192 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optseq.state.bench import perf_doc
+from optseq.state.bench.sim_bench import ORDERS, Noise, launch
 from optseq.state.plan.model import Rule
 from optseq.state.runs.passes import ABPasses
 
 THRESHOLD = 1.1
-"""min_speedup of every simulated rule (AMP's and compile's in the default plan)."""
-TRUTHS = (("A/A", 1.0), ("threshold", THRESHOLD), ("threshold × 1.05", THRESHOLD * 1.05),
-          ("threshold × 1.1", THRESHOLD * 1.1))
-REPEATS = (3, 5, 8)
-BUDGET_FACTOR = 4
-"""max_repeats = 4 × repeats: looks at repeats, 2 ×, 4 × as a run's doubling makes them."""
-NOISES = (("2%", 0.02, 0.0), ("5%", 0.05, 0.0), ("10%", 0.10, 0.0), ("5%, 1 in 10 samples 1.5× slow", 0.05, 0.1))
-"""(label, relative Gaussian noise per sample, share of samples hit by a 1.5× slowdown in either arm)."""
+"""min_speedup of the simulated rules (AMP's and compile's in the default plan); A/A rows use 1.0."""
 DRAWS = 2000
 SECTION = "decisions"
 SEED = 20261201
+PAIR_BUDGET = 18
+"""max_repeats = PAIR_BUDGET × repeats: the launch budget (18 by default), not the pairs, ends a run."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    group: str
+    truth: str
+    ratio: float
+    threshold: float
+    noise: Noise
+    repeats: int = 5
+    replicate: str = "launch"
+    """"pair": the test before this one, counting pairs as independent (for contrast rows)."""
+    max_repeats: int | None = None
+    """None: PAIR_BUDGET × repeats."""
+
+    @property
+    def at_threshold(self) -> bool:
+        return abs(self.ratio - self.threshold) < 1e-12
 
 
 @dataclass(frozen=True)
 class Row:
-    truth: str
-    ratio: float
-    repeats: int
-    budget: int
-    noise: str
+    setting: Setting
     draws: int
     adopt: int
     reject: int
     inconclusive: int
-    failed: int
+    launches: int
     pairs: int
-    """Pairs over all draws."""
+    seconds: float
+    above: int = 0
+    units: int = 0
+    """Launches above the threshold, and launches, over all draws: what one launch says at this effect."""
+    met_stall: int = 0
+    adopted_after_stall: int = 0
+    """Runs that measured at least one stall, and how many of those adopted."""
 
-    @property
-    def mean_pairs(self) -> float:
-        return self.pairs / self.draws
+    def pct(self, count: int) -> str:
+        return f"{100 * count / self.draws:.1f}%"
 
 
-def draw_run(rule: Rule, ratio: float, sigma: float, outliers: float, rng: random.Random) -> tuple[str, int]:
-    """One simulated lever run: (adopt | reject | inconclusive | failed, pairs it took)."""
-    passes = ABPasses(rule)
+def draw_run(rule: Rule, ratio: float, noise: Noise, rng: random.Random, replicate: str = "launch") -> tuple:
+    """One simulated lever run: (adopt | reject | inconclusive | failed, launches, pairs, seconds, units above
+    the threshold, units counted, stalls measured)."""
+    passes = ABPasses(rule, replicate=replicate)
+    seconds, stalls = 0.0, 0
     while True:
-        samples = []
-        for i in range(passes.requested):
-            for arm, mean in (("baseline", 100.0), ("candidate", 100.0 * ratio)):
-                value = mean * (1 + rng.gauss(0.0, sigma))
-                if outliers and rng.random() < outliers:
-                    value /= 1.5  # a throughput metric: a slow sample is a low value
-                samples.append({"event": "sample", "arm": arm, "metric": rule.metric, "value": max(value, 1e-9),
-                                "higher_is_better": True, "pair": i, "run": passes.passes + 1})
-        step = passes.after_pass(samples)
+        token = f"{rng.getrandbits(64):016x}"
+        asked = passes.requested
+        samples, stalled = launch(noise, ratio, asked, passes.passes + 1, token, rng)
+        stalls += stalled
+        took = noise.launch_s + asked * noise.pair_s
+        seconds += took
+        step = passes.after_pass(samples, token=token, duration_s=took, pair_s=noise.pair_s)
         if step.failure:
-            return "failed", len(passes.book.pairs)
+            return "failed", passes.passes, len(passes.book.pairs), seconds, 0, 0, stalls
         if not step.more:
-            return step.verdict.outcome, step.stats.n
+            stats = step.stats
+            return (step.verdict.outcome, stats.launches, stats.n, seconds, stats.above or 0, len(stats.units),
+                    stalls)
 
 
-def simulate(truth: str, ratio: float, repeats: int, noise: tuple[str, float, float], draws: int) -> Row:
-    label, sigma, outliers = noise
-    rule = Rule("items_per_s", min_speedup=THRESHOLD, repeats=repeats, max_repeats=BUDGET_FACTOR * repeats)
-    rng = random.Random(f"{SEED}:{ratio}:{repeats}:{label}")
+def simulate(setting: Setting, draws: int) -> Row:
+    rule = Rule("items_per_s", min_speedup=setting.threshold, repeats=setting.repeats,
+                max_repeats=setting.max_repeats or PAIR_BUDGET * setting.repeats)
+    rng = random.Random(f"{SEED}:{setting}")
     counts = {"adopt": 0, "reject": 0, "inconclusive": 0, "failed": 0}
-    pairs = 0
+    launches = pairs = above = units = met = met_adopted = 0
+    seconds = 0.0
     for _ in range(draws):
-        outcome, n = draw_run(rule, ratio, sigma, outliers, rng)
+        outcome, n_launches, n_pairs, took, up, n_units, stalls = draw_run(rule, setting.ratio, setting.noise, rng,
+                                                                           setting.replicate)
         counts[outcome] += 1
-        pairs += n
-    return Row(truth, ratio, repeats, rule.max_repeats, label, draws, counts["adopt"], counts["reject"],
-               counts["inconclusive"], counts["failed"], pairs)
+        launches, pairs, seconds = launches + n_launches, pairs + n_pairs, seconds + took
+        above, units = above + up, units + n_units
+        met, met_adopted = met + (stalls > 0), met_adopted + (stalls > 0 and outcome == "adopt")
+    return Row(setting, draws, counts["adopt"], counts["reject"], counts["inconclusive"] + counts["failed"],
+               launches, pairs, seconds, above, units, met, met_adopted)
+
+
+def _truths(threshold: float = THRESHOLD):
+    return (("A/A", 1.0, 1.0), ("threshold", threshold, threshold), ("threshold × 1.05", threshold * 1.05, threshold),
+            ("threshold × 1.1", threshold * 1.1, threshold))
+
+
+def settings() -> list[Setting]:
+    rows = []
+    for label, sigma in (("2%", 0.02), ("5%", 0.05), ("10%", 0.10)):
+        for truth, ratio, threshold in _truths():
+            for repeats in (5, 8):
+                rows.append(Setting("iid noise", truth, ratio, threshold, Noise(f"{label} per sample", sigma),
+                                    repeats))
+    outliers = Noise("5%, 1 in 10 samples 1.5× slow", 0.05, outliers=0.1)
+    rows += [Setting("iid noise", t, r, th, outliers, 5) for t, r, th in _truths()[:2]]
+    for sd in (0.01, 0.02, 0.03):
+        noise = Noise(f"launch sd {sd:.0%}, 1% per sample", 0.01, launch_sd=sd)
+        truths = _truths() if sd == 0.02 else _truths()[:2]
+        rows += [Setting("per-launch offsets", t, r, th, noise) for t, r, th in truths]
+    for order in ORDERS:
+        rows.append(Setting("warm-up 10%, fading over ~4 calls", "threshold", THRESHOLD, THRESHOLD,
+                            Noise(f"{order}, 1% per sample", 0.01, warmup=0.10, order=order)))
+    for drift, what in ((0.002, "speed-up +0.2% a call"), (-0.002, "throttle −0.2% a call")):
+        for order in ORDERS:
+            rows.append(Setting(f"drift: {what}", "threshold", THRESHOLD, THRESHOLD,
+                                Noise(f"{order}, 1% per sample", 0.01, drift=drift, order=order)))
+    stalls = Noise("2% of candidate calls 5–20× slower, 1% per sample", 0.01, stall_p=0.02)
+    rows += [Setting("one-arm stalls", "threshold", THRESHOLD, THRESHOLD, stalls),
+             Setting("one-arm stalls", "median × 1.1, total 0.98×", THRESHOLD * 1.1, THRESHOLD, stalls)]
+    rounded = Noise("3 significant digits, 1% per sample", 0.01, digits=3)
+    rows += [Setting("rounded output", t, r, th, rounded) for t, r, th in (_truths()[1], _truths()[3])]
+    # the test before this one, for contrast: pairs as independent draws, repeats 5 up to 20 pairs, no word on
+    # which arm ran first (the old kit.paired ran the baseline first in every pair)
+    old = "pairs as the unit (before)"
+    for sd in (0.01, 0.03):
+        noise = Noise(f"launch sd {sd:.0%}, 1% per sample", 0.01, launch_sd=sd, report_first=False)
+        rows += [Setting(old, t, r, th, noise, replicate="pair", max_repeats=20) for t, r, th in _truths()[:2]]
+    rows.append(Setting(old, "threshold", THRESHOLD, THRESHOLD,
+                        Noise("warm-up 10%, baseline first, 1% per sample", 0.01, warmup=0.10,
+                              order="baseline first", report_first=False), replicate="pair", max_repeats=20))
+    return rows
 
 
 def table(draws: int = DRAWS, progress=None) -> list[Row]:
     rows = []
-    settings = [(t, n) for t in TRUTHS for n in NOISES if n[2] == 0 or t[0] in ("A/A", "threshold")]
-    total = len(settings) * len(REPEATS)
-    for (truth, ratio), noise in settings:
-        for repeats in REPEATS:
-            rows.append(simulate(truth, ratio, repeats, noise, draws))
-            if progress:
-                progress(len(rows), total)
+    every = settings()
+    for setting in every:
+        rows.append(simulate(setting, draws))
+        if progress:
+            progress(len(rows), len(every))
     return rows
 
 
-def render(rows: list[Row], command: str) -> str:
+def render(rows: list[Row], command: str, costs: list[str] = ()) -> str:
+    noise = rows[0].setting.noise
     lines = [f"<!-- section:{SECTION} -->", "## Decision quality (simulated)", "",
-             f"Written by `{command}`; seeded, so the same command gives the same table. Each draw is one",
-             "lever run through the real pass loop, pair accounting, sequential sign test and rule",
-             f"(`optseq.state.runs.passes`): min_speedup {THRESHOLD}×, repeats pairs first, then doubling up to "
-             f"max_repeats = {BUDGET_FACTOR} × repeats.",
-             "Noise is per sample, relative, in each arm. *adopt* is a false adopt on the A/A and threshold",
-             "rows and the power on the others.", "",
-             "| true ratio | repeats → max | noise | adopt | reject | inconclusive | mean pairs |",
-             "|---|---|---|---|---|---|---|"]
+             f"Written by `{command}`; seeded, so the same command gives the same table. Each draw is one lever run",
+             "through the real pass loop, pair accounting, sequential sign test over launches and rule",
+             "(`optseq.state.runs.passes`), on a simulated bench (`optseq.state.bench.sim_bench`): every pass is a",
+             "launch with the noise of its row, measuring the pairs it is asked for after one warm-up call of each",
+             f"arm. Rules: min_speedup {THRESHOLD}× (1.0× on A/A rows), `repeats` pairs a launch at most, the first",
+             f"look at 6 launches, a budget of 18 launches (max_repeats = {PAIR_BUDGET} × repeats, never the limit); the",
+             "last rows run the test before this one for contrast (pairs as the unit, repeats 5 up to 20 pairs).",
+             f"Seconds: a launch costs {noise.launch_s:g} s to start and {noise.pair_s:g} s a pair. *adopt* is a false",
+             "adopt on the A/A and threshold rows and the power on the others; *reject* on a threshold row is a false",
+             "reject.", "",
+             "| setting | true ratio | repeats | noise | adopt | reject | inconclusive | launches | pairs | seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r.truth} ({r.ratio:.3g}×) | {r.repeats} → {r.budget} | {r.noise} | {_pct(r.adopt, r)} | "
-                     f"{_pct(r.reject, r)} | {_pct(r.inconclusive + r.failed, r)} | {r.mean_pairs:.1f} |")
-    worst = max((r for r in rows if r.truth == "threshold"), key=lambda r: r.adopt)
-    lines += ["", f"Worst false-adopt rate at the threshold: {_pct(worst.adopt, worst)} "
-                  f"({worst.repeats} → {worst.budget} pairs, {worst.noise} noise; bound 5%). "
-                  f"{rows[0].draws} draws per row.", "", f"<!-- /section:{SECTION} -->"]
+        s = r.setting
+        lines.append(f"| {s.group} | {s.truth} ({s.ratio:.3g}× vs {s.threshold:g}×) | {s.repeats} | "
+                     f"{s.noise.label} | {r.pct(r.adopt)} | {r.pct(r.reject)} | {r.pct(r.inconclusive)} | "
+                     f"{r.launches / r.draws:.1f} | {r.pairs / r.draws:.1f} | {r.seconds / r.draws:.0f} |")
+    bound = [r for r in rows if (r.setting.at_threshold or r.setting.truth == "A/A")
+             and r.setting.replicate == "launch"]
+    worst = max(bound, key=lambda r: r.adopt)
+    # a candidate that stalls is slower than the threshold its stall-free median sits at: rejecting it is right
+    worst_reject = max((r for r in bound if not r.setting.noise.stall_p), key=lambda r: r.reject)
+    lines += ["", f"Worst false-adopt rate at the threshold: {worst.pct(worst.adopt)} ({worst.setting.group}, "
+                  f"{worst.setting.noise.label}); worst false reject: {worst_reject.pct(worst_reject.reject)} "
+                  f"({worst_reject.setting.group}, {worst_reject.setting.noise.label}; the stall rows' rejects "
+                  f"are right: their candidate is below the threshold with its stalls); bound 5% each. "
+                  f"{rows[0].draws} draws per row."]
+    for r in rows:
+        if r.setting.noise.stall_p and not r.setting.at_threshold:
+            lines += ["", f"{r.setting.group}, {r.setting.truth}: a run adopts only when it met no stall; of the "
+                          f"{r.met_stall} runs that measured one, {r.adopted_after_stall} adopted. A run of "
+                          f"{r.pairs / r.draws:.0f} pairs meets none of a 2% stall with probability "
+                          f"{0.98 ** (r.pairs / r.draws):.0%}: no statistic sees a tail its samples lack."]
+    lines += [*costs, "", f"<!-- /section:{SECTION} -->"]
     return "\n".join(lines)
 
 
-def _pct(count: int, row: Row) -> str:
-    return f"{100 * count / row.draws:.1f}%"
-
-
 def main(argv: list[str] | None = None) -> int:
+    from optseq.state.bench import sim_costs
+
     p = argparse.ArgumentParser(prog="python -m optseq.state.bench.simulate", description=__doc__.split("\n\n")[0])
     p.add_argument("--draws", type=int, default=DRAWS, help=f"runs per setting (default {DRAWS})")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the table into this markdown file")
@@ -138,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = table(args.draws, progress if sys.stderr.isatty() else None)
     command = "python -m optseq.state.bench.simulate" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
         f" --write {args.write}" if args.write else "")
-    section = render(rows, command)
+    section = render(rows, command, sim_costs.comparison(rows))
     if args.write:
         try:
             perf_doc.write_section(args.write, section, SECTION)

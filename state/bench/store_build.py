@@ -135,7 +135,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                                             encoding="utf-8")
                         all_samples += samples
                         qualities.append(quality)
-                        step = passes.after_pass(samples, qualities, elapsed_s=1.5 * pass_no, timeout_s=lever.timeout_s)
+                        step = passes.after_pass(samples, qualities, elapsed_s=1.5 * pass_no, timeout_s=lever.timeout_s,
+                                                 duration_s=1.5, pair_s=0.1)
                         pass_counts.append(step.counts)
                         warnings += step.warnings
                         if step.failure or not step.more:
@@ -147,6 +148,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     verdict = step.verdict
                     rule_text = f"{rule.metric} sequential bound vs {rule.min_speedup:g}×"  # run_record's _rule_text
                     summary = {"stats": step.stats.to_dict(), "verdict": verdict.to_dict(), "rule": rule_text}
+                    if step.split is not None:
+                        summary["split"] = step.split.to_dict()
                     fields = {
                         "status": "succeeded", "ended": utc_now(), "exit_code": 0, "detail": "exited 0 after done",
                         "passes": pass_no, "env": dict(ENV), "fingerprint": fingerprint(ENV, seq.machine.infra()),
@@ -191,7 +194,7 @@ def _draw_pass(rule, lever_id: str, want: str, pass_no: int, requested: int, rng
     for i in range(requested):
         r = ratio
         if want == "inconclusive":
-            r = threshold * (1 + (0.02 if i % 2 else -0.02))  # pairs either side: no bound can clear it
+            r = threshold * (1 + (0.02 if pass_no % 2 else -0.02))  # launches either side: no bound can clear it
         elif pass_no == 1 and i == 2 and slow_pair:
             r = ratio * (0.5 if want == "adopt" else 2.0)  # one pair on the wrong side: a second pass
         for arm, value in (("baseline", base), ("candidate", base * r)):

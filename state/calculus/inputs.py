@@ -89,7 +89,10 @@ class Inputs:
         elif lever.prior and lever.prior.estimate is not None:
             fig.s, fig.s_source = lever.prior.estimate, "prior"
             self.assumptions.append(f"{lever_id}: S {lever.prior.estimate:.2f}× is the plan's prior")
-        ratios = [r for r in (stats or {}).get("ratios") or () if _number(r) is not None]
+        # the units the run's test counted (launches, or pairs where each arm run is its own process): a resample
+        # of pairs inside one launch would take their shared speed for independent evidence
+        units = (stats or {}).get("units") or (stats or {}).get("ratios") or ()
+        ratios = [r for r in units if _number(r) is not None]
         if fig.state in DECIDED_SPEEDUP:
             fig.q, fig.q_source = (1.0, "adopted") if fig.state == "adopted" else (0.0, "rejected")
         elif ratios:

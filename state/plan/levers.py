@@ -143,8 +143,8 @@ class LeverReader(FieldReader):
     def rule(self, raw, where: str, kind: str) -> Rule:
         if not isinstance(raw, dict):
             raise self.fail(where, f"expected a table, got {show(raw)}")
-        self.check_keys(raw, {"metric", "min_speedup", "guards", "repeats", "max_repeats", "choose",
-                              "max_cost_ratio", "cost_metric", "margin"}, where)
+        self.check_keys(raw, {"metric", "min_speedup", "guards", "repeats", "max_repeats", "launches", "max_launches",
+                              "pairs_per_launch", "choose", "max_cost_ratio", "cost_metric", "margin"}, where)
         guards = []
         for i, g in enumerate(self.get(raw, "guards", where, list, [], "a list of guard tables")):
             gw = f"{where}.guards[{i}]"
@@ -163,6 +163,13 @@ class LeverReader(FieldReader):
                                    f"{where}.max_repeats", "pairs")
         if max_repeats < repeats:
             raise self.fail(f"{where}.max_repeats", f"{max_repeats} is below repeats ({repeats})")
+        launches = self.positive(raw, "launches", where, int, None)
+        max_launches = self.at_most(self.positive(raw, "max_launches", where, int, None), max_repeats,
+                                    f"{where}.max_launches", "launches (each launch measures a pair at least: "
+                                                             "max_repeats)")
+        if launches is not None and launches > (max_launches or max_repeats):
+            raise self.fail(f"{where}.launches", f"{launches} is above the launch budget "
+                                                 f"({max_launches or max_repeats}, max_launches or max_repeats)")
         choose = self.get(raw, "choose", where, str, None)
         if choose is not None:
             if kind != "experiment":
@@ -176,6 +183,10 @@ class LeverReader(FieldReader):
             guards=tuple(guards),
             repeats=repeats,
             max_repeats=max_repeats,
+            launches=launches,
+            max_launches=max_launches,
+            pairs_per_launch=self.at_most(self.positive(raw, "pairs_per_launch", where, int, None), max_repeats,
+                                          f"{where}.pairs_per_launch", "pairs (max_repeats)"),
             choose=choose,
             max_cost_ratio=self.positive(raw, "max_cost_ratio", where, (int, float), None),
             cost_metric=self.get(raw, "cost_metric", where, str, None),

@@ -58,9 +58,17 @@ class Rule:
     """Adopt when the CI's lower bound of candidate/baseline reaches this."""
     guards: tuple[Guard, ...] = ()
     repeats: int = 5
-    """A/B pairs in the first pass."""
+    """A/B pairs in the first pass; a launch never asks for more (the pair budget may make it ask for fewer)."""
     max_repeats: int = 20
     """Pairs the run may extend to before settling on inconclusive."""
+    launches: int | None = None
+    """A/B levers whose launch is the unit: launches before the first look that can decide; None = the fewest
+    a 5% sign test over the launch budget can decide with (6 at the default budget)."""
+    max_launches: int | None = None
+    """The launch budget the error is spent over; None = 3 × launches. Never more than max_repeats."""
+    pairs_per_launch: int | None = None
+    """Pairs every launch asks for (within the budget), as pyperf's `--values`; None = chosen by the run from
+    the variance split and the costs it measures (Kalibera & Jones), `repeats` at most."""
     choose: str | None = None
     """Experiments only: `min:METRIC` or `max:METRIC` picks the arm (config)."""
     max_cost_ratio: float | None = None

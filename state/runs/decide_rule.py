@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from optseq.state.plan.model import Rule
-from optseq.state.runs.stats import PairedStats, StatsError
+from optseq.state.runs.stats import UNITS, PairedStats, StatsError, count_text
 
 OUTCOMES = ("adopt", "reject", "inconclusive")
+MIN_ORDERED = 8
+"""Pairs that must say which arm ran first before one arm first in every pair is taken for the bench's order
+(a seeded random order puts one arm first in all 8 with probability 1 in 128)."""
 
 
 @dataclass(frozen=True)
@@ -28,11 +31,15 @@ class Verdict:
 
 
 def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]] = ()) -> Verdict:
-    """Adopt when the sequential lower bound clears `min_speedup` and every guard holds; reject when the upper
-    bound lies below it or any guard fails, however fast; otherwise inconclusive — never a coin flip.
+    """Adopt when the sequential lower bound clears `min_speedup`, the total-time ratio agrees and every guard
+    holds; reject when the upper bound lies below it or any guard fails, however fast; otherwise inconclusive —
+    never a coin flip.
 
-    The bounds come from the group-sequential sign test (optseq.state.runs.sequential), so the chance of adopting a
-    lever whose true median ratio is exactly `min_speedup` stays within 5% over all the run's looks.
+    The bounds come from the group-sequential sign test over the run's units (launches, or pairs where every arm
+    run is its own process; optseq.state.runs.sequential), so the chance of adopting a lever whose true median
+    ratio is exactly `min_speedup` stays within 5% over all the run's looks. The median is blind to a stall that
+    hits one arm now and then; the ratio of total time is not, and a candidate it puts below the threshold is not
+    adopted, however its median looks.
     """
     if stats.metric != rule.metric:
         raise StatsError(f"statistics are for {stats.metric!r} but the rule decides on {rule.metric!r}")
@@ -41,8 +48,9 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
     missing = [g["name"] for g in rows if g["ok"] is None]
     speed = _speed(stats)
     need = _x(rule.min_speedup)
-    above = sum(r > rule.min_speedup for r in stats.ratios)
-    below = sum(r < rule.min_speedup for r in stats.ratios)
+    units, count = UNITS[stats.replicate], len(stats.units)
+    above = sum(r > rule.min_speedup for r in stats.units)
+    below = sum(r < rule.min_speedup for r in stats.units)
     if failed:
         first = failed[0]
         why = f"guard {first['name']} = {_num(first['value'])} {breach(first)}"
@@ -51,8 +59,13 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
         if stats.estimate is not None:
             why += f", though {speed}"
         return Verdict("reject", why, rows)
+    first = one_arm_first(stats)
+    if first:
+        return Verdict("inconclusive", f"{speed}: the {first} ran first in all {stats.ordered} pairs, so a warm-up "
+                                       f"or a drift counts for one arm: not decided (counterbalance the arms, as "
+                                       f"kit.pairs does)", rows)
     if stats.ci_high is not None and stats.ci_high < rule.min_speedup:
-        return Verdict("reject", f"{speed}: 95% upper bound below {need} ({below} of {stats.n} pairs below, "
+        return Verdict("reject", f"{speed}: 95% upper bound below {need} ({below} of {count} {units} below, "
                                  f"{stats.needed} needed)", rows)
     if missing:
         return Verdict("inconclusive", f"guard {', '.join(missing)} not reported" + (
@@ -60,13 +73,24 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
     if stats.n == 0:
         return Verdict("inconclusive", f"no complete pairs of {stats.metric}{_dropped(stats)}", rows)
     if stats.ci_low is None:
-        return Verdict("inconclusive", f"{speed}: {stats.n} pair{'s' * (stats.n != 1)} cannot decide yet "
+        return Verdict("inconclusive", f"{speed}: {count_text(count, stats.replicate)} cannot decide yet "
                                        f"({stats.needed} on one side of {need} needed)", rows)
     if stats.ci_low > rule.min_speedup:
-        return Verdict("adopt", f"{speed}: 95% lower bound clears {need} ({above} of {stats.n} pairs above, "
+        if stats.mean_ratio is not None and stats.mean_ratio < rule.min_speedup:
+            return Verdict("inconclusive", f"{speed}: not adopted: the median clears {need} ({above} of {count} "
+                                           f"{units} above) but total time does not ({_x(stats.mean_ratio)}): "
+                                           f"slow outliers, a stall or a tail", rows)
+        return Verdict("adopt", f"{speed}: 95% lower bound clears {need} ({above} of {count} {units} above, "
                                 f"{stats.needed} needed)" + ("; guards hold" if rows else ""), rows)
-    return Verdict("inconclusive", f"{speed}: 95% bounds straddle {need} ({above} above, {below} below; "
-                                   f"{stats.needed} on one side needed)", rows)
+    return Verdict("inconclusive", f"{speed}: 95% bounds straddle {need} ({above} above, {below} below of {count} "
+                                   f"{units}; {stats.needed} on one side needed)", rows)
+
+
+def one_arm_first(stats: PairedStats) -> str | None:
+    """The arm that ran first in every pair, where the bench said so in at least MIN_ORDERED pairs; else None."""
+    if stats.ordered >= MIN_ORDERED and stats.baseline_first in (0, stats.ordered):
+        return "baseline" if stats.baseline_first else "candidate"
+    return None
 
 
 def more_pairs(stats: PairedStats, rule: Rule, so_far: int) -> int:
@@ -152,7 +176,7 @@ def _speed(stats: PairedStats) -> str:
     text = f"{stats.metric} {_x(stats.estimate)}"
     if stats.ci_low is not None:
         text += f" [{_x(stats.ci_low)}, {_x(stats.ci_high)}]"
-    text += f" n={stats.n}"
+    text += f" n={stats.n}" + (f" in {count_text(stats.launches, 'launch')}" if stats.replicate == "launch" else "")
     if stats.p_value is not None:
         text += f" p={stats.p_value:.2g}"
     return text + _dropped(stats)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from optseq.state.errors import InputError
 from optseq.state.runs.measured_on import stack_env
-from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, Resume, launch, replay
+from optseq.state.runners.interface import store_tag
+from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, Resume, launch, launch_token, replay
 from optseq.state.runs.run_record import finish
 from optseq.state.store.records import utc_now
 
@@ -38,6 +39,25 @@ class RunControl:
             self._launcher = launcher
             if self.cancelled:
                 launcher.cancel()
+
+
+def _check_decidable(lever) -> None:
+    """A rule whose launch budget no look can decide with is refused before anything runs or is stored."""
+    from optseq.state.runs.launches import launch_plan
+    from optseq.state.runs.passes import replicate_of, sequential_floor
+
+    rule = lever.rule
+    if rule is None or rule.choose or lever.kind in ("experiment", "decision") or replicate_of(lever) != "launch":
+        return
+    plan = launch_plan(rule)
+    if not plan.decidable:
+        floor = sequential_floor()
+        raise InputError(f"{lever.id}: its rule allows {plan.budget} launch{'es' * (plan.budget != 1)} "
+                         f"(max_repeats = {rule.max_repeats}"
+                         + (f", max_launches = {rule.max_launches}" if rule.max_launches else "")
+                         + f"), too few for any decision: the test counts launches and needs {floor} on one side "
+                           f"at one look; raise max_repeats{' and max_launches' if rule.max_launches else ''} "
+                           f"to at least {floor}")
 
 
 @dataclass
@@ -72,6 +92,7 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     """
     control = control or RunControl()
     lever = seq.lever(lever_id)
+    _check_decidable(lever)
     from optseq.state.runners.interface import RunnerError
 
     try:
@@ -122,10 +143,13 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
     elif rule is not None and lever.kind != "decision":
         from optseq.state.runs.passes import ABPasses
 
-        passes = ABPasses(rule)
-        tally.book = passes.book
+        # a command-pair lever runs every arm as its own process: its pairs are independent draws; a bench
+        # measures its pairs inside one process, which gives them all that launch's speed
+        passes = ABPasses(rule, replicate="pair" if lever.arms is not None else "launch")
+        tally.book, tally.replicate, tally.budget = passes.book, passes.replicate, passes.budget
     note = go.on_log
-    requested = rule.repeats if rule else None
+    requested = passes.requested if passes is not None else (rule.repeats if rule else None)
+    tag, begun = store_tag(seq.store.path.parent), seq.store.get("runs", run_id).get("started", "")
     started = time.monotonic() - (go.resume.elapsed_s if go.resume else 0.0)
     if go.resume:
         tally.samples_file.unlink(missing_ok=True)  # rebuilt from the passes' logs as they are read back
@@ -133,16 +157,25 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
     while True:
         pass_no += 1
         remaining = lever.timeout_s - (time.monotonic() - started)
-        if go.resume and pass_no < go.resume.attach_pass:
-            outcome = replay(run_dir, pass_no, Pass(seq, lever, run_id, pass_no, requested, tally, go))
+        one = Pass(seq, lever, run_id, pass_no, requested, tally, go, token=launch_token(tag, run_id, begun, pass_no))
+        replayed = bool(go.resume and pass_no < go.resume.attach_pass)
+        if replayed:
+            outcome = replay(run_dir, pass_no, one)
         else:
-            outcome = launch(seq, lever, run_id, run_dir, pass_no, requested, infra, tally, remaining, go)
+            outcome = launch(one, run_dir, infra, remaining)
         if outcome.status != "succeeded" or passes is None:
             break
         # an A/B pass is counted on its own; an experiment compares every block so far
-        samples = tally.pass_samples(pass_no) if tally.book is not None else tally.samples
-        step = passes.after_pass(samples, tally.qualities, elapsed_s=time.monotonic() - started,
-                                 timeout_s=lever.timeout_s, cancelled=go.control.cancelled)
+        if tally.book is not None:
+            step = passes.after_pass(tally.pass_samples(pass_no), tally.qualities,
+                                     elapsed_s=time.monotonic() - started, timeout_s=lever.timeout_s,
+                                     cancelled=go.control.cancelled, token=one.token,
+                                     # a pass read back from its log says nothing of what a launch costs
+                                     duration_s=None if replayed else outcome.duration_s,
+                                     pair_s=None if replayed else one.pair_s())
+        else:
+            step = passes.after_pass(tally.samples, tally.qualities, elapsed_s=time.monotonic() - started,
+                                     timeout_s=lever.timeout_s, cancelled=go.control.cancelled)
         tally.passes.append(step.counts)
         for warning in step.warnings:
             tally.warnings.append(warning)

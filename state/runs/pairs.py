@@ -1,8 +1,11 @@
 """Pair accounting: which samples of a lever's passes make counted A/B pairs, and what the command got wrong.
 
 optseq asks each pass for a number of pairs and checks what came back before any statistics: a
-second sample for one arm and pair index, a metric whose direction flips, a non-positive value, or
-a pass that replays the numbers of an earlier one is reported in one line and never counted twice.
+second sample for one arm and pair index, a metric whose direction flips, or a non-positive value is
+reported in one line and never counted. A replay is caught by what the command was told, never by
+equal values (a bench that rounds its output repeats honest numbers): a sample carrying another
+launch's token (OPTSEQ_LAUNCH, echoed by the lever kit), or, for a command that echoes none, a whole
+pass that repeats an earlier one value for value.
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ class Pair:
     pair: int
     baseline: float
     candidate: float
+    baseline_first: bool | None = None
+    """Whether the baseline ran first in this pair, where the bench says so (the kit's `first`)."""
 
 
 @dataclass
@@ -37,6 +42,8 @@ class PassReport:
     troubles: dict[str, list[str]] = field(default_factory=dict)
     """kind -> one example per occurrence, in the order they came."""
     notes_after: list[str] = field(default_factory=list)
+    higher_is_better: bool | None = None
+    """The metric's direction as this pass's samples give it (a preview's, before the book keeps one)."""
 
     def trouble(self, kind: str, example: str) -> None:
         self.troubles.setdefault(kind, []).append(example)
@@ -55,14 +62,18 @@ class PassReport:
 
 
 MAX_EXAMPLES = 3
+MIN_REPLAY = 3
+"""Pairs a pass must repeat, value for value, to be taken for a replay: two can coincide in rounded output."""
 TROUBLES = {
     "malformed": "{n} malformed sample{s}",
     "direction": "{n} sample{s} with the other higher_is_better",
     "duplicate": "{n} repeated pair {ind}",
     "half": "{n} pair{s} with one arm only",
     "value": "{n} pair{s} with a value that is not positive and finite",
-    "replay": "{n} pair{s} repeating earlier numbers exactly, a replay (does the command vary its seed and honour "
-              "OPTSEQ_REPEATS?)",
+    "stale": "{n} sample{s} from another launch (its OPTSEQ_LAUNCH token is not this pass's), a replay of saved "
+             "output",
+    "replay": "a replay: the pass repeats an earlier one value for value (does the command vary its seed and "
+              "honour OPTSEQ_PASS?)",
 }
 """Each kind of trouble, as its warning line says it."""
 
@@ -80,13 +91,20 @@ class PairBook:
         self.dropped = 0
         """Samples of this metric not counted, over all passes."""
         self.reports: list[PassReport] = []
-        self._seen: dict[tuple[float, float], tuple[Any, int]] = {}
+        self._passes: list[tuple[Any, tuple[tuple[float, float], ...]]] = []
+        """Each counted pass's values in pair order, to tell a replayed pass from honest repeats."""
 
     def add_pass(self, pass_no: Any, samples: Iterable[Mapping[str, Any]], asked: int | None = None,
-                 commit: bool = True) -> PassReport:
-        """Count one pass's samples; with commit=False only report (a live preview of a pass under way)."""
+                 commit: bool = True, token: str | None = None) -> PassReport:
+        """Count one pass's samples; with commit=False only report (a live preview of a pass under way).
+
+        `token` is the pass's launch token (OPTSEQ_LAUNCH): a sample that carries another is not this
+        launch's. A command that echoes no token and gives back, pair for pair, the values of an earlier
+        pass (at least MIN_REPLAY pairs that vary) has replayed it: the pass counts nothing.
+        """
         report = PassReport(pass_no, asked)
         halves: dict[int, dict[str, float]] = {}
+        firsts: dict[int, bool] = {}
         order: list[int] = []
         direction = self.higher_is_better
         unit = self.unit
@@ -99,6 +117,10 @@ class PairBook:
             if metric != self.metric or arm not in (BASELINE, CANDIDATE):
                 continue
             mine += 1
+            launch = s.get("launch")
+            if token is not None and launch is not None and launch != token:
+                report.trouble("stale", f"{arm} pair {s.get('pair')!r} carries launch {str(launch)[:16]!r}")
+                continue
             value, pair, higher = s.get("value"), s.get("pair"), s.get("higher_is_better", True)
             if not _number(value) or not _index(pair) or not isinstance(higher, bool):
                 report.trouble("malformed", f"sample #{i}: value {value!r}, pair {pair!r}")
@@ -118,6 +140,8 @@ class PairBook:
             if not slot:
                 order.append(pair)
             slot[arm] = float(value)
+            if arm == BASELINE and isinstance(s.get("first"), bool):
+                firsts[pair] = s["first"]
         fresh: list[Pair] = []
         for pair in order:
             slot = halves[pair]
@@ -129,28 +153,42 @@ class PairBook:
             if not (base > 0 and cand > 0):
                 report.trouble("value", f"pair {pair}: baseline {base:g}, candidate {cand:g}")
                 continue
-            earlier = self._seen.get((base, cand))
-            if earlier is not None:
-                report.trouble("replay", f"pair {pair} = pass {earlier[0]} pair {earlier[1]}")
-                continue
-            fresh.append(Pair(pass_no, pair, base, cand))
-        report.counted, report.fresh = len(fresh), fresh
+            fresh.append(Pair(pass_no, pair, base, cand, firsts.get(pair)))
+        values = tuple((p.baseline, p.candidate) for p in sorted(fresh, key=lambda p: p.pair))
+        earlier = self._replayed(values)
+        if earlier is not None:
+            report.trouble("replay", f"pass {pass_no} = pass {earlier}, {len(values)} pairs")
+            fresh = []
+        report.counted, report.fresh, report.higher_is_better = len(fresh), fresh, direction
         if asked is not None and fresh and len(fresh) != asked:
             report.notes_after.append(f"asked for {asked} pair{'s' * (asked != 1)}, {len(fresh)} came back complete")
         if commit:
             self.higher_is_better, self.unit = direction, unit
             self.dropped += mine - 2 * len(fresh)
-            for p in fresh:
-                self._seen.setdefault((p.baseline, p.candidate), (pass_no, p.pair))
+            if fresh:
+                self._passes.append((pass_no, values))
             self.pairs.extend(fresh)
             if fresh:
                 self.looks.append(len(self.pairs))
             self.reports.append(report)
         return report
 
-    def ratios(self, extra: Iterable[Pair] = ()) -> list[float]:
-        """Per-pair ratios, oriented so that > 1 means the candidate is better."""
-        higher = self.higher_is_better is not False
+    def _replayed(self, values: tuple[tuple[float, float], ...]) -> Any:
+        """The earlier pass these values repeat (one a prefix of the other), or None. Values that do not vary
+        inside the pass are too coarse to tell a replay from a bench that rounds: never a replay."""
+        if len(values) < MIN_REPLAY or len(set(values)) < 2:
+            return None
+        for pass_no, before in self._passes:
+            k = min(len(before), len(values))
+            if k >= MIN_REPLAY and before[:k] == values[:k]:
+                return pass_no
+        return None
+
+    def ratios(self, extra: Iterable[Pair] = (), higher_is_better: bool | None = None) -> list[float]:
+        """Per-pair ratios, oriented so that > 1 means the candidate is better (by `higher_is_better` while the
+        book has no direction yet: a preview of the first pass)."""
+        known = self.higher_is_better if self.higher_is_better is not None else higher_is_better
+        higher = known is not False
         return [p.candidate / p.baseline if higher else p.baseline / p.candidate for p in [*self.pairs, *extra]]
 
     def nothing_counted(self, report: PassReport) -> str:

@@ -5,15 +5,18 @@ go through this one class, so the error rates the simulation measures are those 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from optseq.state.plan.model import Rule
+from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, split
 from optseq.state.runs.pairs import PairBook
 
 MAX_PASSES = 12
-"""A run launches its command at most this often: doubling from `repeats` reaches any budget well before."""
+"""A run over pairs launches its command at most this often: doubling from `repeats` reaches any budget well
+before. A run over launches stops at its launch budget."""
 
 
 @dataclass(frozen=True)
@@ -37,45 +40,170 @@ class Step:
     """Samples the statistics could not use (a one-line StatsError): the run stands, undecided."""
     note: str = ""
     """One line for the log: why it asks for more, or why it stops undecided."""
+    split: Any = None
+    """A/B over launches: the variance split and costs measured so far (launches.Split), once there is one."""
+
+
+def replicate_of(lever) -> str:
+    """What a lever's sign test counts: a command-pair lever runs every arm as its own process, so its pairs are
+    independent draws; a bench measures its pairs inside one process, which gives them all that launch's speed."""
+    return "pair" if getattr(lever, "arms", None) is not None else "launch"
+
+
+def first_request(lever) -> int | None:
+    """Pairs (or blocks) the first pass of a lever's run asks for; None without a rule."""
+    rule = lever.rule
+    if rule is None:
+        return None
+    if lever.kind == "experiment" or rule.choose:
+        return rule.repeats
+    return ABPasses(rule, replicate_of(lever)).requested
+
+
+def asks(lever) -> str:
+    """What a run of this lever asks for, in one phrase: `6 launches of up to 2 pairs before it can decide, ...`."""
+    rule = lever.rule
+    if rule is None:
+        return "one pass"
+    if rule.choose:
+        return f"{rule.repeats} blocks a pass, up to {rule.max_repeats}"
+    passes = ABPasses(rule, replicate_of(lever))
+    if passes.plan is None:
+        return f"{rule.repeats} pairs, up to {rule.max_repeats} if inconclusive; each arm run its own process"
+    plan = passes.plan
+    if not plan.decidable:
+        return (f"a budget of {plan.budget} launches, too few for any decision: raise max_repeats or max_launches "
+                f"to {sequential_floor()}")
+    return (f"{plan.first} launches of up to {passes.requested} pairs before it can decide, up to {plan.budget} "
+            f"launches and {rule.max_repeats} pairs if inconclusive")
+
+
+def sequential_floor() -> int:
+    """The fewest launches any budget can decide with (the sign test at one look, all of them on one side)."""
+    from optseq.state.runs.sequential import first_decidable
+
+    n = 1
+    while first_decidable(n) > n:
+        n += 1
+    return n
 
 
 class ABPasses:
-    """One A/B run's passes: the pair book, the sequential statistics, the rule's verdict, the next request."""
+    """One A/B run's passes: the pair book, the sequential statistics, the rule's verdict, the next request.
 
-    def __init__(self, rule: Rule):
+    Each pass is one launch of the command. With replicate="launch" (a bench that measures its pairs inside
+    one process) the sign test counts launches, and each launch after the first PILOT_LAUNCHES asks for the
+    pairs Kalibera & Jones's optimum gives from the variance split and the costs measured so far; with "pair"
+    (every arm run its own process, as optseq runs command-pair levers) it counts pairs, and an undecided run
+    doubles its pairs up to the budget.
+    """
+
+    def __init__(self, rule: Rule, replicate: str = "launch"):
         self.rule = rule
+        self.replicate = replicate
         self.book = PairBook(rule.metric)
-        self.requested = rule.repeats
+        self.plan = launch_plan(rule) if replicate == "launch" else None
+        self.requested = rule.repeats if self.plan is None else max(1, min(self._most(), rule.max_repeats //
+                                                                          self.plan.first))
         """Pairs the coming pass is asked for."""
         self.passes = 0
+        self.timings: list[tuple[int, float | None, float | None]] = []
+        """Per pass: pairs counted, seconds in all, seconds a pair (None where unknown)."""
+        self.split: Split | None = None
+
+    @property
+    def budget(self) -> int:
+        return self.plan.budget if self.plan is not None else self.rule.max_repeats
 
     def after_pass(self, samples: Iterable[Mapping[str, Any]], qualities: Iterable[Mapping[str, Any]] = (), *,
-                   elapsed_s: float | None = None, timeout_s: float | None = None,
-                   cancelled: bool = False) -> Step:
-        """Count a finished pass's samples (tagged with its pass number) and decide what comes next."""
-        from optseq.state.runs.decide_rule import decide, more_pairs
+                   elapsed_s: float | None = None, timeout_s: float | None = None, cancelled: bool = False,
+                   token: str | None = None, duration_s: float | None = None, pair_s: float | None = None) -> Step:
+        """Count a finished pass's samples (tagged with its pass number) and decide what comes next.
+
+        `token` is the launch token the pass was given; `duration_s` and `pair_s` what its launch took in all
+        and per pair, for the allocation of the next launch's pairs.
+        """
+        from optseq.state.runs.decide_rule import decide, more_pairs, one_arm_first
         from optseq.state.runs.stats import summarise
 
         self.passes += 1
-        report = self.book.add_pass(self.passes, samples, self.requested)
+        report = self.book.add_pass(self.passes, samples, self.requested, token=token)
         base = {"counts": report.to_dict(), "warnings": tuple(report.notes())}
         if report.counted == 0:
             return Step(0, **base, failure=self.book.nothing_counted(report))
+        self.timings.append((report.counted, duration_s, pair_s))
         rule = self.rule
-        stats = summarise(self.book, budget=rule.max_repeats, threshold=rule.min_speedup)
+        stats = summarise(self.book, budget=self.budget, threshold=rule.min_speedup, replicate=self.replicate)
         verdict = decide(stats, rule, qualities)
-        if verdict.outcome != "inconclusive" or cancelled:
+        if self.plan is not None:
+            self.split = split(self._groups(), self.timings)
+            base["split"] = self.split
+        if verdict.outcome != "inconclusive" or cancelled or one_arm_first(stats):
             return Step(0, **base, stats=stats, verdict=verdict)
-        more = more_pairs(stats, rule, stats.n)
+        if self.plan is None:
+            more = more_pairs(stats, rule, stats.n)
+            done, unit = stats.n, "pair"
+        else:
+            more = self._next_launch(stats)
+            done, unit = stats.launches, "launch"
         if more <= 0:
-            return Step(0, **base, stats=stats, verdict=verdict)
-        why = _no_more(self.passes, report.asked, report.counted, stats.n, more, elapsed_s, timeout_s, "pair")
+            return Step(0, **base, stats=stats, verdict=self._settled(stats, verdict))
+        why = _no_more(self.passes, report.asked, report.counted, done, 1 if self.plan else more, elapsed_s,
+                       timeout_s, unit, max_passes=self.budget if self.plan else MAX_PASSES, asked_unit="pair")
         if why:
-            return Step(0, **base, stats=stats, verdict=replace(verdict, reason=f"{verdict.reason}; stopped: {why}"),
-                        note=f"inconclusive after {_count(stats.n, 'pair')}; not asking for more: {why}")
+            return Step(0, **base, stats=stats, verdict=self._settled(stats, verdict, why),
+                        note=f"inconclusive after {_so_far(stats)}; not asking for more: {why}")
         self.requested = more
-        return Step(more, **base, stats=stats, verdict=verdict,
-                    note=f"inconclusive after {_count(stats.n, 'pair')} ({verdict.reason}); asking for {more} more")
+        if self.plan is None:
+            note = f"inconclusive after {_so_far(stats)} ({verdict.reason}); asking for {more} more"
+        else:
+            chosen = self.split is not None and self.passes >= PILOT_LAUNCHES and not self.rule.pairs_per_launch
+            ask = self.split.text(more) if chosen else _count(more, "pair")
+            if stats.launches < self.plan.first:
+                so_far = (f"launch {stats.launches} of the {self.plan.first} a first look needs "
+                          f"({stats.estimate:.3f}× so far)")
+            else:
+                so_far = f"inconclusive after {_so_far(stats)} ({verdict.reason})"
+            note = f"{so_far}; next launch: {ask}"
+        return Step(more, **base, stats=stats, verdict=verdict, note=note)
+
+    def _groups(self) -> list[list[float]]:
+        """Each launch's pairs as log ratios."""
+        groups: dict[Any, list[float]] = {}
+        for pair, ratio in zip(self.book.pairs, self.book.ratios()):
+            groups.setdefault(pair.run, []).append(math.log(ratio))
+        return list(groups.values())
+
+    def _next_launch(self, stats) -> int:
+        """Pairs for the next launch; 0 once the launch or pair budget is spent or the bounds decide."""
+        rule, plan = self.rule, self.plan
+        left = rule.max_repeats - stats.n
+        if stats.launches >= plan.budget or left <= 0:
+            return 0
+        if stats.ci_low is not None and (stats.ci_low > rule.min_speedup or stats.ci_high < rule.min_speedup):
+            return 0  # a guard, not the statistics, holds it back: more launches do not cure that
+        # before the first look every launch it needs must still fit in the pair budget
+        cap = min(self._most(), left // max(plan.first - stats.launches, 1), left)
+        if cap < 1:
+            return 0
+        if rule.pairs_per_launch or self.passes < PILOT_LAUNCHES:
+            return cap
+        return pairs_per_launch(self.split, cap)
+
+    def _most(self) -> int:
+        """Pairs a launch asks for at most: the rule's own launch size where it sets one, else `repeats`."""
+        return self.rule.pairs_per_launch or self.rule.repeats
+
+    def _settled(self, stats, verdict, why: str = ""):
+        """The verdict of a run that stops undecided, with what would likely settle it."""
+        reason = verdict.reason + (f"; stopped: {why}" if why else "")
+        straddles = stats.ci_low is None or stats.ci_low <= self.rule.min_speedup <= stats.ci_high
+        if self.plan is not None and stats.above is not None and verdict.outcome == "inconclusive" and straddles:
+            extra = settle(stats.above, stats.below)
+            reason += (f"; about {extra} more launch{'es' * (extra != 1)} would likely settle it at the effect "
+                       f"measured so far" if extra is not None else
+                       "; the launches fall about evenly around the threshold: more would not likely settle it")
+        return replace(verdict, reason=reason)
 
 
 class BlockPasses:
@@ -125,13 +253,14 @@ class BlockPasses:
 
 
 def _no_more(passes: int, asked: int | None, counted: int, done: int, more: int, elapsed_s, timeout_s,
-             unit: str) -> str | None:
-    """Why an undecided run should not launch another pass, or None."""
-    if passes >= MAX_PASSES:
-        return f"{MAX_PASSES} passes"
+             unit: str, max_passes: int = MAX_PASSES, asked_unit: str | None = None) -> str | None:
+    """Why an undecided run should not launch another pass, or None. `done` and `more` count `unit`s (pairs,
+    blocks or launches); `asked` and `counted`, this pass's `asked_unit`s (the same unless told)."""
+    if passes >= max_passes:
+        return f"{max_passes} passes"
     if asked and counted * 2 < asked:
         # a command that brings a fraction of what it is asked for will do so again
-        return f"asked for {_count(asked, unit)}, {counted} counted"
+        return f"asked for {_count(asked, asked_unit or unit)}, {counted} counted"
     if elapsed_s is not None and timeout_s is not None and elapsed_s / done * (done + more) > timeout_s:
         return (f"{_count(more, unit)} more would not fit in timeout_s = {timeout_s:g} s at "
                 f"{elapsed_s / done:.3g} s a {unit}")
@@ -139,4 +268,9 @@ def _no_more(passes: int, asked: int | None, counted: int, done: int, more: int,
 
 
 def _count(n: int, unit: str) -> str:
-    return f"{n} {unit}{'s' * (n != 1)}"
+    return f"{n} {unit}{'es' if unit == 'launch' and n != 1 else 's' * (n != 1)}"
+
+
+def _so_far(stats) -> str:
+    pairs = _count(stats.n, "pair")
+    return f"{_count(stats.launches, 'launch')} ({pairs})" if stats.replicate == "launch" else pairs

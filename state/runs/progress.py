@@ -14,7 +14,7 @@ from dataclasses import dataclass
 @dataclass
 class RunProgress:
     repeats: int | None = None
-    """What the rule asks of pass 1 (`repeats`); a pass 1 total equal to it means the command counts pairs."""
+    """What the run asks of pass 1; a pass 1 total equal to it means the command counts pairs."""
     budget: int | None = None
     """The rule's `max_repeats`: the most pairs all passes together may ask."""
     pass_no: int = 1
@@ -35,12 +35,19 @@ class RunProgress:
     blocks: bool = False
     """An experiment's rule: its repeats are blocks of every config, and its passes ask whole blocks."""
 
+    launches: bool = False
+    """An A/B run over launches: each pass is one, and the text names it so."""
+
     @classmethod
-    def of(cls, rule) -> "RunProgress":
+    def of(cls, lever) -> "RunProgress":
+        from optseq.state.runs.passes import first_request, replicate_of
+
+        rule = getattr(lever, "rule", None)
         if rule is None:
             return cls()
-        return cls(repeats=getattr(rule, "repeats", None), budget=getattr(rule, "max_repeats", None),
-                   blocks=bool(getattr(rule, "choose", None)))
+        blocks = bool(getattr(rule, "choose", None))
+        return cls(repeats=first_request(lever), budget=getattr(rule, "max_repeats", None), blocks=blocks,
+                   launches=not blocks and replicate_of(lever) == "launch")
 
     def sample(self, event: dict) -> None:
         """A sample: lever_run tags it with its pass (`run`), which is how a new pass is seen first."""
@@ -90,7 +97,7 @@ class RunProgress:
         if not self.total:
             return ""
         unit = " pairs" if self.in_pairs else " blocks" if self.blocks and self.per_repeat == 1 else ""
-        passes = f" · pass {self.pass_no}" if self.pass_no > 1 else ""
+        passes = f" · {'launch' if self.launches else 'pass'} {self.pass_no}" if self.pass_no > 1 else ""
         return f"{self.done:g}/{self.total:g}{unit}{passes}"
 
 

@@ -1,6 +1,7 @@
 """One pass of a lever run: launched, or read back from its log after a re-attach, its events kept as they come."""
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 import time
@@ -72,6 +73,10 @@ class Collected:
     """Per pass: pairs asked for, pairs counted, warnings."""
     book: Any = None
     """The PairBook of an A/B lever's rule metric."""
+    replicate: str = "pair"
+    """What its sign test counts (ABPasses.replicate)."""
+    budget: int | None = None
+    """The unit budget its looks are spent over (ABPasses.budget)."""
     live_n: int = 0
     """Pairs the last live estimate was shown for."""
 
@@ -90,12 +95,18 @@ class Pass:
     requested: int | None
     collected: "Collected"
     go: Go
+    token: str | None = None
+    """This launch's token (OPTSEQ_LAUNCH): a sample echoing another one was not measured by this launch."""
+    metric_times: list = field(default_factory=list)
+    """When each sample of the rule's metric arrived (monotonic): what a pair costs."""
 
     def event(self, ev: dict) -> None:
         kind, collected = ev.get("event"), self.collected
         # the runner's outcome collects everything else, and is folded in once the pass ends
         if kind == "sample":
             ev = dict(ev, run=self.pass_no)
+            if collected.book is not None and ev.get("metric") == collected.book.metric:
+                self.metric_times.append(time.monotonic())
             collected.samples.append(ev)
             with open(collected.samples_file, "a", encoding="utf-8") as f:
                 f.write(json.dumps(ev) + "\n")
@@ -103,7 +114,7 @@ class Pass:
         if on_event:
             on_event(ev)
             if kind == "sample" and collected.book is not None and ev.get("metric") == collected.book.metric:
-                estimate = _running_estimate(collected, self.lever.rule, self.pass_no, self.requested)
+                estimate = _running_estimate(collected, self.lever.rule, self.pass_no, self.requested, self.token)
                 if estimate:
                     on_event(estimate)
 
@@ -111,6 +122,13 @@ class Pass:
         # what finds the run again: a pid and process group here, a Ray submission id on a cluster
         with self.seq.lock, self.seq.writing():
             self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no})
+
+    def pair_s(self) -> float | None:
+        """Seconds a pair took in this launch, from the first sample of the metric to the last; None below two."""
+        pairs = len(self.metric_times) // 2
+        if pairs < 2:
+            return None
+        return (self.metric_times[-1] - self.metric_times[0]) / (pairs - 1)
 
     def fold(self, outcome: RunOutcome) -> RunOutcome:
         collected = self.collected
@@ -121,10 +139,19 @@ class Pass:
         return outcome
 
 
-def launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collected: Collected,
-           remaining_s: float, go: Go) -> RunOutcome:
+def launch_token(tag: str, run_id: int, started: str, pass_no: int) -> str:
+    """The token a pass's launch is given and the lever kit echoes in every sample: another pass's output,
+    replayed, carries another token. Derived, not stored, so a re-attached run checks its passes read back."""
+    return hashlib.sha256(f"{tag}:{run_id}:{started}:{pass_no}".encode()).hexdigest()[:16]
+
+
+def launch(one: "Pass", run_dir: Path, infra, remaining_s: float) -> RunOutcome:
+    seq, lever, run_id, pass_no, go = one.seq, one.lever, one.run_id, one.pass_no, one.go
+    requested = one.requested
     env = {"OPTSEQ_RUN_ID": str(run_id), "OPTSEQ_INFRA": json.dumps(infra),
            "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts"), "OPTSEQ_PASS": str(pass_no)}
+    if one.token:
+        env["OPTSEQ_LAUNCH"] = one.token
     if go.arms is not None:
         env["OPTSEQ_ARMS"] = json.dumps(go.arms)
     if requested:
@@ -135,7 +162,6 @@ def launch(seq, lever, run_id, run_dir: Path, pass_no, requested, infra, collect
     launcher = go.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
                                 tag=store_tag(seq.store.path.parent), **attach)
     go.control.attach(launcher)
-    one = Pass(seq, lever, run_id, pass_no, requested, collected, go)
     return one.fold(launcher.run(on_event=one.event, on_log=go.on_log, on_start=one.started))
 
 
@@ -160,22 +186,26 @@ LIVE_BOUNDS_UP_TO = 100
 """Pairs up to which the live estimate recomputes its bounds at every pair; beyond, every 25th pair."""
 
 
-def _running_estimate(collected: Collected, rule, pass_no: int, requested) -> dict | None:
+def _running_estimate(collected: Collected, rule, pass_no: int, requested, token=None) -> dict | None:
     """The estimate so far, with the same sequential bounds a look at this point would have, for live displays.
 
     Only a newly completed pair moves it; the pair accounting of the pass under way is previewed, not kept.
     """
     from optseq.state.runs.stats import summarise
 
-    preview = collected.book.add_pass(pass_no, collected.pass_samples(pass_no), requested, commit=False)
+    preview = collected.book.add_pass(pass_no, collected.pass_samples(pass_no), requested, commit=False,
+                                      token=token)
     n = len(collected.book.pairs) + len(preview.fresh)
     if not preview.fresh or n == collected.live_n:
         return None
     collected.live_n = n
-    ratios = collected.book.ratios(preview.fresh)
+    ratios = collected.book.ratios(preview.fresh, preview.higher_is_better)
     estimate = {"event": "estimate", "estimate": statistics.median(ratios), "n": n, "metric": rule.metric,
                 "ci_low": None, "ci_high": None}
     if n <= LIVE_BOUNDS_UP_TO or n % 25 == 0:
-        stats = summarise(collected.book, budget=rule.max_repeats, threshold=rule.min_speedup, extra=preview.fresh)
-        estimate["ci_low"], estimate["ci_high"] = stats.ci_low, stats.ci_high
+        # the pass under way counts as one more look, its launch as one more unit
+        stats = summarise(collected.book, budget=collected.budget, threshold=rule.min_speedup, extra=preview.fresh,
+                          replicate=collected.replicate, higher_is_better=preview.higher_is_better)
+        estimate.update(estimate=stats.estimate, ci_low=stats.ci_low, ci_high=stats.ci_high,
+                        launches=stats.launches if stats.replicate == "launch" else None)
     return estimate

@@ -49,6 +49,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         elif status == "succeeded" and rule is not None and lever.kind != "decision":
             stats, verdict = step.stats, step.verdict
             summary = {"stats": stats.to_dict(), "verdict": verdict.to_dict(), "rule": _rule_text(rule)}
+            if step.split is not None:
+                summary["split"] = step.split.to_dict()
             verdict_name = verdict.outcome
             decision = verdict.outcome if verdict.outcome in ("adopt", "reject") else None
             message = f"{lever.id}: {verdict.outcome} — {verdict.reason}"

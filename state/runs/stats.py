@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -14,6 +15,13 @@ CONFIDENCE = 0.95
 MIN_PAIRS = 3
 """Below this many values a CI or a p-value says nothing; both stay None."""
 BASELINE, CANDIDATE = "baseline", "candidate"
+UNITS = {"launch": "launches", "pair": "pairs"}
+"""What the sign test counts, in the plural its texts use."""
+
+
+def count_text(n: int, replicate: str) -> str:
+    """`1 launch`, `6 launches`, `1 pair`: a count of the sign test's units."""
+    return f"{n} {replicate if n == 1 else UNITS[replicate]}"
 
 
 class StatsError(ValueError):
@@ -28,11 +36,11 @@ class PairedStats:
     n: int
     """Complete pairs counted (optseq.state.runs.pairs decides which count)."""
     estimate: float | None
-    """Median of the per-pair ratios; None without pairs."""
+    """Median of the units' ratios (a launch's: the median of its pairs'); None without pairs."""
     ci_low: float | None
     ci_high: float | None
     """Sequential 95% bounds of the median ratio, one per side, valid over every look (optseq.state.runs.sequential);
-    None while too few pairs can decide anything."""
+    None while too few units can decide anything."""
     p_value: float | None
     """One-sided sequential p-value against the threshold, in the direction of the estimate; None without one."""
     higher_is_better: bool
@@ -42,21 +50,35 @@ class PairedStats:
     dropped: int = 0
     """Samples of this metric not counted: halves without a partner, duplicates, replays, bad values."""
     looks: tuple[int, ...] = ()
-    """Cumulative pairs at each look (one per pass that added pairs)."""
+    """Cumulative units at each look (one per pass that added pairs)."""
     needed: int | None = None
-    """Pairs that must lie on one side of the threshold at this look to decide; None without pairs."""
+    """Units that must lie on one side of the threshold at this look to decide; None without pairs."""
     budget: int | None = None
-    """The pair budget the looks are spent over (the rule's max_repeats)."""
+    """The unit budget the looks are spent over (the rule's launch budget, or max_repeats for pairs)."""
     above: int | None = None
     below: int | None = None
-    """Pairs above and below the threshold, when one was given."""
+    """Units above and below the threshold, when one was given."""
+    replicate: str = "pair"
+    """What the sign test counts: "launch" (a launch of the command, its pairs summarised by their median) or
+    "pair" (every arm run its own process, so pairs are independent draws)."""
+    units: tuple[float, ...] = ()
+    """Per-unit ratios in the order they came: launch medians, or the pairs' own."""
+    launches: int = 0
+    """Launches that brought counted pairs."""
+    mean_ratio: float | None = None
+    """Total (mean) time of the baseline over the candidate's, oriented like the ratios: what a tail moves."""
+    ordered: int = 0
+    baseline_first: int = 0
+    """Pairs whose bench said which arm ran first, and in how many of them it was the baseline."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "estimate": self.estimate, "ci_low": self.ci_low,
                 "ci_high": self.ci_high, "p_value": self.p_value, "higher_is_better": self.higher_is_better,
                 "ratios": list(self.ratios), "unit": self.unit, "dropped": self.dropped, "looks": list(self.looks),
                 "needed": self.needed, "budget": self.budget, "above": self.above, "below": self.below,
-                "method": "sequential sign test"}
+                "replicate": self.replicate, "units": list(self.units), "launches": self.launches,
+                "mean_ratio": self.mean_ratio, "ordered": self.ordered, "baseline_first": self.baseline_first,
+                "method": f"sequential sign test over {UNITS[self.replicate]}"}
 
 
 @dataclass(frozen=True)
@@ -110,29 +132,56 @@ def paired(samples: Iterable[Mapping[str, Any]], metric: str, *, budget: int | N
 
 
 def summarise(counted, *, budget: int | None = None, threshold: float | None = None,
-              extra: Iterable = ()) -> PairedStats:
-    """PairedStats of a PairBook; `extra` pairs of a pass under way count as one more look (live display)."""
+              extra: Iterable = (), replicate: str = "pair", higher_is_better: bool | None = None) -> PairedStats:
+    """PairedStats of a PairBook; `extra` pairs of a pass under way count as one more look (live display).
+
+    With replicate="launch" the sign test counts launches (passes), each the median of its pairs' ratios,
+    and `budget` is the launch budget; with "pair" it counts pairs, `budget` the pair budget.
+    `higher_is_better` orients the ratios while the book knows no direction yet (a first pass under way).
+    """
     from optseq.state.runs import sequential
 
     extra = list(extra)
-    ratios = counted.ratios(extra)
-    higher = counted.higher_is_better is not False
-    looks = tuple(counted.looks) + ((len(ratios),) if extra else ())
+    pairs = [*counted.pairs, *extra]
+    ratios = counted.ratios(extra, higher_is_better)
+    known = counted.higher_is_better if counted.higher_is_better is not None else higher_is_better
+    higher = known is not False
     n = len(ratios)
     if n == 0:
-        return PairedStats(counted.metric, 0, None, None, None, None, higher, (), counted.unit, counted.dropped)
-    import numpy as np
-
-    plan = sequential.design(looks, budget or looks[-1])
-    low, high = sequential.bounds(ratios, plan)
+        return PairedStats(counted.metric, 0, None, None, None, None, higher, (), counted.unit, counted.dropped,
+                           replicate=replicate)
+    groups: dict[Any, list[float]] = {}
+    for pair, ratio in zip(pairs, ratios):
+        groups.setdefault(pair.run, []).append(ratio)
+    if replicate == "launch":
+        units = [statistics.median(g) for g in groups.values()]
+        looks = tuple(range(1, len(units) + 1))
+    else:
+        units = ratios
+        looks = tuple(counted.looks) + ((n,) if extra else ())
+    plan = sequential.design(looks, max(budget or looks[-1], looks[-1]))
+    low, high = sequential.bounds(units, plan)
+    estimate = float(statistics.median(units))  # numpy's costs more than the whole test on a run's few values
     above = below = p_value = None
     if threshold is not None:
-        above = sum(r > threshold for r in ratios)
-        below = sum(r < threshold for r in ratios)
-        p_value = plan.p_value(above if float(np.median(ratios)) >= threshold else below)
-    return PairedStats(counted.metric, n, float(np.median(ratios)), low, high, p_value, higher,
+        above = sum(r > threshold for r in units)
+        below = sum(r < threshold for r in units)
+        p_value = plan.p_value(above if estimate >= threshold else below)
+    return PairedStats(counted.metric, n, estimate, low, high, p_value, higher,
                        tuple(float(r) for r in ratios), counted.unit, counted.dropped, looks,
-                       plan.needed[-1], plan.budget, above, below)
+                       plan.needed[-1], plan.budget, above, below, replicate, tuple(float(u) for u in units),
+                       len(groups), total_ratio(pairs, higher), sum(p.baseline_first is not None for p in pairs),
+                       sum(p.baseline_first is True for p in pairs))
+
+
+def total_ratio(pairs, higher_is_better: bool) -> float:
+    """The baseline's total time over the candidate's, pooled over every pair: a rate's time is its inverse.
+
+    The median ignores a stall that hits one arm now and then (a GC pause, a recompile); the total does not.
+    """
+    if higher_is_better:
+        return sum(1 / p.baseline for p in pairs) / sum(1 / p.candidate for p in pairs)
+    return sum(p.baseline for p in pairs) / sum(p.candidate for p in pairs)
 
 
 def arms(samples: Iterable[Mapping[str, Any]], rule=None) -> ArmsTable:

@@ -121,9 +121,13 @@ def test_main_screen_shows_the_seed_plan(db):
             flux = next(line for line in detail.splitlines() if line.strip().startswith("Flux"))
             assert "pending" not in flux and "FAIL as a whole" in flux
             await select_lever(pilot, "model_size")
-            assert "rule: min:exploitability, 3-12 blocks, margin 5%\n" in app.main.query_one("#detail-view").plain
+            assert "rule: min:exploitability, 3 blocks a pass, up to 12, margin 5%\n" in \
+                app.main.query_one("#detail-view").plain
             await select_lever(pilot, "tensorrt")
             detail = app.main.query_one("#detail-view").plain
+            # an A/B bench counts launches: repeats = 7, max_repeats = 21 asks min(7, 21 // 6) = 3 pairs a launch
+            assert ("rule: infer_samples_per_s ≥ 1.2×, 6 launches of up to 3 pairs before it can decide, up to 18 "
+                    "launches and 21 pairs if inconclusive\n") in detail
             assert "why blocked" in detail and "fact eval_dense is not set true" in detail
             await pilot.press("2")
             graph = app.main.query_one("#graph-view")
@@ -413,7 +417,8 @@ def test_run_selected_streams_then_decides(tmp_path, db):
             log = panel.query_one("#run-log")
             assert "tiny lever log line 0" in log.lines and any(l.startswith("[env] device=tiny-device")
                                                                  for l in log.lines)
-            assert str(panel.query_one("#run-samples").render()).startswith("samples: 12 (6 pairs)")
+            # 6 launches (the fewest that can decide) of 2 pairs each (max_repeats 12 // 6)
+            assert str(panel.query_one("#run-samples").render()).startswith("samples: 24 (12 pairs)")
             assert "items_per_s 1.5" in str(panel.query_one("#run-estimate").render())
             assert panel.query_one("#run-progress").percentage == 1.0
             assert cell(app, "fast", "state") == "adopted"
@@ -423,6 +428,12 @@ def test_run_selected_streams_then_decides(tmp_path, db):
         status, history = stored(plan, db)
         assert view(status, "fast")["state"] == "adopted"
         assert [r["status"] for r in history["runs"]] == ["succeeded"]
+        (record,) = history["runs"]
+        stats = record["summary"]["stats"]
+        # the sign test counted launches, each the median of its pairs: all 6 above 1.2×, p = 1/64
+        assert (stats["replicate"], stats["launches"], stats["n"], len(stats["units"])) == ("launch", 6, 12, 6)
+        assert stats["p_value"] == pytest.approx(1 / 64)
+        assert record["passes"] == 6 and [c["asked"] for c in record["pass_counts"]] == [2] * 6
 
     run(go())
 
@@ -536,8 +547,16 @@ VOLATILE = {"id", "seq", "at", "started", "ended", "pid", "child_pid", "pgid", "
 """Fields that differ between any two runs: record ids, times, process ids and per-store paths."""
 
 
+MEASURED_COSTS = {"launch_s", "pair_s"}
+"""A run's variance split records what its launches and pairs took in seconds: times, which differ too."""
+
+
 def _comparable(record: dict) -> dict:
-    return {key: value for key, value in record.items() if key not in VOLATILE}
+    kept = {key: value for key, value in record.items() if key not in VOLATILE}
+    split = (kept.get("summary") or {}).get("split") if isinstance(kept.get("summary"), dict) else None
+    if isinstance(split, dict):
+        kept["summary"] = {**kept["summary"], "split": {k: v for k, v in split.items() if k not in MEASURED_COSTS}}
+    return kept
 
 
 def test_tui_and_headless_runs_leave_identical_records(tmp_path):

@@ -39,8 +39,10 @@ rule = { metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 1
     return path
 
 
-def run_parallel(tmp_path: Path, path: Path, extra_env: dict | None = None) -> tuple[dict, list[int]]:
-    """Both levers are held after their first pair until both have reached it: they ran at the same time."""
+def run_parallel(tmp_path: Path, path: Path, extra_env: dict | None = None,
+                 said: list[str] | None = None) -> tuple[dict, list[int]]:
+    """Both levers are held after their first pair until both have reached it: they ran at the same time.
+    `said` gets optseq's stderr lines."""
     hold = tmp_path / "go"
     env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db"), "TINY_LEVER_HOLD": str(hold),
            **(extra_env or {})}
@@ -54,13 +56,20 @@ def run_parallel(tmp_path: Path, path: Path, extra_env: dict | None = None) -> t
     hold.touch()  # both are mid-run now; let them finish
     out, err = proc.communicate(timeout=CEILING_S * 2)
     assert proc.returncode == 0, err[-3000:]
+    if said is not None:
+        said.extend(err.splitlines())
     return json.loads(out), [json.loads(line)["pair"] for log in logs for line in log.read_text().splitlines()
                              if line.startswith('{"event": "sample"')][:1]
 
 
 def test_two_ready_levers_run_at_once_and_the_lever_they_open_follows(tmp_path):
-    out, _ = run_parallel(tmp_path, plan(tmp_path))
+    said: list[str] = []
+    out, _ = run_parallel(tmp_path, plan(tmp_path), said=said)
     runs = {r["lever"]: r for r in out["runs"]}
+    # a line per progress event, each run's count cumulative over its pair budget and naming its launch:
+    # 2 pairs a launch (max_repeats 12 // the 6 launches a decision needs)
+    for lever in ("left", "right", "after"):
+        assert f"{lever}: 2/12 pairs pair 2" in said and f"{lever}: 3/12 pairs · launch 2 pair 1" in said, said
     assert set(runs) == {"left", "right", "after"}
     assert all(r["status"] == "succeeded" and r["decision"] == "adopt" for r in runs.values())
     # after waited for both decisions, and ran on the stack both left

@@ -19,7 +19,8 @@ from tests.console.test_app import (SIZE, TINY_LEVER, _steady_env, run, select_l
 
 
 def edge_plan(tmp_path: Path, *args: str) -> Path:
-    """One lever whose 1.205× straddles its 1.2× threshold: pass 1's 4 pairs cannot decide, so it asks more."""
+    """One lever whose 1.205× sits just above its 1.2× threshold. Its launch is the unit: no run decides before
+    6 launches, so pass 1 asks more; `repeats = 4, max_repeats = 12` asks min(4, 12 // 6) = 2 pairs a launch."""
     argv = json.dumps(["python", str(TINY_LEVER), "--ratio", "1.205", "--log-lines", "0", *args])
     path = tmp_path / "edge.toml"
     path.write_text(f"""[plan]
@@ -49,7 +50,7 @@ def texts(app) -> tuple[str, str]:
 def test_bar_counts_on_across_passes_against_the_whole_budget(tmp_path, db, monkeypatch):
     release = tmp_path / "release"
     monkeypatch.setenv("TINY_LEVER_HOLD", str(release))
-    monkeypatch.setenv("TINY_LEVER_HOLD_PASS", "2")  # pass 1 runs through; pass 2 stops after each pair
+    monkeypatch.setenv("TINY_LEVER_HOLD_PASS", "2")  # launch 1 runs through; launch 2 stops after each pair
 
     async def go():
         app = make_app(edge_plan(tmp_path), db)
@@ -58,14 +59,15 @@ def test_bar_counts_on_across_passes_against_the_whole_budget(tmp_path, db, monk
             bar = app.main.panel.query_one("#run-progress")
             seen: list[float] = []
 
-            def in_pass_2() -> bool:
+            def in_launch_2() -> bool:
                 seen.append(bar.progress)
-                return "pass 2" in texts(app)[1]
+                return "launch 2" in texts(app)[1]
 
-            await until(pilot, in_pass_2, what="pass 2 under way")
-            # pass 2's first pair is the 5th of the run, against the rule's 12: not 1 of a fresh pass
-            assert (bar.progress, bar.total) == (5, 12)
-            assert texts(app)[1].startswith(" 5/12 pairs · pass 2")
+            await until(pilot, in_launch_2, what="launch 2 under way")
+            # launch 1 measured 2 pairs; launch 2's first pair is the 3rd of the run, against the rule's pair
+            # budget of 12: not 1 of a fresh pass
+            assert (bar.progress, bar.total) == (3, 12)
+            assert texts(app)[1].startswith(" 3/12 pairs · launch 2")
             assert texts(app)[0] == "edge: running"
             release.touch()
             await until(pilot, lambda: not app.main.panel.running, what="the run to end")
@@ -91,17 +93,55 @@ def test_run_progress_is_cumulative_and_never_goes_back():
     assert (other.done, other.total, other.text()) == (50, 200, "50/200")
 
 
+def lever_spec(rule, kind: str = "speedup", **fields):
+    """A plan's Lever around `rule`: what RunProgress.of and the headless Progress read (.rule, .kind, .arms)."""
+    from optseq.state.plan.model import Lever
+
+    return Lever(id="x", title="X", kind=kind, index=0, rule=rule, **fields)
+
+
+def test_a_launch_runs_progress_names_its_launches_and_counts_over_the_pair_budget():
+    from optseq.state.plan.model import Rule
+
+    # repeats = 6, max_repeats = 12: 6 launches before any decision, so each first launch asks 12 // 6 = 2 pairs
+    counted = RunProgress.of(lever_spec(Rule(metric="items_per_s", min_speedup=1.2, repeats=6, max_repeats=12)))
+    assert (counted.repeats, counted.budget, counted.launches) == (2, 12, True)
+    for done in range(1, 3):
+        counted.sample({"run": 1})
+        counted.progress(done, 2)
+        assert counted.text() == f"{done}/12 pairs"
+    counted.sample({"run": 2})
+    counted.progress(1, 2)
+    assert (counted.done, counted.total, counted.text()) == (3, 12, "3/12 pairs · launch 2")
+
+
+def test_a_command_pair_levers_progress_still_counts_passes_of_pairs():
+    from optseq.state.plan.model import Arms, Rule, Source
+
+    arms = Arms(baseline=("true",), candidate=("true",), metric="items_per_s", source=Source(kind="wall_time"))
+    counted = RunProgress.of(lever_spec(Rule(metric="items_per_s", min_speedup=1.2, repeats=6, max_repeats=12),
+                                        arms=arms))
+    assert (counted.repeats, counted.budget, counted.launches) == (6, 12, False)  # pass 1 asks `repeats` pairs
+    for done in range(1, 7):
+        counted.sample({"run": 1})
+        counted.progress(done, 6)
+    counted.sample({"run": 2})
+    counted.progress(1, 6)
+    assert counted.text() == "7/12 pairs · pass 2"
+
+
 def test_an_experiments_progress_runs_over_its_whole_block_budget():
     from optseq.state.plan.model import Rule
 
     # 3 blocks a pass, up to 12; the command counts 16 iterations a block (4 configs × 4)
-    counted = RunProgress.of(Rule(metric="exploitability", choose="min:exploitability", repeats=3, max_repeats=12))
+    rule = Rule(metric="exploitability", choose="min:exploitability", repeats=3, max_repeats=12)
+    counted = RunProgress.of(lever_spec(rule, kind="experiment"))
     counted.progress(48, 48)
     assert (counted.done, counted.total, counted.text()) == (48, 192, "48/192")  # not 48/48, a full bar
     counted.sample({"run": 2})
     counted.progress(16, 48)
     assert (counted.done, counted.total, counted.text()) == (64, 192, "64/192 · pass 2")
-    blocks = RunProgress.of(Rule(metric="exploitability", choose="min:exploitability", repeats=3, max_repeats=12))
+    blocks = RunProgress.of(lever_spec(rule, kind="experiment"))
     blocks.progress(2, 3)
     assert blocks.text() == "2/12 blocks"
 
@@ -181,24 +221,36 @@ def drawn(stream: Tty) -> list[str]:
 
 
 def test_headless_bar_fits_the_terminal_and_leaves_nothing_behind(monkeypatch):
+    from optseq.state.plan.model import Rule
+
     monkeypatch.setenv("COLUMNS", "80")
     stream = Tty()
-    bar = run_cmd.Progress(stream, "model_size_growth_hidden1024_layers6",
-                           rule=type("Rule", (), {"repeats": 4, "max_repeats": 12, "choose": None})())
+    # repeats = 4, max_repeats = 12: each of the first launches asks min(4, 12 // 6) = 2 pairs
+    spec = lever_spec(Rule(metric="items_per_s", min_speedup=1.2, repeats=4, max_repeats=12))
+    bar = run_cmd.Progress(stream, "model_size_growth_hidden1024_layers6", lever_spec=spec)
     bar.event({"event": "estimate", "estimate": 1.234, "ci_low": 1.1, "ci_high": 1.4, "n": 3})
-    for done in range(1, 5):
+    for done in range(1, 3):
         bar._last = 0.0  # every redraw, not one per 50 ms
         bar.event({"event": "sample", "run": 1})
-        bar.event({"event": "progress", "done": done, "total": 4, "msg": f"a long message for pair {done} " * 3})
+        bar.event({"event": "progress", "done": done, "total": 2, "msg": f"a long message for pair {done} " * 3})
     bar.event({"event": "sample", "run": 2})
     bar._last = 0.0
-    bar.event({"event": "progress", "done": 1, "total": 3, "msg": "pass 2 pair 1"})
+    bar.event({"event": "progress", "done": 1, "total": 2, "msg": "pair 1"})
     frames = [f for f in drawn(stream) if f]
     assert frames and all(len(f) <= 79 and "\n" not in f for f in frames)
-    assert "5/12 pairs · pass 2" in frames[-1]  # the count goes on over passes, as in the console
+    # the count goes on over launches, as in the console (the long id leaves no room for the message)
+    assert frames[-1].endswith("] 3/12 pairs · launch")
     assert stream.getvalue().count(run_cmd.CLEAR_LINE) == len(frames)  # every redraw erases the line first
     bar.close()
     assert stream.getvalue().endswith(run_cmd.CLEAR_LINE)  # no stale bar left under the summary
+    # not a terminal: a line per progress event, in full
+    plain = io.StringIO()
+    lines = run_cmd.Progress(plain, "lever", lever_spec=spec)
+    for run_no, done in ((1, 1), (1, 2), (2, 1)):
+        lines.event({"event": "sample", "run": run_no})
+        lines.event({"event": "progress", "done": done, "total": 2, "msg": f"pair {done}"})
+    assert plain.getvalue().splitlines() == ["lever: 1/12 pairs pair 1", "lever: 2/12 pairs pair 2",
+                                             "lever: 3/12 pairs · launch 2 pair 1"]
 
 
 def test_ctrl_c_says_so_on_a_line_of_its_own(monkeypatch):
@@ -222,7 +274,8 @@ def test_headless_run_says_it_started_before_the_command_speaks(tmp_path, cli_en
     done = subprocess.run([*OPTSEQ, "--plan", str(plan), "--run", "fast"], env=cli_env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines()[0] == "fast: starting run (6 pairs, up to 12 if inconclusive)"
+    assert done.stderr.splitlines()[0] == ("fast: starting run (6 launches of up to 2 pairs before it can decide, "
+                                           "up to 12 launches and 12 pairs if inconclusive)")
     assert " p=0.016 " in done.stdout  # p as the console's rule text writes it: two significant digits
 
 
@@ -236,8 +289,9 @@ def test_headless_verbose_echoes_the_commands_own_lines(tmp_path, cli_env):
                           text=True, timeout=120)
     assert loud.returncode == 0, loud.stderr
     lines = loud.stderr.splitlines()
+    # every launch's own lines: 6 launches (the fewest that decide), 3 lines each
     assert [line for line in lines if "tiny lever log line" in line] == \
-        [f"slow| tiny lever log line {i}" for i in range(3)]
+        [f"slow| tiny lever log line {i}" for _ in range(6) for i in range(3)]
     assert not any(line.startswith("slow| {") for line in lines)  # protocol events are read, not echoed
     refused = subprocess.run([*OPTSEQ, "--plan", str(plan), "status", "--verbose"], env=cli_env, capture_output=True,
                              text=True, timeout=120)

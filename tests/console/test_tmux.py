@@ -108,19 +108,20 @@ def test_a_run_streams_and_finishes(terminal, tmp_path, db):
     term = terminal(plan, db, TINY_LEVER_HOLD=str(release))  # the lever waits after each pair for `release`
     term.wait_for("next: fast (n runs it)")
     term.keys("Down", "r")  # the slow lever, held after its first pair
-    # progress counts over the whole pair budget (12), not one pass of 6
+    # progress counts over the whole pair budget (12), not one launch of 2
     mid = term.wait_for("1/12 pairs")
     assert "running: slow" in mid and "tiny lever log line 2" in mid, mid
     release.touch()
     term.wait_for("run #1 succeeded")
     done = term.wait_for(lambda screen: any(line.split()[:2] == ["slow", "adopted"]  # a frame after the run
                                             for line in screen.splitlines()))
-    assert "samples: 12 (6 pairs)" in done and "estimate: items_per_s 1.5" in done
+    # 6 launches (the fewest that can decide) of 2 pairs each (max_repeats 12 // 6)
+    assert "samples: 24 (12 pairs)" in done and "estimate: items_per_s 1.5" in done
     term.keys("q")
     term.wait_for("OPTSEQ-EXIT=0")
     with Sequencer.open(plan, db, mode="read") as seq:
         (run,) = seq.history("slow")["runs"]
-    assert run["status"] == "succeeded" and run["n_samples"] == 12
+    assert run["status"] == "succeeded" and run["n_samples"] == 24 and run["passes"] == 6
 
 
 def _row(screen: str, lever: str) -> str:

@@ -3,7 +3,10 @@
 With TINY_LEVER_HOLD=PATH in its environment it stops after each pair until PATH exists, so a test
 can catch a run mid-way without racing it; TINY_LEVER_HOLD_PASS=N holds in pass N only.
 
-Speaks the run protocol like the engine's benches, so the console is tested without the engine.
+Speaks the run protocol like the engine's benches, so the console is tested without the engine. Each pass
+is one launch of it, measuring the OPTSEQ_REPEATS pairs it is asked for; its values are drawn from OPTSEQ_PASS,
+so every launch brings fresh numbers (optseq fails a run whose pass repeats an earlier one value for value, a
+replay) while two runs of the same lever give the same samples, pass for pass.
 """
 import argparse
 import json
@@ -25,7 +28,7 @@ def main() -> int:
                    help="the ratio of pass 1's first pair only (a first pass that cannot decide alone)")
     args = p.parse_args()
     pairs = int(os.environ.get("OPTSEQ_REPEATS", "6"))
-    first = 100.0 * int(os.environ.get("OPTSEQ_PASS", "1"))  # a later pass brings new numbers, not a replay
+    first = 100.0 * int(os.environ.get("OPTSEQ_PASS", "1"))  # each launch its own numbers, never a replay
     for i in range(args.log_lines):
         print(f"tiny lever log line {i}", flush=True)
     emit(event="env", device="tiny-device", python=sys.version.split()[0], code_hash="tiny")

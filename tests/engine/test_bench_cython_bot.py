@@ -16,7 +16,7 @@ def test_paired_samples_and_parity_guards():
     assert kinds[0] == "env" and kinds[-1] == "done" and run.unavailable is None
     assert evs[0]["bot_backend"] == "cython"
     assert [(s["arm"], s["pair"]) for s in run.samples] == [
-        ("baseline", 0), ("candidate", 0), ("baseline", 1), ("candidate", 1)]
+        ("baseline", 0), ("candidate", 0), ("candidate", 1), ("baseline", 1)]  # counterbalanced: A B B A
     assert all(s["metric"] == "opponent_act_calls_per_s" and s["higher_is_better"] and s["value"] > 0
                for s in run.samples)
     quality = {q["name"]: q for q in run.quality}

@@ -13,8 +13,9 @@ def test_option_b_bench_emits_paired_samples_and_the_parity_guard():
     assert evs[0]["event"] == "env" and evs[-1]["event"] == "done"
     (guard,) = run.quality
     assert guard["name"] == "sample_mismatches" and guard["value"] == 0 and guard["limit"] == 0
+    # counterbalanced: the candidate runs first in the second pair
     assert [(s["pair"], s["arm"]) for s in run.samples] == [(0, "baseline"), (0, "candidate"),
-                                                            (1, "baseline"), (1, "candidate")]
+                                                            (1, "candidate"), (1, "baseline")]
     for s in run.samples:
         assert s["metric"] == "advantage_samples_per_s" and s["higher_is_better"] is True and s["value"] > 0
     assert [e["done"] for e in evs if e["event"] == "progress"] == [1, 2]

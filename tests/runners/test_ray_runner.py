@@ -19,6 +19,8 @@ pytestmark = pytest.mark.slow
 TINY = Path(__file__).resolve().parents[1] / "console" / "tiny_lever.py"
 CRASH = Path(__file__).resolve().parents[1] / "state" / "levers" / "crash.py"
 CEILING_S = 180.0
+RULE = 'metric = "items_per_s", min_speedup = 1.2, repeats = 2, max_repeats = 10, launches = 5, max_launches = 5'
+"""The least launch plan that can decide: 5 launches (one Ray job each) of 2 pairs, all on one side to decide."""
 
 
 def plan(tmp_path: Path, cluster, argv: list[str], *, extra: str = "", runner: str = "") -> Path:
@@ -42,7 +44,7 @@ kind = "speedup"
 plan_doc = "docs/lever.md"
 run = {json.dumps(argv)}
 timeout_s = 300
-rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
+rule = {{ {RULE} }}
 {extra}
 """, encoding="utf-8")
     return path
@@ -63,11 +65,18 @@ def test_a_lever_run_on_the_cluster_is_adopted_like_a_local_one(tmp_path, ray_cl
     with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
         record = seq.store.get("runs", run["run_id"])
         assert seq.machine.state("lever") == "adopted"
-    assert record["runner"] == "ray" and record["submission_id"].endswith(f"-{run['run_id']}-1")
-    assert str(job(ray_cluster, record["submission_id"]).status).endswith("SUCCEEDED")
-    log = Path(record["log"]).read_text()
+    assert ("lever: starting run (5 launches of up to 2 pairs before it can decide, up to 5 launches and 10 pairs "
+            "if inconclusive)") in proc.stderr.splitlines(), proc.stderr[:3000]
+    # each pass is one launch, and each launch one Ray job; the sign test counts the launches
+    stats = run["summary"]["stats"]
+    assert (stats["replicate"], stats["launches"], stats["n"]) == ("launch", 5, 10), stats
+    assert record["passes"] == 5 and [c["pairs"] for c in record["pass_counts"]] == [2] * 5, record["pass_counts"]
+    assert record["runner"] == "ray" and record["submission_id"].endswith(f"-{run['run_id']}-5")
+    prefix = record["submission_id"][:-len("5")]
+    assert all(str(job(ray_cluster, f"{prefix}{k}").status).endswith("SUCCEEDED") for k in range(1, 6))
+    log = Path(record["log"]).read_text()  # the last pass's
     # every line of the job once: the stream's replays and the final full log are not fed twice
-    assert log.count("tiny lever log line 0") == 1 and log.count('"pair": 5') == 2
+    assert log.count("tiny lever log line 0") == 1 and log.count('"pair": 1') == 2 and '"pair": 2' not in log
 
 
 def test_the_lever_crashing_on_the_cluster_is_its_failure(tmp_path, ray_cluster):
@@ -219,9 +228,9 @@ def kill_mid_pass(tmp_path: Path, path: Path, pass_no: int) -> dict:
 
 
 def test_optseq_killed_mid_run_is_re_attached_by_the_next_optseq_and_decided(tmp_path, ray_cluster):
-    # pass 1 cannot decide alone (its first pair is below the bar), so the run is killed in pass 2: the
-    # next optseq reads pass 1 back from its log and follows pass 2's job from its first line
-    path = plan(tmp_path, ray_cluster, ["python", str(TINY), "--first-pair-ratio", "1.0"])
+    # no launch decides alone (the first look needs 5), so the run is killed in pass 2: the next optseq reads
+    # pass 1 back from its log, follows pass 2's job from its first line, then launches passes 3 to 5
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
     env = kill_mid_pass(tmp_path, path, 2)
     with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
         record = seq.store.get("runs", 1)
@@ -237,16 +246,20 @@ def test_optseq_killed_mid_run_is_re_attached_by_the_next_optseq_and_decided(tmp
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     assert [(r["run_id"], r["status"], r["decision"]) for r in out["runs"]] == [(1, "succeeded", "adopt")]
-    assert out["runs"][0]["summary"]["stats"]["n"] == 12, out["runs"][0]["message"]
-    assert "re-attaching run 1" in proc.stderr and "pass 1: 12 samples read back" in proc.stderr
+    stats = out["runs"][0]["summary"]["stats"]
+    assert (stats["launches"], stats["n"]) == (5, 10), out["runs"][0]["message"]
+    assert "re-attaching run 1" in proc.stderr and "pass 1: 4 samples read back" in proc.stderr
     with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
         record = seq.store.get("runs", 1)
         assert seq.machine.state("lever") == "adopted" and not seq.detached_runs()
     samples = [json.loads(line) for line in (tmp_path / "db" / "runs" / "1" / "samples.jsonl").open()]
     keys = [(s["run"], s["pair"], s["arm"]) for s in samples]
-    assert len(keys) == 24 and len(set(keys)) == 24  # the replayed pass 2 log counted once
-    assert [c["pairs"] for c in record["pass_counts"]] == [6, 6], record["pass_counts"]
-    assert record["submission_id"].endswith("-1-2") and record["reattached"]
+    assert len(keys) == 20 and len(set(keys)) == 20  # the replayed pass 2 log counted once
+    assert [c["pairs"] for c in record["pass_counts"]] == [2] * 5, record["pass_counts"]
+    assert record["submission_id"].endswith("-1-5") and record["reattached"]
+    # pass 2's job, followed to its end, and each pass after it, a Ray job of its own
+    prefix = record["submission_id"][:-len("5")]
+    assert all(str(job(ray_cluster, f"{prefix}{k}").status).endswith("SUCCEEDED") for k in range(1, 6))
 
 
 def test_a_detached_run_whose_job_is_gone_is_interrupted(tmp_path, ray_cluster):
@@ -283,8 +296,12 @@ def test_two_ready_levers_run_in_parallel_on_separate_nodes(tmp_path, ray_cluste
     runs = {r["lever"]: r for r in out["runs"]}
     assert all(r["status"] == "succeeded" and r["decision"] == "adopt" for r in runs.values())
     with Sequencer.open(tmp_path / "plan.toml", tmp_path / "db", mode="read") as seq:
-        sids = [seq.store.get("runs", runs[name]["run_id"])["submission_id"] for name in ("left", "right")]
-    nodes = {job(ray_cluster, sid).driver_node_id for sid in sids}
+        records = [seq.store.get("runs", runs[name]["run_id"]) for name in ("left", "right")]
+    # each pass is a launch, a Ray job of its own; both first passes were held after their first pair until
+    # both had reached it, so those two jobs ran at the same time
+    assert all(r["passes"] == r["summary"]["stats"]["launches"] > 1 for r in records), records
+    firsts = [r["submission_id"][:-len(str(r["passes"]))] + "1" for r in records]
+    nodes = {job(ray_cluster, sid).driver_node_id for sid in firsts}
     assert len(nodes) == 2  # one bench per node: the two ran side by side on different nodes
 
 

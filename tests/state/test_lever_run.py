@@ -38,16 +38,33 @@ def test_clear_speedup_is_adopted(tmp_path, db):
     report, run, status, events, _ = run_once(write_plan(tmp_path, ["--ratio", "1.5"]), db)
     assert report.status == "succeeded" and report.decision == "adopt"
     stats = report.summary["stats"]
-    assert stats["n"] == 6 and 1.4 < stats["estimate"] < 1.6 and stats["ci_low"] >= 1.2
+    # the launch is the unit: a first look needs 6 of them; 12 pairs over 6 launches fit max_repeats = 12
+    assert (stats["replicate"], stats["launches"], run["passes"]) == ("launch", 6, 6)
+    assert stats["n"] == 12 and 1.4 < stats["estimate"] < 1.6 and stats["ci_low"] >= 1.2
+    assert len(stats["units"]) == 6 and stats["above"] == 6 and 1.4 < stats["mean_ratio"] < 1.6
     assert lever_view(status)["state"] == "adopted"
     decision = lever_view(status)["decision"]
     assert decision["auto"] is True and decision["runs"] == [report.run_id]
     assert run["status"] == "succeeded" and run["fingerprint"]["device"] == "test-device"
     estimates = [e for e in events if e["event"] == "estimate"]
-    assert [e["n"] for e in estimates] == [1, 2, 3, 4, 5, 6]  # one per completed pair
+    assert [e["n"] for e in estimates] == list(range(1, 13))  # one per completed pair
     assert estimates[0]["ci_low"] is None and estimates[-1]["ci_low"] <= estimates[-1]["estimate"]
     samples = Path(run["samples_file"]).read_text().splitlines()
-    assert len(samples) == 12
+    assert len(samples) == 24
+
+
+def test_a_budget_too_small_for_any_decision_is_refused_before_anything_runs(tmp_path, cli_env):
+    # three launches of one pair: no sign test over launches decides with three
+    plan = write_plan(tmp_path, ["--ratio", "1.5"], rule='metric = "items_per_s", min_speedup = 1.2, repeats = 1, '
+                                                        'max_repeats = 3')
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    proc = subprocess.run([*OPTSEQ, "--run", "lever"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr  # refused: nothing ran
+    assert ("optseq: lever: its rule allows 3 launches (max_repeats = 3), too few for any decision: the test "
+            "counts launches and needs 5 on one side at one look; raise max_repeats to at least 5") in proc.stderr
+    runs = json.loads(subprocess.run([*OPTSEQ, "runs", "--json"], env=env, capture_output=True, text=True,
+                                     timeout=60, check=True).stdout)["runs"]
+    assert runs == []  # nothing was launched or stored
 
 
 def test_clear_slowdown_is_rejected(tmp_path, db):
@@ -57,11 +74,16 @@ def test_clear_slowdown_is_rejected(tmp_path, db):
 
 def test_noise_around_threshold_extends_then_stays_inconclusive(tmp_path, db):
     plan = write_plan(tmp_path, ["--ratio", "1.2", "--noise", "0.05", "--straddle"],
-                      rule='metric = "items_per_s", min_speedup = 1.2, repeats = 4, max_repeats = 12')
+                      rule='metric = "items_per_s", min_speedup = 1.2, repeats = 4, max_repeats = 16')
     report, run, status, _, logs = run_once(plan, db)
     assert report.status == "succeeded" and report.verdict == "inconclusive" and report.decision is None
-    assert run["passes"] >= 2 and report.summary["stats"]["n"] == 12
-    assert any("asking for" in line for line in logs)
+    stats = report.summary["stats"]
+    # launches until the pair budget is spent, each on the other side of the threshold from the one before; how
+    # many pairs each took after the first two came from the costs measured, so the launches are not counted here
+    assert stats["n"] == 16 and run["passes"] == stats["launches"] >= 6
+    assert abs(stats["above"] - stats["below"]) <= 1 and stats["above"] + stats["below"] == stats["launches"]
+    assert any("next launch" in line for line in logs)
+    assert "more would not likely settle it" in report.message
     view = lever_view(status)
     assert view["state"] == "measured" and view["decision"] is None
 
@@ -149,11 +171,14 @@ def test_cli_run_summary_json_and_exit_codes(tmp_path, cli_env):
     summary = json.loads(proc.stdout)
     assert summary["runs"][0]["decision"] == "adopt"
     # plain progress lines when not on a terminal: the run's ask first, then a count over the rule's
-    # whole budget (max_repeats), so a decisive first pass stops at 6 of 12 pairs
+    # whole budget (max_repeats), pass after pass: 6 launches of 2 pairs fill its 12
     lines = proc.stderr.splitlines()
-    assert lines[0] == "lever: starting run (6 pairs, up to 12 if inconclusive)"
+    assert lines[0] == ("lever: starting run (6 launches of up to 2 pairs before it can decide, up to 12 launches "
+                        "and 12 pairs if inconclusive)")
     counts = [line for line in lines if "/" in line and not line.startswith("lever: running estimate")]
-    assert counts == [f"lever: {i}/12 pairs pair {i}" for i in range(1, 7)], proc.stderr
+    assert counts == [f"lever: {i}/12 pairs{f' · launch {(i + 1) // 2}' if i > 2 else ''} pair {2 - i % 2}"
+                      for i in range(1, 13)], proc.stderr
+    assert summary["runs"][0]["summary"]["stats"]["launches"] == 6
     again = subprocess.run([*OPTSEQ, "--run", "next"], env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 3 and "nothing to run" in again.stderr
 

@@ -12,7 +12,8 @@ from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
 
 MISBEHAVE = Path(__file__).parent / "lever_scripts" / "misbehave.py"
-RULE = 'metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 18'
+# 6 launches of 6 pairs fit the pair budget, so every launch is asked for `repeats`
+RULE = 'metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 36'
 
 
 def write_plan(tmp_path: Path, mode: str, *, ratio: float = 1.5, rule: str = RULE, timeout: float = 60) -> Path:
@@ -70,20 +71,29 @@ def test_a_replayed_pass_is_not_counted_and_ends_the_run(tmp_path):
     report, record, state, launches, _ = run(tmp_path, "replay", ratio=1.2)
     assert [line.split()[0] for line in launches] == ["1", "2"]
     assert report.status == "failed" and report.decision is None
-    assert "6 pairs repeating earlier numbers exactly" in report.message and "pair 0 = pass 1 pair 0" in report.message
+    assert "the pass repeats an earlier one value for value" in report.message
+    assert "(pass 2 = pass 1, 6 pairs)" in report.message
     assert record["pass_counts"][1]["pairs"] == 0
     assert state == "ready"
 
 
+def test_output_saved_by_another_launch_is_caught_by_its_token_and_ends_the_run(tmp_path):
+    # the command prints pass 1's saved samples again in pass 2: their launch token is pass 1's
+    report, record, state, launches, _ = run(tmp_path, "saved_output", ratio=1.2)
+    assert [line.split()[0] for line in launches] == ["1", "2"]
+    assert report.status == "failed" and "12 samples from another launch" in report.message, report.message
+    assert record["pass_counts"][1]["pairs"] == 0 and state == "ready"
+
+
 def test_more_pairs_than_asked_are_counted_and_warned(tmp_path):
     report, record, _, _, _ = run(tmp_path, "extra_pairs")
-    assert report.summary["stats"]["n"] == 9
+    assert record["pass_counts"][0]["pairs"] == 9 and report.summary["stats"]["n"] % 9 == 0
     assert any("asked for 6 pairs, 9 came back complete" in w for w in record["warnings"])
 
 
 def test_half_lines_are_log_and_the_pairs_still_count(tmp_path):
     report, _, _, _, _ = run(tmp_path, "half_lines")
-    assert report.status == "succeeded" and report.decision == "adopt" and report.summary["stats"]["n"] == 6
+    assert report.status == "succeeded" and report.decision == "adopt" and report.summary["stats"]["n"] == 36
 
 
 @pytest.mark.slow  # waits out a real timeout

@@ -72,12 +72,12 @@ def test_a_run_with_lone_surrogates_keeps_its_statistics_and_decision(cli_env, t
     (stored,) = history["runs"]
     assert stored["status"] == "succeeded"  # not `interrupted`
     stats = stored["summary"]["stats"]
-    assert stats["n"] == 6 and 1.45 < stats["estimate"] < 1.55
+    assert stats["n"] == 12 and stats["launches"] == 6 and 1.45 < stats["estimate"] < 1.55
     assert "max_err\ufffd" in json.dumps(stored["summary"], ensure_ascii=False)
     assert stored["env"]["gpu"] == "\ufffd" and stored["env"]["\ufffd key"] == "x"
     assert stored["env"]["nested"] == {"list": ["\ufffd", 1]}
     samples = [json.loads(line) for line in Path(stored["samples_file"]).read_text(encoding="utf-8").splitlines()]
-    assert len(samples) == 12 and {s["unit"] for s in samples} == {"items/\ufffds"}
+    assert len(samples) == 24 and {s["unit"] for s in samples} == {"items/\ufffds"}
     (decision,) = history["decisions"]
     assert decision["outcome"] == "adopt" and decision["runs"] == [stored["id"]]
     records_are_utf8(db)

@@ -70,7 +70,7 @@ def test_built_runs_have_the_shapes_a_real_run_writes(built, tmp_path):
             assert (db / "runs" / str(run["id"]) / f"pass-{n}.log").is_file()
         assert Path(run["log"]) == db / "runs" / str(run["id"]) / f"pass-{run['passes']}.log"
     mean_ratios = sum(len(r["summary"]["stats"]["ratios"]) for r in runs) / len(runs)
-    assert 8 <= mean_ratios <= 13
+    assert 12 <= mean_ratios <= 21  # 6 launches of up to 3 pairs each fill the plan's 18, and a 7th
     assert any(r["warnings"] for r in runs)  # the repeated samples, warned as a real run warns
 
     auto = [d for d in decisions if d["auto"] and d["rule"] != "criteria"]

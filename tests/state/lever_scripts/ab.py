@@ -23,13 +23,14 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--code-hash", default="abc123", help="the workload code hash reported in env")
     p.add_argument("--straddle", action="store_true",
-                   help="ratios alternate symmetrically around --ratio, so no amount of pairs settles it")
+                   help="launches alternate symmetrically around --ratio, so no number of launches settles it")
     p.add_argument("--arms", default="", help="comma list NAME:COST:QUALITY for a multi-arm experiment")
     p.add_argument("--pause", type=float, default=0.0, help="seconds between pairs")
     args = p.parse_args()
     repeats = int(os.environ.get("OPTSEQ_REPEATS", "5"))
     run_id = os.environ.get("OPTSEQ_RUN_ID", "?")
-    rng = random.Random(args.seed * 1000 + repeats + len(run_id))
+    # every launch draws fresh numbers, as a real bench's do: a pass that repeated an earlier one is a replay
+    rng = random.Random(f"{args.seed}:{repeats}:{run_id}:{os.environ.get('OPTSEQ_PASS', '1')}")
     print(f"ab lever starting: run {run_id}, {repeats} pairs", flush=True)
     emit(event="env", device="test-device", python=sys.version.split()[0], code_hash=args.code_hash)
     if args.mode == "unavailable":
@@ -61,8 +62,9 @@ def main():
         base = 100.0 * (1 + rng.gauss(0, args.noise))
         cand = 100.0 * args.ratio * (1 + rng.gauss(0, args.noise))
         if args.straddle:
-            base = 100.0 * (1 + 1e-9 * int(os.environ.get("OPTSEQ_PASS", "1")))  # a new pass is not a replay
-            cand = 100.0 * args.ratio * (1 + args.noise * (1 if i % 2 else -1) * (1 + i % 3))
+            this_pass = int(os.environ.get("OPTSEQ_PASS", "1"))
+            base = 100.0 * (1 + 1e-9 * this_pass)  # a new pass is not a replay
+            cand = 100.0 * args.ratio * (1 + args.noise * (1 if this_pass % 2 else -1) * (1 + i % 3))
         emit(event="sample", arm="baseline", metric="items_per_s", value=base, unit="items/s",
              higher_is_better=True, pair=i)
         emit(event="sample", arm="candidate", metric="items_per_s", value=cand, unit="items/s",
