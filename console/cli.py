@@ -9,6 +9,8 @@ from pathlib import Path
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 """Exit codes: ok, a run failed, bad input, nothing to run or unavailable."""
+INTERRUPTED = 130
+"""Ctrl-C, as a shell reports a command SIGINT ended (128 + 2); a run it cancelled is still recorded."""
 
 
 PLAN_FILE = "optseq.toml"
@@ -99,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("lever", nargs="?")
     s.add_argument("--json", action="store_true")
 
+    s = sub.add_parser("check", parents=[common],
+                       help="run each arm of a lever once on the current stack and show what it got; records nothing")
+    s.add_argument("lever")
+
+    s = sub.add_parser("doctor", parents=[common], help="check the store file by file; --rebuild rebuilds a lost or "
+                                                        "damaged hot file from the journals (keeping a copy)")
+    s.add_argument("--rebuild", action="store_true")
+
     s = sub.add_parser("validate", parents=[common], help="check a plan file")
     s.add_argument("plan_file", nargs="?", type=Path)
 
@@ -165,6 +175,15 @@ def main(argv: list[str] | None = None) -> int:
     _safe_output()
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     _clean_args(args)
+    if args.command is None and args.run is None:  # the console: Textual draws its own screen
+        return _main(args)
+    from optseq.console.safe_stream import installed
+
+    with installed():  # what a lever printed cannot drive the terminal, by whichever road it comes
+        return _main(args)
+
+
+def _main(args) -> int:
     if args.command == "init":  # before plan discovery: init is how a folder gets its plan
         if args.run is not None:
             return _fail("--run takes no subcommand (got 'init')")
@@ -189,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "validate":
             path = args.plan_file or plan_path
             return _validate(path) if path is not None else _fail(NO_PLAN)
+        if args.command == "doctor":  # the store alone: no plan, and a store that refuses to open is its subject
+            from optseq.console.doctor_cmd import run_doctor
+
+            return run_doctor(db, args.rebuild)
         if plan_path is None:
             return _fail(NO_PLAN)
         if _unstorable_path(db):
@@ -222,9 +245,13 @@ def main(argv: list[str] | None = None) -> int:
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail("interrupted", INTERRUPTED)
     except BrokenPipeError:
         return OK
+
+
+OUTSIDE_STACK = ("its baseline and candidate are two whole commands: adopted, it cannot join the stack (later "
+                 "levers are measured without it); write it as candidate_args or candidate_env on one command")
 
 
 def _validate(path: Path) -> int:
@@ -233,6 +260,9 @@ def _validate(path: Path) -> int:
     loaded = plan.load(path)
     print(f"{path}: ok ({len(loaded.levers)} levers, {len(loaded.facts)} facts, "
           f"{len(loaded.decision_points)} decision points)")
+    for lever in loaded.levers:
+        if lever.arms is not None and not lever.arms.composes:
+            print(f"note: {lever.id}: {OUTSIDE_STACK}")
     return OK
 
 
@@ -270,6 +300,10 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             return _say(seq.set_fact(args.name, args.value == "true"))
         if command == "decide":
             return _say(seq.decide(args.lever, args.outcome, args.why))
+        if command == "check":
+            from optseq.state.runs.check import check
+
+            return check(seq, args.lever, say=lambda line: print(line, flush=True))
         if command == "runs":
             history = seq.history(args.lever)
             print(json.dumps(history, ensure_ascii=False, indent=2) if args.json else render_history(history))
@@ -325,15 +359,31 @@ def _ratio_text(stats) -> str:
     return f"{stats['estimate']:.3f}×{bounds}"
 
 
-def render_history(history: dict) -> str:
-    from optseq.console.widgets.figures import units_text  # no textual: figures is plain text
+RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", "time",
+               "baseline → candidate: median (IQR)", "note")
+"""The runs table of `optseq runs`, one row per run; the note (a failure's reason, noise) is last, unpadded."""
 
+
+def run_row(run: dict) -> tuple[str, ...]:
+    """One run as the cells of RUN_COLUMNS ('-' where a run has no such figure)."""
+    from optseq.console.widgets.figures import duration_text, outcome_text, run_note, units_text, when_text
+    from optseq.state.lifecycle.history_points import run_stats
+    from optseq.state.runs.stats import arms_text
+
+    stats = run_stats(run)
+    return (str(run.get("id")), str(run.get("lever") or "-"), when_text(run) or "-", outcome_text(run),
+            _ratio_text(stats) or "-", units_text(stats) or "-", duration_text(run) or "-",
+            arms_text(stats) or "-", run_note(run))
+
+
+def render_history(history: dict) -> str:
     lines = []
-    for run in history["runs"]:
-        stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
-        figures = "  ".join(x for x in (_ratio_text(stats), units_text(stats), run.get("verdict") or "") if x)
-        lines.append(f"run {run['id']:>4}  {run.get('lever')}  {run.get('status')}  {run.get('started', '')}"
-                     + (f"  {figures}" if figures else ""))
+    if history["runs"]:
+        rows = [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(RUN_COLUMNS) - 1)]
+        for row in rows:
+            cells = [row[0].rjust(widths[0]), *(c.ljust(w) for c, w in zip(row[1:-1], widths[1:]))]
+            lines.append("  ".join([*cells, row[-1]]).rstrip())
     for d in history["decisions"]:
         mark = " (superseded)" if d.get("superseded") else ""
         how = "auto" if d.get("auto") else "manual"

@@ -12,13 +12,16 @@ from optseq.state.runs.lever_run import RunControl, RunReport
 from optseq.state.runs.passes import asks
 from optseq.state.runs.progress import RunProgress, p_text
 from optseq.state.errors import InputError
+from optseq.state.plan.model import PlanError
 from optseq.state.sequencer import Sequencer
 
+# back to the line's start and erase it: the bar never leaves characters behind, however short the next text;
+# the one escape optseq writes itself, and the one the output filter lets through
+from optseq.console.safe_stream import CLEAR_LINE  # noqa: E402
+
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
-
-
-CLEAR_LINE = "\r\x1b[K"
-"""Back to the line's start and erase it: the bar never leaves characters behind, however short the next text."""
+INTERRUPTED = 130
+"""Ctrl-C ended the runs (128 + SIGINT, as a shell says it): whatever the run it cancelled came to."""
 
 
 class Progress:
@@ -128,9 +131,11 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, ec
     # Ctrl-C cancels the run under way (its process group or job stopped with its grace), never optseq itself
     previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(control))
     try:
-        return _run_target(seq, target, as_json, parallel, control, echo)
+        code = _run_target(seq, target, as_json, parallel, control, echo)
     finally:
         signal.signal(signal.SIGINT, previous)
+    # only Ctrl-C cancels this control: the run is recorded cancelled, the summary printed, and the shell told
+    return INTERRUPTED if control.cancelled else code
 
 
 def _columns(stream) -> int:
@@ -190,8 +195,17 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
     while lever_id is not None and not control.cancelled:
         ran.append(lever_id)
         _run_one(seq, lever_id, control, reports, echo)
-        # the next target comes from the state this run left: it may have made levers ready or stale
-        lever_id = seq.pick(target, done=ran) if group and target != "next" else None
+        if not group or target == "next":
+            break
+        # the next target comes from the state this run left (it may have made levers ready or stale), and from
+        # the plan as it is now: an edit made while a lever ran is what the next one runs
+        try:
+            if seq.reload_plan():
+                print(f"optseq: {seq.plan.path} changed on disk: read again before the next lever", file=sys.stderr)
+        except PlanError as exc:
+            print(f"optseq: {exc}", file=sys.stderr)
+            return BAD_INPUT
+        lever_id = seq.pick(target, done=ran)
     return _summarise(seq, target, reports, as_json)
 
 
@@ -267,7 +281,9 @@ def summary_line(report: RunReport) -> str:
         "  → inconclusive" if report.verdict == "inconclusive" else "")
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
     why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
-    return f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
+    noise = stats.get("noise") or (report.summary or {}).get("noise")
+    return (f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
+            + (f"\n  warning: {noise}" if noise else ""))
 
 
 def _lever(seq: Sequencer, lever_id: str):

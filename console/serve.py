@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import errno
 import ipaddress
+import logging
 import os
 import secrets
 import shlex
@@ -41,6 +42,27 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def origins_of(host: str, port: int) -> set[str]:
+    """Every origin a browser may send for this server: on a loopback address, localhost and 127.0.0.1 (and
+    [::1]) reach the same server, so a user who typed either is at home."""
+    if not is_loopback(host):
+        return {origin_of(host, port)}
+    return {origin_of(name, port) for name in ("localhost", "127.0.0.1", "::1", host)}
+
+
+class QuietLog(logging.Formatter):
+    """A server log line: the message's first line, never a traceback (its locals held the Cookie header)."""
+
+    def __init__(self, secret: str):
+        super().__init__("optseq serve: %(levelname)s: %(message)s")
+        self.secret = secret
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        text = super().format(record).splitlines()[0] if record.getMessage() else ""
+        return text.replace(self.secret, "[token]") if self.secret else text
 
 
 def origin_of(host: str, port: int) -> str:
@@ -102,6 +124,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
 
     port = sock.getsockname()[1]
     origin = origin_of(host, port)
+    own = origins_of(host, port)
     cookie = COOKIE.format(port=port)
 
     class GuardedServer(Server):
@@ -158,6 +181,13 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
         asked_to_stop: list = []
         """Signals that came between the URL line and the loop's handlers: each one a stop, served at once."""
 
+        def initialize_logging(self) -> None:
+            # textual-serve's rich tracebacks show locals (a request's Cookie header: the token) and print ~50
+            # lines for each bad request a stranger sends: one line each instead, warnings and up
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(QuietLog(token))
+            logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+
         def serve(self, debug: bool = False) -> None:
             self.initialize_logging()
             loop = asyncio.new_event_loop()
@@ -172,13 +202,16 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
     @web.middleware
     async def guard(request: web.Request, handler):
         sent_origin = request.headers.get("Origin")
-        if sent_origin is not None and sent_origin != origin:
+        if sent_origin is not None and sent_origin not in own:
             raise web.HTTPForbidden(text=f"optseq serve: requests from {sent_origin} are refused (only {origin})\n")
         in_url = request.query.get("token")
         given = in_url if in_url is not None else request.cookies.get(cookie)
         if given is None or not secrets.compare_digest(given.encode(), token.encode()):
             raise web.HTTPForbidden(text="optseq serve: this needs the URL with ?token=... that optseq serve "
                                          "printed\n")
+        if request.path == "/ws" and request.headers.get("Upgrade", "").lower() != "websocket":
+            # textual-serve would wait on a handshake that never comes: a plain GET is answered at once
+            raise web.HTTPBadRequest(text="optseq serve: /ws takes a websocket upgrade only\n")
         response = await handler(request)
         if in_url is not None and not response.prepared:
             # the page's own requests (its script, styles, the websocket) carry no token: the cookie does.

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.states import DECIDED, TransitionRefused
+from optseq.state.plan.workload import conflict
 
 
 class Actions:
@@ -122,11 +123,24 @@ class Actions:
             self.machine.check_decidable(lever_id, outcome)
         except TransitionRefused as exc:
             raise InputError(str(exc)) from None
+        if outcome == "adopt":
+            self.check_stack(lever_id)
         previous = self.machine.models[lever_id].last_decision
         record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
                   "runs": list(runs), "stats": stats, "config": config,
                   "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
         return self.append("decisions", record)
+
+    def check_stack(self, lever_id: str) -> None:
+        """A lever whose change sets a key an adopted lever set otherwise cannot join the stack: InputError."""
+        arms = self.plan.lever(lever_id).arms
+        if arms is None or not arms.composes:
+            return
+        adopted = [(lid, self.plan.lever(lid).arms) for lid in self.machine.adoption_order()
+                   if self.plan.has_lever(lid)]
+        why = conflict(lever_id, arms, adopted)
+        if why:
+            raise InputError(f"{lever_id}: {why}")
 
     # -- runs --------------------------------------------------------------------------------
     def hold_lever(self, lever_id: str):
@@ -197,9 +211,13 @@ class Actions:
     def mark_stack_changes(self, run_id: int, fp: dict) -> None:
         """A number measured on another device or torch is stale; a code change only warns (status)."""
         for lever_id, model in self.machine.models.items():
-            if model.state not in DECIDED or not model.decision:
+            if model.state in DECIDED and model.decision:
+                evidence_runs = model.decision.get("runs") or []
+            elif model.state == "measured" and model.last_run:
+                evidence_runs = [model.last_run["id"]]  # inconclusive numbers go stale as decided ones do
+            else:
                 continue
-            for evidence in model.decision.get("runs") or []:
+            for evidence in evidence_runs:
                 old = self.machine.runs.fingerprint(evidence)
                 reason = _stack_change(old, fp)
                 if reason and evidence != run_id:

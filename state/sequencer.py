@@ -10,11 +10,12 @@ from optseq.state.actions import Actions
 from optseq.state.errors import InputError
 from optseq.state.lifecycle import snapshot
 from optseq.state.lifecycle.machine import PlanMachine
+from optseq.state.lifecycle.states import DECIDED
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.model import Plan
 from optseq.state.store.inflight import FINAL
-from optseq.state.store.store import Store
-from optseq.state.views import ReadViews
+from optseq.state.store.store import Store, StoreUnwritable
+from optseq.state.views import ReadViews, code_moved, evidence_runs
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
@@ -39,12 +40,35 @@ class Sequencer(Actions, ReadViews):
         self._synced: dict[str, int] = {}
         """The journals' ends the machine reflects."""
         self._replayed = False
+        self._plan_text = _plan_bytes(plan.path)
         self.machine = self._load()
         if not self.readonly:
             self._recover()
-            if self._replayed:
-                with self.writing():
-                    pass  # keep a snapshot, so the next command need not replay the whole history again
+            try:
+                if plan.code_changes == "stale":
+                    self._code_staleness()
+                if self._replayed:
+                    with self.writing():
+                        pass  # keep a snapshot, so the next command need not replay the whole history again
+            except StoreUnwritable as exc:
+                if not getattr(store, "auto", False):
+                    raise
+                store.read_only_now(exc)  # a reader on a full disk: reading needs none of it
+        if getattr(store, "degraded", None):
+            self.warnings.append(store.degraded)
+
+    def reload_plan(self) -> bool:
+        """Read the plan file again when it changed since it was read (an edit while `--run ready` goes): the
+        next lever runs what the file says now, and a lever run on the old text reads as edited (stale). True
+        when it had changed; PlanError (one line) when the edit is not a valid plan."""
+        text = _plan_bytes(self.plan.path)
+        if text == self._plan_text:
+            return False
+        plan = plan_loader.load(self.plan.path)
+        with self.lock:
+            self.plan, self._plan_text = plan, text
+            self.machine = self._load()
+        return True
 
     @classmethod
     def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto", on_wait=None) -> "Sequencer":
@@ -135,6 +159,7 @@ class Sequencer(Actions, ReadViews):
             if not self.store.refresh() and self.store.ends() == self._synced:
                 return False
             self._catch_up()
+            self.__dict__.pop("repo_cache", None)  # a run landed: ask git again
             return True
 
     refresh = reload
@@ -151,6 +176,23 @@ class Sequencer(Actions, ReadViews):
             # the run id check keeps a recycled pgid of someone else's safe
             if run["status"] == "interrupted" and pgid and groups.group_alive(pgid, run_id=str(run["id"])):
                 groups.kill_group(pgid, run_id=str(run["id"]))
+
+    def _code_staleness(self) -> None:
+        """With `code_changes = "stale"`, a lever whose workload code moved since its run goes stale, naming how."""
+        moved = []
+        for lever_id, model in self.machine.models.items():
+            if model.state not in (*DECIDED, "measured"):
+                continue
+            for run_id in evidence_runs(model):
+                was = self.machine.runs.fingerprint(run_id).get("repo")
+                how = code_moved(was, self.repo_now(was["root"])) if isinstance(was, dict) else None
+                if how:
+                    moved.append((lever_id, f"workload code changed since run {run_id}: {how}"))
+                    break
+        if moved:
+            with self.writing():
+                for lever_id, reason in moved:
+                    self.append("events", {"type": "stale", "lever": lever_id, "reason": reason})
 
     def detached_runs(self) -> list[dict]:
         """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
@@ -228,3 +270,10 @@ class Sequencer(Actions, ReadViews):
 
 def default_db() -> Path:
     return Path(os.environ.get("OPTSEQ_DB") or ".optseq")
+
+
+def _plan_bytes(path) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except (OSError, TypeError):
+        return None

@@ -31,3 +31,22 @@ def clean_text(value: Any, *, undecoded: bool = False) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(clean_text(v, undecoded=undecoded) for v in value)
     return value
+
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"                 # CSI: cursor moves, colours, clear screen, alternate screen
+    r"|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC: window title, clipboard (52), hyperlinks
+    r"|\x1b[PX^_][^\x1b\x9c]*(?:\x1b\\|\x9c)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b[ -/]*[0-~]?"                       # any other escape, and a lone ESC
+    r"|[\x90\x9d\x98\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x9c)?"  # their 8-bit forms
+    r"|\x9b[0-?]*[ -/]*[@-~]?")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text that came from a lever (its output, a fail reason, a progress message), fit for a terminal: escape
+    sequences (a title change, a clear screen, the alternate screen, an OSC 52 clipboard write) and every other
+    control character are removed; tabs and newlines stay. The run's log file keeps the raw text."""
+    if text.isprintable():
+        return text
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))

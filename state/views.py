@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from optseq.state.lifecycle.run_index import workload
+from optseq.state.runs import repo
 from optseq.state.plan import gates
 
 
@@ -32,10 +33,14 @@ class ReadViews:
                 "code": lever.code,
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
-                "warnings": _code_warnings(model.decision, self.machine.runs),
+                "warnings": _code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
+                + _outside_stack(model),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
                 "remeasured": _remeasured(model),
+                "last_run": _run_brief(self.machine.runs.latest(lever.id)),
+                "last_failure": _last_failure(model, self.machine.runs.last.get(lever.id),
+                                              self.machine.runs.run_of(lever.id) is not None),
             }
             view["note"] = _note(view)
             if lever.criteria:
@@ -51,6 +56,24 @@ class ReadViews:
                 }
             views.append(view)
         return views
+
+    def repo_warnings(self, model) -> list[str]:
+        """`workload code changed since run 12: measured 14 commits ago (3f2a9c1d)`, from the repository each
+        evidence run recorded and the repository as it is now."""
+        for run_id in evidence_runs(model):
+            was = self.machine.runs.fingerprint(run_id).get("repo")
+            moved = code_moved(was, self.repo_now(was["root"]) if isinstance(was, dict) else None)
+            if moved:
+                return [f"workload code changed since run {run_id}: {moved}"]
+        return []
+
+    def repo_now(self, root: str) -> dict | None:
+        """The repository's state now, asked of git once per process and store change (the cache is the
+        sequencer's: reload() drops it when another process wrote)."""
+        cache = self.__dict__.setdefault("repo_cache", {})
+        if root not in cache:
+            cache[root] = repo.state(root)
+        return cache[root]
 
     def status(self) -> dict:
         with self.lock:
@@ -211,16 +234,67 @@ def _last_verdict(model) -> str | None:
 
 
 def _note(view: dict) -> str:
-    """The one-line why / note of `optseq status`."""
+    """The one-line why / note of `optseq status`: a failed last run first, until a run or decision follows it."""
     if view["why_blocked"]:
         return "; ".join(view["why_blocked"])
+    parts = [view["last_failure"]] if view.get("last_failure") else []
     if view["stale_reason"]:
-        return view["stale_reason"]
-    if view["unavailable"]:
-        return f"unavailable: {view['unavailable']['reason']} (run {view['unavailable']['run']})"
-    if view["remeasured"]:
-        return view["remeasured"]
-    return "; ".join(view["warnings"])
+        parts.append(view["stale_reason"])
+    elif view["unavailable"]:
+        parts.append(f"unavailable: {view['unavailable']['reason']} (run {view['unavailable']['run']})")
+    elif view["remeasured"]:
+        parts.append(view["remeasured"])
+    else:
+        parts += view["warnings"]
+    return "; ".join(parts)
+
+
+ENDED_BADLY = ("failed", "timeout", "cancelled", "interrupted")
+"""How a run ends without figures, through no fault of the lever's speed (unavailable has its own note)."""
+REASON_CHARS = 160
+"""A failure's reason in the note is cut here: the run's record (`optseq runs`) has all of it."""
+
+
+def _last_failure(model, record: dict | None, running: bool) -> str | None:
+    """`last run 7 failed: exited 1 ...` while the lever's latest finished run ended badly and neither a run
+    since (one in flight included) nor a decision made after it has superseded it."""
+    run = model.last_run or {}
+    if running or run.get("status") not in ENDED_BADLY:
+        return None
+    ended = (record or {}).get("ended") if (record or {}).get("id") == run.get("id") else None
+    decided = (model.decision or {}).get("at")
+    if ended and decided and str(decided) >= str(ended):  # the store's times are to the second: a tie is later
+        return None
+    reason = " ".join(str(run.get("reason") or "").split())
+    if len(reason) > REASON_CHARS:
+        reason = reason[:REASON_CHARS - 1] + "…"
+    return f"last run {run.get('id')} {run['status']}" + (f": {reason}" if reason else "")
+
+
+LONG_STATS = ("ratios", "units", "looks")
+"""Per-pair and per-look lists, left out of a view: the run's record has them."""
+
+
+def _run_brief(record: dict | None) -> dict | None:
+    """The lever's latest run as status shows it: how it ended, its figures (per-arm ones included), its noise."""
+    if not record:
+        return None
+    summary = record.get("summary") if isinstance(record.get("summary"), dict) else {}
+    stats = summary.get("stats") if isinstance(summary.get("stats"), dict) else None
+    brief = {k: record.get(k) for k in ("id", "status", "verdict", "started", "ended", "detail")}
+    brief["stats"] = {k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None
+    brief["noise"] = (stats or {}).get("noise") or summary.get("noise")
+    return brief
+
+
+def _outside_stack(model) -> list[str]:
+    """A lever written as two whole commands is measured, never composed: said before it is adopted, too."""
+    arms = model.lever.arms
+    if arms is None or arms.composes:
+        return []
+    if model.outcome == "adopt":
+        return ["adopted, but its two whole commands cannot join the stack: later levers run without it"]
+    return ["two whole commands: adopted, it cannot join the stack (write it as candidate_args or candidate_env)"]
 
 
 def _code_warnings(decision: dict | None, runs) -> list[str]:
@@ -248,3 +322,26 @@ def _gate_text(expr) -> str | None:
         return expr.text()
     inner = ", ".join(_gate_text(item) for item in expr.items)
     return f"{expr.op}({inner})"
+
+
+def evidence_runs(model) -> list:
+    """The runs a lever's numbers stand on: its decision's, or a measured lever's last run."""
+    if model.decision:
+        return list(model.decision.get("runs") or [])
+    if model.state == "measured" and model.last_run:
+        return [model.last_run["id"]]
+    return []
+
+
+def code_moved(was: dict | None, now: dict | None) -> str | None:
+    """How the workload's repository moved since a run: `measured 14 commits ago (3f2a9c1d)`, `with
+    uncommitted changes since`; None when it did not, or either side is unknown."""
+    if not isinstance(was, dict) or not isinstance(now, dict) or was.get("root") != now.get("root"):
+        return None
+    if was.get("head") != now.get("head"):
+        count = repo.commits_between(now["root"], was["head"], now["head"])
+        ago = f"{count} commit{'s' * (count != 1)} ago" if count is not None else "on a commit HEAD does not hold"
+        return f"measured {ago} ({str(was['head'])[:8]})"
+    if was.get("diff") != now.get("diff"):
+        return "the uncommitted changes differ from the ones it was measured with"
+    return None

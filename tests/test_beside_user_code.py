@@ -48,7 +48,7 @@ rule = {{ metric = "samples_per_s", min_speedup = 1.2, repeats = 6, max_repeats 
 [levers.arms]
 command = ["python", "bench.py"]
 candidate_env = {{ FAST = "1" }}
-metric = {{ name = "samples_per_s", regex = 'samples/s: ([0-9.]+)' }}
+metric = {{ name = "samples_per_s", regex = 'samples/s: ([0-9.]+)', unit = "samples/s" }}
 warmup = 0
 """)
     return repo

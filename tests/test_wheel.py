@@ -7,9 +7,19 @@ anything built in place. The fresh venv borrows the dev venv's site-packages for
 does not have its own .pth files run, so the dev venv's editable optseq finder stays off and every optseq
 module must come from the wheel. Every command runs with a clean environment and its cwd outside the
 repository. Timeouts are hang guards only.
+
+A second fresh venv is the light install (`pip install optseq`, no `[engine]` extra): its dependency folder
+holds symlinks to every top-level entry of the dev venv's site-packages except torch's own (the files
+torch's dist-info RECORD lists: torch, functorch, torchgen, the dist-info itself) and the dev venv's
+editable optseq. Hiding torch that way rather than with a sitecustomize that refuses `import torch`: torch
+is then absent for every way of looking (import, importlib.util.find_spec, importlib.metadata, pip, a child
+started with -S or -I), as on a machine where it was never installed, and nothing depends on which of the
+base interpreter's or the dev venv's own sitecustomize modules wins the import.
 """
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import os
 import shutil
 import subprocess
@@ -72,19 +82,66 @@ def _copy_sources(dest: Path) -> Path:
     return dest
 
 
-def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built once for this module's tests (building compiles the kernels: the slow part)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     home = tmp_path / "home"
     home.mkdir()
-    build_env = clean_env(home)
-
-    # -- build ---------------------------------------------------------------------------------------------
     sources = _copy_sources(tmp_path / "src")
     dist = tmp_path / "dist"
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", sources, "-w", dist],
-        cwd=tmp_path, env=build_env, timeout=BUILD_GUARD_S)
+        cwd=tmp_path, env=clean_env(home), timeout=BUILD_GUARD_S)
     wheels = sorted(dist.glob("optseq-*.whl"))
     assert len(wheels) == 1, list(dist.iterdir())
-    wheel = wheels[0]
+    return wheels[0]
+
+
+def fresh_venv(tmp_path: Path, wheel: Path, dep_dirs: list[str]) -> tuple[Path, Path, dict[str, str]]:
+    """A new venv holding the wheel, with `dep_dirs` on its path for the dependencies; (bin, site, env)."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    fresh = tmp_path / "fresh"
+    run([base_python(), "-m", "venv", fresh], cwd=tmp_path, env=clean_env(home))
+    fresh_bin = fresh / "bin"
+    env = clean_env(home, fresh_bin)
+    # installed before deps.pth exists: pip must not see the dev venv's optseq as an installed copy
+    run([fresh_bin / "pip", "install", "--no-deps", "--no-index", wheel], cwd=tmp_path, env=env)
+    fresh_site = Path(run([fresh_bin / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          cwd=tmp_path, env=env).strip())
+    (fresh_site / "deps.pth").write_text("".join(f"{p}\n" for p in dep_dirs), encoding="utf-8")
+    return fresh_bin, fresh_site, env
+
+
+def dev_site_dirs() -> list[str]:
+    return list(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
+
+
+def torch_entries() -> set[str]:
+    """The top-level names torch's installation put into site-packages, read from its RECORD."""
+    dist = importlib.metadata.distribution("torch")
+    names = {Path(str(f)).parts[0] for f in dist.files or () if not str(f).startswith("..")}
+    assert "torch" in names, names  # the RECORD was read: the dev venv does hold torch
+    return names | {"torch", "functorch", "torchgen"}
+
+
+def site_without_torch(dest: Path) -> list[str]:
+    """Folders of symlinks to the dev venv's site-packages entries, less torch's and the editable optseq's."""
+    hidden = torch_entries()
+    folders = []
+    for i, site in enumerate(dev_site_dirs()):
+        folder = dest / f"site{i}"
+        folder.mkdir(parents=True)
+        for entry in Path(site).iterdir():
+            name = entry.name
+            if name in hidden or name.startswith(("optseq-", "__editable__")):
+                continue
+            (folder / name).symlink_to(entry, target_is_directory=entry.is_dir())
+        folders.append(str(folder))
+    return folders
+
+
+def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path, wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("optseq/configs/sequencing.toml", "optseq/configs/starter/optseq.toml",
                    "optseq/configs/starter/optseq_bench.py", "optseq/console/app.tcss", "optseq/console/cli.py",
@@ -95,16 +152,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path
             f"compiled {kernel} missing from {wheel.name}"
 
     # -- a fresh venv, the wheel, then the dev venv's site-packages for the dependencies -------------------
-    fresh = tmp_path / "fresh"
-    run([base_python(), "-m", "venv", fresh], cwd=tmp_path, env=build_env)
-    fresh_bin = fresh / "bin"
-    env = clean_env(home, fresh_bin)
-    # installed before deps.pth exists: pip must not see the dev venv's optseq as an installed copy
-    run([fresh_bin / "pip", "install", "--no-deps", "--no-index", wheel], cwd=tmp_path, env=env)
-    fresh_site = Path(run([fresh_bin / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          cwd=tmp_path, env=env).strip())
-    dev_paths = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
-    (fresh_site / "deps.pth").write_text("".join(f"{p}\n" for p in dev_paths), encoding="utf-8")
+    fresh_bin, fresh_site, env = fresh_venv(tmp_path, wheel, dev_site_dirs())
 
     # -- use it, in a folder that is not the repository ------------------------------------------------------
     work = tmp_path / "work"
@@ -127,3 +175,64 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path
     for path in paths:
         assert path.is_relative_to(fresh_site), f"{path} is not from the wheel in {fresh_site}"
     assert paths[0].suffix in (".so", ".pyd"), f"the compiled kernel did not load: {paths[0]}"
+
+
+NO_TORCH = "torch is not installed (pip install 'optseq[engine]')"
+
+
+def test_the_wheel_without_torch_runs_a_command_pair_plan_end_to_end(tmp_path, wheel):
+    """The light install: the console's CLI, init, command-pair lever runs and the export need no torch."""
+    metadata = zipfile.ZipFile(wheel).read("optseq-0.1.0.dist-info/METADATA").decode()
+    torch_reqs = [line for line in metadata.splitlines() if line.startswith("Requires-Dist: torch")]
+    assert torch_reqs and all('extra == "engine"' in line for line in torch_reqs), torch_reqs
+
+    fresh_bin, fresh_site, env = fresh_venv(tmp_path, wheel, site_without_torch(tmp_path / "deps"))
+    python = fresh_bin / "python"
+    work = tmp_path / "work"
+    work.mkdir()
+
+    # torch is really absent there, so nothing below passes by finding it
+    proc = subprocess.run([python, "-c", "import torch"], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=HANG_GUARD_S)
+    assert proc.returncode != 0 and "No module named 'torch'" in proc.stderr, (proc.stdout, proc.stderr)
+    out = run([python, "-c", "import importlib.util, importlib.metadata as m, optseq.console.cli as c\n"
+               "print(importlib.util.find_spec('torch'))\n"
+               "try:\n    m.distribution('torch')\nexcept m.PackageNotFoundError:\n    print('no dist')\n"
+               "print(c.__file__)"], cwd=work, env=env)
+    assert out.splitlines()[:2] == ["None", "no dist"], out
+    assert Path(out.splitlines()[2]).is_relative_to(fresh_site), out
+
+    # -- the starter plan: init, its command-pair levers measured and decided, the export, the status ----------
+    optseq = fresh_bin / "optseq"
+    out = run([optseq, "init", "."], cwd=work, env=env)
+    assert "wrote optseq.toml" in out and (work / "optseq_bench.py").is_file()
+    report = json.loads(run([optseq, "--run", "ready", "--json"], cwd=work, env=env))
+    assert [(r["lever"], r["status"]) for r in report["runs"]] == [("fast_sum", "succeeded")], report
+    # a verdict of the decision rule (which one is up to the machine's noise, as in tests/console/test_init.py)
+    assert report["runs"][0]["verdict"] in ("adopt", "reject", "inconclusive"), report
+    # the gate's last criterion opens no_copy: once fast_sum is decided, it is measured on top of it
+    run([optseq, "record", "prototype_works", "prototype", "same_result", "pass"], cwd=work, env=env)
+    if report["runs"][0]["verdict"] != "inconclusive":
+        report = json.loads(run([optseq, "--run", "ready", "--json"], cwd=work, env=env))
+        assert [(r["lever"], r["status"]) for r in report["runs"]] == [("no_copy", "succeeded")], report
+        assert report["runs"][0]["verdict"] in ("adopt", "reject", "inconclusive"), report
+
+    out = run([optseq, "export", "-o", "plan.md"], cwd=work, env=env)
+    assert "wrote" in out and "fast_sum" in (work / "plan.md").read_text(encoding="utf-8")
+    assert list(work.glob("*/fast_sum.svg")), sorted(p.name for p in work.rglob("*"))  # matplotlib's chart
+    out = run([optseq, "status"], cwd=work, env=env)
+    assert out.startswith("plan optseq.toml") and "fast_sum" in out and "no_copy" in out
+
+    # -- a built-in lever (an engine bench): one unavailable line through the run protocol, no traceback ----
+    out = run([python, "-m", "optseq.engine.bench", "cython_bot"], cwd=work, env=env)
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events == [{"event": "unavailable", "reason": NO_TORCH}, {"event": "done"}], out
+    # and through optseq's runner, on the default plan the wheel ships
+    plan = fresh_site / "optseq" / "configs" / "sequencing.toml"
+    proc = subprocess.run([str(a) for a in (optseq, "--plan", plan, "--db", tmp_path / "db", "--run", "cython_bot")],
+                          cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=HANG_GUARD_S)
+    assert proc.returncode == 3, (proc.returncode, proc.stdout, proc.stderr)  # the CLI's code for unavailable
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("run 1 cython_bot: "))
+    assert line.startswith("run 1 cython_bot: unavailable") and f"unavailable: {NO_TORCH}" in line, proc.stdout

@@ -5,6 +5,7 @@ import math
 from typing import Any
 
 from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
+from optseq.state.runs.stats import arms_text
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
@@ -67,16 +68,90 @@ def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
 
 
 def run_line(run: dict) -> str:
-    """One run as a line: id, status, when, figure, message."""
+    """One run as a line: id, outcome, when, figure, what it counted, each arm's median (IQR), why / noise."""
     stats = run_stats(run)
     figure = estimate_text(stats) if stats else ""
-    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    summary = _summary(run)
     if summary.get("chosen"):
         figure = f"chose {summary['chosen']}"
-    when = str(run.get("started") or "")[:16].replace("T", " ")
-    parts = [f"#{run.get('id')}", str(run.get("status")), when, figure, units_text(stats),
-             str(run.get("detail") or run.get("reason") or "")]
+    parts = [f"#{run.get('id')}", outcome_text(run), when_text(run), figure, units_text(stats),
+             arms_text(stats, names=True), duration_text(run), run_note(run)]
     return "  ".join(p for p in parts if p)
+
+
+def _summary(run: dict) -> dict:
+    return run.get("summary") if isinstance(run.get("summary"), dict) else {}
+
+
+def when_text(run: dict) -> str:
+    """`2026-11-01 10:00`: when the run started, to the minute."""
+    return str(run.get("started") or "")[:16].replace("T", " ")
+
+
+def outcome_text(run: dict) -> str:
+    """What the run came to: adopt, reject, inconclusive, a chosen config; or how it ended (failed, timeout...)."""
+    status = str(run.get("status") or "")
+    if status == "succeeded":
+        return str(run.get("verdict") or _summary(run).get("chosen") or status)
+    return status or "-"
+
+
+def noise_text(run: dict) -> str:
+    """The run's busy-machine or noisy-baseline line (state/runs/run_record.py noise_line), or ''."""
+    return str(run_stats(run).get("noise") or _summary(run).get("noise") or "")
+
+
+def run_note(run: dict) -> str:
+    """Why a run ended as it did when the outcome alone does not say: a failure's detail, an undecided run's
+    reason; then its noise warning. One line."""
+    summary, status = _summary(run), run.get("status")
+    verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else {}
+    if status not in ("succeeded", "running", "queued"):
+        why = str(run.get("reason") or run.get("detail") or "")
+        last = last_error_line(run.get("log_tail"))
+        if status == "failed" and last and last not in why:
+            why = f"{why}: {last}" if why else last
+    elif summary.get("error"):
+        why = f"not judged: {summary['error']}"
+    elif run.get("verdict") == "inconclusive":
+        # the rule's reason repeats the figures the row shows already: its conclusion is what is left
+        why = str(verdict.get("reason") or "")
+        metric = str(run_stats(run).get("metric") or "")
+        if metric and why.startswith(f"{metric} ") and ": " in why:
+            why = why.partition(": ")[2]
+    else:
+        why = ""
+    notes = "; ".join(str(n) for n in run.get("notes") or ()) if isinstance(run.get("notes"), list) else ""
+    return " ".join("; ".join(str(p) for p in (why, notes, noise_text(run)) if p).split())
+
+
+def last_error_line(log_tail) -> str:
+    """The last line a failed command printed that is not a protocol event: its error, most often."""
+    for line in reversed(log_tail if isinstance(log_tail, list) else []):
+        text = str(line).strip()
+        if text and not text.startswith("{") and not text.startswith("[optseq]"):
+            return text
+    return ""
+
+
+def duration_text(run: dict) -> str:
+    """`42 s`, `3 min 12 s`, `1 h 05 min`: from the run's start to its end; '' while it runs or without both."""
+    import datetime as dt
+
+    try:
+        seconds = (dt.datetime.fromisoformat(str(run["ended"])) - dt.datetime.fromisoformat(str(run["started"]))
+                   ).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return ""
+    if seconds < 0:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, sec = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
 
 
 def units_text(stats: dict | None) -> str:

@@ -75,7 +75,8 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
         if state in ("ready", "stale"):
             return _runnable(lever, view, ctx), None
         if state != "blocked":
-            return None, None  # decided: nothing asked of the user
+            # decided: nothing asked of the user, but a re-measure that failed is worth knowing
+            return (Step(None, lever_id, view["last_failure"]) if view.get("last_failure") else None), None
         for atom in gates.atoms(lever.requires):
             if gates.holds(atom, ctx):
                 continue
@@ -113,5 +114,8 @@ def _runnable(lever, view: dict, ctx) -> Step:
     if view["state"] == "stale":
         if not gates.holds(lever.requires, ctx):
             return Step(None, lever.id, "stale, waits for its gate")
-        return Step("r", lever.id, "re-measure")
-    return Step("r", lever.id, "run it")
+        what = "re-measure"
+    else:
+        what = "retry" if view.get("last_failure") else "run it"
+    # `r: retry, last run 7 failed: exited 1`, until a run or a decision follows that run
+    return Step("r", lever.id, f"{what}, {view['last_failure']}" if view.get("last_failure") else what)

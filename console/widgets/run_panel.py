@@ -16,6 +16,7 @@ from optseq.console.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.widgets.run_tally import Tally
 from optseq.state.runs.lever_run import RunControl
 from optseq.state.runs.progress import RunProgress
+from optseq.state.text import terminal_safe
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
@@ -268,7 +269,7 @@ class RunPanel(Vertical):
             self._on_log(f"[{kind}] {fields}")
 
     def _on_log(self, line: str) -> None:
-        self._lines.append(line)
+        self._lines.append(terminal_safe(line))  # a lever's escapes would reach the terminal through the screen
         self.post_message(self.LogReady())
 
     # -- handlers on the UI thread -----------------------------------------------------------

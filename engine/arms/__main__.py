@@ -19,9 +19,9 @@ def main() -> int:
     except ValueError as exc:
         kit.fail(f"OPTSEQ_ARMS is not JSON ({exc})")
         return 2
-    from optseq.engine.arms.driver import run
+    from optseq.engine.arms.driver import check, run
 
-    return run(spec)
+    return check(spec) if sys.argv[1:] == ["--check"] else run(spec)
 
 
 if __name__ == "__main__":

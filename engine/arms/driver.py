@@ -105,6 +105,37 @@ def run(spec: dict) -> int:
     return 0
 
 
+def check(spec: dict) -> int:
+    """`optseq check`: one run of each arm, saying exactly what it was given and what was read from it; no pairs,
+    no protocol, nothing for optseq to count. Plain lines, for a person checking a lever before spending pairs."""
+    failed = 0
+    for name in ("baseline", "candidate"):
+        arm = Arm(name, {**spec, "warmup": 0})
+        given = {**spec["stack_env"], **spec[f"{name}_env"], "OPTSEQ_ARM": name, "OPTSEQ_PAIR": "check"}
+        print(f"{name}: argv {' '.join(_quoted(a) for a in arm.argv)}", flush=True)
+        print(f"{name}: cwd {arm.cwd}", flush=True)
+        print(f"{name}: env " + (" ".join(f"{k}={_quoted(v)}" for k, v in given.items())), flush=True)
+        started = time.perf_counter()
+        try:
+            run = arm._execute("check", "check")
+            value = arm._read(spec["source"], run, "check")
+            guards = [(g["name"], arm._read(g["source"], run, "check")) for g in spec["guards"]]
+        except ArmFailed as exc:
+            print(f"{name}: FAILED: {exc}", flush=True)
+            failed = 1
+            continue
+        print(f"{name}: {spec['metric']} = {value:g} {spec['unit']} "
+              f"({'higher' if spec['higher_is_better'] else 'lower'} is better)".rstrip(), flush=True)
+        for guard, found in guards:
+            print(f"{name}: guard {guard} = {found:g}", flush=True)
+        print(f"{name}: took {time.perf_counter() - started:.3g} s", flush=True)
+    return failed
+
+
+def _quoted(text: str) -> str:
+    return text if text and all(c.isalnum() or c in "-_=./:,+@%" for c in text) else json.dumps(text)
+
+
 def guard_value(guard: dict, base: list[float], cand: list[float]) -> float:
     """The worst value over the pairs, in the terms of the guard's bound."""
     bound = guard["bound"]
@@ -126,16 +157,18 @@ def env_facts(spec: dict) -> dict:
 
 
 def workload(spec: dict) -> str:
-    """Which code the numbers come from: the arms' commands. Levers over one script share it, and its hash."""
-    return "arms: " + " | ".join(dict.fromkeys(" ".join(spec[arm]) for arm in ("baseline", "candidate")))
+    """Which code the numbers come from: the arms' commands without their flags (the flags are the levers and the
+    stack). Levers over one script share it, and its hash."""
+    return "arms: " + " | ".join(dict.fromkeys(" ".join(_code(spec[arm])) for arm in ("baseline", "candidate")))
 
 
 def code_hash(spec: dict) -> str:
     """The arms' commands and the contents of every file their argv names (train.py, ...).
 
-    Not the toggles: they are the lever, not the code, and two levers over one script must agree on its hash.
+    Not the toggles or flags: they are the lever, not the code, and two levers over one script must agree on its
+    hash.
     """
-    digest = hashlib.sha256(json.dumps([spec["baseline"], spec["candidate"]]).encode())
+    digest = hashlib.sha256(json.dumps([_code(spec["baseline"]), _code(spec["candidate"])]).encode())
     for arg in dict.fromkeys(spec["baseline"] + spec["candidate"]):
         path = Path(spec["cwd"], arg)
         try:
@@ -144,6 +177,10 @@ def code_hash(spec: dict) -> str:
         except OSError:
             pass
     return digest.hexdigest()[:16]
+
+
+def _code(argv: list[str]) -> list[str]:
+    return [a for a in argv if not a.startswith("-")]
 
 
 def _gpu() -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -24,6 +25,14 @@ LEVERS = {
     "tensorrt": "tensorrt",
     "model_size": "model_size",
 }
+
+NO_TORCH = "torch is not installed (pip install 'optseq[engine]')"
+"""Why every built-in lever is unavailable on a light install: the reference workload (and env_facts) needs torch."""
+
+
+def torch_missing() -> bool:
+    """True where torch cannot be found: checked before any bench module loads, so no lever meets it mid-import."""
+    return importlib.util.find_spec("torch") is None
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -48,12 +57,23 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["gpu-check"]:
+        if torch_missing():  # a report, not a lever run: one line on stderr
+            print(f"unavailable: {NO_TORCH}", file=sys.stderr)
+            return 1
         from optseq.engine.bench.gpu_check import main as gpu_check
 
         kit.watch_parent()
         return gpu_check(argv[1:])
     args = parse(argv)
     kit.watch_parent()
+    if torch_missing():
+        if args.lever == "all":  # a report, not a lever run: one line, and no report written
+            print(f"unavailable: {NO_TORCH}", file=sys.stderr)
+            return 1
+        # a lever run: the run protocol's answer, so optseq records the lever as unavailable, not failed
+        kit.unavailable(NO_TORCH)
+        kit.done()
+        return 0
     if args.lever == "all":
         from optseq.engine.bench.report import run_all
 

@@ -1,4 +1,9 @@
-"""Facts about the stack a bench ran on; optseq folds them into the run's fingerprint."""
+"""Facts about the stack a bench ran on; optseq folds them into the run's fingerprint.
+
+Standard library at import: torch is imported only inside pick_device and env_facts. The arms driver
+(engine/arms) imports cpu_model from here and runs where torch is not installed (the base install);
+tests/test_wheel.py runs it in a venv without torch.
+"""
 from __future__ import annotations
 
 import hashlib

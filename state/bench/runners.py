@@ -41,7 +41,7 @@ rule = {{ metric = "rate", min_speedup = 1.2, repeats = 6, max_repeats = 6 }}
 [levers.arms]
 command = ["python", "-c", {ARM!r}]
 candidate_env = {{ FAST = "1" }}
-metric = {{ name = "rate", regex = 'rate: ([0-9.]+)' }}
+metric = {{ name = "rate", regex = 'rate: ([0-9.]+)', unit = "items/s" }}
 warmup = 0
 """
 

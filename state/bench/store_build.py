@@ -67,6 +67,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     calls `runs.run_record.finish` makes, and the tests hold that both give the same records.
     Every store call is in this function, so a changed store API is adapted here and nowhere else.
     """
+    from optseq.state.plan.definition import definition
     from optseq.state.runs.measured_on import fingerprint
     from optseq.state.runs.passes import ABPasses
     from optseq.state.errors import InputError
@@ -152,7 +153,10 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                         summary["split"] = step.split.to_dict()
                     fields = {
                         "status": "succeeded", "ended": utc_now(), "exit_code": 0, "detail": "exited 0 after done",
-                        "passes": pass_no, "env": dict(ENV), "fingerprint": fingerprint(ENV, seq.machine.infra()),
+                        "passes": pass_no, "env": dict(ENV),
+                        # run_record's: the lever as it ran, and no repository (the built store has none)
+                        "fingerprint": {**fingerprint(ENV, seq.machine.infra()),
+                                        "definition": definition(lever, seq.plan.path), "repo": None},
                         "samples_file": str(samples_file), "n_samples": len(all_samples), "log": str(log_path),
                         "warnings": warnings[:40], "pass_counts": pass_counts, "summary": summary,
                         "verdict": verdict.outcome,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from transitions import Machine, MachineError
 
 from optseq.state.plan import gates
+from optseq.state.plan.definition import definition
 from optseq.state.plan.model import KINDS, Plan
 from optseq.state.lifecycle.moves import RecordMoves
 from optseq.state.lifecycle.run_index import RunIndex
@@ -32,6 +33,8 @@ class PlanMachine(RecordMoves):
         self.effects: list[dict] = []
         """Derived events of the record being applied (stale, superseded), for the store to keep."""
         self.depends = _depends(plan)
+        self.definitions = {lever.id: definition(lever, plan.path) for lever in plan.levers}
+        """What each lever is now, part by part: a number measured on another definition is stale."""
         for lever in plan.levers:
             model = LeverModel(lever, plan_doc=lever.plan_doc)
             Machine(model=model, states=STATES, transitions=TRANSITIONS, initial="blocked",
@@ -125,6 +128,11 @@ class PlanMachine(RecordMoves):
         """The next lever that can run; None when only user actions remain (see Sequencer.todo)."""
         levers = self.runnable()
         return levers[0] if levers else None
+
+    def adoption_order(self) -> list[str]:
+        """The adopted levers in the order they were adopted (the plan's own adoptions first, in plan order)."""
+        adopted = [m for m in self.models.values() if m.outcome == "adopt"]
+        return [m.lever.id for m in sorted(adopted, key=lambda m: (m.decision_seq or 0, m.lever.index))]
 
     def infra(self) -> dict:
         """The current stack: adopted levers and the chosen model config."""

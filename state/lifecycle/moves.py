@@ -41,7 +41,7 @@ class RecordMoves(Staleness):
             model.plan_doc = record["path"]
             if model.state == "unplanned":
                 model.plan_written()
-        elif kind == "stale" and model is not None and model.state in DECIDED:
+        elif kind == "stale" and model is not None and (model.state in DECIDED or model.state == "measured"):
             model.stale_reason = record.get("reason", "")
             model.invalidate()
 
@@ -175,6 +175,7 @@ class RecordMoves(Staleness):
 
     def refresh(self) -> None:
         """Move levers across their gates until nothing changes (a fact or decision may cascade)."""
+        self._edited()
         ctx = self.context()
         changed = True
         while changed:

@@ -32,6 +32,8 @@ def dump(machine: PlanMachine, plan: Plan) -> dict[str, Any]:
     for model in machine.models.values():
         for decision in (model.decision, (model.cleared or {}).get("decision")):
             cited.update(r for r in (decision or {}).get("runs") or () if isinstance(r, int))
+        if model.state == "measured" and isinstance((model.last_run or {}).get("id"), int):
+            cited.add(model.last_run["id"])  # a measured lever's numbers stand on its last run's stack
     machine.runs.prune(cited)
     return {
         "version": VERSION,

@@ -3,6 +3,7 @@ that a lever's remeasure_when names; as methods of PlanMachine."""
 from __future__ import annotations
 
 from optseq.state.plan import gates
+from optseq.state.plan.definition import changed
 from optseq.state.lifecycle.states import DECIDED, LeverModel
 
 
@@ -32,9 +33,27 @@ class Staleness:
         # version adopted again) asks a re-measure
         moved = lever_id in before or lever_id in self._stack()
         for other in self.models.values():
-            if (moved and lever_id in other.lever.remeasure_when and other.state in DECIDED
-                    and other.decision_seq is not None and other.decision_seq < seq and other.lever.run):
+            # a measured (inconclusive) lever was measured before this decision: its numbers are as old
+            measured = other.state == "measured" or (other.state in DECIDED and other.decision_seq is not None
+                                                      and other.decision_seq < seq)
+            if moved and lever_id in other.lever.remeasure_when and measured and other.lever.run:
                 self._stale(other, f"{lever_id} decided {outcome} after {other.lever.id} was measured")
+
+    def _edited(self) -> None:
+        """A lever whose numbers were measured on another definition of it (the plan was edited since) is stale,
+        naming what changed; runs from before definitions were kept are taken as they are."""
+        for model in self.models.values():
+            if model.state not in (*DECIDED, "measured") or not model.lever.run:
+                continue
+            runs = (model.decision or {}).get("runs") or ([model.last_run["id"]] if model.state == "measured"
+                                                          and model.last_run else [])
+            for run_id in runs:
+                before = self.runs.fingerprint(run_id).get("definition")
+                parts = changed(before, self.definitions[model.lever.id]) if isinstance(before, dict) else []
+                if parts:
+                    self._stale(model, f"plan changed: {model.lever.id}'s {' and '.join(parts)} "
+                                       f"(since run {run_id})")
+                    break
 
     def _stale(self, model: LeverModel, reason: str) -> None:
         model.stale_reason = reason
@@ -50,7 +69,7 @@ class Staleness:
             if gone in after:
                 continue
             for other in self.models.values():
-                if other.lever.id == gone or other.state not in DECIDED or not other.lever.run:
+                if other.lever.id == gone or other.state not in (*DECIDED, "measured") or not other.lever.run:
                     continue
                 run = self._measured_with(other, gone, outcome)
                 if run is not None:
@@ -62,9 +81,12 @@ class Staleness:
                                        + "; ".join(gates.unmet(other.lever.requires, ctx)))
 
     def _measured_with(self, model: LeverModel, gone: str, outcome: str):
-        """The first evidence run of `model`'s decision whose stack held `gone` (its adoption or its config)."""
+        """The first evidence run of `model`'s decision (a measured lever's: its last run) whose stack held `gone`
+        (its adoption or its config)."""
         experiment = self.models[gone].lever.kind == "experiment"
-        for run_id in (model.decision or {}).get("runs") or []:
+        evidence = (model.decision or {}).get("runs") or ([model.last_run["id"]] if model.state == "measured"
+                                                           and model.last_run else [])
+        for run_id in evidence:
             infra = self.runs.infra(run_id)
             if infra is None:
                 continue

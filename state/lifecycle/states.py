@@ -25,7 +25,8 @@ TRANSITIONS = [
     {"trigger": "reject", "source": DECIDABLE, "dest": "rejected"},
     {"trigger": "defer", "source": DECIDABLE, "dest": "deferred"},
     {"trigger": "decide", "source": DECIDABLE, "dest": "decided"},
-    {"trigger": "invalidate", "source": DECIDED, "dest": "stale"},
+    # a measured (inconclusive) lever's numbers go stale as a decided one's do: its re-measure is as due
+    {"trigger": "invalidate", "source": DECIDED + ["measured"], "dest": "stale"},
     # a branch closes whatever is on it, decided or not; its decisions leave the stack (see _close)
     {"trigger": "close", "source": [s for s in STATES if s != "closed"], "dest": "closed"},
     # a reversal of the gate that closed it opens the lever again, from scratch: its gates decide where to

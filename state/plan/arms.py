@@ -1,15 +1,24 @@
-"""A command-pair lever's `arms` table: two plain commands, where their number comes from, and their guards.
+"""A command-pair lever's `arms` table, and the plan's `[workload]` it changes: commands, where their number
+comes from, their guards.
 
 ```toml
+[workload]                                          # the one command the levers change (optional)
+command = ["python", "bench.py", "--batch=8"]
+cwd = "."                                           # relative to the plan file's folder
+env = { OMP_NUM_THREADS = "1" }                     # both arms of every lever
+metric = { name = "tokens_per_s", regex = 'tokens/s: ([0-9.]+)', unit = "tokens/s" }
+guards = [{ name = "loss", regex = 'loss ([0-9.]+)', max_rel_diff = 0.01 }]
+
 [levers.arms]
-command = ["python", "train.py", "--steps", "50"]   # both arms; or baseline = [...] and candidate = [...]
+candidate_args = ["--compile=True"]                 # what the candidate adds: a flag of the same --key replaces
 candidate_env = { USE_AMP = "1" }                   # the toggle (baseline_env too, if the baseline needs one)
-metric = { name = "samples_per_s", regex = 'samples/s: ([0-9.]+)', unit = "samples/s", higher_is_better = true }
-guards = [{ name = "final_loss", regex = 'final loss ([0-9.]+)', max_diff = 0.05 }]
+# without a workload, or to leave it: command = [...] (both arms), or baseline = [...] and candidate = [...]
 warmup = 1            # untimed runs of each arm per pass
 order = "alternate"   # ABBA; or "random" (seeded per run and pass)
-cwd = "."             # relative to the plan file's folder
 ```
+
+Each key of the lever's table overrides the workload's (`metric`, `guards`, `cwd`, `warmup`, `order`,
+`command`); env is merged, the lever's on top.
 """
 from __future__ import annotations
 
@@ -17,17 +26,40 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from optseq.state.plan.model import ARM_ORDERS, SOURCES, ArmGuard, Arms, Guard, Rule, Source
+from optseq.state.plan.model import Guard, Rule
+from optseq.state.plan.workload import (
+    ARM_ORDERS, SOURCES, ArmGuard, Arms, Source, Workload, apply_args, direction_of, flag_key,
+)
 
-ARMS_KEYS = {"command", "baseline", "candidate", "baseline_env", "candidate_env", "metric", "guards", "warmup",
-             "order", "cwd"}
+ARMS_KEYS = {"command", "baseline", "candidate", "baseline_env", "candidate_env", "candidate_args", "metric",
+             "guards", "warmup", "order", "cwd"}
+WORKLOAD_KEYS = {"command", "cwd", "env", "metric", "guards", "warmup", "order"}
 SOURCE_KEYS = {"regex", "json", "file", "key", "wall_time"}
 BOUNDS = ("max_diff", "max_rel_diff", "max", "min")
 MAX_WARMUP = 100
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None) -> tuple[Arms, Rule]:
+def parse_workload(loader, raw, plan_dir: Path) -> Workload:
+    where = "workload"
+    if not isinstance(raw, dict):
+        raise loader.fail(where, f"expected a [workload] table, got {type(raw).__name__}")
+    loader.check_keys(raw, WORKLOAD_KEYS, where)
+    command = _argv(loader, raw, "command", where)
+    if not command:
+        raise loader.fail(f"{where}.command", "missing: the command every command-pair lever changes")
+    metric = source = None
+    unit, higher = "", None
+    if "metric" in raw:
+        metric, source, unit, higher = _metric(loader, raw, where, None)
+    return Workload(command=command, cwd=_cwd(loader, raw, where, plan_dir), env=_env(loader, raw, "env", where),
+                    metric=metric, source=source, unit=unit, higher_is_better=higher,
+                    guards=_guards(loader, raw, where), warmup=_warmup(loader, raw, where, None),
+                    order=_order(loader, raw, where, None))
+
+
+def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None,
+               workload: Workload | None = None) -> tuple[Arms, Rule]:
     """The lever's Arms, and its rule with the arms' guards added (a guard is judged like any quality event)."""
     if not isinstance(raw, dict):
         raise loader.fail(where, f"expected a table, got {type(raw).__name__}")
@@ -39,52 +71,117 @@ def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None) -> tu
     baseline = _argv(loader, raw, "baseline", where)
     candidate = _argv(loader, raw, "candidate", where)
     if command and (baseline or candidate):
-        raise loader.fail(f"{where}.command", "give either command (both arms, with candidate_env) or "
-                                              "baseline and candidate, not both")
-    if not command and not (baseline and candidate):
-        missing = "candidate" if baseline else "baseline" if candidate else "command"
-        raise loader.fail(f"{where}.{missing}", "missing (a command for both arms, or baseline and candidate)")
+        raise loader.fail(f"{where}.command", "give either command (both arms, with candidate_args or "
+                                              "candidate_env) or baseline and candidate, not both")
+    whole = bool(baseline or candidate)
+    if whole and not (baseline and candidate):
+        missing = "candidate" if baseline else "baseline"
+        raise loader.fail(f"{where}.{missing}", "missing (with two whole commands, give baseline and candidate)")
+    if not whole and not command:
+        if workload is None:
+            raise loader.fail(f"{where}.command", "missing (the command for both arms, a [workload] whose command "
+                                                  "the lever changes, or baseline and candidate)")
+        command = workload.command
+    candidate_args = _flags(loader, raw, where)
     baseline_env = _env(loader, raw, "baseline_env", where)
     candidate_env = _env(loader, raw, "candidate_env", where)
-    if command and not candidate_env and not baseline_env:
-        raise loader.fail(f"{where}.candidate_env", "missing: with one command for both arms, candidate_env "
-                                                    "(or baseline_env) is what tells the arms apart")
-    if command:
-        baseline = candidate = command
+    if whole and candidate_args:
+        raise loader.fail(f"{where}.candidate_args", "the candidate is a whole command of its own: its flags go "
+                                                     "in it (or give command and candidate_args)")
+    if not whole and not candidate_env and not baseline_env and not candidate_args:
+        raise loader.fail(f"{where}.candidate_args", "missing: with one command for both arms, candidate_args or "
+                                                     "candidate_env (or baseline_env) is what tells the arms apart")
+    if not whole:
+        baseline, candidate = command, apply_args(command, candidate_args)
     if baseline == candidate and dict(baseline_env) == dict(candidate_env):
-        raise loader.fail(f"{where}.candidate_env", "the two arms are the same command with the same environment")
-    metric = loader.get(raw, "metric", where, dict, what="a table (name, a source, unit, higher_is_better)")
-    mw = f"{where}.metric"
-    loader.check_keys(metric, SOURCE_KEYS | {"name", "unit", "higher_is_better"}, mw)
-    source = _source(loader, metric, mw)
-    name = loader.get(metric, "name", mw, str, rule.metric)
-    if name != rule.metric:
-        raise loader.fail(f"{mw}.name", f"{name!r} is not the rule's metric {rule.metric!r}")
-    higher = loader.get(metric, "higher_is_better", mw, bool, source.kind != "wall_time")
-    unit = loader.get(metric, "unit", mw, str, "s" if source.kind == "wall_time" else "")
-    guards = tuple(_guard(loader, g, f"{where}.guards[{i}]")
-                   for i, g in enumerate(loader.get(raw, "guards", where, list, [], "a list of guard tables")))
+        raise loader.fail(f"{where}.candidate_args" if candidate_args else f"{where}.candidate_env",
+                          "the two arms are the same command with the same environment")
+    inherited = workload if workload is not None and not whole else None
+    if "metric" in raw or inherited is None or inherited.source is None:
+        name, source, unit, higher = _metric(loader, raw, where, rule)
+    else:
+        name, source, unit, higher = inherited.metric, inherited.source, inherited.unit, inherited.higher_is_better
+        if name != rule.metric:
+            raise loader.fail(f"{where}.metric", f"missing: the workload's metric is {name!r}, the rule's "
+                                                 f"{rule.metric!r} (give this lever its own metric table)")
+    guards = _guards(loader, raw, where) if "guards" in raw or inherited is None else inherited.guards
     names = [g.name for g in guards] + [g.name for g in rule.guards]
     for g in guards:
         if names.count(g.name) > 1:
             raise loader.fail(f"{where}.guards", f"guard {g.name!r} is named twice")
-    warmup = loader.get(raw, "warmup", where, int, 1)
-    if not 0 <= warmup <= MAX_WARMUP:
-        raise loader.fail(f"{where}.warmup", f"expected 0 to {MAX_WARMUP} runs per arm, got {warmup}")
-    order = loader.get(raw, "order", where, str, "alternate")
-    if order not in ARM_ORDERS:
-        raise loader.fail(f"{where}.order", f"unknown order {order!r} (one of {', '.join(ARM_ORDERS)}; "
-                                            "never all of one arm, then all of the other)")
-    cwd = loader.get(raw, "cwd", where, str, ".")
-    folder = (plan_dir / cwd).resolve()
-    if not folder.is_dir():
-        raise loader.fail(f"{where}.cwd", f"{str(folder)!r} is not a directory")
+    warmup = _warmup(loader, raw, where, inherited.warmup if inherited else None)
+    order = _order(loader, raw, where, inherited.order if inherited else None)
+    cwd = _cwd(loader, raw, where, plan_dir) if "cwd" in raw or inherited is None else inherited.cwd
     arms = Arms(baseline=baseline, candidate=candidate, metric=name, source=source, unit=unit,
-                higher_is_better=higher, baseline_env=baseline_env, candidate_env=candidate_env, cwd=str(folder),
-                warmup=warmup, order=order, guards=guards)
+                higher_is_better=higher, baseline_env=baseline_env, candidate_env=candidate_env, cwd=cwd,
+                warmup=warmup, order=order, guards=guards, candidate_args=candidate_args,
+                workload_env=inherited.env if inherited else (), whole=whole)
     # the driver reports each arm guard as a quality event already reduced to the bound it names
     extra = tuple(Guard(g.name, min=g.min) if g.min is not None else Guard(g.name, max=g.limit[1]) for g in guards)
     return arms, replace(rule, guards=rule.guards + extra)
+
+
+def _metric(loader, raw: dict, where: str, rule: Rule | None) -> tuple[str, Source, str, bool]:
+    """name, source, unit, higher_is_better of a metric table; the direction from the unit where it is not
+    declared, and never a declared direction the unit contradicts."""
+    metric = loader.get(raw, "metric", where, dict, what="a table (name, a source, unit, higher_is_better)")
+    mw = f"{where}.metric"
+    loader.check_keys(metric, SOURCE_KEYS | {"name", "unit", "higher_is_better"}, mw)
+    source = _source(loader, metric, mw)
+    name = loader.get(metric, "name", mw, str, rule.metric if rule else None)
+    if rule is not None and name != rule.metric:
+        raise loader.fail(f"{mw}.name", f"{name!r} is not the rule's metric {rule.metric!r}")
+    unit = loader.get(metric, "unit", mw, str, "s" if source.kind == "wall_time" else "")
+    declared = loader.get(metric, "higher_is_better", mw, bool, None)
+    implied = False if source.kind == "wall_time" else direction_of(unit)
+    if declared is None and implied is None:
+        raise loader.fail(f"{mw}.higher_is_better", f"missing: unit {unit!r} does not say which way is better "
+                                                    "(true for a rate such as samples/s, false for a time)")
+    if declared is not None and implied is not None and declared != implied:
+        what = "a time: lower is better" if implied is False else "a rate: higher is better"
+        raise loader.fail(f"{mw}.higher_is_better", f"{str(declared).lower()} contradicts unit {unit!r} ({what})")
+    return name, source, unit, declared if declared is not None else implied
+
+
+def _flags(loader, raw: dict, where: str) -> tuple[str, ...]:
+    flags = _argv(loader, raw, "candidate_args", where)
+    keys = []
+    for i, flag in enumerate(flags):
+        key = flag_key(flag)
+        if key is None:
+            raise loader.fail(f"{where}.candidate_args[{i}]", f"{flag!r} is not a flag: write a valued flag as one "
+                                                             "argument, --key=value")
+        if key in keys:
+            raise loader.fail(f"{where}.candidate_args[{i}]", f"{key} is given twice")
+        keys.append(key)
+    return flags
+
+
+def _guards(loader, raw: dict, where: str) -> tuple[ArmGuard, ...]:
+    return tuple(_guard(loader, g, f"{where}.guards[{i}]")
+                 for i, g in enumerate(loader.get(raw, "guards", where, list, [], "a list of guard tables")))
+
+
+def _warmup(loader, raw: dict, where: str, inherited: int | None) -> int:
+    warmup = loader.get(raw, "warmup", where, int, 1 if inherited is None else inherited)
+    if not 0 <= warmup <= MAX_WARMUP:
+        raise loader.fail(f"{where}.warmup", f"expected 0 to {MAX_WARMUP} runs per arm, got {warmup}")
+    return warmup
+
+
+def _order(loader, raw: dict, where: str, inherited: str | None) -> str:
+    order = loader.get(raw, "order", where, str, inherited or "alternate")
+    if order not in ARM_ORDERS:
+        raise loader.fail(f"{where}.order", f"unknown order {order!r} (one of {', '.join(ARM_ORDERS)}; "
+                                            "never all of one arm, then all of the other)")
+    return order
+
+
+def _cwd(loader, raw: dict, where: str, plan_dir: Path) -> str:
+    folder = (plan_dir / loader.get(raw, "cwd", where, str, ".")).resolve()
+    if not folder.is_dir():
+        raise loader.fail(f"{where}.cwd", f"{str(folder)!r} is not a directory")
+    return str(folder)
 
 
 def _argv(loader, raw: dict, key: str, where: str) -> tuple[str, ...]:

@@ -6,15 +6,19 @@ from optseq.state.plan.checks import no_duplicates
 from optseq.state.plan.fields import FieldReader, show
 from optseq.state.plan.gates import Atom, Expr, Gate
 from optseq.state.plan.model import (
-    ARMS_RUN, CODE_STATUS, DECISION_OUTCOMES, KINDS, MAX_GATE_DEPTH, MAX_PAIRS, MAX_TIMEOUT_S, PAIRED_OUTCOMES,
+    CODE_STATUS, DECISION_OUTCOMES, KINDS, MAX_GATE_DEPTH, MAX_PAIRS, MAX_TIMEOUT_S, PAIRED_OUTCOMES,
     RUN_KEYWORDS, Branch, Candidate, CriteriaGate, Criterion, Guard, Lever, Prior, Rule,
 )
 from optseq.state.plan.runner import parse_resources
+from optseq.state.plan.workload import ARMS_RUN
 from optseq.state.plan.volume import LEVER_KEYS, parse_lever_hours
 
 
 class LeverReader(FieldReader):
     """A [[levers]] table into a Lever, with its gate expression, rule, margin and criteria gate."""
+
+    workload = None
+    """The plan's `[workload]` (state/plan/workload.Workload), read before the levers that change it."""
 
     def lever(self, raw, index: int) -> Lever:
         if not isinstance(raw, dict):
@@ -73,7 +77,7 @@ class LeverReader(FieldReader):
             if kind not in ("speedup", "infra"):
                 raise self.fail(f"{where}.arms", f"only speedup and infra levers are measured in pairs (kind is "
                                                  f"{kind})")
-            arms, rule = parse_arms(self, raw["arms"], f"{where}.arms", self.path.parent, rule)
+            arms, rule = parse_arms(self, raw["arms"], f"{where}.arms", self.path.parent, rule, self.workload)
             run = ARMS_RUN
         prior = None
         if "prior" in raw:

@@ -6,11 +6,12 @@ import re
 import tomllib
 from pathlib import Path
 
+from optseq.state.plan.arms import parse_workload
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
 from optseq.state.plan.levers import LeverReader
 from optseq.state.plan.model import (
-    LANGS, MARKS, MAX_LEVERS, MAX_PLAN_BYTES, TRIGGERS, DecisionPoint, Fact, OrderItem, Plan, PlanError, StatusItem,
+    CODE_CHANGES, LANGS, MARKS, MAX_LEVERS, MAX_PLAN_BYTES, TRIGGERS, DecisionPoint, Fact, OrderItem, Plan, PlanError, StatusItem,
 )
 from optseq.state.plan.runner import parse_runner
 from optseq.state.plan.volume import check_volume, parse_volume
@@ -93,9 +94,14 @@ class _Loader(LeverReader):
 
     def plan(self, data: dict) -> Plan:
         self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
-                               "volume"}, "")
+                               "volume", "workload"}, "")
+        # the levers change the workload: it is read first
+        self.workload = parse_workload(self, data["workload"], self.path.parent) if "workload" in data else None
         head = self.get(data, "plan", "", dict, what="a [plan] table")
-        self.check_keys(head, {"title", "as_of", "lang", "intro", "table"}, "plan")
+        self.check_keys(head, {"title", "as_of", "lang", "intro", "table", "code_changes"}, "plan")
+        code_changes = self.get(head, "code_changes", "plan", str, "warn")
+        if code_changes not in CODE_CHANGES:
+            raise self.fail("plan.code_changes", f"expected one of {', '.join(CODE_CHANGES)}, got {code_changes!r}")
         as_of = self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)")
         if isinstance(as_of, dt.datetime):
             as_of = as_of.date()
@@ -129,6 +135,8 @@ class _Loader(LeverReader):
                                   for i, raw in enumerate(self.tables(data, "decision_points"))),
             runner=parse_runner(self, data["runner"]) if "runner" in data else None,
             volume=parse_volume(self, data["volume"]) if "volume" in data else None,
+            code_changes=code_changes,
+            workload=self.workload,
         )
         cross_check(self, plan)
         check_volume(self, plan)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from optseq.state.plan.gates import Expr, atoms
 from optseq.state.plan.runner import RunnerConfig
+from optseq.state.plan.workload import Arms, Workload
 
 KINDS = ("decision", "infra", "experiment", "speedup")
 """Lever kinds, in the order `next` prefers them."""
@@ -16,6 +17,8 @@ DECISION_OUTCOMES = ("GO", "NO-GO")
 TRIGGERS = ("decided", "planned", "measured")
 MARKS = ("state", "code")
 LANGS = ("ko", "en")
+CODE_CHANGES = ("warn", "stale")
+"""What a change of the workload's code (its git HEAD or uncommitted diff) since a run does to that run's numbers."""
 RUN_KEYWORDS = ("next", "ready", "stale", "all")
 """Words `--run` takes as targets (or may take): a lever with such an id could never be run by name."""
 MAX_PLAN_BYTES = 1024 ** 2
@@ -77,104 +80,6 @@ class Rule:
     margin: float | None = None
     """Experiments only: the practical margin, relative (0.05 = 5%), within which a config counts as good as
     the best; None = 0, only a config shown best by the statistics wins."""
-
-
-SOURCES = ("regex", "json", "file", "wall_time")
-"""Where a command-pair lever's number comes from: a regex over the arm's output, a key of its last JSON line
-holding that key, a key of a JSON file it writes, or its wall time."""
-ARM_ORDERS = ("alternate", "random")
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where one number comes from in one arm's run."""
-
-    kind: str
-    """One of SOURCES."""
-    pattern: str = ""
-    """regex: the first group (or the group named `value`) of the last match in the output."""
-    key: str = ""
-    """json / file: a key, dots for nesting (`metrics.samples_per_s`)."""
-    path: str = ""
-    """file: relative to the arm's cwd; it must be written during the arm's run."""
-
-    def text(self) -> str:
-        return {"regex": f"regex {self.pattern!r}", "json": f"JSON key {self.key!r}",
-                "file": f"key {self.key!r} of {self.path}", "wall_time": "wall time"}[self.kind]
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "pattern": self.pattern, "key": self.key, "path": self.path}
-
-
-@dataclass(frozen=True)
-class ArmGuard:
-    """A quality number read from both arms, with a bound on the candidate or on the difference."""
-
-    name: str
-    source: Source
-    max_diff: float | None = None
-    """Largest |candidate - baseline| over the pairs."""
-    max_rel_diff: float | None = None
-    """Largest |candidate - baseline| / |baseline| over the pairs."""
-    max: float | None = None
-    """Largest candidate value."""
-    min: float | None = None
-    """Smallest candidate value."""
-
-    @property
-    def limit(self) -> tuple[str, float]:
-        return next((k, v) for k in ("max_diff", "max_rel_diff", "max", "min") if (v := getattr(self, k)) is not None)
-
-    def to_dict(self) -> dict:
-        kind, value = self.limit
-        return {"name": self.name, "source": self.source.to_dict(), "bound": kind, "limit": value}
-
-
-@dataclass(frozen=True)
-class Arms:
-    """A command-pair lever: optseq runs the two commands itself, interleaved, and reads the number from each."""
-
-    baseline: tuple[str, ...]
-    candidate: tuple[str, ...]
-    metric: str
-    source: Source
-    unit: str = ""
-    higher_is_better: bool = True
-    baseline_env: tuple[tuple[str, str], ...] = ()
-    candidate_env: tuple[tuple[str, str], ...] = ()
-    """The toggles; also what an adopted lever adds to every later lever's arms (the stack)."""
-    cwd: str = "."
-    """Absolute: the plan file's folder unless the plan says otherwise."""
-    warmup: int = 1
-    """Untimed runs of each arm per pass before the pairs; their numbers are dropped."""
-    order: str = "alternate"
-    """alternate: ABBA (pair i starts with the candidate when i is odd); random: a seeded coin per pair."""
-    guards: tuple[ArmGuard, ...] = ()
-
-    def summary(self) -> str:
-        """One line for the console and `status`: what runs, what tells the arms apart, where the number is."""
-        def env(pairs) -> str:
-            return " ".join(f"{k}={v}" for k, v in pairs)
-
-        if self.baseline == self.candidate:
-            arms = " ".join(self.baseline) + "; candidate adds " + env(self.candidate_env) + (
-                f", baseline {env(self.baseline_env)}" if self.baseline_env else "")
-        else:
-            arms = f"baseline {' '.join(self.baseline)} vs candidate {' '.join(self.candidate)}"
-        guards = f"; guards {', '.join(g.name for g in self.guards)}" if self.guards else ""
-        return f"{arms}; {self.metric} from {self.source.text()}{guards}"
-
-    def to_dict(self, stack_env: dict[str, str] | None = None) -> dict:
-        """The spec the arms driver (`python -m optseq.engine.arms`) reads from OPTSEQ_ARMS."""
-        return {"baseline": list(self.baseline), "candidate": list(self.candidate), "metric": self.metric,
-                "source": self.source.to_dict(), "unit": self.unit, "higher_is_better": self.higher_is_better,
-                "baseline_env": dict(self.baseline_env), "candidate_env": dict(self.candidate_env),
-                "stack_env": dict(stack_env or {}), "cwd": self.cwd, "warmup": self.warmup, "order": self.order,
-                "guards": [g.to_dict() for g in self.guards]}
-
-
-ARMS_RUN = ("python", "-m", "optseq.engine.arms")
-"""What a command-pair lever launches: optseq's own driver, which runs the two arms and speaks the protocol."""
 
 
 @dataclass(frozen=True)
@@ -356,6 +261,10 @@ class Plan:
     """The plan's `[runner]` table: where its levers run unless the command line says otherwise."""
     volume: Volume | None = None
     """The plan's `[volume]`: what the hours-saved calculus weighs each lever against."""
+    workload: Workload | None = None
+    """The plan's `[workload]`: the command its command-pair levers change, and how it is measured."""
+    code_changes: str = "warn"
+    """`[plan] code_changes`: "warn" shows a code change since a lever's run in status; "stale" re-queues it."""
 
     def lever(self, lever_id: str) -> Lever:
         for lever in self.levers:

@@ -6,6 +6,7 @@ import re
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.lever_words import LeverWords, number, utc_day
+from optseq.state.runs.stats import arms_text
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
@@ -50,14 +51,15 @@ class Tables(LeverWords):
                                  "—", self.plan.as_of.isoformat(), w["plan_source"], note])
             elif record is not None and record.get("stats"):
                 rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
-                             utc_day(record.get("at")), w["auto"] if record.get("auto") else w["manual"], note])
+                             utc_day(record.get("at")), w["auto"] if record.get("auto") else w["manual"],
+                             _joined(note, figures_note(record["stats"]))])
             elif record is None and self.inconclusive_text(model):
                 # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
                 run = self.latest("runs", lever.id) or {}
                 stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
                 cells = self.stats_cells(stats) if stats else ["—"] * 5
                 rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.get("ended") or run.get("at")),
-                             w["auto"], self.inconclusive_text(model)])
+                             w["auto"], _joined(self.inconclusive_text(model), figures_note(stats))])
             past = [(0, lever, lever.prior.outcome, {"source": "plan"})] if lever.prior and model.decision_seq != 0 \
                 else []
             for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
@@ -121,3 +123,18 @@ class Tables(LeverWords):
             str(n) if n is not None else "—",
             ("<0.001" if p < 0.001 else f"{p:.3f}") if p is not None else "—",
         ]
+
+
+def figures_note(stats: dict | None) -> str:
+    """What a benchmarker reads beside the ratio: each arm's median (IQR) with its n, and the run's noise line.
+    Empty for stats that carry neither (a decision stored before per-arm figures were kept)."""
+    stats = stats if isinstance(stats, dict) else {}
+    arms = arms_text(stats, names=True)
+    n = (stats.get("baseline") or {}).get("n") if isinstance(stats.get("baseline"), dict) else None
+    if arms and isinstance(n, int):
+        arms += f", n={n}"
+    return _joined(arms, str(stats.get("noise") or ""))
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)

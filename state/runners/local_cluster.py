@@ -18,6 +18,9 @@ from pathlib import Path
 RAY = Path(sys.executable).with_name("ray")
 READY_CEILING_S = 180.0
 """How long the nodes may take to come up on a loaded machine: a hang guard, not a budget."""
+START_TRIES = 3
+"""Whole cluster starts before giving up. `ray start` waits a fixed 30 s for its raylet to register with the GCS
+and exits when a loaded machine is slower than that; a fresh start (new ports, new temp dir) is the remedy."""
 
 
 def free_port() -> int:
@@ -26,19 +29,42 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class NodeExited(RuntimeError):
+    """A node's `ray start` ended before the cluster was up."""
+
+
 class Cluster:
     def __init__(self, root: Path):
         self.root = root
         self.home = root / "home"
         self.home.mkdir(parents=True, exist_ok=True)
-        self.port, self.dashboard_port = free_port(), free_port()
-        self.address = f"http://127.0.0.1:{self.dashboard_port}"
+        self._ports()
         self.env = {**os.environ, "HOME": str(self.home), "RAY_AUTH_MODE": "disabled",
                     "RAY_USAGE_STATS_ENABLED": "0"}
         self.nodes: dict[str, subprocess.Popen] = {}
+        self.attempt = 1
+
+    def _ports(self) -> None:
+        self.port, self.dashboard_port = free_port(), free_port()
+        self.address = f"http://127.0.0.1:{self.dashboard_port}"
 
     def start(self) -> Cluster:
-        temp = self.root / "t"  # short: Ray's socket paths must fit in 107 bytes
+        """Head, worker, and a first job run; a node that exits while starting is a fresh start of the whole
+        cluster, up to START_TRIES (each node's log of every try is kept under root)."""
+        for attempt in range(1, START_TRIES + 1):
+            try:
+                return self._start(attempt)
+            except NodeExited:
+                self.stop()
+                if attempt == START_TRIES:
+                    raise
+                self.nodes.clear()
+                self._ports()
+        raise AssertionError("unreachable")
+
+    def _start(self, attempt: int) -> Cluster:
+        self.attempt = attempt
+        temp = self.root / f"t{attempt}"  # short: Ray's socket paths must fit in 107 bytes
         self._node("head", "--head", f"--port={self.port}", "--dashboard-host=127.0.0.1",
                    f"--dashboard-port={self.dashboard_port}", "--include-dashboard=true", f"--temp-dir={temp}",
                    "--num-cpus=1", "--resources=" + json.dumps({"optseq_bench": 1, "head_node": 1}))
@@ -69,8 +95,11 @@ class Cluster:
                 raise RuntimeError("the Ray cluster's first job never ended")
             time.sleep(0.2)
 
+    def log_path(self, name: str) -> Path:
+        return self.root / f"{name}.{self.attempt}.log"
+
     def _node(self, name: str, *args: str) -> None:
-        log = open(self.root / f"{name}.log", "wb")
+        log = open(self.log_path(name), "wb")
         # two nodes on one machine: each its own agent ports (Ray's defaults would collide)
         ports = [f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
                  f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}"]
@@ -95,7 +124,8 @@ class Cluster:
         while len(self.alive()) < n:
             for name, proc in self.nodes.items():
                 if proc.poll() is not None:
-                    raise RuntimeError(f"ray {name} node exited: {(self.root / f'{name}.log').read_text()[-2000:]}")
+                    raise NodeExited(f"ray {name} node exited (start {self.attempt} of {START_TRIES}): "
+                                     f"{self.log_path(name).read_text(errors='replace')[-2000:]}")
             if time.monotonic() > end:
                 raise RuntimeError(f"the Ray cluster did not reach {n} nodes within {READY_CEILING_S:g} s")
             time.sleep(0.5)
@@ -121,4 +151,4 @@ class Cluster:
             # it (renamed `ray::DashboardAgent`, so no command line names the root): the whole group goes
             self.kill(name)
             # whatever escaped its group goes too
-            subprocess.run(["pkill", "-9", "-f", str(self.root / "t")], check=False)
+            subprocess.run(["pkill", "-9", "-f", str(self.root / "t")], check=False)  # t1, t2...: every try's

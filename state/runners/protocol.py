@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
+from optseq.state.runners.run_log import CappedLog
 from optseq.state.text import clean_text
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -144,7 +145,7 @@ class Transcript:
     def __init__(self, log: BinaryIO | None = None,
                  on_event: Callable[[dict[str, Any]], None] | None = None,
                  on_log: Callable[[str], None] | None = None) -> None:
-        self.log = log
+        self.log = CappedLog(log) if log is not None else None
         self.on_event = on_event
         self.on_log = on_log
         self.lines = 0
@@ -189,13 +190,15 @@ class Transcript:
         """The output ended: a last line without a newline still counts."""
         if self._pending:
             self._take(self._pop_pending(), complete=True, newline=False)
+        if self.log is not None:
+            self.log.end()
         self._flush()
 
     def note(self, text: str) -> None:
         """A line from optseq itself (timeout, kill), marked so it cannot pass for the lever's output."""
         line = f"[optseq] {text}"
         if self.log is not None:
-            self.log.write(line.encode() + b"\n")
+            self.log.write(line.encode() + b"\n", keep=True)
         self.tail.append(line)
         self._flush()
         if self.on_log is not None:
@@ -219,8 +222,6 @@ class Transcript:
         return data
 
     def _take(self, raw: bytes, complete: bool, newline: bool = True) -> None:
-        if self.log is not None:
-            self.log.write(raw + b"\n" if complete and newline else raw)
         text = raw.decode("utf-8", errors="replace").removesuffix("\r")
         event, warning = None, None
         if not complete or self._cut:
@@ -228,6 +229,8 @@ class Transcript:
                 warning = f"longer than {MAX_LINE} bytes: kept as log"
         else:
             event, warning = classify(text)
+        if self.log is not None:  # an event is the run's data: never left out of a capped log
+            self.log.write(raw + b"\n" if complete and newline else raw, keep=event is not None)
         self._cut = not complete
         if complete:
             self.lines += 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optseq.state.errors import InputError
-from optseq.state.runs.measured_on import stack_env
+from optseq.state.runs.measured_on import stack
 from optseq.state.runners.interface import store_tag
 from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, Resume, launch, launch_token, replay
 from optseq.state.runs.run_record import finish
@@ -121,7 +121,7 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                     fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
                               "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name}
                     if lever.arms is not None:
-                        fields["arms"] = lever.arms.to_dict(stack_env(seq.plan, infra["adopted"]))
+                        fields["arms"] = lever.arms.to_dict(stack(seq.plan, seq.machine, lever_id))
                     record = seq.append("runs", fields)
             run_id = record["id"]
             run_dir = seq.store.run_dir(run_id)

@@ -4,20 +4,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from optseq.state.plan.workload import Stack, compose
 
-def stack_env(plan, adopted) -> dict[str, str]:
-    """The toggles of the adopted command-pair levers, in stack order: both arms of the next lever run with them.
 
-    Only a lever whose arms are one command told apart by its environment contributes: its candidate_env is
-    all it takes to turn it on. Two different commands cannot be composed into a third, so those levers
-    reach later arms through OPTSEQ_INFRA only.
-    """
-    env: dict[str, str] = {}
-    for lever_id in adopted:
-        arms = plan.lever(lever_id).arms if plan.has_lever(lever_id) else None
-        if arms is not None and arms.baseline == arms.candidate:
-            env.update(dict(arms.candidate_env))
-    return env
+def stack(plan, machine, without: str) -> Stack:
+    """What both arms of `without`'s run carry: the adopted levers' changes (flags, environment) in the order they
+    were adopted, the measured lever itself left out (its baseline is the stack without it, also when it is
+    re-measured after adoption). A lever written as two whole commands reaches later runs through OPTSEQ_INFRA
+    only: there is no third command the two compose into."""
+    adopted = [lid for lid in machine.adoption_order() if lid != without]
+    return compose([(lid, plan.lever(lid).arms if plan.has_lever(lid) else None) for lid in adopted])
 
 
 def config_of(name: str) -> dict:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -79,6 +80,8 @@ class Collected:
     """The unit budget its looks are spent over (ABPasses.budget)."""
     live_n: int = 0
     """Pairs the last live estimate was shown for."""
+    loads: list = field(default_factory=list)
+    """This machine's 1-minute load average at each local launch's start and end (load_now)."""
 
     def pass_samples(self, pass_no: int) -> list:
         return [s for s in self.samples if s.get("run") == pass_no]
@@ -162,7 +165,31 @@ def launch(one: "Pass", run_dir: Path, infra, remaining_s: float) -> RunOutcome:
     launcher = go.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
                                 tag=store_tag(seq.store.path.parent), **attach)
     go.control.attach(launcher)
-    return one.fold(launcher.run(on_event=one.event, on_log=go.on_log, on_start=one.started))
+    local = getattr(go.runner, "name", "") == "local"  # a cluster's node is not this machine: its load says nothing
+    if local:
+        one.collected.loads.append(load_now())
+    outcome = launcher.run(on_event=one.event, on_log=go.on_log, on_start=one.started)
+    if local:
+        one.collected.loads.append(load_now())
+    return one.fold(outcome)
+
+
+LOAD_ENV = "OPTSEQ_LOADAVG"
+"""A number here is taken for the load average instead of the machine's (a test of the busy-machine warning)."""
+
+
+def load_now() -> float | None:
+    """This machine's 1-minute load average ($OPTSEQ_LOADAVG where set); None where the system gives none."""
+    forced = os.environ.get(LOAD_ENV)
+    if forced:
+        try:
+            return float(forced)
+        except ValueError:
+            pass
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
 
 
 def replay(run_dir: Path, pass_no: int, one: Pass) -> RunOutcome:

@@ -1,9 +1,11 @@
 """Finishing a lever run: the record's last fields, the verdict or choice it came to, and the decision it makes."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from optseq.state.errors import InputError
+from optseq.state.plan.definition import definition
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
 from optseq.state.runs.run_pass import Collected
@@ -25,7 +27,10 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
     fields: dict[str, Any] = {
         "status": status, "ended": utc_now(), "exit_code": outcome.exit_code, "detail": detail,
-        "passes": passes, "env": collected.env, "fingerprint": fingerprint(collected.env, seq.machine.infra()),
+        "passes": passes, "env": collected.env,
+        # the lever as this run ran it: an edit of the plan afterwards makes its numbers stale, naming the part
+        "fingerprint": {**fingerprint(collected.env, seq.machine.infra()),
+                        "definition": definition(lever, seq.plan.path), "repo": _repo(lever, seq.plan.path)},
         "samples_file": str(collected.samples_file) if collected.samples else None,
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
@@ -59,6 +64,14 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         summary = {"error": str(exc)}
         verdict_name = "inconclusive"
         message = f"{lever.id}: measured, but the samples could not be judged: {exc}"
+    noise = noise_line(collected.loads, summary.get("stats"), rule) if status == "succeeded" else None
+    if noise:
+        # on the run's warnings, and where the views read it: the stats (an A/B run's), else the summary
+        warnings.append(noise)
+        if isinstance(summary.get("stats"), dict):
+            summary["stats"]["noise"] = noise
+        else:
+            summary["noise"] = noise
     fields["summary"] = summary
     fields["verdict"] = verdict_name
     with seq.writing():
@@ -87,6 +100,33 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         seq.mark_stack_changes(run_id, fields["fingerprint"])
     return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
                 decision=decision, verdict=verdict_name)
+
+
+def noise_line(loads, stats: dict | None, rule) -> str | None:
+    """One line when the run's figures may be blurred, else None: this machine's load average above its cores
+    at a launch's start or end (another job was competing for it), or a baseline whose spread within a launch
+    (stats' baseline_spread, an IQR over the median) is wider than the min_speedup − 1 the rule must resolve."""
+    parts = []
+    readings = [x for x in loads or () if isinstance(x, (int, float))]
+    cores = os.cpu_count() or 1
+    if readings and max(readings) > cores:
+        parts.append(f"load average {max(readings):.1f} on {cores} core{'s' * (cores != 1)} while it ran")
+    spread = (stats or {}).get("baseline_spread")
+    floor = getattr(rule, "min_speedup", None)
+    if (isinstance(spread, (int, float)) and isinstance(floor, (int, float)) and not getattr(rule, "choose", None)
+            and floor > 1 and spread > floor - 1):
+        parts.append(f"the baseline's spread within a launch (IQR {spread:.0%} of its median) is wider than the "
+                     f"{floor - 1:.0%} the rule must resolve ({floor:g}×)")
+    return "noisy: " + "; ".join(parts) + "; its figures may not repeat" if parts else None
+
+
+def _repo(lever, plan_path) -> dict | None:
+    """The repository the lever's command ran in (its arms' cwd, else the plan's folder) as the run ends."""
+    from pathlib import Path
+
+    from optseq.state.runs import repo
+
+    return repo.state(lever.arms.cwd if lever.arms is not None else Path(plan_path).resolve().parent)
 
 
 def _experiment(collected: Collected, rule, result):

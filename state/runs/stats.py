@@ -70,6 +70,15 @@ class PairedStats:
     ordered: int = 0
     baseline_first: int = 0
     """Pairs whose bench said which arm ran first, and in how many of them it was the baseline."""
+    baseline: ArmFigures | None = None
+    candidate: ArmFigures | None = None
+    """Each arm's absolute figures over the counted pairs (median, IQR, extremes, n); None without pairs."""
+    baseline_spread: float | None = None
+    """The baseline's interquartile range within its launches, over its median (within_launch_spread): the
+    noise a pair carries, to set beside the min_speedup − 1 the rule must resolve; None below MIN_PAIRS."""
+    noise: str | None = None
+    """One line when the figures may be blurred (a busy machine, a baseline wider than the rule resolves);
+    the run's end fills it in (state/runs/run_record.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "estimate": self.estimate, "ci_low": self.ci_low,
@@ -78,7 +87,76 @@ class PairedStats:
                 "needed": self.needed, "budget": self.budget, "above": self.above, "below": self.below,
                 "replicate": self.replicate, "units": list(self.units), "launches": self.launches,
                 "mean_ratio": self.mean_ratio, "ordered": self.ordered, "baseline_first": self.baseline_first,
-                "method": f"sequential sign test over {UNITS[self.replicate]}"}
+                "method": f"sequential sign test over {UNITS[self.replicate]}",
+                "baseline": self.baseline.to_dict() if self.baseline else None,
+                "candidate": self.candidate.to_dict() if self.candidate else None,
+                "baseline_spread": self.baseline_spread, "noise": self.noise}
+
+
+@dataclass(frozen=True)
+class ArmFigures:
+    """One arm of an A/B run on the rule's metric, over the counted pairs: what hyperfine or pyperf prints.
+
+    The spread is the interquartile range (q1–q3, quartiles of the inclusive method), with min and max beside it.
+    """
+
+    n: int
+    median: float
+    q1: float
+    q3: float
+    low: float
+    high: float
+    unit: str = ""
+
+    @classmethod
+    def of(cls, values: list[float], unit: str = "") -> "ArmFigures":
+        ordered = sorted(values)
+        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else ordered * 3
+        return cls(len(ordered), float(statistics.median(ordered)), float(q1), float(q3), ordered[0], ordered[-1],
+                   unit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "median": self.median, "q1": self.q1, "q3": self.q3, "min": self.low,
+                "max": self.high, "unit": self.unit}
+
+
+def within_launch_spread(pairs) -> float | None:
+    """The baseline's relative spread as a pair sees it: each value over its launch's baseline median, and the
+    interquartile range of those. Drift between launches cancels in the paired ratios, so it is left out;
+    launches of one pair say nothing within, so with none of two or more pairs every value counts as one
+    launch. None below MIN_PAIRS values."""
+    groups: dict[Any, list[float]] = {}
+    for pair in pairs:
+        groups.setdefault(pair.run, []).append(pair.baseline)
+    if all(len(g) < 2 for g in groups.values()):
+        groups = {None: [v for g in groups.values() for v in g]}
+    scaled = [v / statistics.median(g) for g in groups.values() if len(g) >= 2 for v in g]
+    if len(scaled) < MIN_PAIRS:
+        return None
+    q1, _, q3 = statistics.quantiles(scaled, n=4, method="inclusive")
+    return float(q3 - q1)
+
+
+def figure(value: float) -> str:
+    """A measured value in four significant figures, never in exponent form for a large one: 1234567, 150.3."""
+    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+
+
+def arms_text(stats: Mapping[str, Any] | None, names: bool = False) -> str:
+    """`100.2 (99.1–101.3) → 150.3 (148–152) items/s`: each arm's median and (IQR), baseline first; with
+    names, `baseline 100.2 (IQR 99.1–101.3) → candidate …`. Empty where the stats carry no per-arm figures."""
+    stats = stats or {}
+    arms = [stats.get(BASELINE), stats.get(CANDIDATE)]
+    if not all(isinstance(a, Mapping) and isinstance(a.get("median"), (int, float)) for a in arms):
+        return ""
+    parts = []
+    for name, arm in zip((BASELINE, CANDIDATE), arms):
+        spread = ""
+        if isinstance(arm.get("q1"), (int, float)) and isinstance(arm.get("q3"), (int, float)):
+            spread = f" ({'IQR ' if names else ''}{figure(arm['q1'])}–{figure(arm['q3'])})"
+        parts.append(f"{name + ' ' if names else ''}{figure(arm['median'])}{spread}")
+    unit = arms[1].get("unit") or arms[0].get("unit") or stats.get("unit") or ""
+    return " → ".join(parts) + (f" {unit}" if unit else "")
 
 
 @dataclass(frozen=True)
@@ -171,7 +249,9 @@ def summarise(counted, *, budget: int | None = None, threshold: float | None = N
                        tuple(float(r) for r in ratios), counted.unit, counted.dropped, looks,
                        plan.needed[-1], plan.budget, above, below, replicate, tuple(float(u) for u in units),
                        len(groups), total_ratio(pairs, higher), sum(p.baseline_first is not None for p in pairs),
-                       sum(p.baseline_first is True for p in pairs))
+                       sum(p.baseline_first is True for p in pairs),
+                       ArmFigures.of([p.baseline for p in pairs], counted.unit),
+                       ArmFigures.of([p.candidate for p in pairs], counted.unit), within_launch_spread(pairs))
 
 
 def total_ratio(pairs, higher_is_better: bool) -> float:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
+import zlib
 from pathlib import Path
 from typing import Any
 
+from optseq.state.store.integrity import DOCTOR, line_problem
 from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"
@@ -54,17 +57,19 @@ class Journal:
         if len(raw) != end - start:
             raise StoreCorrupt(f"{self.path} is shorter ({start + len(raw)} bytes) than its committed "
                                f"{end}; refusing to use the store so nothing is lost; restore it")
-        out = []
-        for n, text in enumerate(raw.split(b"\n")[:-1]):
+        out, at = [], start
+        for text in raw.split(b"\n")[:-1]:
             try:
                 line = json.loads(text)
             except (UnicodeDecodeError, ValueError):
-                raise StoreCorrupt(f"{self.path} is corrupt: line {n + 1} after byte {start} is not JSON; "
-                                   "refusing to use the store so nothing is lost; restore it") from None
-            if not isinstance(line, dict) or line.get("op") not in (INSERT, UPDATE, REPLACE) \
-                    or not isinstance(line.get("id"), int):
-                raise StoreCorrupt(f"{self.path} is corrupt: line {n + 1} after byte {start} is not a record")
+                line, problem = None, "not JSON"
+            else:
+                problem = line_problem(line)
+            if problem:
+                raise StoreCorrupt(f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store "
+                                   f"so nothing is lost; {DOCTOR}")
             out.append(line)
+            at += len(text) + 1
         return out
 
     def view(self, end: int) -> dict[int, dict[str, Any]]:
@@ -81,10 +86,11 @@ class Journal:
     def stage(self, line: dict[str, Any]) -> None:
         self.pending.append(line)
 
-    def commit(self, end: int) -> int:
-        """Append the staged lines at the committed `end` and make them durable; returns the new end."""
+    def commit(self, end: int, crc: int) -> tuple[int, int]:
+        """Append the staged lines at the committed `end` and make them durable; returns the new end and the CRC-32
+        of the bytes up to it (`crc` being the one up to `end`)."""
         if not self.pending:
-            return end
+            return end, crc
         data = b"".join(dump(line).encode("utf-8") + b"\n" for line in self.pending)
         try:
             with open(self.path, "ab") as f:
@@ -102,10 +108,14 @@ class Journal:
                 fold(self.records, line)
             self.folded = new_end
         self.pending = []
-        return new_end
+        return new_end, zlib.crc32(data, crc)
 
     def discard(self) -> None:
         self.pending = []
+
+    def forget(self) -> None:
+        """Drop what was folded: lines folded by a commit whose hot file never landed must not be seen."""
+        self.records, self.folded, self.loaded = {}, 0, False
 
     def cut(self, end: int) -> None:
         """Remove a tail past the committed end: a writer died while appending it. Only under the lock."""
@@ -118,6 +128,15 @@ class Journal:
                                "the store so nothing is lost; restore it")
         if size > end:
             with open(self.path, "r+b") as f:
+                # never truncated without a copy: the tail is a dead writer's uncommitted lines, kept beside
+                f.seek(end)
+                keep = self.path.with_name(f"{self.path.name}.cut-{end}-{time.time_ns()}")
+                try:
+                    keep.write_bytes(f.read())
+                except OSError as e:  # no copy, no cut: the tail stays until there is room to keep it
+                    keep.unlink(missing_ok=True)
+                    raise StoreUnwritable(f"cannot keep a copy of {self.path}'s uncommitted tail (bytes {end}–{size}) "
+                                          f"before cutting it: {e.strerror or e}") from e
                 f.truncate(end)
                 f.flush()
                 os.fsync(f.fileno())

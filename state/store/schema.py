@@ -7,9 +7,10 @@ from typing import Any
 from tinydb import TinyDB
 
 from optseq.state.store.inflight import FINAL
+from optseq.state.store.integrity import meta_problem
 from optseq.state.store.journal import INSERT, Journal
 from optseq.state.store.layout import ACTIVE, HISTORY, JOURNAL_DIR, META, META_ID
-from optseq.state.store.storage import StoreError
+from optseq.state.store.storage import StoreCorrupt, StoreError
 
 SCHEMA_VERSION = 2
 """1: every table in the TinyDB file. 2: history in journals (a version-1 store is migrated on first write)."""
@@ -34,6 +35,10 @@ def check_schema(path: Path, data: dict) -> dict[str, Any] | None:
             f"({SCHEMA_VERSION}); upgrade optseq to open it")
     if not isinstance(meta.get("seq"), int):
         raise StoreSchemaError(f"{path} has an invalid seq counter {meta.get('seq')!r}")
+    problem = meta_problem(meta) if version > 1 else None
+    if problem:
+        raise StoreCorrupt(f"{path} is corrupt: {problem}; refusing to use the store so nothing is lost; "
+                           "`optseq doctor --rebuild` rebuilds it from the journals")
     return meta
 
 

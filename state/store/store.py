@@ -29,6 +29,7 @@ from typing import Any
 from tinydb import TinyDB
 
 from optseq.state.store.inflight import RunsInFlight, orphaned
+from optseq.state.store.integrity import check_journals, orphaned_history
 from optseq.state.store.journal import Journal
 from optseq.state.store.layout import (
     ACTIVE, DB_NAME, HISTORY, HOT, JOURNAL_DIR, META, META_ID, RUNS_DIR, SNAPSHOT, TABLES,
@@ -76,6 +77,10 @@ class Store(Writing, RunsInFlight):
         """A version-1 file opened read-only: its tables, served as they are."""
         self.recovered: list[dict[str, Any]] = []
         """Runs this open found in flight with their process gone, now `interrupted` (with their pgid)."""
+        self.auto = False
+        """Opened with mode "auto": a reader, which writes only what it can (recovery, a snapshot)."""
+        self.degraded: str | None = None
+        """Why an "auto" open that could not write went on read-only (a full disk), for the caller to say."""
 
     @property
     def holder(self) -> dict[str, Any] | None:
@@ -102,6 +107,7 @@ class Store(Writing, RunsInFlight):
                     raise
                 readonly = True
         store = cls(directory, readonly, wait_s, on_wait)
+        store.auto = mode == "auto"
         try:
             store._start()
         except BaseException:
@@ -190,9 +196,12 @@ class Store(Writing, RunsInFlight):
             if self._depth:
                 return False
             before = self.storage.signature
-            self.storage.read()
+            data = self.storage.read()
             changed = self.storage.signature != before
             if changed:
+                # another writer's file: checked like one opened (a hot file gone beside history is no new store)
+                if check_schema(self.path, data or {}) is None:
+                    orphaned_history(self.path, self.journals)
                 self._db = self._fresh_db()
             return changed
 
@@ -225,15 +234,31 @@ class Store(Writing, RunsInFlight):
     def _start(self) -> None:
         data = self.storage.read() or {}
         meta = check_schema(self.path, data)
+        # every open, reading or writing: a lost hot file is not a new store, and a journal is as committed
+        if meta is None:
+            orphaned_history(self.path, self.journals)
+        elif meta.get("schema_version") != 1:
+            check_journals(self.directory, self.journals, meta)
         if self.readonly:
             if meta is not None and meta.get("schema_version") == 1:
                 self._legacy = data
             return
-        if meta is None or meta.get("schema_version") == 1 or any(
-                orphaned(a, pid_alive) for a in self._db.table(ACTIVE).all()):
-            # the first transaction initialises (or migrates) the hot file; a dead process's runs are recovered
-            self.recovered = self.recover_interrupted()
-        (self.directory / RUNS_DIR).mkdir(exist_ok=True)
+        try:
+            if meta is None or meta.get("schema_version") == 1 or any(
+                    orphaned(a, pid_alive) for a in self._db.table(ACTIVE).all()):
+                # the first transaction initialises (or migrates) the hot file; a dead process's runs are recovered
+                self.recovered = self.recover_interrupted()
+            (self.directory / RUNS_DIR).mkdir(exist_ok=True)
+        except (StoreUnwritable, OSError) as exc:
+            if not self.auto:
+                raise
+            self.read_only_now(exc)
+
+    def read_only_now(self, why: Exception) -> None:
+        """A reader that cannot write (a full disk) reads on: what it would have written waits for a writer."""
+        text = str(why) if isinstance(why, StoreError) else f"cannot write {self.directory}: {why.strerror or why}"
+        self.degraded = f"{text}; read-only until it can write (a writer records what waits)"
+        self.readonly = self.storage.readonly = True
 
     def _records(self, table: str) -> dict[int, dict[str, Any]]:
         if self._legacy is not None:

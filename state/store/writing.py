@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from optseq.state.store.integrity import SUMS, crc_of, orphaned_history
 from optseq.state.store.journal import INSERT, REPLACE, UPDATE
 from optseq.state.store.layout import HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
@@ -140,6 +141,7 @@ class Writing:
             self.storage.buffering, self._broken, self._snapshot = True, False, None
             meta = check_schema(self.path, data)
             if meta is None:
+                orphaned_history(self.path, self.journals)  # a lost hot file is not a new store
                 self._db.table(META).insert({"schema_version": SCHEMA_VERSION, "seq": 0, "ids": {}, "ends": {}})
             elif meta.get("schema_version") == 1:
                 migrate(self._db, self.journals, self.directory, data)
@@ -157,15 +159,26 @@ class Writing:
         if not self.storage.dirty and self._snapshot is None and not any(j.pending for j in self.journals.values()):
             return  # nothing written: an empty transaction leaves the files alone
         meta = self._meta()
-        ends = dict(meta.get("ends") or {})
+        ends, sums = dict(meta.get("ends") or {}), dict(meta.get(SUMS) or {})
+        written = [table for table, journal in self.journals.items() if journal.pending]
         for table, journal in self.journals.items():
-            ends[table] = journal.commit(int(ends.get(table, 0)))
-        self._db.table(META).update({"ends": ends, "last_at": utc_now()}, doc_ids=[META_ID])
+            end = int(ends.get(table, 0))
+            if table not in sums:  # a store from before checksums: its committed bytes are taken as they are
+                sums[table] = crc_of(journal.path, end)
+            ends[table], sums[table] = journal.commit(end, sums[table])
+        self._db.table(META).update({"ends": ends, SUMS: sums, "last_at": utc_now()}, doc_ids=[META_ID])
         if self._snapshot is not None:
             snapshots = self._db.table(SNAPSHOT)
             snapshots.truncate()
             snapshots.insert({"ends": ends, "seq": meta.get("seq", 0), "data": self._snapshot})
-        self.storage.commit()
+        try:
+            self.storage.commit()
+        except BaseException:
+            # the journals hold lines no hot file counts: this process must not show them (the next writer cuts
+            # them off, and hands their ids out again)
+            for table in written:
+                self.journals[table].forget()
+            raise
 
     def _rollback(self) -> None:
         for journal in self.journals.values():

@@ -116,7 +116,8 @@ def test_a_launch_runs_progress_names_its_launches_and_counts_over_the_pair_budg
 
 
 def test_a_command_pair_levers_progress_still_counts_passes_of_pairs():
-    from optseq.state.plan.model import Arms, Rule, Source
+    from optseq.state.plan.model import Rule
+    from optseq.state.plan.workload import Arms, Source
 
     arms = Arms(baseline=("true",), candidate=("true",), metric="items_per_s", source=Source(kind="wall_time"))
     counted = RunProgress.of(lever_spec(Rule(metric="items_per_s", min_speedup=1.2, repeats=6, max_repeats=12),

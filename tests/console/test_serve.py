@@ -138,6 +138,37 @@ def test_every_request_needs_the_token_and_a_foreign_origin_is_refused(served):
     assert asyncio.run(upgrade({"Cookie": jar, "Origin": EVIL})) == 403
 
 
+def raw_request(base: str, line: bytes, headers: bytes = b"") -> bytes:
+    """One HTTP/1.1 request sent as bytes, and the status line of the answer (b"" when the server closed)."""
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        conn.sendall(line + b"\r\nHost: " + host.encode() + b"\r\n" + headers + b"Connection: close\r\n\r\n")
+        return conn.makefile("rb").readline().strip()
+
+
+@pytest.mark.slow
+def test_odd_requests_get_a_4xx_at_once_and_nothing_leaks_the_token(served):
+    base, token = served.base, served.token
+    jar = f"optseq_serve_{base.rsplit(':', 1)[1]}={token}"
+    # a plain GET on the websocket's path, with the cookie: answered, not left waiting for a handshake
+    status, _, body = get(base + "/ws", {"Cookie": jar})
+    assert status == 400 and b"websocket upgrade only" in body
+    # localhost and 127.0.0.1 are this server's own origin alike
+    port = base.rsplit(":", 1)[1]
+    assert get(served.url, {"Origin": f"http://localhost:{port}"})[0] == 200
+    assert get(served.url, {"Origin": f"http://localhost:{int(port) + 1}"})[0] == 403
+    # over-long request lines and headers from a stranger: a 4xx each, one log line at most
+    for _ in range(3):
+        assert raw_request(base, b"GET /?" + b"a" * 20000 + b" HTTP/1.1").split(b" ")[1].startswith(b"4")
+    assert raw_request(base, b"GET / HTTP/1.1", b"X-Big: " + b"b" * 20000 + b"\r\n").split(b" ")[1].startswith(b"4")
+    assert raw_request(base, b"NOT-HTTP").split(b" ")[1].startswith(b"4")
+    served.proc.send_signal(signal.SIGTERM)
+    served.proc.wait(timeout=CEILING_S)
+    log = served.stderr.read_text(errors="replace")
+    assert token not in log and token[:12] not in log, log
+    assert "Traceback" not in log and len(log.splitlines()) <= 10, log
+
+
 # -- a real browser ----------------------------------------------------------------------------------
 
 # textual-serve's page draws the terminal with xterm.js on a canvas (WebGL or 2D), so no text reaches the DOM

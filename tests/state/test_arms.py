@@ -134,14 +134,14 @@ warmup = 0
 
 
 def test_json_line_source_takes_the_last_line_holding_the_key(tmp_path):
-    metric = 'metric = { name = "samples_per_s", json = "samples_per_s" }'
+    metric = 'metric = { name = "samples_per_s", json = "samples_per_s", unit = "samples/s" }'
     report, *_ = run(plan(tmp_path, arms("json", metric, "guards = [{ name = \"final_loss\", json = \"final_loss\", "
                                                          "max_diff = 0.01 }]")))
     assert report.verdict == "adopt" and report.summary["stats"]["estimate"] == pytest.approx(2.0, rel=1e-3)
 
 
 def test_result_file_source_and_a_stale_file_is_refused(tmp_path):
-    metric = 'metric = { name = "samples_per_s", file = "result.json", key = "metrics.samples_per_s" }'
+    metric = 'metric = { name = "samples_per_s", file = "result.json", key = "metrics.samples_per_s", unit = "samples/s" }'
     report, *_ = run(plan(tmp_path, arms("file", metric)))
     assert report.verdict == "adopt"
     stale = tmp_path / "stale"
@@ -209,7 +209,7 @@ def test_the_cli_runs_a_command_pair_lever_and_the_export_shows_it(tmp_path):
 
 
 @pytest.mark.parametrize("body, key, words", [
-    (f'command = ["python", "b.py"]\n{REGEX}', "arms.candidate_env", "what tells the arms apart"),
+    (f'command = ["python", "b.py"]\n{REGEX}', "arms.candidate_args", "what tells the arms apart"),
     (f'command = ["a"]\nbaseline = ["b"]\ncandidate_env = {{ X = "1" }}\n{REGEX}', "arms.command", "not both"),
     (f'baseline = ["a"]\n{REGEX}', "arms.candidate", "missing"),
     ('command = ["a"]\ncandidate_env = { X = "1" }\nmetric = { regex = "rate: [0-9]+" }', "arms.metric.regex",

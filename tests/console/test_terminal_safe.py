@@ -1,0 +1,49 @@
+"""A lever's output cannot drive the user's terminal: escapes and control characters are stripped on the way to
+it, by every road (`--run -v` echoes, the fail reason, the progress message, env facts, status, runs), and kept
+raw in the run's log."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from optseq.state.text import terminal_safe
+from tests.console.test_runs_table import lever, optseq, write_plan
+
+ESCAPES = Path(__file__).parents[1] / "state" / "lever_scripts" / "escapes.py"
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""What must never reach the terminal: ESC (every sequence starts with it), NUL, the C1 controls (0x9b is CSI)."""
+
+
+@pytest.mark.parametrize("text, safe", [
+    ("\x1b]0;title\x07ok", "ok"),
+    ("a\x1b[2Jb\x1b[?1049hc", "abc"),
+    ("copy\x1b]52;c;ZXZpbA==\x07 me", "copy me"),
+    ("nul\x00 byte", "nul byte"),
+    ("eight-bit \x9b31mcsi", "eight-bit csi"),
+    ("tabs\tand\nnewlines stay", "tabs\tand\nnewlines stay"),
+    ("over\rwrite", "overwrite"),
+    ("Korean 한국어 and ✓ stay", "Korean 한국어 and ✓ stay"),
+    ("lone escape at the end\x1b", "lone escape at the end"),
+])
+def test_terminal_safe_text(text, safe):
+    assert terminal_safe(text) == safe
+
+
+def test_nothing_a_lever_prints_reaches_the_terminal_raw(tmp_path, cli_env, db):
+    plan = write_plan(tmp_path, lever("nasty", [sys.executable, str(ESCAPES)]))
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan)}
+    run = optseq(env, "--run", "nasty", "-v", code=1)
+    for stream in (run.stdout, run.stderr):
+        assert not UNSAFE.search(stream), repr(stream)
+    assert "plain line end-of-plain" in run.stderr  # the echo, stripped
+    assert "broken bench" in run.stdout + run.stderr  # the fail reason, stripped
+    for args in (("status",), ("runs",), ("runs", "--json"), ("status", "--json"), ("export",)):
+        out = optseq(env, *args)
+        assert not UNSAFE.search(out.stdout + out.stderr), (args, repr(out.stdout))
+    record = json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]
+    log = Path(record["log"]).read_bytes()  # the log keeps what the lever printed, as it printed it
+    assert b"\x1b]52;c;ZXZpbA==\x07" in log and b"\x1b[2J" in log
