@@ -138,11 +138,13 @@ def duration_text(run: dict) -> str:
     """`42 s`, `3 min 12 s`, `1 h 05 min`: from the run's start to its end; '' while it runs or without both."""
     import datetime as dt
 
-    try:
-        seconds = (dt.datetime.fromisoformat(str(run["ended"])) - dt.datetime.fromisoformat(str(run["started"]))
-                   ).total_seconds()
-    except (KeyError, TypeError, ValueError):
-        return ""
+    seconds = run.get("elapsed_s")  # the monotonic length, where the run kept it
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        try:
+            seconds = (dt.datetime.fromisoformat(str(run["ended"])) - dt.datetime.fromisoformat(str(run["started"]))
+                       ).total_seconds()
+        except (KeyError, TypeError, ValueError):
+            return ""
     if seconds < 0:
         return ""
     if seconds < 60:

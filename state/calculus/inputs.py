@@ -236,6 +236,9 @@ def _stats(run: dict | None) -> dict | None:
 
 
 def _run_hours(run: dict) -> float | None:
+    elapsed = _number(run.get("elapsed_s"))
+    if elapsed is not None and elapsed >= 0:  # the monotonic length: a wall-clock jump during the run is no cost
+        return elapsed / 3600
     try:
         start = dt.datetime.fromisoformat(str(run["started"]))
         end = dt.datetime.fromisoformat(str(run["ended"]))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "detail", "reason", "summary",
-        "passes", "n_samples", "infra")
+KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "elapsed_s", "detail", "reason",
+        "summary", "passes", "n_samples", "infra")
 """The fields of a finished run that the views read; logs, warnings and env stay in the journal."""
 
 

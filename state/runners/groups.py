@@ -87,6 +87,32 @@ def members(pgid: int, run_id: str | None = None) -> list[int]:
     return members
 
 
+MARK_ENV = "OPTSEQ_LAUNCH_MARK"
+"""A token in each local launch's environment: its processes that left the group (setsid, a daemon) keep it."""
+
+
+def marked(mark: str) -> list[tuple[int, str]]:
+    """Live processes (pid, command line) whose environment holds MARK_ENV=mark, this one aside; [] without /proc."""
+    tag, found = f"{MARK_ENV}={mark}".encode(), []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid() or tag not in _environ(entry):
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            found.append((int(entry), cmdline))
+    return found
+
+
 def _environ(pid: str) -> list[bytes]:
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:

@@ -18,6 +18,7 @@ never reap them.
 from __future__ import annotations
 
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -44,6 +45,8 @@ class Launcher:
         self.spec = spec
         self.pid: int | None = None
         self.pgid: int | None = None
+        self.mark = secrets.token_hex(8)
+        """This launch's MARK_ENV: what finds its processes that left the group."""
         self._cancelled = False
         self._used = False
         # A self-pipe wakes the waiting thread on cancel. It lives as long as the Launcher, so
@@ -95,7 +98,8 @@ class Launcher:
         groups.adopt_orphans()
         try:
             proc = subprocess.Popen(
-                self.spec.command(), cwd=self.spec.cwd, env=self.spec.environment(), stdin=subprocess.DEVNULL,
+                self.spec.command(), cwd=self.spec.cwd, env={**self.spec.environment(), groups.MARK_ENV: self.mark},
+                stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, preexec_fn=groups.die_with_parent(), bufsize=0,
             )
@@ -188,10 +192,28 @@ class Launcher:
             proc.wait()
             if not groups.reap_group(pgid, REAP_S) and drain:
                 transcript.note(f"process group {pgid} still has members {REAP_S:g} s after SIGKILL")
+            self._end_escaped(transcript)
             if drain:
                 self._drain(proc, transcript)
         finally:
             proc.stdout.close()
+
+    def _end_escaped(self, transcript: Transcript) -> None:
+        """Processes the lever started outside its group (setsid, a daemon) outlive the group's kill: found by
+        the launch's mark in their environment, said on the run, and stopped with it."""
+        escaped = groups.marked(self.mark)
+        if not escaped:
+            return
+        shown = "; ".join(f"pid {pid} {cmd[:80]}" for pid, cmd in escaped[:5])
+        text = (f"the lever left {len(escaped)} process{'es' * (len(escaped) != 1)} running outside its group "
+                f"({shown}): SIGKILL")
+        transcript.note(text)
+        transcript.warn(text)
+        for pid, _ in escaped:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def _drain(self, proc: subprocess.Popen, transcript: Transcript) -> None:
         out = proc.stdout.fileno()

@@ -227,16 +227,22 @@ class RayLaunch:
             transcript.note(detail)
             transcript.finish()
             return self._outcome(transcript, "interrupted", detail, started)
+        lost = None
         try:
             full = client.get_job_logs(self.sid)
         except Exception as exc:  # the log lived on a node that is gone: what streamed is all there is
-            transcript.note(f"the full log of Ray job {self.sid} is gone ({_one_line(exc)}); the streamed "
+            lost = _one_line(exc)
+            transcript.note(f"the full log of Ray job {self.sid} is gone ({lost}); the streamed "
                             "log is the record")
             full = ""
         if len(full) > self._fed:
             transcript.feed(full[self._fed:].encode("utf-8"))
         transcript.finish()
         status, detail = self._verdict(info, transcript, stopped)
+        if lost is not None and status == "failed" and not transcript.done and transcript.failure is None:
+            # its done event may be in what Ray could not serve: the cluster's fault, not the lever's
+            status, detail = "interrupted", (f"Ray could not serve the log of job {self.sid} ({lost}), and what "
+                                             "streamed ends before the lever's done event; not the lever's failure")
         if status == "interrupted":
             transcript.note(detail)
         return self._outcome(transcript, status, detail, started, exit_code=getattr(info, "driver_exit_code", None))

@@ -123,8 +123,9 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                     if lever.arms is not None:
                         fields["arms"] = lever.arms.to_dict(stack(seq.plan, seq.machine, lever_id))
                     record = seq.append("runs", fields)
+                # inside the transaction: a run whose folder cannot be made never started, and is not recorded
+                run_dir = seq.store.run_dir(record["id"])
             run_id = record["id"]
-            run_dir = seq.store.run_dir(run_id)
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control,
                 arms=record.get("arms"), resume=resume)
         return _run(seq, lever, run_id, run_dir, record["infra"], go)
@@ -188,4 +189,5 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
             break
         requested = step.more
     with seq.lock:
+        tally.elapsed_s = time.monotonic() - started
         return RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))

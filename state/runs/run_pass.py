@@ -80,6 +80,8 @@ class Collected:
     """The unit budget its looks are spent over (ABPasses.budget)."""
     live_n: int = 0
     """Pairs the last live estimate was shown for."""
+    elapsed_s: float | None = None
+    """The run's length on the monotonic clock (a wall-clock jump during it changes nothing), set at its end."""
     loads: list = field(default_factory=list)
     """This machine's 1-minute load average at each local launch's start and end (load_now)."""
 

@@ -26,7 +26,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     if len(collected.warnings) > MAX_STORED_WARNINGS:
         warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
     fields: dict[str, Any] = {
-        "status": status, "ended": utc_now(), "exit_code": outcome.exit_code, "detail": detail,
+        "status": status, "ended": _ended(seq, run_id), "elapsed_s": collected.elapsed_s,
+        "exit_code": outcome.exit_code, "detail": detail,
         "passes": passes, "env": collected.env,
         # the lever as this run ran it: an edit of the plan afterwards makes its numbers stale, naming the part
         "fingerprint": {**fingerprint(collected.env, seq.machine.infra()),
@@ -100,6 +101,13 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         seq.mark_stack_changes(run_id, fields["fingerprint"])
     return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
                 decision=decision, verdict=verdict_name)
+
+
+def _ended(seq, run_id) -> str:
+    """The wall-clock end, never before the start: a clock set back during the run does not reverse it (its
+    length is elapsed_s, on the monotonic clock)."""
+    now, begun = utc_now(), str((seq.store.get("runs", run_id) or {}).get("started") or "")
+    return max(now, begun) if begun[:4].isdigit() else now
 
 
 def noise_line(loads, stats: dict | None, rule) -> str | None:

@@ -248,16 +248,19 @@ class Store(Writing, RunsInFlight):
                     orphaned(a, pid_alive) for a in self._db.table(ACTIVE).all()):
                 # the first transaction initialises (or migrates) the hot file; a dead process's runs are recovered
                 self.recovered = self.recover_interrupted()
-            (self.directory / RUNS_DIR).mkdir(exist_ok=True)
-        except (StoreUnwritable, OSError) as exc:
+            runs = self.directory / RUNS_DIR
+            try:
+                runs.mkdir(exist_ok=True)
+            except OSError as e:
+                raise StoreUnwritable(f"cannot create {runs}: {e.strerror or e}") from None
+        except StoreUnwritable as exc:
             if not self.auto:
                 raise
             self.read_only_now(exc)
 
-    def read_only_now(self, why: Exception) -> None:
+    def read_only_now(self, why: StoreError) -> None:
         """A reader that cannot write (a full disk) reads on: what it would have written waits for a writer."""
-        text = str(why) if isinstance(why, StoreError) else f"cannot write {self.directory}: {why.strerror or why}"
-        self.degraded = f"{text}; read-only until it can write (a writer records what waits)"
+        self.degraded = f"{why}; read-only until it can write (a writer records what waits)"
         self.readonly = self.storage.readonly = True
 
     def _records(self, table: str) -> dict[int, dict[str, Any]]:

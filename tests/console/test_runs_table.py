@@ -172,3 +172,32 @@ def test_ctrl_c_during_a_run_exits_130_and_records_it_cancelled(tmp_path, cli_en
     with Sequencer.open(plan, db, mode="read") as seq:
         record, = seq.store.all("runs")
     assert record["status"] == "cancelled" and record["ended"]
+
+
+def test_a_runs_length_is_kept_on_the_monotonic_clock_and_its_cost_is_that(tmp_path, cli_env):
+    from optseq.console.widgets.figures import duration_text
+    from optseq.state.calculus.inputs import _run_hours
+
+    plan = write_plan(tmp_path, lever("tiny", ["python", str(TINY_LEVER)]))
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan)}
+    optseq(env, "--run", "tiny", "--json")
+    run = json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]
+    assert isinstance(run["elapsed_s"], float) and 0 < run["elapsed_s"] < 300
+    assert run["ended"] >= run["started"]
+    # a clock set two days forward during a 10 s run: the stamps say 48 h, the run cost 10 s
+    jumped = {**run, "started": "2026-12-01T10:00:00+00:00", "ended": "2026-12-03T10:00:10+00:00", "elapsed_s": 10.0}
+    assert _run_hours(jumped) == 10.0 / 3600 and duration_text(jumped) == "10 s"
+    # a run from before elapsed_s was kept: its stamps are all there is
+    assert _run_hours({k: v for k, v in jumped.items() if k != "elapsed_s"}) == 48 + 10 / 3600
+
+
+def test_a_run_whose_folder_cannot_be_made_is_refused_and_not_recorded(tmp_path, cli_env, db):
+    plan = write_plan(tmp_path, lever("tiny", ["python", str(TINY_LEVER)]))
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan)}
+    optseq(env, "status")
+    (db / "runs" / "1").write_text("not a folder")  # as a full or read-only disk would: run 1's folder cannot be made
+    proc = optseq(env, "--run", "tiny", code=2)
+    assert f"cannot create {db / 'runs' / '1'}" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert json.loads(optseq(env, "runs", "--json").stdout)["runs"] == []  # no run left `interrupted`
+    status = json.loads(optseq(env, "status", "--json").stdout)
+    assert [v["state"] for v in status["levers"] if v["id"] == "tiny"] == ["ready"]

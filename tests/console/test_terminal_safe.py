@@ -47,3 +47,34 @@ def test_nothing_a_lever_prints_reaches_the_terminal_raw(tmp_path, cli_env, db):
     record = json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]
     log = Path(record["log"]).read_bytes()  # the log keeps what the lever printed, as it printed it
     assert b"\x1b]52;c;ZXZpbA==\x07" in log and b"\x1b[2J" in log
+
+
+def test_a_lever_that_prints_without_end_has_its_log_capped_and_its_samples_kept(tmp_path, cli_env):
+    tiny = Path(__file__).with_name("tiny_lever.py")
+    plan = write_plan(tmp_path, lever("chatty", [sys.executable, str(tiny), "--log-lines", "20000"]))
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan), "OPTSEQ_LOG_CAP": "50000"}
+    run = optseq(env, "--run", "chatty", "--json")
+    report = json.loads(run.stdout)["runs"][0]
+    assert report["decision"] == "adopt", report  # every sample came through: events are never left out
+    record = json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]
+    logs = sorted(Path(record["log"]).parent.glob("*.log"))
+    for log in logs:  # one per launch
+        text = log.read_text()
+        printed = 20000 * len("tiny lever log line 10000\n")
+        assert len(text) < 50000 + 50000 // 4 + 5000 < printed, (log, len(text))
+        assert "[optseq] log capped at 50000 bytes (OPTSEQ_LOG_CAP)" in text
+        assert text.startswith("tiny lever log line 0\n") and "tiny lever log line 19999\n" in text  # head, tail
+        assert text.count('"event": "sample"') == 2 * text.count('"arm": "baseline"')
+
+
+def test_a_daemon_the_lever_leaves_outside_its_group_is_reported_and_stopped(tmp_path, cli_env):
+    daemonizes = Path(__file__).parents[1] / "state" / "lever_scripts" / "daemonizes.py"
+    plan = write_plan(tmp_path, lever("leaky", [sys.executable, str(daemonizes)]))
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan)}
+    optseq(env, "--run", "leaky", "--json")
+    record = json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]
+    log = Path(record["log"]).read_text()
+    pid = int(re.search(r"daemon pid (\d+)", log).group(1))
+    assert any("outside its group" in w and f"pid {pid}" in w for w in record["warnings"]), record["warnings"]
+    stat = Path(f"/proc/{pid}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")  # stopped with it
