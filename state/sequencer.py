@@ -176,6 +176,23 @@ class Sequencer(Actions, ReadViews):
             # the run id check keeps a recycled pgid of someone else's safe
             if run["status"] == "interrupted" and pgid and groups.group_alive(pgid, run_id=str(run["id"])):
                 groups.kill_group(pgid, run_id=str(run["id"]))
+        for run in self.store.recovered:
+            if run["status"] == "interrupted":
+                self._finish_from_logs(run["id"])
+
+    def _finish_from_logs(self, run_id: int) -> None:
+        """A run whose passes all ran before its optseq stopped is decided from their logs (state/runs/finish_logs)."""
+        from optseq.state.runs.finish_logs import finish_from_logs
+        from optseq.state.store.store import StoreError
+
+        try:
+            report = finish_from_logs(self, run_id)
+        except StoreError as exc:  # still no room, say: it stays interrupted, and the next writer tries again
+            self.warnings.append(f"run {run_id} could not be finished from its logs: {exc}")
+            return
+        if report is not None:
+            self.warnings.append(f"run {run_id} {report.lever}: its optseq stopped before recording its end; "
+                                 f"finished from its passes' logs: {report.message}")
 
     def _code_staleness(self) -> None:
         """With `code_changes = "stale"`, a lever whose workload code moved since its run goes stale, naming how."""

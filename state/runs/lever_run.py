@@ -13,6 +13,7 @@ from optseq.state.runners.interface import store_tag
 from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, Resume, launch, launch_token, replay
 from optseq.state.runs.run_record import finish
 from optseq.state.store.records import utc_now
+from optseq.state.store.storage import StoreUnwritable
 
 EXIT = {"succeeded": 0, "inconclusive": 0, "failed": 1, "timeout": 1, "cancelled": 1,
         "unavailable": 3, "interrupted": 1}
@@ -162,6 +163,8 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
         replayed = bool(go.resume and pass_no < go.resume.attach_pass)
         if replayed:
             outcome = replay(run_dir, pass_no, one)
+        elif go.resume and go.resume.finish_only:
+            raise Unfinishable(f"its {pass_no - 1} passes read back ask for more pairs")
         else:
             outcome = launch(one, run_dir, infra, remaining)
         if outcome.status != "succeeded" or passes is None:
@@ -190,4 +193,13 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
         requested = step.more
     with seq.lock:
         tally.elapsed_s = time.monotonic() - started
-        return RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
+        try:
+            return RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
+        except StoreUnwritable as exc:
+            raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
+                                  f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
+                                  "the next optseq that can write finishes the run from them") from None
+
+
+class Unfinishable(Exception):
+    """A run read back from its logs cannot be decided without launching more."""

@@ -25,6 +25,8 @@ class Resume:
     elapsed_s: float
     """Time the run has had already: its timeout counts from its start, not from the re-attach."""
     address: str | None
+    finish_only: bool = False
+    """Read back every pass that ran and decide from them, launching none (a run whose end was never recorded)."""
 
     @classmethod
     def of(cls, record: dict) -> "Resume":

@@ -80,3 +80,69 @@ def test_reads_go_on_while_the_disk_is_full_and_the_run_waits_for_a_writer(small
     assert cli(db, "fact", "eval_dense", "true").returncode == 0  # a writer, once there is room ...
     runs = json.loads(cli(db, "runs", "--json").stdout)["runs"]
     assert [r["status"] for r in runs if r["id"] == run["id"]] == ["interrupted"]  # ... recovers the run
+
+
+ARM = """
+import os, sys
+# the first arm run fills the disk the store's journals are on (its run was recorded already): the run measures
+# every pair, and only its end cannot be written
+filler = os.environ["FILL_ME"] + "/filler"
+if not os.path.exists(filler):
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    for size in (65536, 4096, 1):
+        try:
+            while os.write(fd, b"\\0" * size):
+                pass
+        except OSError:
+            pass
+    os.close(fd)
+fast = os.environ.get("FAST") == "1"
+print(f"rate: {150.0 if fast else 100.0} items/s")
+"""
+
+
+def test_a_run_whose_end_cannot_be_written_is_finished_from_its_logs_by_the_next_writer(tmp_path, small_disk):
+    db = tmp_path / "state"
+    (tmp_path / "arm.py").write_text(ARM)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f"""
+[plan]
+title = "Full disk"
+as_of = 2026-12-01
+lang = "en"
+
+[[levers]]
+id = "fast"
+title = "Fast"
+kind = "speedup"
+timeout_s = 120
+rule = {{ metric = "rate", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
+[levers.arms]
+command = ["python", "{tmp_path / 'arm.py'}"]
+candidate_env = {{ FAST = "1" }}
+metric = {{ name = "rate", regex = 'rate: ([0-9.]+)', unit = "items/s" }}
+warmup = 0
+""")
+    env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(plan), "FILL_ME": str(small_disk)}
+    assert subprocess.run([*OPTSEQ, "status"], env=env, capture_output=True).returncode == 0
+    journal = db / "journal"  # the journals on the small disk, the run's logs beside the store as usual
+    for f in journal.iterdir():
+        (small_disk / f.name).write_bytes(f.read_bytes())
+        f.unlink()
+    journal.rmdir()
+    journal.symlink_to(small_disk)
+
+    run = subprocess.run([*OPTSEQ, "--run", "fast"], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert "run 1 fast: measured (1 pass), but its end cannot be recorded" in run.stderr, run.stderr
+    assert "No space left on device" in run.stderr and "finishes the run from them" in run.stderr
+
+    (small_disk / "filler").unlink()
+    status = subprocess.run([*OPTSEQ, "status", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert status.returncode == 0, status.stderr
+    assert "finished from its passes' logs" in status.stderr, status.stderr
+    assert {v["id"]: v["state"] for v in json.loads(status.stdout)["levers"]} == {"fast": "adopted"}
+    (record,) = json.loads(subprocess.run([*OPTSEQ, "runs", "--json"], env=env, capture_output=True, text=True,
+                                          timeout=300).stdout)["runs"]
+    assert record["status"] == "succeeded" and record["verdict"] == "adopt" and record["n_samples"] == 12
+    assert "finished from its passes' logs" in record["note"]

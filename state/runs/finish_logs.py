@@ -1,0 +1,60 @@
+"""A local run whose optseq stopped after its passes ran (its final write failed on a full disk, or it was
+killed while recording its end) is finished from its passes' logs by the next optseq that can write: the same
+samples, the same pair accounting, the same rule, so the same decision. A run whose logs end mid-pass, or whose
+passes ask for more, stays `interrupted`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from optseq.state.errors import InputError
+from optseq.state.runs.lever_run import RunControl, RunReport, Unfinishable, _run
+from optseq.state.runs.run_pass import Go, Resume
+
+
+def finishable(record: dict, run_dir: Path) -> bool:
+    """A local run that launched its passes and whose last pass's log holds its done event."""
+    passes = record.get("passes")
+    if record.get("runner", "local") != "local" or not isinstance(passes, int) or passes < 1:
+        return False
+    if not all((run_dir / f"pass-{n}.log").is_file() for n in range(1, passes + 1)):
+        return False
+    return any(_is_done(line) for line in (run_dir / f"pass-{passes}.log").read_bytes().splitlines()[-50:])
+
+
+def _is_done(line: bytes) -> bool:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(event, dict) and event.get("event") == "done"
+
+
+def finish_from_logs(seq, run_id: int) -> RunReport | None:
+    """The run decided from its logs (its record updated, its decision made as at its end), or None where it
+    cannot be (the lever held elsewhere, logs that end mid-pass, passes that ask for more)."""
+    record = seq.store.get("runs", run_id) or {}
+    if not seq.plan.has_lever(record.get("lever", "")):
+        return None
+    run_dir = seq.store.run_dir(run_id)
+    if not finishable(record, run_dir):
+        return None
+    lever = seq.plan.lever(record["lever"])
+    try:
+        hold = seq.hold_lever(lever.id)
+    except InputError:
+        return None  # another process runs this lever now: its run is the word
+    try:
+        go = Go(runner=None, on_event=None, on_log=lambda line: None, control=RunControl(), arms=record.get("arms"),
+                resume=Resume(attach_pass=record["passes"] + 1, elapsed_s=0.0, address=None, finish_only=True))
+        try:
+            report = _run(seq, lever, run_id, run_dir, record.get("infra") or {}, go)
+        except Unfinishable:
+            return None
+        with seq.writing():
+            seq.store.update("runs", run_id, {"note": f"its optseq (pid {record.get('pid')}) stopped before "
+                                                      "recording its end; finished from its passes' logs"})
+        return report
+    finally:
+        hold.release()
