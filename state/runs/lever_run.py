@@ -159,7 +159,8 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
     while True:
         pass_no += 1
         remaining = lever.timeout_s - (time.monotonic() - started)
-        one = Pass(seq, lever, run_id, pass_no, requested, tally, go, token=launch_token(tag, run_id, begun, pass_no))
+        one = Pass(seq, lever, run_id, pass_no, requested, tally, go, token=launch_token(tag, run_id, begun, pass_no),
+                   elapsed_s=time.monotonic() - started)
         replayed = bool(go.resume and pass_no < go.resume.attach_pass)
         if replayed:
             outcome = replay(run_dir, pass_no, one)

@@ -23,7 +23,9 @@ class Resume:
 
     attach_pass: int
     elapsed_s: float
-    """Time the run has had already: its timeout counts from its start, not from the re-attach."""
+    """Time the run has had already: its timeout counts from its start, not from the re-attach. Taken from the
+    monotonic time the run had when its last pass started (`elapsed_at_pass`), so a wall-clock jump since cannot
+    time a healthy job out; the pass in flight's own time until the re-attach is not counted."""
     address: str | None
     finish_only: bool = False
     """Read back every pass that ran and decide from them, launching none (a run whose end was never recorded)."""
@@ -32,8 +34,11 @@ class Resume:
     def of(cls, record: dict) -> "Resume":
         import datetime as dt
 
-        started = dt.datetime.fromisoformat(record["started"])
-        elapsed = (dt.datetime.now(dt.timezone.utc) - started).total_seconds()
+        elapsed = record.get("elapsed_at_pass")
+        if not isinstance(elapsed, (int, float)) or isinstance(elapsed, bool):
+            # a run from before elapsed_at_pass was kept: the wall clock is all there is
+            started = dt.datetime.fromisoformat(record["started"])
+            elapsed = (dt.datetime.now(dt.timezone.utc) - started).total_seconds()
         return cls(attach_pass=max(1, int(record.get("passes") or 1)), elapsed_s=max(elapsed, 0.0),
                    address=record.get("ray_address"))
 
@@ -106,6 +111,8 @@ class Pass:
     """This launch's token (OPTSEQ_LAUNCH): a sample echoing another one was not measured by this launch."""
     metric_times: list = field(default_factory=list)
     """When each sample of the rule's metric arrived (monotonic): what a pair costs."""
+    elapsed_s: float | None = None
+    """The run's monotonic time when this pass was launched: kept on the run, for a re-attach's timeout."""
 
     def event(self, ev: dict) -> None:
         kind, collected = ev.get("event"), self.collected
@@ -128,7 +135,8 @@ class Pass:
     def started(self, fields: dict) -> None:
         # what finds the run again: a pid and process group here, a Ray submission id on a cluster
         with self.seq.lock, self.seq.writing():
-            self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no})
+            extra = {"elapsed_at_pass": round(self.elapsed_s, 3)} if self.elapsed_s is not None else {}
+            self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no, **extra})
 
     def pair_s(self) -> float | None:
         """Seconds a pair took in this launch, from the first sample of the metric to the last; None below two."""

@@ -201,3 +201,17 @@ def test_a_run_whose_folder_cannot_be_made_is_refused_and_not_recorded(tmp_path,
     assert json.loads(optseq(env, "runs", "--json").stdout)["runs"] == []  # no run left `interrupted`
     status = json.loads(optseq(env, "status", "--json").stdout)
     assert [v["state"] for v in status["levers"] if v["id"] == "tiny"] == ["ready"]
+
+
+def test_a_re_attach_counts_the_runs_time_on_the_monotonic_clock(tmp_path, cli_env):
+    from optseq.state.runs.run_pass import Resume
+
+    plan = write_plan(tmp_path, lever("tiny", ["python", str(TINY_LEVER)]))
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan)}
+    optseq(env, "--run", "tiny", "--json")
+    run = json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]
+    assert 0 <= run["elapsed_at_pass"] <= run["elapsed_s"]  # the last pass started inside the run
+    # the clock set two days forward since: a re-attach still gives the run the time it really had
+    jumped = {**run, "started": "2026-11-29T10:00:00+00:00", "passes": 2}
+    assert Resume.of(jumped).elapsed_s == run["elapsed_at_pass"]
+    assert Resume.of({k: v for k, v in jumped.items() if k != "elapsed_at_pass"}).elapsed_s > 86400  # older runs
