@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from optseq.state.runners.run_log import CappedLog
-from optseq.state.text import clean_text
+from optseq.state.text import clean_text, terminal_safe
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 """A JSON escape that may decode to a lone surrogate (`\\ud800`…`\\udfff`); raw bytes never do (they decode
@@ -55,10 +55,23 @@ def classify(line: str | bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     if not isinstance(data, dict) or not isinstance(data.get("event"), str):
         return None, None
+    # a fail reason, a progress message, an env fact: text the console, the CLI and the export show; JSON can spell
+    # an escape (`\u001b]52;...`) that the raw line never held, so it is stripped here, once (the log keeps it)
+    data = _safe(data)
     problem = _CHECKS.get(data["event"], _free)(data)
     if problem:
         return None, f"malformed {data['event']} event kept as log: {problem}"
     return data, None
+
+
+def _safe(value: Any) -> Any:
+    if isinstance(value, str):
+        return terminal_safe(value)
+    if isinstance(value, dict):
+        return {_safe(k): _safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    return value
 
 
 def _number(value: Any) -> bool:
@@ -222,7 +235,8 @@ class Transcript:
         return data
 
     def _take(self, raw: bytes, complete: bool, newline: bool = True) -> None:
-        text = raw.decode("utf-8", errors="replace").removesuffix("\r")
+        # what is shown and kept in the run's record (its tail) is terminal-safe; the log file gets the raw bytes
+        text = terminal_safe(raw.decode("utf-8", errors="replace").removesuffix("\r"))
         event, warning = None, None
         if not complete or self._cut:
             if not self._cut:

@@ -45,6 +45,9 @@ def test_nothing_a_lever_prints_reaches_the_terminal_raw(tmp_path, cli_env, db):
         out = optseq(env, *args)
         assert not UNSAFE.search(out.stdout + out.stderr), (args, repr(out.stdout))
     record = json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]
+    # what the run's record keeps (its reason, env facts, its output's tail) is as safe: the export shows it too,
+    # and JSON spells escapes (\u001b) that a check of the raw output cannot see
+    assert "broken bench" in json.dumps(record) and not UNSAFE.search("".join(strings(record))), record
     log = Path(record["log"]).read_bytes()  # the log keeps what the lever printed, as it printed it
     assert b"\x1b]52;c;ZXZpbA==\x07" in log and b"\x1b[2J" in log
 
@@ -78,3 +81,13 @@ def test_a_daemon_the_lever_leaves_outside_its_group_is_reported_and_stopped(tmp
     assert any("outside its group" in w and f"pid {pid}" in w for w in record["warnings"]), record["warnings"]
     stat = Path(f"/proc/{pid}/stat")
     assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")  # stopped with it
+
+
+def strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (*strings(k), *strings(v))]
+    if isinstance(value, list):
+        return [t for v in value for t in strings(v)]
+    return []
