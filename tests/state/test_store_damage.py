@@ -26,11 +26,61 @@ def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def history(cli_env, db) -> dict[str, bytes]:
-    """A store with a little of everything in its journals; returns each journal's bytes."""
+    """A store with something in every journal (a failed run too); returns each journal's bytes."""
     for args in (("record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "ci"),
                  ("fact", "eval_dense", "true"), ("decide", "amp", "reject", "--why", "before damage")):
         assert cli(cli_env, *args).returncode == 0
+    with Store.open(db) as s:
+        s.append("runs", {"lever": "option_b", "status": "failed", "reason": "before damage"})
+    assert sorted(journals(db)) == [f"{t}.jsonl" for t in ("criteria", "decisions", "events", "facts", "runs")]
     return journals(db)
+
+
+CORPUS = {
+    "truncated": (lambda raw: raw[:len(raw) // 2], ["is shorter"]),
+    "garbage": (lambda raw: raw[:5] + b"\x00\xff\xfe garbage!\x00\x00\x00" + raw[20:],  # same length
+                ["is damaged at byte 0", "not JSON"]),
+    # the first record's line, same length, as valid JSON that is no record
+    "wrong-shape": (lambda raw: b'["not", "a", "record"'.ljust(raw.index(b"\n") - 1) + b"]" + raw[raw.index(b"\n"):],
+                    ["is damaged at byte 0", "not a record"]),
+    "emptied": (lambda raw: b"", ["is shorter (0 bytes)"]),
+}
+READS_AND_WRITES = [("status",), ("runs", "--json"), ("export",), ("fact", "eval_dense", "false")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table", ["runs", "decisions", "criteria", "facts", "events"])
+@pytest.mark.parametrize("case", sorted(CORPUS))
+def test_the_damage_corpus_in_each_journal_is_refused_in_one_line(history, cli_env, db, table, case):
+    damage, words = CORPUS[case]
+    path = db / "journal" / f"{table}.jsonl"
+    path.write_bytes(damage(history[f"{table}.jsonl"]))
+    damaged = journals(db)
+    for args in READS_AND_WRITES:
+        proc = cli(cli_env, *args)
+        err = proc.stderr.strip()
+        assert proc.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, (args, err)
+        assert str(path) in err and all(w in err for w in words), (args, err)
+    assert journals(db) == damaged  # not a byte changed
+    doctor = cli(cli_env, "doctor")
+    assert doctor.returncode == 2 and str(path) in doctor.stdout, doctor.stdout
+
+
+@pytest.mark.parametrize("content", [b'{"meta": {"1": {"schema_version": 2, "seq"', b"\x00\xff\xfe\x00",
+                                     b'{"meta": [1, 2]}', b'{"levers": {"x": 1}}'],
+                         ids=["truncated", "garbage", "wrong-shape-table", "wrong-shape-record"])
+def test_the_damage_corpus_in_the_hot_file_is_refused_then_rebuilt(history, cli_env, db, content):
+    hot = db / "optseq.json"
+    hot.write_bytes(content)
+    for args in READS_AND_WRITES:
+        proc = cli(cli_env, *args)
+        err = proc.stderr.strip()
+        assert proc.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, (args, err)
+        assert str(hot) in err, err
+    assert journals(db) == history and hot.read_bytes() == content
+    assert cli(cli_env, "doctor", "--rebuild").returncode == 0
+    assert [p.read_bytes() for p in db.glob("optseq.json.replaced-*")] == [content]
+    assert cli(cli_env, "status").returncode == 0 and journals(db) == history
 
 
 def journals(db: Path) -> dict[str, bytes]:
