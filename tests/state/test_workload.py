@@ -272,3 +272,22 @@ warmup = 0
     assert runs["la"]["verdict"] != "adopt" or "--a=3" in runs["lb"]["arms"]["baseline"]
     (la, lb) = json.loads(cli(plan, db, "status", "--json").stdout)["levers"]
     assert la["state"] == "stale" and la["stale_reason"].startswith("plan changed: la's candidate_args"), la
+
+
+def test_the_live_estimate_of_a_time_is_oriented_from_its_first_pair(tmp_path):
+    # before any pass is counted the book knows no direction: the samples' own say which way is better
+    from optseq.state.plan.model import Rule
+    from optseq.state.runs.passes import ABPasses
+    from optseq.state.runs.run_pass import Collected, _running_estimate
+
+    rule = Rule(metric="step_ms", min_speedup=1.2, repeats=6, max_repeats=12)
+    passes = ABPasses(rule, replicate="pair")
+    tally = Collected(samples_file=tmp_path / "samples.jsonl", book=passes.book, replicate="pair",
+                      budget=passes.budget)
+    estimates = []
+    for i, (base, cand) in enumerate([(50.0, 25.0), (52.0, 26.0), (48.0, 24.5)]):  # the candidate twice as fast
+        for arm, value in (("baseline", base), ("candidate", cand)):
+            tally.samples.append({"event": "sample", "arm": arm, "metric": "step_ms", "value": value, "unit": "ms",
+                                  "higher_is_better": False, "pair": i, "run": 1})
+        estimates.append(_running_estimate(tally, rule, 1, 6))
+    assert all(e is not None and 1.9 < e["estimate"] < 2.1 for e in estimates), estimates
