@@ -47,6 +47,6 @@ def terminal_safe(text: str) -> str:
     """Text that came from a lever (its output, a fail reason, a progress message), fit for a terminal: escape
     sequences (a title change, a clear screen, the alternate screen, an OSC 52 clipboard write) and every other
     control character are removed; tabs and newlines stay. The run's log file keeps the raw text."""
-    if text.isprintable():
+    if text.isprintable() or _CONTROLS.search(text) is None:  # one scan: every escape starts with a control
         return text
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
