@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("lever")
     s.add_argument("candidate")
     s.add_argument("criterion")
-    s.add_argument("outcome", choices=["pass", "fail"])
+    s.add_argument("outcome", choices=["pass", "fail"], type=str.lower)  # FAIL as fail, as decide takes go
     s.add_argument("--evidence", default="")
 
     s = sub.add_parser("plan", parents=[common], help="mark a lever's plan as written")
@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("decide", parents=[common], help="decide a lever by hand (rationale required)")
     s.add_argument("lever")
-    s.add_argument("outcome")
+    s.add_argument("outcome", help="adopt, reject or defer (speedup, infra); GO or NO-GO (decision); a config or "
+                                   "defer (experiment); any case")
     s.add_argument("--why", default="", help="rationale (required)")
 
     s = sub.add_parser("runs", parents=[common], help="runs, decisions and events, newest last")

@@ -11,6 +11,7 @@ from pathlib import Path
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.states import DECIDED, TransitionRefused
 from optseq.state.plan.workload import conflict
+from optseq.state.runs.configs import spelled
 
 
 class Actions:
@@ -32,8 +33,9 @@ class Actions:
             raise InputError(f"{lever_id}: unknown candidate {candidate!r} (one of {', '.join(cands)})")
         if criterion not in crits:
             raise InputError(f"{lever_id}: unknown criterion {criterion!r} (one of {', '.join(crits)})")
-        if outcome not in ("pass", "fail"):
+        if spelled(outcome, ("pass", "fail")) is None:
             raise InputError(f"criterion outcome must be pass or fail, got {outcome!r}")
+        outcome = spelled(outcome, ("pass", "fail"))
         model = self.machine.models[lever_id]
         if model.state in DECIDED or model.state == "closed":
             raise InputError(f"{lever_id} is already decided {model.outcome}; "
@@ -110,8 +112,14 @@ class Actions:
         return [f"fact {name} = {'true' if value else 'false'}"]
 
     def decide(self, lever_id: str, outcome: str, why: str) -> list[str]:
-        """A manual decision: the rationale is required."""
-        self.lever(lever_id)
+        """A manual decision: the rationale is required; the outcome is one the lever has, in any case."""
+        lever = self.lever(lever_id)
+        experiment = lever.kind == "experiment" and not lever.outcomes[:-1]  # config names are the bench's
+        found = outcome if experiment and outcome.casefold() != "defer" else spelled(outcome, lever.outcomes)
+        if found is None:
+            raise InputError(f"{lever_id}: unknown outcome {outcome!r} for a {lever.kind} lever "
+                             f"(one of {', '.join(lever.outcomes)})")
+        outcome = found
         if not (why or "").strip():
             raise InputError("a manual decision needs a rationale (--why TEXT)")
         with self.writing():

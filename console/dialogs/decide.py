@@ -4,17 +4,7 @@ from __future__ import annotations
 from textual.widgets import Input, Select, Static
 
 from optseq.console.dialogs.form import FormDialog, FormInvalid, select, text_input
-
-
-def measured_configs(runs: list[dict]) -> list[str]:
-    """The configs an experiment's runs compared, in the order they first appeared: what it can be decided to."""
-    seen: dict[str, None] = {}
-    for run in runs:
-        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-        best_of = summary.get("best_of") if isinstance(summary.get("best_of"), dict) else {}
-        for name in (best_of.get("configs") or summary.get("arms") or {}):
-            seen.setdefault(str(name), None)
-    return list(seen)
+from optseq.state.runs.configs import measured_configs
 
 
 class DecideDialog(FormDialog):

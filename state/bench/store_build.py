@@ -124,7 +124,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                         pass_no += 1
                         with seq.writing():
                             child = 20_000 + (run_id * 7 + pass_no) % 40_000
-                            seq.store.update("runs", run_id, {"child_pid": child, "pgid": child, "passes": pass_no})
+                            seq.store.update("runs", run_id, {"child_pid": child, "pgid": child, "passes": pass_no,
+                                                              "elapsed_at_pass": 1.5 * (pass_no - 1)})
                         samples = _draw_pass(rule, lever_id, want, pass_no, passes.requested, rng,
                                              slow_pair=j % 3 != 0, repeated=k % 5 == 4)
                         with open(samples_file, "a", encoding="utf-8") as f:
@@ -152,7 +153,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     if step.split is not None:
                         summary["split"] = step.split.to_dict()
                     fields = {
-                        "status": "succeeded", "ended": utc_now(), "exit_code": 0, "detail": "exited 0 after done",
+                        "status": "succeeded", "ended": utc_now(), "elapsed_s": 1.5 * pass_no, "exit_code": 0,
+                        "detail": "exited 0 after done",
                         "passes": pass_no, "env": dict(ENV),
                         # run_record's: the lever as it ran, and no repository (the built store has none)
                         "fingerprint": {**fingerprint(ENV, seq.machine.infra()),

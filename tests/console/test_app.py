@@ -543,7 +543,8 @@ def test_quit_during_a_run_asks_then_cancels(tmp_path, db, monkeypatch):
     run(go())
 
 
-VOLATILE = {"id", "seq", "at", "started", "ended", "pid", "child_pid", "pgid", "log", "samples_file"}
+VOLATILE = {"id", "seq", "at", "started", "ended", "elapsed_s", "elapsed_at_pass", "pid", "child_pid", "pgid", "log",
+            "samples_file"}
 """Fields that differ between any two runs: record ids, times, process ids and per-store paths."""
 
 
@@ -556,6 +557,12 @@ def _comparable(record: dict) -> dict:
     split = (kept.get("summary") or {}).get("split") if isinstance(kept.get("summary"), dict) else None
     if isinstance(split, dict):
         kept["summary"] = {**kept["summary"], "split": {k: v for k, v in split.items() if k not in MEASURED_COSTS}}
+    # whether the machine was busy while a run went is the machine's, not the run's: a noise line may come and go
+    stats = (kept.get("summary") or {}).get("stats") if isinstance(kept.get("summary"), dict) else None
+    if isinstance(stats, dict) and "noise" in stats:
+        kept["summary"] = {**kept["summary"], "stats": {k: v for k, v in stats.items() if k != "noise"}}
+    if isinstance(kept.get("warnings"), list):
+        kept["warnings"] = [w for w in kept["warnings"] if not str(w).startswith("noisy:")]
     return kept
 
 

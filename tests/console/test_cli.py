@@ -127,3 +127,18 @@ def test_cli_and_state_never_import_torch_or_textual(cli_env):
     proc = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().endswith("LOADED:"), proc.stderr[-500:]
+
+
+def test_outcomes_are_taken_in_any_case(cli_env):
+    def cli(*args):
+        return subprocess.run([*OPTSEQ, *args], env=cli_env, capture_output=True, text=True, timeout=120)
+
+    assert cli("record", "julia_port", "torch_jl", "c4", "FAIL", "--evidence", "0.8x").returncode == 0
+    status = json.loads(cli("status", "--json").stdout)
+    assert {v["id"]: v["outcome"] for v in status["levers"]}["julia_port"] == "NO-GO"
+    again = cli("decide", "julia_port", "go", "--why", "reversed by hand")
+    assert again.returncode == 0 and "julia_port decided GO" in again.stdout, again.stderr
+    assert cli("decide", "model_size", "Defer", "--why", "later").returncode == 0
+    assert "GO or NO-GO (decision)" in " ".join(cli("decide", "--help").stdout.split())
+    runs = json.loads(cli("runs", "--json").stdout)
+    assert [d["outcome"] for d in runs["decisions"]] == ["NO-GO", "GO", "defer"]

@@ -1,0 +1,22 @@
+"""What an experiment lever can be decided to: the configs its runs compared (a config name is the bench's, so the
+plan lists none unless it fixes them), and what a hand-typed outcome means whatever its case."""
+from __future__ import annotations
+
+
+def measured_configs(runs: list[dict]) -> list[str]:
+    """The configs an experiment's runs compared, in the order they first appeared: what it can be decided to."""
+    seen: dict[str, None] = {}
+    for run in runs:
+        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+        best_of = summary.get("best_of") if isinstance(summary.get("best_of"), dict) else {}
+        for name in (best_of.get("configs") or summary.get("arms") or {}):
+            seen.setdefault(str(name), None)
+    return list(seen)
+
+
+def spelled(outcome: str, allowed) -> str | None:
+    """`outcome` as the plan spells it (`go` is GO, `Adopt` adopt), or None when it is none of `allowed`."""
+    if outcome in allowed:
+        return outcome
+    folded = [a for a in allowed if a.casefold() == outcome.casefold()]
+    return folded[0] if len(folded) == 1 else None
