@@ -81,6 +81,29 @@ class Actions:
             lines.append(f"note: {path} is not there from here or from the plan's folder; recorded as given")
         return lines
 
+    def create_plan_doc(self, lever_id: str, path: str) -> list[str]:
+        """Write a short plan doc for the lever at `path` (from here, as the console's dialog looks first), its
+        folders too; never over a file. InputError naming the path when it cannot be written."""
+        lever = self.lever(lever_id)
+        target = Path(os.path.expanduser(path))
+        target = target if target.is_absolute() else Path.cwd() / target
+        rule = lever.rule
+        measured = (f"`{rule.metric}`, adopted at {rule.min_speedup:g}× or better" if rule and rule.min_speedup
+                    else f"`{rule.metric}`" if rule else "by hand")
+        text = (f"# {lever.title or lever.id}: plan\n\nLever `{lever.id}` ({lever.kind}) of {self.plan.title}.\n\n"
+                f"## What it changes\n\n\n## How it is measured\n\n{measured}.\n\n"
+                "## Risks, and how to back out\n\n\n## Decision\n\noptseq records the decision and its figures; "
+                "this doc keeps the reasoning.\n")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "x", encoding="utf-8") as f:
+                f.write(text)
+        except FileExistsError:
+            raise InputError(f"plan doc {path} exists already: mark it instead") from None
+        except OSError as e:
+            raise InputError(f"cannot create plan doc {path}: {e.strerror or e}") from None
+        return [f"wrote {path} from a template: fill it in"]
+
     def check_plan_doc(self, path: str, must_exist: bool = True) -> Path | None:
         """The file a plan doc path names; None when there is none and `must_exist` is off. InputError naming
         the path for a name no file can have, a directory, or (with `must_exist`) a missing file. The path

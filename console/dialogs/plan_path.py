@@ -10,7 +10,8 @@ class PlanDialog(FormDialog):
     """Suggests docs/plans/LEVER.md, or the path the lever already has.
 
     `check` is the store's own test of a plan doc path (Sequencer.check_plan_doc), so the dialog refuses
-    exactly what `optseq plan` refuses, and its error goes as soon as the path names a doc.
+    exactly what `optseq plan` refuses, and its error goes as soon as the path names a doc. A path that could
+    name a doc but none is there yet comes back `missing`: the screen offers to create it from a template.
     """
 
     AUTO_FOCUS = "#path"
@@ -27,9 +28,10 @@ class PlanDialog(FormDialog):
         path = self.query_one("#path", Input).value.strip()
         if not path:
             raise FormInvalid("give the plan doc's path")
+        missing = False
         if self.check is not None:
             try:
-                self.check(path)
+                missing = self.check(path, must_exist=False) is None
             except REFUSALS as exc:
                 raise FormInvalid(str(exc)) from None
-        return {"path": path}
+        return {"path": path, "missing": missing}

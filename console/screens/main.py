@@ -277,8 +277,21 @@ class MainScreen(Screen):
 
     def action_mark_plan(self) -> None:
         lever_id = self.selected
-        self._ask(PlanDialog(lever_id, self._views[lever_id].get("plan_doc"), check=self.seq.check_plan_doc),
-                  lambda v: self.seq.write_plan(lever_id, v["path"], check=True))
+        dialog = PlanDialog(lever_id, self._views[lever_id].get("plan_doc"), check=self.seq.check_plan_doc)
+        # a doc not written yet: asked about once the form has closed, and created from a template on yes
+        dialog.apply = lambda v: v if v["missing"] else self.seq.write_plan(lever_id, v["path"], check=True)
+
+        def closed(done) -> None:
+            if isinstance(done, dict):
+                path = done["path"]
+                self.app.push_screen(ConfirmDialog(escape(
+                    f"{path} does not exist yet. Create it from a short template (fill it in after), and mark "
+                    f"{lever_id}'s plan written?"), "Create", "Back"),
+                    lambda yes: yes and self._write(lambda: [*self.seq.create_plan_doc(lever_id, path),
+                                                             *self.seq.write_plan(lever_id, path, check=True)]))
+            elif done is not None:
+                self._write(lambda: done)
+        self.app.push_screen(dialog, closed)
 
     def action_set_fact(self) -> None:
         if not self.seq.plan.facts:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from optseq.console.app import make_app
+from optseq.console.dialogs.confirm import ConfirmDialog
 from optseq.state.runners.groups import group_alive
 from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
@@ -193,17 +194,19 @@ def test_mark_plan_written_makes_option_b_next(db, tmp_path, monkeypatch):
             await pilot.press("p")
             dialog = app.screen
             assert dialog.query_one("#path").value == "docs/plans/option_b.md"
-            await pilot.press("enter")  # no such doc yet: the dialog refuses it and stays open
-            await pilot.pause()
-            assert app.screen is dialog
-            assert str(dialog.query_one("#form-error").render()) == (
-                "plan doc docs/plans/option_b.md does not exist; write it first, then mark it"
-                " (looked for from here and from the plan's folder)")
-            assert cell(app, "option_b", "state") == "unplanned"
-            doc.parent.mkdir(parents=True)
-            doc.write_text("# option_b\n", encoding="utf-8")
-            await pilot.press("enter")  # the same path, now naming a file
-            await pilot.pause()
+            await pilot.press("enter")  # no such doc yet: the console offers to create it, and Back leaves it
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the create question")
+            assert "docs/plans/option_b.md does not exist yet" in str(app.screen.query_one("#question").render())
+            await pilot.press("n")
+            await until(pilot, lambda: app.screen is app.main, what="back to the table")
+            assert cell(app, "option_b", "state") == "unplanned" and not doc.exists()
+            await pilot.press("p")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the create question")
+            await pilot.press("y")  # created from the template, then marked
+            await until(pilot, lambda: cell(app, "option_b", "state") == "ready", what="option_b ready")
+            assert doc.read_text(encoding="utf-8").startswith("# **Option B** (per-worker interleaved traversal): plan")
+            assert "## What it changes" in doc.read_text(encoding="utf-8")
             assert app.screen is app.main
             assert cell(app, "option_b", "state") == "ready"
             assert cell(app, "option_b", "plan") == "option_b.md"
