@@ -14,7 +14,7 @@ from optseq.state.lifecycle.states import DECIDED
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.model import Plan
 from optseq.state.store.inflight import FINAL
-from optseq.state.store.store import Store, StoreUnwritable
+from optseq.state.store.store import Store, StoreError, StoreUnwritable
 from optseq.state.views import ReadViews, code_moved, evidence_runs
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
@@ -183,7 +183,6 @@ class Sequencer(Actions, ReadViews):
     def _finish_from_logs(self, run_id: int) -> None:
         """A run whose passes all ran before its optseq stopped is decided from their logs (state/runs/finish_logs)."""
         from optseq.state.runs.finish_logs import finish_from_logs
-        from optseq.state.store.store import StoreError
 
         try:
             report = finish_from_logs(self, run_id)

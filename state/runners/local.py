@@ -214,6 +214,12 @@ class Launcher:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        # gone before the run is recorded: a SIGKILL lands when its target next runs (a hang guard, not a budget)
+        end = time.monotonic() + REAP_S
+        while groups.marked(self.mark) and time.monotonic() < end:
+            time.sleep(0.01)
+        if groups.marked(self.mark):
+            transcript.note(f"processes outside the group still alive {REAP_S:g} s after SIGKILL")
 
     def _drain(self, proc: subprocess.Popen, transcript: Transcript) -> None:
         out = proc.stdout.fileno()
