@@ -328,3 +328,27 @@ def test_the_console_re_attaches_a_detached_run_when_it_opens(tmp_path, ray_clus
             assert "re-attached to Ray job" in log
 
     asyncio.run(go())
+
+
+def test_a_job_whose_logs_ray_cannot_serve_is_interrupted_not_the_levers_failure(tmp_path, ray_cluster):
+    from types import SimpleNamespace
+
+    from tests.runners.log_outage import LogOutage
+
+    # the job runs and exits 0 on the real cluster, but its logs are answered 500 (streamed and whole): the
+    # lever's done event is in what Ray could not serve, which is the cluster's fault
+    with LogOutage(ray_cluster.address) as outage:
+        path = plan(tmp_path, SimpleNamespace(address=outage.address), ["python", str(TINY)])
+        env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db")}
+        proc = subprocess.run([*OPTSEQ, "--run", "lever", "--json"], env=env, capture_output=True, text=True,
+                              timeout=CEILING_S)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and [r["status"] for r in out["runs"]] == ["interrupted"], proc.stderr[-3000:]
+    message = out["runs"][0]["message"]
+    assert "Ray could not serve the log of job" in message and "not the lever's failure" in message, message
+    assert "exited 0 without a done event" not in proc.stdout + proc.stderr
+    assert outage.refused >= 2  # the stream's attach and the whole log at the end both met the outage
+    with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
+        record = seq.store.get("runs", 1)
+        assert seq.machine.state("lever") == "ready" and not seq.detached_runs()
+    assert str(job(ray_cluster, record["submission_id"]).status).endswith("SUCCEEDED")  # the job itself was fine
