@@ -352,3 +352,24 @@ def test_a_job_whose_logs_ray_cannot_serve_is_interrupted_not_the_levers_failure
         record = seq.store.get("runs", 1)
         assert seq.machine.state("lever") == "ready" and not seq.detached_runs()
     assert str(job(ray_cluster, record["submission_id"]).status).endswith("SUCCEEDED")  # the job itself was fine
+
+
+def test_a_re_attach_after_the_clock_jumped_two_days_forward_follows_the_job_to_its_end(tmp_path, ray_cluster):
+    from tests.console.test_clock_jumps import TWO_DAYS, jumping
+
+    # the plan's timeout is 300 s: a re-attach that measured the run's time on the wall clock would stop this
+    # healthy job as timed out at once
+    path = plan(tmp_path, ray_cluster, ["python", str(TINY)])
+    env = kill_mid_pass(tmp_path, path, 2)
+    (tmp_path / "release").touch()
+    (tmp_path / "jump").touch()
+    proc = subprocess.run([*OPTSEQ, "--run", "ready", "--json"], env=jumping(env, tmp_path / "jump", TWO_DAYS),
+                          capture_output=True, text=True, timeout=CEILING_S)
+    assert (tmp_path / "jump.seen").exists()  # that optseq ran two days ahead
+    assert proc.returncode == 0 and "timed out" not in proc.stderr, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert [(r["run_id"], r["status"], r["decision"]) for r in out["runs"]] == [(1, "succeeded", "adopt")]
+    assert "re-attaching run 1" in proc.stderr
+    with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
+        record = seq.store.get("runs", 1)
+    assert 0 < record["elapsed_s"] < CEILING_S * 2, record["elapsed_s"]
