@@ -94,9 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("decide", parents=[common], help="decide a lever by hand (rationale required)")
     s.add_argument("lever")
-    s.add_argument("outcome", help="adopt, reject or defer (speedup, infra); GO or NO-GO (decision); a config or "
-                                   "defer (experiment); any case")
+    s.add_argument("outcome", help="adopt, reject or defer (speedup, infra); GO or NO-GO (decision); a config its "
+                                   "runs measured, or defer (experiment); any case")
     s.add_argument("--why", default="", help="rationale (required)")
+    s.add_argument("--unmeasured", action="store_true", help="an experiment's config no run of it measured here")
 
     s = sub.add_parser("runs", parents=[common], help="runs, decisions and events, newest last")
     s.add_argument("lever", nargs="?")
@@ -300,7 +301,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         if command == "fact":
             return _say(seq.set_fact(args.name, args.value == "true"))
         if command == "decide":
-            return _say(seq.decide(args.lever, args.outcome, args.why))
+            return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
         if command == "check":
             from optseq.state.runs.check import check
 

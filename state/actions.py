@@ -6,12 +6,16 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.states import DECIDED, TransitionRefused
 from optseq.state.plan.workload import conflict
-from optseq.state.runs.configs import spelled
+from optseq.state.runs.configs import measured_configs, spelled
+
+CONFIG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""What a config measured elsewhere may be called (the bench's names are h<hidden>x<layers>)."""
 
 
 class Actions:
@@ -134,20 +138,38 @@ class Actions:
             self.append("facts", {"name": name, "value": bool(value)})
         return [f"fact {name} = {'true' if value else 'false'}"]
 
-    def decide(self, lever_id: str, outcome: str, why: str) -> list[str]:
-        """A manual decision: the rationale is required; the outcome is one the lever has, in any case."""
+    def decide(self, lever_id: str, outcome: str, why: str, unmeasured: bool = False) -> list[str]:
+        """A manual decision: the rationale is required; the outcome is one the lever has, in any case. An
+        experiment's config is one its runs measured, unless `unmeasured` says it was measured elsewhere."""
         lever = self.lever(lever_id)
-        experiment = lever.kind == "experiment" and not lever.outcomes[:-1]  # config names are the bench's
-        found = outcome if experiment and outcome.casefold() != "defer" else spelled(outcome, lever.outcomes)
+        allowed = self.outcomes_of(lever)
+        found = spelled(outcome, allowed)
+        if found is None and unmeasured and lever.kind == "experiment" and not lever.outcomes[:-1]:
+            if not CONFIG_NAME.fullmatch(outcome) or outcome in ("decided", "defer"):
+                raise InputError(f"{lever_id}: {outcome!r} cannot name a config (letters, digits, '.', '_', '-')")
+            found = outcome
         if found is None:
+            if lever.kind == "experiment" and not lever.outcomes[:-1]:
+                measured = allowed[:-1]
+                raise InputError(f"{lever_id}: unknown config {outcome!r} (" + (
+                    f"its runs measured {', '.join(measured)}; or defer" if measured else
+                    f"no run of {lever_id} has measured a config yet: run it to choose one, or defer") +
+                    "; --unmeasured takes a config measured elsewhere)")
             raise InputError(f"{lever_id}: unknown outcome {outcome!r} for a {lever.kind} lever "
-                             f"(one of {', '.join(lever.outcomes)})")
+                             f"(one of {', '.join(allowed)})")
         outcome = found
         if not (why or "").strip():
             raise InputError("a manual decision needs a rationale (--why TEXT)")
         with self.writing():
             self.decide_in_batch(lever_id, outcome, why=why, auto=False, rule="manual")
         return [f"{lever_id} decided {outcome} (manual)"]
+
+    def outcomes_of(self, lever) -> list[str]:
+        """What `lever` can be decided to now: the plan's outcomes, or for an experiment whose configs the plan
+        leaves to its bench (their names change with the bench's size), the configs its runs measured."""
+        if lever.kind == "experiment" and not lever.outcomes[:-1]:
+            return [*measured_configs(list(self.machine.runs.recent.get(lever.id, []))), "defer"]
+        return list(lever.outcomes)
 
     def decide_in_batch(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None) -> dict:
         try:

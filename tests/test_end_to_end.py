@@ -39,7 +39,7 @@ def test_model_size_decision_makes_amp_stale_and_run_stale_remeasures(small_plan
     optseq("record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "criterion 4 missed")
     optseq("plan", "option_b", "docs/plans/option_b.md")
     optseq("decide", "option_b", "adopt", "--why", "5.3x samples/s in docs/performance.md")
-    optseq("decide", "model_size", "h64x3", "--why", "CI-size stand-in for the 200-iteration experiment")
+    optseq("decide", "model_size", "h64x3", "--why", "CI-size stand-in for the 200-iteration experiment", "--unmeasured")
     started = optseq("--run", "amp", "--json", code=None)
     first = json.loads(started.stdout)["runs"][0]
     assert first["status"] == "succeeded", first
@@ -52,7 +52,7 @@ def test_model_size_decision_makes_amp_stale_and_run_stale_remeasures(small_plan
     amp, _ = lever("amp")
     assert amp["state"] in ("adopted", "rejected")
 
-    optseq("decide", "model_size", "h32x2", "--why", "re-run of the experiment chose a smaller net")
+    optseq("decide", "model_size", "h32x2", "--why", "re-run of the experiment chose a smaller net", "--unmeasured")
     amp, status = lever("amp")
     assert amp["state"] == "stale" and amp["stale"] is True
     assert "model_size" in amp["stale_reason"]

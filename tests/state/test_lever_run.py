@@ -156,6 +156,44 @@ rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric 
     assert lever_view(status, "size")["state"] == "decided"
 
 
+def test_an_experiment_is_decided_by_hand_only_to_a_config_its_runs_measured(tmp_path, cli_env):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f"""
+[plan]
+title = "Experiment"
+as_of = 2026-11-01
+
+[[levers]]
+id = "size"
+title = "Model size"
+kind = "experiment"
+plan_doc = "p.md"
+run = {json.dumps(["python", str(AB), "--arms", "h64x3:1.0:0.9,h256x4:2.0:0.5,h1024x6:30.0:0.1"])}
+rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric = "s_per_iter", max_cost_ratio = 8.0 }}
+""", encoding="utf-8")
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+
+    def decide(outcome: str, code: int, *extra: str) -> str:
+        proc = subprocess.run([*OPTSEQ, "decide", "size", outcome, "--why", "by hand", *extra], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == code and "Traceback" not in proc.stderr, (proc.stdout, proc.stderr)
+        return (proc.stdout + proc.stderr).strip()
+
+    assert decide("h99x9", 2) == ("optseq: size: unknown config 'h99x9' (no run of size has measured a config "
+                                  "yet: run it to choose one, or defer; --unmeasured takes a config measured elsewhere)")
+    run = subprocess.run([*OPTSEQ, "--run", "size"], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert decide("h99x9", 2) == ("optseq: size: unknown config 'h99x9' (its runs measured h64x3, h256x4, "
+                                  "h1024x6; or defer; --unmeasured takes a config measured elsewhere)")
+    assert decide("H64X3", 0) == "size decided h64x3 (manual)"  # any case, stored as the bench spells it
+    # a config measured elsewhere (say on the GPU machine), said so; a name no config can have is still refused
+    assert decide("h2048x8", 0, "--unmeasured") == "size decided h2048x8 (manual)"
+    assert decide("h 1;x", 2, "--unmeasured") == "optseq: size: 'h 1;x' cannot name a config (letters, digits, '.', '_', '-')"
+    status = json.loads(subprocess.run([*OPTSEQ, "status", "--json"], env=env, capture_output=True, text=True,
+                                       timeout=120).stdout)
+    assert status["infra"]["model"]["name"] == "h2048x8"
+
+
 def test_device_change_makes_earlier_numbers_stale(tmp_path, db):
     plan = write_plan(tmp_path, ["--ratio", "1.5"])
     run_once(plan, db)

@@ -286,10 +286,10 @@ def test_default_plan_inconclusive_amp_remeasure_after_a_model_size_decision(tmp
     cli(env, "record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "0.8x of PyTorch")
     cli(env, "plan", "option_b", "docs/plans/option_b.md")
     cli(env, "decide", "option_b", "adopt", "--why", "1.4x samples/s")
-    cli(env, "decide", "model_size", "h64x3", "--why", "the small config first")
+    cli(env, "decide", "model_size", "h64x3", "--why", "the small config first", "--unmeasured")
     first = json.loads(cli(env, "--run", "amp", "--json").stdout)["runs"][0]
     assert first["decision"] == "adopt" and "amp" in status(env)["infra"]["adopted"]
-    cli(env, "decide", "model_size", "h1024x6", "--why", "the bigger model wins")
+    cli(env, "decide", "model_size", "h1024x6", "--why", "the bigger model wins", "--unmeasured")
     st = status(env)
     assert of(st, "amp")["state"] == "stale" and "amp" in st["infra"]["adopted"]
 

@@ -86,7 +86,7 @@ def test_fact_opens_tensorrt_gate(seq):
     seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
     seq.write_plan("option_b", "p.md")
     seq.decide("option_b", "adopt", "measured 1.4x")
-    seq.decide("model_size", "h1024x6", "best exploitability per hour")
+    seq.decide("model_size", "h1024x6", "best exploitability per hour", unmeasured=True)
     assert states(seq)["tensorrt"] == "blocked"
     seq.set_fact("eval_dense", True)
     assert states(seq)["tensorrt"] == "unplanned"
@@ -107,7 +107,7 @@ def test_manual_decision_needs_a_rationale_and_supersedes(seq):
 
 def test_model_size_decision_makes_adopted_amp_stale(seq):
     seq.decide("amp", "adopt", "measured earlier on the small model")
-    seq.decide("model_size", "h1024x6", "bigger model chosen")
+    seq.decide("model_size", "h1024x6", "bigger model chosen", unmeasured=True)
     view = next(v for v in seq.lever_views() if v["id"] == "amp")
     assert view["state"] == "stale" and view["stale"] is True
     assert "model_size" in view["stale_reason"]
@@ -166,9 +166,9 @@ def test_a_snapshot_and_a_full_replay_agree(seq, plan_path, db):
     seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
     seq.write_plan("option_b", "docs/plans/option_b.md")
     seq.decide("option_b", "adopt", "1.4x")
-    seq.decide("model_size", "h32x2", "cheap")
+    seq.decide("model_size", "h32x2", "cheap", unmeasured=True)
     seq.decide("amp", "adopt", "1.2x")
-    seq.decide("model_size", "h64x3", "bigger after all")
+    seq.decide("model_size", "h64x3", "bigger after all", unmeasured=True)
     with Sequencer.open(plan_path, db, mode="read") as fresh:
         assert fresh.store.snapshot() is not None
         from_snapshot = fresh.status()
@@ -189,7 +189,7 @@ def test_a_reversal_closes_what_stood_on_the_old_branch(seq, plan_path, db):
     seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
     seq.write_plan("option_b", "docs/plans/option_b.md")
     seq.decide("option_b", "adopt", "1.4x")
-    seq.decide("model_size", "h1024x6", "bigger")
+    seq.decide("model_size", "h1024x6", "bigger", unmeasured=True)
     seq.decide("amp", "adopt", "1.2x")
     seq.decide("julia_port", "GO", "Torch.jl re-run passes c4")
     st = states(seq)
