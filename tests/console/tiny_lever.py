@@ -26,6 +26,9 @@ def main() -> int:
     p.add_argument("--log-lines", type=int, default=3, help="plain log lines before the first pair")
     p.add_argument("--first-pair-ratio", type=float, default=None,
                    help="the ratio of pass 1's first pair only (a first pass that cannot decide alone)")
+    p.add_argument("--metric", default="items_per_s", help="the metric its samples carry (a plan's rule names one)")
+    p.add_argument("--quality", action="append", default=[], metavar="NAME=VALUE:LIMIT",
+                   help="a quality event each launch reports (a rule's guard)")
     args = p.parse_args()
     pairs = int(os.environ.get("OPTSEQ_REPEATS", "6"))
     first = 100.0 * int(os.environ.get("OPTSEQ_PASS", "1"))  # each launch its own numbers, never a replay
@@ -35,10 +38,10 @@ def main() -> int:
     for i in range(pairs):
         # a small deterministic spread, so the CI is a real interval and still clears the threshold
         base = first + i
-        emit(event="sample", arm="baseline", metric="items_per_s", value=base, unit="items/s",
+        emit(event="sample", arm="baseline", metric=args.metric, value=base, unit="items/s",
              higher_is_better=True, pair=i)
         ratio = args.first_pair_ratio if args.first_pair_ratio and i == 0 and first == 100.0 else args.ratio
-        emit(event="sample", arm="candidate", metric="items_per_s", value=base * ratio * (1 + 0.01 * (i % 2)),
+        emit(event="sample", arm="candidate", metric=args.metric, value=base * ratio * (1 + 0.01 * (i % 2)),
              unit="items/s", higher_is_better=True, pair=i)
         emit(event="progress", done=i + 1, total=pairs, msg=f"pair {i + 1}")
         hold = os.environ.get("TINY_LEVER_HOLD")
@@ -47,6 +50,9 @@ def main() -> int:
         while hold and not os.path.exists(hold):  # held at a known point until the test lets it go
             time.sleep(0.01)
         time.sleep(args.pause)
+    for spec in args.quality:
+        name, value, limit = spec.replace("=", ":").split(":")
+        emit(event="quality", name=name, value=float(value), limit=float(limit))
     emit(event="done")
     return 0
 
