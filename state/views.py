@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 from optseq.state.lifecycle.run_index import workload
+from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.runs import repo
 from optseq.state.plan import gates
 
@@ -34,7 +35,7 @@ class ReadViews:
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
                 "warnings": _code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
-                + _outside_stack(model),
+                + _outside_stack(model) + _size_warnings(model),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
                 "remeasured": _remeasured(model),
@@ -304,6 +305,16 @@ def _code_warnings(decision: dict | None, runs) -> list[str]:
         measured, latest_code = fingerprint.get("code_hash"), runs.latest_code.get(workload(fingerprint))
         if measured and latest_code and measured != latest_code:
             return [f"workload code changed since run {run_id} (code hash {measured} → {latest_code})"]
+    return []
+
+
+def _size_warnings(model) -> list[str]:
+    """A figure from the reference workload at CI size stands where the plan's figure stood: say so."""
+    decision, run = model.decision or {}, model.last_run or {}
+    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    if at_ci_size(decision.get("stats")) or at_ci_size(summary.get("stats")) or at_ci_size(summary):
+        return ["figures from the reference workload at CI size, not the plan's workload (--size gpu in its run "
+                "measures the seed's size)"]
     return []
 
 

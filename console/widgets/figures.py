@@ -5,6 +5,7 @@ import math
 from typing import Any
 
 from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
+from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.runs.stats import arms_text
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
@@ -41,15 +42,17 @@ def ratio(value: float) -> str:
     return f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
 
 
-def estimate_text(stats: dict | None, prior: float | None = None) -> str:
-    """`1.42× [1.31,1.55]`, `1.42×` without a CI, the plan's prior figure, or `-`."""
+def estimate_text(stats: dict | None, prior: float | None = None, wide: bool = False) -> str:
+    """`1.42× [1.31,1.55]`, `1.42×` without a CI, the plan's prior figure, or `-`. A figure from the reference
+    workload at CI size says so: `149× at CI size` in the table (no room for the interval too), with `wide` both."""
     stats = stats or {}
     estimate, low, high = (_number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high"))
     if estimate is None:
         return f"{ratio(prior)}× (plan)" if _number(prior) is not None else "-"
-    if low is None or high is None:
-        return f"{ratio(estimate)}×"
-    return f"{ratio(estimate)}× [{ratio(low)},{ratio(high)}]"
+    size = " at CI size" if at_ci_size(stats) else ""
+    if low is None or high is None or (size and not wide):
+        return f"{ratio(estimate)}×{size}"
+    return f"{ratio(estimate)}× [{ratio(low)},{ratio(high)}]{size}"
 
 
 def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
@@ -70,7 +73,7 @@ def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
 def run_line(run: dict) -> str:
     """One run as a line: id, outcome, when, figure, what it counted, each arm's median (IQR), why / noise."""
     stats = run_stats(run)
-    figure = estimate_text(stats) if stats else ""
+    figure = estimate_text(stats, wide=True) if stats else ""
     summary = _summary(run)
     if summary.get("chosen"):
         figure = f"chose {summary['chosen']}"

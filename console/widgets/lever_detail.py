@@ -111,7 +111,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         for d in decisions[::-1]:
             how = "auto" if d.get("auto") else "manual"
             when = str(d.get("at") or "")[:16].replace("T", " ")
-            figure = estimate_text(d.get("stats")) if d.get("stats") else ""
+            figure = estimate_text(d.get("stats"), wide=True) if d.get("stats") else ""
             mark = " (superseded)" if d.get("superseded") else ""
             parts = [str(d.get("outcome")), figure, how, when + mark]
             text.append("  " + "  ".join(p for p in parts if p) + "\n")

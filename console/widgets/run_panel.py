@@ -133,7 +133,7 @@ class RunPanel(Vertical):
         latest = max(runs, key=lambda r: r.get("id", 0), default=None)
         held = "no run in this store yet"
         if latest:
-            figure = estimate_text(run_stats(latest))
+            figure = estimate_text(run_stats(latest), wide=True)
             held = " ".join(p for p in (f"last run #{latest.get('id')}", str(latest.get("lever") or ""),
                                         str(latest.get("status") or ""), figure if figure != "-" else "") if p)
         how = "read-only: this console cannot run levers" if readonly else "r runs the selected lever, n the next one"

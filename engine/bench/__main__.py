@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(f"optseq.engine.bench.{LEVERS[args.lever]}")
     from optseq.engine.bench.envinfo import env_facts  # torch import happens here, in the child only
 
-    kit.emit("env", **env_facts(args.device))
+    kit.emit("env", **env_facts(args.device), bench_size=args.size)  # optseq labels CI-size figures as such
     try:
         module.run(args, kit.infra())
     except kit.Unavailable as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.calculus.figures import LeverFigures, Work
 from optseq.state.plan.model import KINDS, Plan
 from optseq.state.plan.volume import SPEEDUP_KINDS
@@ -82,6 +83,9 @@ class Inputs:
         if stats and _number(stats.get("estimate")):
             fig.s, fig.s_source, fig.n = float(stats["estimate"]), "measured", stats.get("n")
             fig.s_low, fig.s_high = _number(stats.get("ci_low")), _number(stats.get("ci_high"))
+            if at_ci_size(stats):
+                self.assumptions.append(f"{lever_id}: S {fig.s:.2f}× is the reference workload's at CI size, "
+                                        "not the plan's workload")
         elif expect and expect.speedup is not None:
             fig.s, fig.s_source = expect.speedup, "prior"
             self.assumptions.append(f"{lever_id}: S {expect.speedup:.2f}× is a prior"
@@ -175,6 +179,9 @@ class Inputs:
                 if other in self.fixed and self.levers[other].f is not None:
                     stack *= 1 - self.levers[other].f
             scale = {"s": 1.0, "": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}.get(str(picked[0].get("unit") or ""))
+            if at_ci_size(summary):
+                self.assumptions.append(f"volume.s_per_iter: {lever_id}'s {metric} is the reference workload's "
+                                        "at CI size, not the plan's workload")
             if scale is None:
                 self.missing.append(f"volume.s_per_iter_from: {lever_id}'s {metric} is in "
                                     f"{picked[0].get('unit')!r}, not seconds")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.plan import gates
 from optseq.state.plan.gates import Atom
 from optseq.state.report.labels import MARKS
@@ -75,7 +76,7 @@ class LeverWords:
         figure = ""
         if estimate is not None:
             figure = f" {estimate:.2f}×" + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None
-                                            else "")
+                                            else "") + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")
         how = self.w["auto"] if record.get("auto") else self.w["manual"]
         # with figures shown, an automatic decision's reason only repeats them; the results table has the rest
         why = "" if (estimate is not None and record.get("auto")) else str(record.get("why") or "").strip()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.lever_words import LeverWords, number, utc_day
@@ -118,7 +119,8 @@ class Tables(LeverWords):
         n = stats.get("n")
         return [
             str(stats.get("metric") or "—"),
-            f"{estimate:.2f}×" if estimate is not None else "—",
+            (f"{estimate:.2f}×" + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")) if estimate is not None
+            else "—",
             f"[{low:.2f}, {high:.2f}]" if low is not None and high is not None else "—",
             str(n) if n is not None else "—",
             ("<0.001" if p < 0.001 else f"{p:.3f}") if p is not None else "—",

@@ -25,6 +25,16 @@ def config_of(name: str) -> dict:
     return config
 
 
+CI_SIZE = "ci"
+"""The reference workload's bench size for CPUs and CI (`--size ci`, the default): its figures are the workload's
+at that size, not the seed's nor a team's, and every view that shows one in a plan's place says so."""
+
+
+def at_ci_size(stats) -> bool:
+    """Whether a run's figures (its stats, or an experiment's summary) come from the reference workload at CI size."""
+    return isinstance(stats, dict) and stats.get("bench_size") == CI_SIZE
+
+
 def fingerprint(env: dict, infra: dict) -> dict:
     """What a number was measured on: device, library versions, workload code, infra state."""
     device = env.get("gpu") or env.get("cpu") or env.get("device")

@@ -73,6 +73,10 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
             summary["stats"]["noise"] = noise
         else:
             summary["noise"] = noise
+    if isinstance(collected.env.get("bench_size"), str) and summary and "error" not in summary:
+        # with the figures themselves, so every view that shows them (decisions carry the stats) can say so
+        where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
+        where["bench_size"] = collected.env["bench_size"]
     fields["summary"] = summary
     fields["verdict"] = verdict_name
     with seq.writing():

@@ -645,6 +645,7 @@ def test_closing_under_a_run_still_ends_it(tmp_path, db):
     ({"estimate": 87.61, "ci_low": 86.2, "ci_high": 88.16}, None, "87.6× [86.2,88.2]"),  # fits the column
     ({"estimate": 0.71, "ci_low": None, "ci_high": None}, None, "0.71×"),
     (None, 2.55, "2.55× (plan)"),
+    ({"estimate": 149.87, "ci_low": 120.7, "ci_high": 187.1, "bench_size": "ci"}, 2.55, "150× at CI size"),
     ({"estimate": float("nan")}, None, "-"),
 ])
 def test_estimate_text_fits_the_table(stats, prior, shown):

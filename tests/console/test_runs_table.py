@@ -215,3 +215,24 @@ def test_a_re_attach_counts_the_runs_time_on_the_monotonic_clock(tmp_path, cli_e
     jumped = {**run, "started": "2026-11-29T10:00:00+00:00", "passes": 2}
     assert Resume.of(jumped).elapsed_s == run["elapsed_at_pass"]
     assert Resume.of({k: v for k, v in jumped.items() if k != "elapsed_at_pass"}).elapsed_s > 86400  # older runs
+
+
+def test_figures_from_the_reference_workload_at_ci_size_say_so_wherever_they_show(tmp_path, cli_env):
+    plan = write_plan(tmp_path, lever("tiny", ["python", str(TINY_LEVER), "--bench-size", "ci"]),
+                      lever("team", ["python", str(TINY_LEVER)]))
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan)}
+    optseq(env, "--run", "tiny")
+    optseq(env, "--run", "team")
+    status = json.loads(optseq(env, "status", "--json").stdout)
+    views = {v["id"]: v for v in status["levers"]}
+    assert views["tiny"]["decision"]["stats"]["bench_size"] == "ci"
+    assert "figures from the reference workload at CI size" in views["tiny"]["note"]
+    assert "CI size" not in views["team"]["note"]  # a team's own command says nothing of a size
+    assert "figures from the reference workload at CI size" in optseq(env, "status").stdout
+    export = optseq(env, "export", "--lang", "en").stdout
+    tiny_rows = [line for line in export.splitlines() if "Tiny" in line and "×" in line]
+    assert tiny_rows and all("(reference workload at CI size)" in line for line in tiny_rows), tiny_rows
+    assert not [line for line in export.splitlines() if "Team" in line and "CI size" in line]
+    assert "(참조 워크로드, CI 크기)" in optseq(env, "export", "--lang", "ko").stdout
+    assumptions = json.loads(optseq(env, "whatif", "--json").stdout)["assumptions"]
+    assert "tiny: S 1.51× is the reference workload's at CI size, not the plan's workload" in assumptions, assumptions

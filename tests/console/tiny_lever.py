@@ -29,12 +29,14 @@ def main() -> int:
     p.add_argument("--metric", default="items_per_s", help="the metric its samples carry (a plan's rule names one)")
     p.add_argument("--quality", action="append", default=[], metavar="NAME=VALUE:LIMIT",
                    help="a quality event each launch reports (a rule's guard)")
+    p.add_argument("--bench-size", default=None, help="the bench size its env event reports, as the engine's do")
     args = p.parse_args()
     pairs = int(os.environ.get("OPTSEQ_REPEATS", "6"))
     first = 100.0 * int(os.environ.get("OPTSEQ_PASS", "1"))  # each launch its own numbers, never a replay
     for i in range(args.log_lines):
         print(f"tiny lever log line {i}", flush=True)
-    emit(event="env", device="tiny-device", python=sys.version.split()[0], code_hash="tiny")
+    size = {"bench_size": args.bench_size} if args.bench_size else {}
+    emit(event="env", device="tiny-device", python=sys.version.split()[0], code_hash="tiny", **size)
     for i in range(pairs):
         # a small deterministic spread, so the CI is a real interval and still clears the threshold
         base = first + i
