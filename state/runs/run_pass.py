@@ -91,6 +91,8 @@ class Collected:
     """The run's length on the monotonic clock (a wall-clock jump during it changes nothing), set at its end."""
     loads: list = field(default_factory=list)
     """This machine's 1-minute load average at each local launch's start and end (load_now)."""
+    paced: bool = False
+    """An experiment's expected length was said (after its first block)."""
 
     def pass_samples(self, pass_no: int) -> list:
         return [s for s in self.samples if s.get("run") == pass_no]
@@ -113,9 +115,12 @@ class Pass:
     """When each sample of the rule's metric arrived (monotonic): what a pair costs."""
     elapsed_s: float | None = None
     """The run's monotonic time when this pass was launched: kept on the run, for a re-attach's timeout."""
+    launched_at: float = field(default_factory=time.monotonic)
 
     def event(self, ev: dict) -> None:
         kind, collected = ev.get("event"), self.collected
+        if kind == "progress" and self.pass_no == 1 and not collected.paced:
+            self._pace(ev)
         # the runner's outcome collects everything else, and is folded in once the pass ends
         if kind == "sample":
             ev = dict(ev, run=self.pass_no)
@@ -131,6 +136,23 @@ class Pass:
                 estimate = _running_estimate(collected, self.lever.rule, self.pass_no, self.requested, self.token)
                 if estimate:
                     on_event(estimate)
+
+    def _pace(self, ev: dict) -> None:
+        """An experiment's first block done: how long the run takes at that pace, said once before it goes on
+        (a model-size experiment at GPU size runs for hours, and a decision by hand can end the wait)."""
+        rule, done, total = self.lever.rule, ev.get("done"), ev.get("total")
+        if self.lever.kind != "experiment" or rule is None or not self.requested or self.go.resume:
+            return
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (done, total)) or total <= 0:
+            return
+        if done * self.requested < total:  # the first of the pass's blocks is not done yet
+            return
+        self.collected.paced = True
+        block = time.monotonic() - self.launched_at
+        self.go.on_log(f"[optseq] the first block took {_length(block)}: {rule.repeats} blocks before it can decide "
+                       f"≈ {_length(block * rule.repeats)}, up to {rule.max_repeats} ≈ "
+                       f"{_length(block * rule.max_repeats)}; to choose without waiting, decide it by hand "
+                       f"(optseq decide {self.lever.id} CONFIG --why …, or d in the console)")
 
     def started(self, fields: dict) -> None:
         # what finds the run again: a pid and process group here, a Ray submission id on a cluster
@@ -152,6 +174,16 @@ class Pass:
         collected.env.update(outcome.env)
         collected.warnings.extend(f"pass {self.pass_no}: {w}" for w in outcome.warnings)
         return outcome
+
+
+def _length(seconds: float) -> str:
+    """`45 s`, `6 min 30 s`, `2 h 10 min`: a length to plan a wait by."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def launch_token(tag: str, run_id: int, started: str, pass_no: int) -> str:

@@ -183,6 +183,11 @@ rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric 
                                   "yet: run it to choose one, or defer; --unmeasured takes a config measured elsewhere)")
     run = subprocess.run([*OPTSEQ, "--run", "size"], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
+    # its expected length, said once its first block is in (5 blocks first, up to 20: the rule's defaults)
+    paced = [line for line in run.stderr.splitlines() if "the first block took" in line]
+    assert len(paced) == 1 and paced[0].startswith("size: the first block took "), run.stderr
+    assert ": 5 blocks before it can decide ≈ " in paced[0] and ", up to 20 ≈ " in paced[0]
+    assert paced[0].endswith("decide it by hand (optseq decide size CONFIG --why …, or d in the console)")
     assert decide("h99x9", 2) == ("optseq: size: unknown config 'h99x9' (its runs measured h64x3, h256x4, "
                                   "h1024x6; or defer; --unmeasured takes a config measured elsewhere)")
     assert decide("H64X3", 0) == "size decided h64x3 (manual)"  # any case, stored as the bench spells it
