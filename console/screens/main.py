@@ -37,7 +37,7 @@ VIEWS = ("detail", "graph", "run", "history")
 ACTIONS = [
     Binding("r", "run_selected", "Run", tooltip="run the selected lever"),
     Binding("n", "run_next", "Run next", tooltip="run the lever `next` recommends"),
-    Binding("R", "run_ready_parallel", "Run ready ∥", show=False,
+    Binding("R", "run_ready_parallel", "Run ready ∥",
             tooltip="measure the ready levers several at once (optseq --parallel N sets how many; on a cluster, "
                     "one per node), each decided as it lands"),
     Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group)"),

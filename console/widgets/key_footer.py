@@ -10,7 +10,9 @@ FULL_FROM = 96
 """Screen width from which every shown key fits in the footer, with the palette hint docked on its right."""
 NARROW_HIDDEN = {"mark_plan", "set_fact"}
 """Left to the help screen, the palette and the table's why / next column below FULL_FROM."""
-SHORT = {"run_next": "Next", "cancel_run": "Cancel", "mark_plan": "Plan"}
+READY_FROM = 106
+"""R as well, from here: with x shown during a run, every key still ends before the palette hint."""
+SHORT = {"run_next": "Next", "cancel_run": "Cancel", "mark_plan": "Plan", "run_ready_parallel": "Ready ∥"}
 """Footer labels shorter than the bindings' descriptions (which the palette and the help screen keep)."""
 
 
@@ -24,7 +26,8 @@ def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
         action = binding.action
         # x with nothing running only says a key exists that does nothing now (the help screen still lists it)
         hide = binding.show and ((action == "cancel_run" and not running) or
-                                 (width < FULL_FROM and action in NARROW_HIDDEN))
+                                 (width < FULL_FROM and action in NARROW_HIDDEN) or
+                                 (width < READY_FROM and action == "run_ready_parallel"))
         if action in SHORT or hide:
             binding = replace(binding, description=SHORT.get(action, binding.description),
                               show=binding.show and not hide)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -33,6 +34,10 @@ class LeverTable(DataTable):
         """The cursor moved to another lever."""
 
         lever: str
+
+    # a row cursor has no column to move to: Home and End go to the first and last lever, as in a list
+    BINDINGS = [Binding("home", "scroll_top", "First lever", show=False),
+                Binding("end", "scroll_bottom", "Last lever", show=False)]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)

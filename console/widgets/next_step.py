@@ -33,7 +33,9 @@ def todo_hint(item: str) -> str:
         key = KEY_OF[match["cmd"]]
         return f"press {key} on {lever}: {CLI_HINT.sub('', what)}"
     if what.startswith("record criteria"):
-        return f"press c on {lever}: {what}"
+        # `record torch_jl c4`: the line is one row of an 80-column terminal, and the pending cells are the point
+        pending = re.fullmatch(r"record criteria \((.+) pending\)", what)
+        return f"press c on {lever}: " + (f"record {pending[1]}" if pending else what)
     return f"{lever}: {in_keys(what)}"
 
 

@@ -115,7 +115,8 @@ def test_main_screen_shows_the_seed_plan(db):
             assert cell(app, "julia_port", "plan") == "julia_port_evaluation.md"
             # the decision lever has nothing to run: next says so, with what only the user can do
             assert app.main.query_one("#status").text == \
-                "next: nothing to run · press c on julia_port: record criteria (torch_jl c4 pending)"
+                "next: nothing to run · press c on julia_port: record torch_jl c4"
+            assert len(app.main.query_one("#status").text) <= SIZE[0] - 2  # whole at 80 columns (padding 1 each side)
             detail = app.main.query_one("#detail-view").plain
             assert "Torch.jl  pass    pass    pass    pending pending" in detail
             # Flux failed as a whole in the plan: dashes, not pending beside a FAIL

@@ -43,7 +43,7 @@ def test_a_wide_footer_shows_every_key(db):
         async with app.run_test(size=WIDE) as pilot:
             await pilot.pause()
             shown = {k.key for k in footer_keys(app.main)}
-            assert {"r", "n", "c", "p", "f", "d", "e", "question_mark", "q"} <= shown
+            assert {"r", "n", "R", "c", "p", "f", "d", "e", "question_mark", "q"} <= shown
             assert "x" not in shown  # cancel appears only while a run goes
 
     run(go())
@@ -231,3 +231,18 @@ def test_criteria_columns_are_as_wide_as_their_ids(db, tmp_path):
     row = next(line for line in lines if line.strip().startswith("the stand-in benchmark"))
     assert head.split() == ["candidate", "runs", "same_result", "status"]
     assert row.index("pending") == head.index("same_result")  # each cell under its criterion
+
+
+def test_home_and_end_move_the_table_to_the_first_and_last_lever(db):
+    async def go():
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=SIZE) as pilot:
+            levers = app.main.query_one("#levers")
+            levers.focus()
+            await pilot.press("end")
+            await until(pilot, lambda: levers.selected == "option_a", what="the last lever")
+            assert app.main.query_one("#detail-view").plain.startswith("option_a")
+            await pilot.press("home")
+            await until(pilot, lambda: levers.selected == "julia_port", what="the first lever")
+
+    run(go())
