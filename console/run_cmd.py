@@ -301,6 +301,10 @@ def _nothing_why(seq: Sequencer, target: str) -> str:
         if not stale:
             return "no lever is stale"
         return f"stale but not runnable now: {', '.join(stale)}" + (f"; to do: {'; '.join(todo)}" if todo else "")
+    running = [v["id"] for v in status["levers"] if v["state"] == "running"]
+    if running:  # what the rest waits on is that run, not the first blocked lever in plan order
+        ends = "what it decides opens the next" if not todo else "to do: " + "; ".join(todo)
+        return f"no lever can run while {', '.join(running)} runs ({ends})"
     if todo:  # only the user can move the plan on: say what to do
         return "no lever can run; to do: " + "; ".join(todo)
     blocked = [f"{v['id']} ({'; '.join(v['why_blocked'])})" for v in status["levers"] if v["why_blocked"]]

@@ -236,3 +236,23 @@ def test_figures_from_the_reference_workload_at_ci_size_say_so_wherever_they_sho
     assert "(참조 워크로드, CI 크기)" in optseq(env, "export", "--lang", "ko").stdout
     assumptions = json.loads(optseq(env, "whatif", "--json").stdout)["assumptions"]
     assert "tiny: S 1.51× is the reference workload's at CI size, not the plan's workload" in assumptions, assumptions
+
+
+def test_run_next_while_another_process_runs_a_lever_says_that_it_waits_on_that_run(tmp_path, cli_env):
+    plan = write_plan(tmp_path, lever("held", ["python", str(TINY_LEVER)]),
+                      lever("after", ["python", str(TINY_LEVER)]) + 'requires = "held:adopt"\n')
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    proc = subprocess.Popen([*OPTSEQ, "--run", "held"], env=dict(env, TINY_LEVER_HOLD=str(tmp_path / "never")),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        for line in proc.stderr:  # held after its first pair: the run is under way
+            seen.append(line)
+            if "running estimate" in line:
+                break
+        assert any("running estimate" in line for line in seen), "".join(seen)
+        waiting = optseq(env, "--run", "next", code=3)
+        assert "no lever can run while held runs (what it decides opens the next)" in waiting.stderr, waiting.stderr
+    finally:
+        os.kill(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=120)
