@@ -40,7 +40,8 @@ ACTIONS = [
     Binding("R", "run_ready_parallel", "Run ready ∥",
             tooltip="measure the ready levers several at once (optseq --parallel N sets how many; on a cluster, "
                     "one per node), each decided as it lands"),
-    Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group)"),
+    Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group); during R, "
+                                                     "the selected lever's run alone"),
     Binding("c", "record_criterion", "Criterion", tooltip="record a criterion result of a decision lever"),
     Binding("p", "mark_plan", "Plan written", tooltip="mark the selected lever's plan as written"),
     Binding("f", "set_fact", "Fact", tooltip="set a fact that gates read"),
@@ -263,7 +264,8 @@ class MainScreen(Screen):
         self.action_view("run")
 
     def action_cancel_run(self) -> None:
-        if not self.panel.cancel():
+        # in a parallel group, the selected lever's run alone when it is one of them; else everything that runs
+        if not self.panel.cancel(self.selected):
             self.notify("nothing is running", severity="warning")
 
     def action_record_criterion(self) -> None:

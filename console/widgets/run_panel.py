@@ -93,6 +93,8 @@ class RunPanel(Vertical):
         self.last_report = None
         self.group_rows = GroupRows()
         self._control: RunControl | None = None
+        self._group = None
+        """The parallel group running now (start_group), whose runs x can stop one at a time."""
         self._lines: deque[str] = deque(maxlen=LOG_LINES)
         self._tally = Tally()
         self._idle = threading.Event()
@@ -160,6 +162,7 @@ class RunPanel(Vertical):
                          on_landed=self._group_landed)
         self._control = RunControl()
         self._control.attach(group)
+        self._group = group
         self.add_class("-group")
         self._run_group(group, label)
         self.post_message(self.Started(label))
@@ -182,10 +185,15 @@ class RunPanel(Vertical):
         self.remove_class("-failed", "-ok", "-idle")
         self._idle.clear()
 
-    def cancel(self) -> bool:
-        """Ask the run to stop (SIGTERM to its group, SIGKILL after the grace); False when idle."""
+    def cancel(self, lever_id: str | None = None) -> bool:
+        """Ask the run to stop (SIGTERM to its group, SIGKILL after the grace); False when idle. In a parallel
+        group, `lever_id` (one of its runs) stops that run alone and the group goes on."""
         if self._control is None or not self.running:
             return False
+        group = self._group if self.group_rows.rows else None
+        if group is not None and lever_id is not None and group.cancel_one(lever_id):
+            self._on_log(f"[optseq] {lever_id}: cancelling (the others go on)")
+            return True
         self._control.cancel()
         self.query_one("#run-title", Label).update(f"{self.lever}: cancelling…")
         return True

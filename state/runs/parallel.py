@@ -50,6 +50,15 @@ class GroupRun:
             for own in self.running.values():
                 own.cancel()
 
+    def cancel_one(self, lever_id: str) -> bool:
+        """Stop one lever's run, the group going on with the rest; False when that lever is not running."""
+        with self._lock:
+            own = self.running.get(lever_id)
+        if own is None:
+            return False
+        own.cancel()
+        return True
+
     def run(self) -> list[RunReport]:
         """Blocking until every run has landed and no lever of the group is left to start."""
         reports: list[RunReport] = []

@@ -121,3 +121,35 @@ def test_the_console_runs_ready_levers_at_once_with_a_row_each(tmp_path, monkeyp
             assert all(f"{lever}: succeeded" in rows and "→ adopt" in rows for lever in ("left", "right", "after"))
 
     asyncio.run(go())
+
+
+def test_x_during_a_parallel_group_cancels_the_selected_lever_alone(tmp_path, monkeypatch):
+    import asyncio
+
+    from optseq.console.app import make_app
+    from optseq.state.sequencer import Sequencer
+    from tests.console.test_app import cell, select_lever, until
+
+    hold = tmp_path / "go"
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(hold))
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    path = plan(tmp_path)
+
+    async def go():
+        app = make_app(path, tmp_path / "db", parallel=2)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.press("R")
+            panel = app.main.panel
+            await until(pilot, lambda: panel.running_levers == {"left", "right"}, what="two rows running")
+            await select_lever(pilot, "right")
+            await pilot.press("x")
+            await until(pilot, lambda: panel.running_levers == {"left"}, what="right cancelled, left going on")
+            assert panel.running
+            hold.touch()
+            await until(pilot, lambda: not panel.running, what="the group to end")
+            await until(pilot, lambda: cell(app, "left", "state") == "adopted", what="left adopted")
+
+    asyncio.run(go())
+    with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
+        runs = {r["lever"]: r["status"] for r in seq.store.all("runs")}
+    assert runs == {"left": "succeeded", "right": "cancelled"}  # and `after`, gated on right, never started
