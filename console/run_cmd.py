@@ -60,7 +60,7 @@ class Progress:
             self.counted.sample(ev)
         elif kind == "progress":
             self.counted.progress(ev.get("done", 0), ev.get("total", 0))
-            self.msg = ev.get("msg", "")
+            self.msg = self.counted.message(ev.get("msg", ""))
             self._show(force=not self.tty)
         elif kind == "estimate":
             ci = f" [{ev['ci_low']:.3f}, {ev['ci_high']:.3f}]" if ev.get("ci_low") is not None else ""

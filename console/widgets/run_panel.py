@@ -265,7 +265,8 @@ class RunPanel(Vertical):
         if kind == "progress":
             self._progress.progress(event.get("done"), event.get("total"))
             self.post_message(self.Progress(self._progress.done, self._progress.total or None,
-                                            " ".join(p for p in (self._progress.text(), str(event.get("msg") or "")) if p)))
+                                            " ".join(p for p in (self._progress.text(),
+                                                                 self._progress.message(event.get("msg"))) if p)))
         elif kind == "sample":
             self._progress.sample(event)
             self._tally.add(event)

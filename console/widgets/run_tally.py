@@ -30,5 +30,6 @@ class Tally:
             shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
             pair = last.get("pair")
             pair = pair + 1 if isinstance(pair, int) else pair  # samples count pairs from 0, progress from 1
-            return (f"samples: {self.count} ({len(self.pairs)} pairs)  last: pair {pair} "
+            pairs = len(self.pairs)
+            return (f"samples: {self.count} ({pairs} pair{'s' * (pairs != 1)})  last: pair {pair} "
                     f"{last.get('arm')} {shown} {last.get('unit') or ''}").rstrip()

@@ -8,6 +8,7 @@ number of), else against what has been asked so far.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -37,6 +38,8 @@ class RunProgress:
 
     launches: bool = False
     """An A/B run over launches: each pass is one, and the text names it so."""
+    first_look: int = 0
+    """Pairs the run asks before it can decide (its first look: launches × pairs a launch); 0 when unknown."""
 
     @classmethod
     def of(cls, lever) -> "RunProgress":
@@ -45,9 +48,16 @@ class RunProgress:
         rule = getattr(lever, "rule", None)
         if rule is None:
             return cls()
+        from optseq.state.runs.passes import ABPasses
+
         blocks = bool(getattr(rule, "choose", None))
+        launches = not blocks and replicate_of(lever) == "launch"
+        first_look = 0
+        if launches and getattr(lever, "kind", None) != "experiment":
+            passes = ABPasses(rule, "launch")
+            first_look = passes.plan.first * passes.requested if passes.plan is not None else 0
         return cls(repeats=first_request(lever), budget=getattr(rule, "max_repeats", None), blocks=blocks,
-                   launches=not blocks and replicate_of(lever) == "launch")
+                   launches=launches, first_look=first_look)
 
     def sample(self, event: dict) -> None:
         """A sample: lever_run tags it with its pass (`run`), which is how a new pass is seen first."""
@@ -88,17 +98,29 @@ class RunProgress:
         self.total = max(self.total, target)
         self.done = min(max(self.done, self.earlier_done + self.pass_done), self.total)
 
+    def message(self, msg) -> str:
+        """The command's own progress message, unless it only repeats the count (`pair 3`, `pair 3/6`)."""
+        msg = str(msg or "")
+        return "" if self.in_pairs and re.fullmatch(r"pair \d+(/\d+)?", msg.strip()) else msg
+
     @property
     def fraction(self) -> float | None:
         return self.done / self.total if self.total else None
 
     def text(self) -> str:
-        """`9/12 pairs · pass 2` (or without the unit when the command counts something else)."""
+        """`pair 3 of 12 · launch 2`, `pair 7 of 8 (budget 12) · pass 2`, `block 2 of 12`, or `48/192` when the
+        command counts something else. Pairs are counted against what the run plans to ask before it can decide
+        (its first look, or what its passes asked since), the rule's budget beside it when that is more."""
         if not self.total:
             return ""
-        unit = " pairs" if self.in_pairs else " blocks" if self.blocks and self.per_repeat == 1 else ""
         passes = f" · {'launch' if self.launches else 'pass'} {self.pass_no}" if self.pass_no > 1 else ""
-        return f"{self.done:g}/{self.total:g}{unit}{passes}"
+        if self.in_pairs:
+            planned = min(max(self.first_look, self.earlier_total + self.pass_total), self.total)
+            budget = f" (budget {self.total:g})" if planned < self.total else ""
+            return f"pair {self.done:g} of {planned:g}{budget}{passes}"
+        if self.blocks and self.per_repeat == 1:
+            return f"block {self.done:g} of {self.total:g}{passes}"
+        return f"{self.done:g}/{self.total:g}{passes}"
 
 
 def p_text(p: float | None) -> str:

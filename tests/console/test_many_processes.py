@@ -50,7 +50,7 @@ def test_two_levers_run_from_two_processes_and_one_lever_runs_once(tmp_path, cli
         seen = []
         for line in first.stderr:  # its progress lines: the run is under way once its first pair is in
             seen.append(line)
-            if line.rstrip("\n") == "slow: 1/12 pairs pair 1":  # cumulative over the rule's max_repeats
+            if line.rstrip("\n") == "slow: pair 1 of 12":  # cumulative over the run's first look
                 break
         else:  # its stderr ended without that line: the run never got under way as this test needs
             raise AssertionError(f"no first-pair progress line from the held run: {seen!r}")

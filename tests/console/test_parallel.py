@@ -69,7 +69,7 @@ def test_two_ready_levers_run_at_once_and_the_lever_they_open_follows(tmp_path):
     # a line per progress event, each run's count cumulative over its pair budget and naming its launch:
     # 2 pairs a launch (max_repeats 12 // the 6 launches a decision needs)
     for lever in ("left", "right", "after"):
-        assert f"{lever}: 2/12 pairs pair 2" in said and f"{lever}: 3/12 pairs · launch 2 pair 1" in said, said
+        assert f"{lever}: pair 2 of 12" in said and f"{lever}: pair 3 of 12 · launch 2" in said, said
     assert set(runs) == {"left", "right", "after"}
     assert all(r["status"] == "succeeded" and r["decision"] == "adopt" for r in runs.values())
     # after waited for both decisions, and ran on the stack both left

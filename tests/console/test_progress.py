@@ -67,7 +67,7 @@ def test_bar_counts_on_across_passes_against_the_whole_budget(tmp_path, db, monk
             # launch 1 measured 2 pairs; launch 2's first pair is the 3rd of the run, against the rule's pair
             # budget of 12: not 1 of a fresh pass
             assert (bar.progress, bar.total) == (3, 12)
-            assert texts(app)[1].startswith(" 3/12 pairs · launch 2")
+            assert texts(app)[1] == " pair 3 of 12 · launch 2"  # the lever's own "pair 1" only repeats it
             assert texts(app)[0] == "edge: running"
             release.touch()
             await until(pilot, lambda: not app.main.panel.running, what="the run to end")
@@ -81,10 +81,10 @@ def test_run_progress_is_cumulative_and_never_goes_back():
     for done in range(1, 5):
         counted.sample({"run": 1})
         counted.progress(done, 4)
-    assert (counted.done, counted.total, counted.text()) == (4, 12, "4/12 pairs")
+    assert (counted.done, counted.total, counted.text()) == (4, 12, "pair 4 of 4 (budget 12)")
     counted.sample({"run": 2})  # a sample tagged with pass 2 starts it before its first progress line
     counted.progress(1, 3)
-    assert (counted.done, counted.total, counted.text()) == (5, 12, "5/12 pairs · pass 2")
+    assert (counted.done, counted.total, counted.text()) == (5, 12, "pair 5 of 7 (budget 12) · pass 2")
     counted.progress(0, 3)  # a command restarting its count mid-pass: a new pass, never a step back
     assert counted.done == 5
     # a command counting something else than pairs (iterations): the asked total so far, no budget
@@ -109,10 +109,10 @@ def test_a_launch_runs_progress_names_its_launches_and_counts_over_the_pair_budg
     for done in range(1, 3):
         counted.sample({"run": 1})
         counted.progress(done, 2)
-        assert counted.text() == f"{done}/12 pairs"
+        assert counted.text() == f"pair {done} of 12"  # the first look: 6 launches of 2
     counted.sample({"run": 2})
     counted.progress(1, 2)
-    assert (counted.done, counted.total, counted.text()) == (3, 12, "3/12 pairs · launch 2")
+    assert (counted.done, counted.total, counted.text()) == (3, 12, "pair 3 of 12 · launch 2")
 
 
 def test_a_command_pair_levers_progress_still_counts_passes_of_pairs():
@@ -128,7 +128,7 @@ def test_a_command_pair_levers_progress_still_counts_passes_of_pairs():
         counted.progress(done, 6)
     counted.sample({"run": 2})
     counted.progress(1, 6)
-    assert counted.text() == "7/12 pairs · pass 2"
+    assert counted.text() == "pair 7 of 12 · pass 2"
 
 
 def test_an_experiments_progress_runs_over_its_whole_block_budget():
@@ -144,7 +144,7 @@ def test_an_experiments_progress_runs_over_its_whole_block_budget():
     assert (counted.done, counted.total, counted.text()) == (64, 192, "64/192 · pass 2")
     blocks = RunProgress.of(lever_spec(rule, kind="experiment"))
     blocks.progress(2, 3)
-    assert blocks.text() == "2/12 blocks"
+    assert blocks.text() == "block 2 of 12"
 
 
 def test_title_says_running_once_samples_arrived_before_any_progress(tmp_path, db, monkeypatch):
@@ -240,7 +240,7 @@ def test_headless_bar_fits_the_terminal_and_leaves_nothing_behind(monkeypatch):
     frames = [f for f in drawn(stream) if f]
     assert frames and all(len(f) <= 79 and "\n" not in f for f in frames)
     # the count goes on over launches, as in the console (the long id leaves no room for the message)
-    assert frames[-1].endswith("] 3/12 pairs · launch")
+    assert "] pair 3 of 12 · laun" in frames[-1]
     assert stream.getvalue().count(run_cmd.CLEAR_LINE) == len(frames)  # every redraw erases the line first
     bar.close()
     assert stream.getvalue().endswith(run_cmd.CLEAR_LINE)  # no stale bar left under the summary
@@ -250,8 +250,8 @@ def test_headless_bar_fits_the_terminal_and_leaves_nothing_behind(monkeypatch):
     for run_no, done in ((1, 1), (1, 2), (2, 1)):
         lines.event({"event": "sample", "run": run_no})
         lines.event({"event": "progress", "done": done, "total": 2, "msg": f"pair {done}"})
-    assert plain.getvalue().splitlines() == ["lever: 1/12 pairs pair 1", "lever: 2/12 pairs pair 2",
-                                             "lever: 3/12 pairs · launch 2 pair 1"]
+    assert plain.getvalue().splitlines() == ["lever: pair 1 of 12", "lever: pair 2 of 12",
+                                             "lever: pair 3 of 12 · launch 2"]
 
 
 def test_ctrl_c_says_so_on_a_line_of_its_own(monkeypatch):

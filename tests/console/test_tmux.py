@@ -109,7 +109,7 @@ def test_a_run_streams_and_finishes(terminal, tmp_path, db):
     term.wait_for("next: fast (n runs it)")
     term.keys("Down", "r")  # the slow lever, held after its first pair
     # progress counts over the whole pair budget (12), not one launch of 2
-    mid = term.wait_for("1/12 pairs")
+    mid = term.wait_for("pair 1 of 12")
     assert "running: slow" in mid and "tiny lever log line 2" in mid, mid
     release.touch()
     term.wait_for("run #1 succeeded")

@@ -222,8 +222,8 @@ def test_cli_run_summary_json_and_exit_codes(tmp_path, cli_env):
     lines = proc.stderr.splitlines()
     assert lines[0] == ("lever: starting run (6 launches of up to 2 pairs before it can decide, up to 12 launches "
                         "and 12 pairs if inconclusive)")
-    counts = [line for line in lines if "/" in line and not line.startswith("lever: running estimate")]
-    assert counts == [f"lever: {i}/12 pairs{f' · launch {(i + 1) // 2}' if i > 2 else ''} pair {2 - i % 2}"
+    counts = [line for line in lines if line.startswith("lever: pair ")]
+    assert counts == [f"lever: pair {i} of 12{f' · launch {(i + 1) // 2}' if i > 2 else ''}"
                       for i in range(1, 13)], proc.stderr
     assert summary["runs"][0]["summary"]["stats"]["launches"] == 6
     again = subprocess.run([*OPTSEQ, "--run", "next"], env=env, capture_output=True, text=True, timeout=60)
