@@ -78,3 +78,11 @@ def test_train_toggles_change_what_runs():
     assert set(last) == {"samples_per_s", "final_loss"} and last["samples_per_s"] > 0
     printed = next(float(l.split(": ")[1]) for l in plain if l.startswith("final loss: "))
     assert abs(printed - last["final_loss"]) < 1e-5  # the regex and json sources read the same number
+
+
+def test_every_plan_doc_the_default_plan_names_ships_with_the_repo():
+    from optseq.state.plan.loader import load
+    from tests.conftest import DEFAULT_PLAN
+
+    named = [lever.plan_doc for lever in load(DEFAULT_PLAN).levers if lever.plan_doc]
+    assert named and [doc for doc in named if not (ROOT / doc).is_file()] == []
