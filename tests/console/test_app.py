@@ -565,6 +565,8 @@ def _comparable(record: dict) -> dict:
     stats = (kept.get("summary") or {}).get("stats") if isinstance(kept.get("summary"), dict) else None
     if isinstance(stats, dict) and "noise" in stats:
         kept["summary"] = {**kept["summary"], "stats": {k: v for k, v in stats.items() if k != "noise"}}
+    if isinstance(kept.get("stats"), dict):  # a decision carries its run's stats, noise line and all
+        kept["stats"] = {k: v for k, v in kept["stats"].items() if k != "noise"}
     if isinstance(kept.get("warnings"), list):
         kept["warnings"] = [w for w in kept["warnings"] if not str(w).startswith("noisy:")]
     return kept
