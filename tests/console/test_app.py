@@ -421,6 +421,8 @@ def test_run_selected_streams_then_decides(tmp_path, db):
             log = panel.query_one("#run-log")
             assert "tiny lever log line 0" in log.lines and any(l.startswith("[env] device=tiny-device")
                                                                  for l in log.lines)
+            # lines wider than the log are cut at its edge: no horizontal scrollbar (a lone thumb at 16 colours)
+            assert max(len(line) for line in log.lines) > SIZE[0] and not log.show_horizontal_scrollbar
             # 6 launches (the fewest that can decide) of 2 pairs each (max_repeats 12 // 6)
             assert str(panel.query_one("#run-samples").render()).startswith("samples: 24 (12 pairs)")
             assert "items_per_s 1.5" in str(panel.query_one("#run-estimate").render())
