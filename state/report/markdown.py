@@ -6,6 +6,7 @@ import datetime as dt
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.plan.model import Plan
+from optseq.state.plan.prose import localized
 from optseq.state.report.escape import block, bullet, heading, one_line
 from optseq.state.report.graph import Graph
 from optseq.state.report.hours import Hours
@@ -23,7 +24,10 @@ def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | No
     `charts`: lever id -> its chart's path relative to the doc (report/charts.py writes them), linked from the
     results; None for a doc whose charts are written nowhere (stdout, a preview), so it links none.
     """
-    doc = _Doc(plan, machine, records or {}, labels(lang or plan.lang))
+    lang = lang or plan.lang
+    words = labels(lang)
+    # the plan's prose in the doc's language (its own where it gives no other): every section reads this plan
+    doc = _Doc(localized(plan, lang), machine, records or {}, words)
     doc.charts = dict(charts or {})
     return doc.render(today)
 
