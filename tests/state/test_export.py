@@ -296,9 +296,23 @@ def test_no_go_status_marks_port_closed_and_dates_the_heading(plan):
 
 def test_no_go_fires_the_decision_point(plan):
     points = section(no_go(plan).render(), "결정 점들")
+    # the port is closed by NO-GO: the point says so and what would open it, never that it reopens it
     assert points[3] == ("- Torch.jl 결과 들어올 때 (Julia 트랙 closed/branched) — 2026-11-29 발생; "
-                         "다시 볼 lever: Julia port 작업, Option B")
+                         "다시 볼 lever: Option B; Julia port 작업: closed 유지, julia_port NO-GO 결정됨 (GO 필요)")
     assert points[4:] == SEED_POINTS[4:]
+    assert section(no_go(plan).render(lang="en"), "Decision points")[3] == (
+        "- When the Torch.jl result comes in (the Julia track closed/branched) — fired 2026-11-29; "
+        "reopens: Option B; Julia port work stays closed: julia_port was decided NO-GO, needs GO")
+
+
+def test_go_fires_the_decision_point_for_the_port_and_not_option_b(plan):
+    r = Replay(plan)
+    r.add("decisions", "2026-11-29T09:00:00Z", lever="julia_port", outcome="GO", auto=True, rule="criteria",
+          why="Torch.jl pass", runs=[])
+    r.add("events", "2026-11-29T09:00:00Z", type="decision_point", point="torch_jl_result", lever="julia_port")
+    assert section(r.render(lang="en"), "Decision points")[3] == (
+        "- When the Torch.jl result comes in (the Julia track closed/branched) — fired 2026-11-29; "
+        "reopens: Julia port work; Option B stays blocked: julia_port was decided GO, needs NO-GO")
 
 
 def test_no_go_graph_marks_the_branch_and_the_closed_port(plan):
