@@ -107,7 +107,8 @@ def test_a_text_in_two_languages_reads_as_the_plans_and_keeps_both(tmp_path):
     path = tmp_path / "two.toml"
     path.write_text('[plan]\ntitle = { en = "Two", ko = "둘" }\nas_of = 2026-01-01\nlang = "en"\n'
                     'intro.en = "English first"\nintro.ko = "한국어"\n'
-                    '\n[[levers]]\nid = "a"\nkind = "speedup"\ntitle = "A"\nstatus = { ko = "미시작", en = "not started" }\n',
+                    '\n[[levers]]\nid = "a"\nkind = "speedup"\ntitle = "A"\n'
+                    'status = { ko = "미시작", en = "not started" }\n',
                     encoding="utf-8")
     plan = load(path)
     assert (plan.title, plan.intro, plan.lever("a").status, plan.lever("a").title) == (
