@@ -34,7 +34,7 @@ class OptseqApp(App):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", show=False, priority=True)]
 
-    def __init__(self, seq: Sequencer, export_dir: Path, parallel: int = 1,
+    def __init__(self, seq: Sequencer, export_dir: Path | None, parallel: int = 1,
                  plan_path: Path | str | None = None, mode: str = "auto") -> None:
         super().__init__()
         # 16 colours fold accent, warning and error into one bright red: app.tcss re-tones under this class
@@ -128,9 +128,9 @@ def make_app(plan_path: Path | str, db_dir: Path | str, *, mode: str = "auto",
     """Open the plan and the store (read-only when another optseq writes) and build the app.
 
     Raises the state layer's one-line errors (PlanError, StoreError) before any screen is drawn.
-    Exports go to `export_dir`, the working directory unless told otherwise (never the state
-    directory: an export may not be written there).
+    Exports go to `export_dir` if given, else to `docs/` beside the state directory (report/target.py's
+    default_target: `.optseq/` in a repo exports into its `docs/`, never the repo root unasked).
     """
     seq = Sequencer.open(plan_path, db_dir, mode=mode)
-    return OptseqApp(seq, Path(export_dir) if export_dir is not None else Path.cwd(), parallel=parallel,
+    return OptseqApp(seq, Path(export_dir) if export_dir is not None else None, parallel=parallel,
                      plan_path=plan_path, mode=mode)

@@ -40,6 +40,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from optseq.console.export_cmd import add_export_parser
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--plan", type=Path, default=argparse.SUPPRESS,
                         help="plan TOML (default: $OPTSEQ_PLAN, else ./optseq.toml, else "
@@ -114,13 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("validate", parents=[common], help="check a plan file")
     s.add_argument("plan_file", nargs="?", type=Path)
 
-    s = sub.add_parser("export", parents=[common], help="write the plan and its state as markdown")
-    s.add_argument("--lang", choices=["ko", "en"], default=None)
-    # a str, not a Path: Path("") is ".", and an empty -o must be refused as empty
-    s.add_argument("-o", "--output", default=None,
-                   help="write to this file (its directory must exist, outside the state directory)")
-    s.add_argument("--force", action="store_true",
-                   help="with -o: replace the file even if an optseq export did not write it")
+    add_export_parser(sub, common)
 
     s = sub.add_parser("serve", parents=[common],
                        help="the console in a browser (textual-serve): a token URL, one console per tab")
@@ -223,7 +219,7 @@ def _main(args) -> int:
             return _fail(f"state directory {clean_text(str(db), undecoded=True)}: its path is not valid UTF-8 "
                          "(runs record paths under it); give --db another directory")
         if getattr(args, "force", False) and args.output is None:
-            return _fail("export --force only applies with -o FILE")
+            return _fail("export --force only applies with -o [FILE]")
         if args.parallel < 1 or args.parallel > 64:
             return _fail(f"--parallel {args.parallel}: expected 1 to 64 levers at once")
         console = args.run is None and args.command is None
@@ -311,19 +307,9 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             print(json.dumps(history, ensure_ascii=False, indent=2) if args.json else render_history(history))
             return OK
         if command == "export":
-            if args.output is not None:
-                from optseq.state.report.target import ExportTargetError, export_doc
+            from optseq.console.export_cmd import run_export
 
-                try:
-                    # the doc and, beside it, a chart per measured lever (the doc links them)
-                    written, _ = export_doc(seq, args.output, args.lang, force=args.force)
-                except ExportTargetError as exc:
-                    return _fail(str(exc))
-                print(f"wrote {written}")
-            else:
-                # stdout has nowhere beside it for charts: that doc links none
-                sys.stdout.write(seq.export(args.lang))
-            return OK
+            return run_export(seq, args, _fail)
     raise AssertionError(command)
 
 

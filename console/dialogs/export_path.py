@@ -42,7 +42,8 @@ def existing(path: str) -> str | None:
 
 
 class ExportDialog(FormDialog):
-    """Defaults to the working directory (never the state directory) and the plan's own language.
+    """Defaults to the path it is given (the console's: docs/ beside the state directory) and the plan's own
+    language.
 
     With `export` (path, lang, force -> (path written, markdown)), OK writes the export here: in a thread,
     with the dialog showing it is busy; an existing file is replaced only after a yes; a refusal stays on

@@ -1,17 +1,20 @@
 """The exported markdown, rendered, with the file it was written to."""
 from __future__ import annotations
 
+from rich.markdown import Markdown
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Label, MarkdownViewer
+from textual.widgets import Footer, Label, Static
 
 
 class ExportPreview(Screen):
     """The markdown just written, rendered; Escape returns to the main screen.
 
-    A long doc takes seconds to render on a busy machine: the viewer is mounted empty and covered by a
-    loading indicator while the document renders in a worker, rather than a blank pane that looks like an
-    empty export.
+    The doc is one Rich renderable in a scrolling pane, drawn with the screen's first paint: the preview is
+    there as soon as the file is. (Textual's MarkdownViewer mounts a widget per block, table cell and fence,
+    in a worker after the screen is up: seconds of spinner on a busy machine for a doc already on disk, and
+    a worker that outlived its screen when Escape came first.)
     """
 
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
@@ -20,24 +23,13 @@ class ExportPreview(Screen):
         super().__init__()
         self.markdown = markdown
         self.path = path
-        self.rendered = False
 
     def compose(self):
         yield Label(f"wrote {self.path}  (Escape to go back)", id="export-path", markup=False)
-        yield MarkdownViewer(show_table_of_contents=False, id="export-viewer")
+        with VerticalScroll(id="export-viewer"):
+            # links print their target beside the text: a terminal cannot follow the doc's relative ones
+            yield Static(Markdown(self.markdown, hyperlinks=False), id="export-doc")
         yield Footer()
 
     def on_mount(self) -> None:
-        # the viewer has rendered its empty document by now (a screen mounts after its children), so the
-        # export's own render cannot be overwritten by it
-        viewer = self.query_one(MarkdownViewer)
-        viewer.set_loading(True)
-        viewer.focus()
-        self.run_worker(self._show_doc(viewer), name="render-export")
-
-    async def _show_doc(self, viewer: MarkdownViewer) -> None:
-        try:
-            await viewer.document.update(self.markdown)
-        finally:
-            viewer.set_loading(False)
-            self.rendered = True
+        self.query_one("#export-viewer").focus()  # arrows and Page Up/Down scroll the doc

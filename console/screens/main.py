@@ -64,7 +64,7 @@ class MainScreen(Screen):
 
     BINDINGS = ACTIONS + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
 
-    def __init__(self, seq, export_dir: Path, parallel: int = 2) -> None:
+    def __init__(self, seq, export_dir: Path | None, parallel: int = 2) -> None:
         super().__init__()
         self.seq = seq
         self.export_dir = export_dir
@@ -319,13 +319,17 @@ class MainScreen(Screen):
                                                   "Decide it by hand anyway?"), "Decide", "Back"), ask)
 
     def action_export(self) -> None:
-        from optseq.state.report.target import export_doc
+        from optseq.state.report.target import default_target, export_doc
 
-        name = "-".join(self.seq.plan.title.lower().split()) or "plan"
-        default = self.export_dir / f"{name}.md"
-        # the dialog writes (in a thread, asking before it replaces a file) and closes with what it wrote
+        default = default_target(self.seq.store.directory, self.seq.plan.title)
+        if self.export_dir is not None:
+            default = self.export_dir / default.name
+        # the dialog writes (in a thread, asking before it replaces a file) and closes with what it wrote; the
+        # default's folder (docs/ beside the state directory) is made if missing, a folder typed in never is
         dialog = ExportDialog(str(default), self.seq.plan.lang,
-                              export=lambda path, lang, force: export_doc(self.seq, path, lang, force=force))
+                              export=lambda path, lang, force: export_doc(
+                                  self.seq, path, lang, force=force,
+                                  make_dir=os.path.abspath(path) == os.path.abspath(default)))
         self.app.push_screen(dialog, self._export)
 
     def _export(self, written: tuple | None) -> None:

@@ -6,7 +6,8 @@ import datetime as dt
 import math
 from pathlib import Path
 
-from optseq.state.plan.model import PlanError
+from optseq.state.plan.model import LANGS, PlanError
+from optseq.state.plan.prose import Prose
 
 
 class FieldReader:
@@ -14,6 +15,8 @@ class FieldReader:
 
     def __init__(self, path: Path):
         self.path = path
+        self.lang = "en"
+        """The plan's language (`[plan] lang`): the text a Prose field must give, the one it reads as."""
 
     def fail(self, key: str, problem: str) -> PlanError:
         return PlanError(self.path, key, problem)
@@ -36,6 +39,22 @@ class FieldReader:
             raise self.fail(f"{where}.{key}" if where else key,
                             f"integer out of range (TOML integers are 64-bit), got {show(value)}")
         return value
+
+    def text(self, table: dict, key: str, where: str, default=...) -> str:
+        """A prose field: a string, or a table of it in several languages (`{ ko = "…", en = "…" }`) that
+        gives the plan's own language; read as a Prose."""
+        value = self.get(table, key, where, (str, dict), default, TEXT)
+        if not isinstance(value, dict):
+            return value
+        name = f"{where}.{key}" if where else key
+        for lang, text in value.items():
+            if lang not in LANGS:
+                raise self.fail(f"{name}.{lang}", f"unknown language {lang!r} (one of {', '.join(LANGS)})")
+            if not isinstance(text, str):
+                raise self.fail(f"{name}.{lang}", f"expected a string, got {show(text)}")
+        if self.lang not in value:
+            raise self.fail(name, f"no {self.lang!r} text, the plan's language (plan.lang), in {show(value)}")
+        return Prose(value, self.lang)
 
     def strings(self, table: dict, key: str, where: str) -> tuple[str, ...]:
         items = self.get(table, key, where, list, [], "a list of strings")
@@ -66,6 +85,9 @@ class FieldReader:
             if not isinstance(item, dict):
                 raise self.fail(f"{key}[{i}]", f"expected a table, got {show(item)}")
         return items
+
+
+TEXT = 'a string or a table of languages such as { ko = "…", en = "…" }'
 
 
 def _type_name(kind) -> str:

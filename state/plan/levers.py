@@ -87,18 +87,18 @@ class LeverReader(FieldReader):
             if outcome not in outcomes:
                 raise self.fail(f"{where}.prior.outcome",
                                 f"unknown outcome {outcome!r} for a {kind} lever (one of {', '.join(outcomes)})")
-            prior = Prior(outcome, self.get(p, "note", f"{where}.prior", str, ""),
+            prior = Prior(outcome, self.text(p, "note", f"{where}.prior", ""),
                           self.positive(p, "estimate", f"{where}.prior", (int, float), None))
         plan_doc = self.get(raw, "plan_doc", where, str, None)
         if plan_doc is not None and not plan_doc.strip():
             raise self.fail(f"{where}.plan_doc", "empty path (leave the key out when no plan is written)")
         return Lever(
             id=lever_id,
-            title=self.get(raw, "title", where, str),
+            title=self.text(raw, "title", where),
             kind=kind,
             index=index,
             plan_doc=plan_doc,
-            plan_note=self.get(raw, "plan_note", where, str, ""),
+            plan_note=self.text(raw, "plan_note", where, ""),
             code=code,
             requires=self.expr(raw["requires"], f"{where}.requires") if "requires" in raw else None,
             run=run,
@@ -106,8 +106,8 @@ class LeverReader(FieldReader):
                                          MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)")),
             rule=rule,
             remeasure_when=self.strings(raw, "remeasure_when", where),
-            status=self.get(raw, "status", where, str, ""),
-            graph_label=self.get(raw, "graph_label", where, str, ""),
+            status=self.text(raw, "status", where, ""),
+            graph_label=self.text(raw, "graph_label", where, ""),
             criteria=criteria,
             prior=prior,
             outcomes=outcomes,
@@ -217,7 +217,7 @@ class LeverReader(FieldReader):
             if not isinstance(c, dict):
                 raise self.fail(cw, f"expected a table, got {show(c)}")
             self.check_keys(c, {"id", "title"}, cw)
-            crits.append(Criterion(self.get(c, "id", cw, str), self.get(c, "title", cw, str, "")))
+            crits.append(Criterion(self.get(c, "id", cw, str), self.text(c, "title", cw, "")))
         no_duplicates(self, [c.id for c in crits], f"{where}.criteria", "criterion")
         crit_ids = {c.id for c in crits}
         cands = []
@@ -235,8 +235,8 @@ class LeverReader(FieldReader):
             verdict = self.get(c, "verdict", cw, str, None)
             if verdict not in (None, "fail"):
                 raise self.fail(f"{cw}.verdict", f"only 'fail' can be given, got {verdict!r}")
-            cands.append(Candidate(self.get(c, "id", cw, str), self.get(c, "title", cw, str, ""),
-                                   dict(results), verdict, self.get(c, "evidence", cw, str, "")))
+            cands.append(Candidate(self.get(c, "id", cw, str), self.text(c, "title", cw, ""),
+                                   dict(results), verdict, self.text(c, "evidence", cw, "")))
         if not crits or not cands:
             raise self.fail(where, "a criteria gate needs at least one criterion and one candidate")
         no_duplicates(self, [c.id for c in cands], f"{where}.candidates", "candidate")
@@ -248,6 +248,6 @@ class LeverReader(FieldReader):
             if not isinstance(b, dict):
                 raise self.fail(bw, f"expected a table, got {show(b)}")
             self.check_keys(b, {"label", "opens", "closes"}, bw)
-            branches.append(Branch(outcome, self.get(b, "label", bw, str, outcome),
+            branches.append(Branch(outcome, self.text(b, "label", bw, outcome),
                                    self.strings(b, "opens", bw), self.strings(b, "closes", bw)))
         return CriteriaGate(tuple(cands), tuple(crits), tuple(branches))

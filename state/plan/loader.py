@@ -95,19 +95,20 @@ class _Loader(LeverReader):
     def plan(self, data: dict) -> Plan:
         self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
                                "volume", "workload"}, "")
-        # the levers change the workload: it is read first
-        self.workload = parse_workload(self, data["workload"], self.path.parent) if "workload" in data else None
         head = self.get(data, "plan", "", dict, what="a [plan] table")
         self.check_keys(head, {"title", "as_of", "lang", "intro", "table", "code_changes"}, "plan")
+        # every text field given in several languages must give the plan's: it is read first
+        self.lang = self.get(head, "lang", "plan", str, "en")
+        if self.lang not in LANGS:
+            raise self.fail("plan.lang", f"unknown language {self.lang!r} (one of {', '.join(LANGS)})")
+        # the levers change the workload: it is read before them
+        self.workload = parse_workload(self, data["workload"], self.path.parent) if "workload" in data else None
         code_changes = self.get(head, "code_changes", "plan", str, "warn")
         if code_changes not in CODE_CHANGES:
             raise self.fail("plan.code_changes", f"expected one of {', '.join(CODE_CHANGES)}, got {code_changes!r}")
         as_of = self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)")
         if isinstance(as_of, dt.datetime):
             as_of = as_of.date()
-        lang = self.get(head, "lang", "plan", str, "en")
-        if lang not in LANGS:
-            raise self.fail("plan.lang", f"unknown language {lang!r} (one of {', '.join(LANGS)})")
         facts = self.facts(self.get(data, "facts", "", dict, {}, "a [facts] table"))
         raw_levers = self.get(data, "levers", "", list, what="a list of [[levers]]")
         if not raw_levers:
@@ -122,10 +123,10 @@ class _Loader(LeverReader):
             seen.add(lever.id)
         plan = Plan(
             path=str(self.path),
-            title=self.get(head, "title", "plan", str),
-            intro=self.get(head, "intro", "plan", str, ""),
+            title=self.text(head, "title", "plan"),
+            intro=self.text(head, "intro", "plan", ""),
             as_of=as_of,
-            lang=lang,
+            lang=self.lang,
             levers=levers,
             facts=facts,
             table=self.strings(head, "table", "plan") if "table" in head else tuple(l.id for l in levers),
@@ -149,14 +150,14 @@ class _Loader(LeverReader):
             if not isinstance(spec, dict):
                 raise self.fail(where, f"expected a table with description/value, got {show(spec)}")
             self.check_keys(spec, {"description", "value"}, where)
-            facts.append(Fact(name, self.get(spec, "description", where, str, ""),
+            facts.append(Fact(name, self.text(spec, "description", where, ""),
                               self.get(spec, "value", where, bool, False)))
         return tuple(facts)
 
     def order_item(self, raw: dict, i: int) -> OrderItem:
         where = f"order[{i}]"
         self.check_keys(raw, {"title", "text", "levers"}, where)
-        return OrderItem(self.get(raw, "title", where, str), self.get(raw, "text", where, str, ""),
+        return OrderItem(self.text(raw, "title", where), self.text(raw, "text", where, ""),
                          self.strings(raw, "levers", where))
 
     def status_item(self, raw: dict, i: int) -> StatusItem:
@@ -165,7 +166,7 @@ class _Loader(LeverReader):
         about = self.get(raw, "about", where, str, "state")
         if about not in MARKS:
             raise self.fail(f"{where}.about", f"expected one of {', '.join(MARKS)}, got {about!r}")
-        return StatusItem(self.get(raw, "lever", where, str), self.get(raw, "text", where, str), about)
+        return StatusItem(self.get(raw, "lever", where, str), self.text(raw, "text", where), about)
 
     def decision_point(self, raw: dict, i: int) -> DecisionPoint:
         where = f"decision_points[{i}]"
@@ -174,4 +175,4 @@ class _Loader(LeverReader):
         if on not in TRIGGERS:
             raise self.fail(f"{where}.on", f"unknown trigger {on!r} (one of {', '.join(TRIGGERS)})")
         return DecisionPoint(self.get(raw, "id", where, str), self.get(raw, "lever", where, str), on,
-                             self.get(raw, "text", where, str), self.strings(raw, "reopens", where))
+                             self.text(raw, "text", where), self.strings(raw, "reopens", where))

@@ -64,7 +64,7 @@ def parse_lever_hours(loader, raw: dict, where: str, kind: str) -> dict:
         if speedup is None and p_adopt is None:
             raise loader.fail(ew, "give speedup, p_adopt or both (an empty prior says nothing)")
         expect = Expect(None if speedup is None else float(speedup), None if p_adopt is None else float(p_adopt),
-                        loader.get(table, "note", ew, str, ""))
+                        loader.text(table, "note", ew, ""))
     return {"share": None if share is None else float(share), "effort_h": None if effort is None else float(effort),
             "expect": expect}
 
@@ -93,8 +93,8 @@ def parse_volume(loader, raw) -> Volume:
             raise loader.fail(f"volume.experiments.{e.id}", "duplicate planned experiment id")
         seen.add(e.id)
     return Volume(experiments=experiments, s_per_iter=_seconds(loader, raw, "volume"), s_per_iter_from=from_,
-                  assumed=_assumed(loader, raw, "volume", ("s_per_iter",)), note=loader.get(raw, "note", "volume",
-                                                                                          str, ""))
+                  assumed=_assumed(loader, raw, "volume", ("s_per_iter",)),
+                  note=loader.text(raw, "note", "volume", ""))
 
 
 def _experiment(loader, raw, i: int) -> PlannedExperiment:
@@ -108,10 +108,10 @@ def _experiment(loader, raw, i: int) -> PlannedExperiment:
     counts = {key: loader.at_most(loader.positive(raw, key, where, int, ...), MAX_COUNT, f"{where}.{key}", key)
               for key in ("configs", "iterations", "runs")}
     rerun = loader.strings(raw, "rerun_when", where) if "rerun_when" in raw else None
-    return PlannedExperiment(id=ident, title=loader.get(raw, "title", where, str, ""),
+    return PlannedExperiment(id=ident, title=loader.text(raw, "title", where, ""),
                              lever=loader.get(raw, "lever", where, str, None), s_per_iter=_seconds(loader, raw, where),
                              rerun_when=rerun, assumed=_assumed(loader, raw, where, EXPERIMENT_NUMBERS),
-                             note=loader.get(raw, "note", where, str, ""), **counts)
+                             note=loader.text(raw, "note", where, ""), **counts)
 
 
 def _seconds(loader, raw: dict, where: str) -> float | None:

@@ -66,8 +66,7 @@ class Graph(LeverWords):
 
     def node_text(self, lever_id: str) -> tuple[str, str]:
         """(label, state mark); the mark appears only once the lever has moved since the plan."""
-        model = self.model(lever_id)
-        lever = model.lever
+        model, lever = self.model(lever_id), self.lever(lever_id)
         label = lever.graph_label or short_name(lever)
         if lever.criteria and model.outcome is None:
             pending = [c.title or c.id for c in lever.criteria.candidates
@@ -107,7 +106,7 @@ class Graph(LeverWords):
             label, suffix = self.node_text(lid)
             node = Node(label, suffix)
             kids = children[lid]
-            criteria = self.model(lid).lever.criteria
+            criteria = self.lever(lid).criteria
             branches = criteria.branches if criteria else ()
             for branch in branches:
                 under = [build(kid) for kid, outcome in kids if outcome == branch.outcome]

@@ -68,6 +68,8 @@ LABELS: dict[str, dict[str, str]] = {
         # decision points
         "fired": " — {date} 발생",
         "reopens": "; 다시 볼 lever: {levers}",
+        "stays_closed": "; {lever}: closed 유지, {why}",
+        "stays_blocked": "; {lever}: 대기 유지, {why}",
     },
     "en": {
         "pending": "Pending levers",
@@ -126,6 +128,8 @@ LABELS: dict[str, dict[str, str]] = {
         "cand_fail": "FAIL",
         "fired": " — fired {date}",
         "reopens": "; reopens: {levers}",
+        "stays_closed": "; {lever} stays closed: {why}",
+        "stays_blocked": "; {lever} stays blocked: {why}",
     },
 }
 

@@ -27,6 +27,10 @@ class LeverWords:
     def model(self, lever_id: str) -> LeverModel:
         return self.m.models[lever_id]
 
+    def lever(self, lever_id: str) -> Lever:
+        """The lever as the doc's plan has it, its prose in the doc's language (the machine's is the plan's)."""
+        return self.plan.lever(lever_id)
+
     def mark(self, lever_id: str) -> str:
         return MARKS[MARK[self.model(lever_id).state]]
 
@@ -34,7 +38,7 @@ class LeverWords:
         w, model = self.w, self.model(lever_id)
         state = model.state
         if state in DECIDED:
-            return self.decision_text(model.lever, model.outcome, model.decision or {})
+            return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {})
         if state == "stale":
             return w["stale"].format(reason=model.stale_reason or model.outcome or "")
         if state == "closed":
@@ -56,11 +60,11 @@ class LeverWords:
             why = self.inconclusive_text(model)
             text += f" — {why}" if why else ""
         else:
-            reasons = self.unmet(model.lever.requires)
+            reasons = self.unmet(self.lever(lever_id).requires)
             if model.needs_plan():
                 reasons.append(w["no_plan"])
             text = w["blocked"].format(reasons=w["and"].join(reasons)) if reasons else state
-        if model.lever.criteria:
+        if self.lever(lever_id).criteria:
             text += "; " + self.candidates(lever_id)
         return text
 
@@ -91,12 +95,12 @@ class LeverWords:
         reason = run.get("reason") or "—"
         cleared = model.cleared or {}
         if cleared.get("run") is not None and cleared.get("run") == run.get("id"):
-            was = self.decision_text(model.lever, cleared.get("outcome"), cleared.get("decision") or {})
+            was = self.decision_text(self.lever(model.lever.id), cleared.get("outcome"), cleared.get("decision") or {})
             return self.w["remeasured"].format(run=run.get("id"), reason=reason, was=was)
         return self.w["measured_inconclusive"].format(run=run.get("id"), reason=reason)
 
     def candidates(self, lever_id: str) -> str:
-        lever = self.model(lever_id).lever
+        lever = self.lever(lever_id)
         words = {"pass": self.w["cand_pass"], "fail": self.w["cand_fail"], "pending": self.w["cand_pending"]}
         return ", ".join(f"{c.title or c.id} {words[self.m.candidate_status(lever_id, c)]}"
                          for c in lever.criteria.candidates)

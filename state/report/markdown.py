@@ -5,7 +5,9 @@ import datetime as dt
 
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED
+from optseq.state.plan.gates import Atom
 from optseq.state.plan.model import Plan
+from optseq.state.plan.prose import localized
 from optseq.state.report.escape import block, bullet, heading, one_line
 from optseq.state.report.graph import Graph
 from optseq.state.report.hours import Hours
@@ -23,7 +25,10 @@ def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | No
     `charts`: lever id -> its chart's path relative to the doc (report/charts.py writes them), linked from the
     results; None for a doc whose charts are written nowhere (stdout, a preview), so it links none.
     """
-    doc = _Doc(plan, machine, records or {}, labels(lang or plan.lang))
+    lang = lang or plan.lang
+    words = labels(lang)
+    # the plan's prose in the doc's language (its own where it gives no other): every section reads this plan
+    doc = _Doc(localized(plan, lang), machine, records or {}, words)
     doc.charts = dict(charts or {})
     return doc.render(today)
 
@@ -90,8 +95,33 @@ class _Doc(Tables, Graph, Hours):
             text = point.text
             if point.id in fired:
                 text += self.w["fired"].format(date=utc_day(fired[point.id].get("at")))
-                if point.reopens:
-                    names = ", ".join(short_name(self.plan.lever(l)) for l in point.reopens)
-                    text += self.w["reopens"].format(levers=names)
+                text += self.reopened(point.reopens)
             lines.append(bullet(text))
         return "\n".join(lines)
+
+    def reopened(self, lever_ids) -> str:
+        """What a fired point sends the reader back to: the levers it reopens that can move now. One that is
+        closed, or whose gate the decisions taken rule out, is said to be, with what its gate waits for (the
+        decision that would open it again)."""
+        ctx = self.m.context()
+        shut = {l: "stays_closed" if self.model(l).state == "closed" else "stays_blocked"
+                for l in lever_ids if self.model(l).state == "closed" or not _possible(self.lever(l).requires, ctx)}
+        open_now = [l for l in lever_ids if l not in shut]
+        text = self.w["reopens"].format(levers=", ".join(short_name(self.lever(l)) for l in open_now)) \
+            if open_now else ""
+        for lever_id, how in shut.items():
+            why = self.w["and"].join(self.unmet(self.lever(lever_id).requires)) or self.model(lever_id).closed_by
+            text += self.w[how].format(lever=short_name(self.lever(lever_id)), why=why)
+        return text
+
+
+def _possible(expr, ctx) -> bool:
+    """Whether a gate can still hold without a decision taken being taken back: facts and undecided levers
+    may yet come true, a lever decided another way may not."""
+    if expr is None:
+        return True
+    if isinstance(expr, Atom):
+        got = None if expr.fact else ctx.outcome_of(expr.lever)
+        return got is None or expr.outcome in ("decided", got)
+    results = [_possible(item, ctx) for item in expr.items]
+    return all(results) if expr.op == "all" else any(results)

@@ -7,6 +7,7 @@ the charts of levers no longer measured are removed (only files optseq wrote).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -23,6 +24,16 @@ STORE_FILES = (DB_NAME, LOCK_NAME, HOLDER_NAME)
 
 TAIL_BYTES = 4096
 """How much of an existing file's end is read to find the export marker on its last line."""
+
+DOCS_DIR = "docs"
+"""The folder beside the state directory an export goes to unless told otherwise."""
+
+
+def default_target(store_dir: str | os.PathLike, title: str) -> Path:
+    """Where an export goes unless told: `docs/<the plan's title>.md` beside the state directory, so a
+    repo's `.optseq/` exports into its `docs/`, never into the repo root among its code."""
+    name = re.sub(r"[^\w.-]+", "-", title.lower()).strip("-.") or "plan"
+    return Path(os.path.abspath(store_dir)).parent / DOCS_DIR / f"{name}.md"
 
 
 class ExportTargetError(ValueError):
@@ -50,14 +61,30 @@ class NotAChart(NotAnExport):
                                                f"{export_charts.MARK!r} in its metadata); {hint}")
 
 
-def export_doc(seq, path: str | os.PathLike, lang: str | None = None, *, force: bool = False) -> tuple[Path, str]:
+def export_doc(seq, path: str | os.PathLike, lang: str | None = None, *, force: bool = False,
+               make_dir: bool = False) -> tuple[Path, str]:
     """Export `seq`'s plan and state to the file `path` with a chart per measured lever beside it, in the
     folder export_charts.folder_name names; returns (path, the markdown written).
 
     The doc and the charts are read from one state under the sequencer's lock; the charts (the slow part)
     are drawn after it is released. Refusals as write_export's, for the charts too (NotAChart unless `force`).
+    `make_dir`: create the file's folder first if it is missing (one level: its own parent must exist), for
+    the default target's `docs/`; a folder the user named is never created.
     """
     raw = os.fspath(path)
+    made = _make_parent(raw, seq.store.directory) if make_dir else None
+    try:
+        return _export_doc(seq, raw, lang, force)
+    except BaseException:
+        if made is not None:
+            try:
+                made.rmdir()  # only if still empty: the refused export leaves no folder of its own behind
+            except OSError:
+                pass
+        raise
+
+
+def _export_doc(seq, raw: str, lang: str | None, force: bool) -> tuple[Path, str]:
     target = check_target(raw, seq.store.directory)
     folder = export_charts.folder_name(target.name)
     with seq.lock:
@@ -160,6 +187,23 @@ def _chart_or_new(raw: str, target: Path) -> None:
                                      "pass --force to replace it") from None
     if head and not export_charts.is_chart(head):
         raise NotAChart(raw)
+
+
+def _make_parent(raw: str, store_dir) -> Path | None:
+    """Create the folder `raw` goes in, if missing and if its own parent is a directory (else check_target
+    says what is wrong), and return it; the state directory's checks come first, so nothing is made in it."""
+    real = Path(os.path.realpath(raw))
+    if not raw.strip() or os.path.lexists(real.parent) or not real.parent.parent.is_dir():
+        return None
+    if store_dir is not None:
+        _not_the_store(raw, real, Path(os.path.realpath(store_dir)))
+    try:
+        real.parent.mkdir()
+        return real.parent
+    except FileExistsError:
+        return None
+    except OSError as exc:
+        raise ExportTargetError(raw, f"cannot create {_show(real.parent)} ({exc.strerror or exc})") from None
 
 
 def _make_folder(raw: str, folder: Path) -> None:

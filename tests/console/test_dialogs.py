@@ -3,14 +3,13 @@ refusals that keep what was typed, confirmations before deciding a blocked lever
 busy sign while an export is written and rendered."""
 from __future__ import annotations
 
-import asyncio
 import io
 import subprocess
 import threading
 
 import pytest
 from rich.console import Console
-from textual.widgets import Input, LoadingIndicator, Markdown, MarkdownViewer, Select
+from textual.widgets import Input, LoadingIndicator, Select
 
 from optseq.console.app import make_app
 from optseq.console.dialogs.decide import DecideDialog
@@ -298,26 +297,12 @@ def test_an_existing_file_is_replaced_only_after_a_yes(db, tmp_path):
     run(go())
 
 
-def test_the_export_shows_it_is_busy_while_it_writes_and_renders(db, tmp_path, monkeypatch):
+def test_the_export_shows_it_is_busy_while_it_writes_and_the_preview_has_the_doc_at_once(db, tmp_path):
     release = threading.Event()
 
     def slow_export(path, lang, force):
         release.wait(CEILING_S)  # held until the test has seen the busy dialog
         return tmp_path / "plan.md", DOC
-
-    rendering = []
-    original = Markdown.update
-
-    def held_update(document, markdown):
-        if markdown != DOC:
-            return original(document, markdown)
-
-        async def held():
-            rendering.append(busy(document.parent))  # what the screen shows while the document renders
-            await asyncio.to_thread(release.wait, CEILING_S)
-            await original(document, markdown)
-        return held()
-    monkeypatch.setattr(Markdown, "update", held_update)
 
     async def go():
         app = make_app(DEFAULT_PLAN, db)
@@ -334,15 +319,15 @@ def test_the_export_shows_it_is_busy_while_it_writes_and_renders(db, tmp_path, m
             await until(pilot, lambda: closed, what="the dialog to close")
             assert closed == [(tmp_path / "plan.md", DOC)]
 
-            release.clear()
-            await app.push_screen(export_preview.ExportPreview(DOC, str(tmp_path / "plan.md")))
-            preview = app.screen
-            viewer = preview.query_one(MarkdownViewer)
-            await until(pilot, lambda: rendering, what="the render to start")
-            assert rendering == [True] and busy(viewer)
-            release.set()
-            await until(pilot, lambda: preview.rendered, what="the render")
-            assert not busy(viewer)
-            assert "written" in screen_text(app)
+            # the file is written by now: its preview is whole on its first paint, with nothing left to run
+            preview = export_preview.ExportPreview(DOC, str(tmp_path / "plan.md"))
+            await app.push_screen(preview)
+            assert preview.query_one("#export-doc").content.markup == DOC  # in the screen as it mounts
+            await pilot.pause()
+            assert not preview.workers and not preview.query(LoadingIndicator)
+            text = screen_text(app)
+            assert f"wrote {tmp_path / 'plan.md'}" in text and "Plan" in text and "written" in text
+            await pilot.press("escape")  # back at once: nothing of the preview's is left running
+            assert app.screen is not preview and not preview.workers
 
     run(go())

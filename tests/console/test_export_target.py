@@ -185,7 +185,7 @@ def test_an_unreadable_file_is_refused_unless_forced(cli_env, tmp_path, store):
 def test_force_without_a_file_is_bad_input(cli_env, store):
     proc = optseq(cli_env, "export", "--force")
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
-    assert proc.stderr == "optseq: export --force only applies with -o FILE\n"
+    assert proc.stderr == "optseq: export --force only applies with -o [FILE]\n"
 
 
 def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temp(cli_env, tmp_path, store):
@@ -257,25 +257,70 @@ def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_exist
     assert good.read_text(encoding="utf-8").startswith("# Optimization Sequencing")
 
 
-def test_the_console_exports_to_the_working_directory_by_default(db, tmp_path, monkeypatch):
+def test_the_console_exports_into_docs_beside_the_store_by_default_never_the_working_directory(tmp_path, monkeypatch):
     from optseq.console.app import make_app
     from tests.console.test_app import until
 
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    monkeypatch.chdir(repo)  # a repo's root, its store in .optseq/ as optseq makes it by default
 
     async def go():
-        app = make_app(DEFAULT_PLAN, db)
+        app = make_app(DEFAULT_PLAN, repo / ".optseq")
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("e")
-            assert app.screen.query_one("#path").value == str(work / "optimization-sequencing.md")
-            await pilot.press("enter")
+            assert app.screen.query_one("#path").value == str(repo / "docs" / "optimization-sequencing.md")
+            await pilot.press("enter")  # docs/ is missing: the default's folder is made
             await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the export preview")
 
     asyncio.run(go())
-    assert (work / "optimization-sequencing.md").read_text(encoding="utf-8").startswith("# Optimization Sequencing")
-    assert sorted(p.name for p in db.iterdir() if p.suffix == ".md") == []
+    written = (repo / "docs" / "optimization-sequencing.md").read_text(encoding="utf-8")
+    assert written.startswith("# Optimization Sequencing")
+    assert sorted(p.name for p in repo.iterdir()) == [".optseq", "docs"]  # nothing in the repo root
+    assert sorted(p.name for p in (repo / "docs").iterdir()) == ["optimization-sequencing.md"]
+
+
+# -- the default target: docs/ beside the state directory -------------------------------------------------------
+def test_o_alone_writes_docs_beside_the_store_making_docs(cli_env, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**cli_env, "OPTSEQ_DB": ".optseq"}  # the default store, in the working directory
+    assert optseq(env, "fact", "eval_dense", "true", cwd=repo).returncode == 0
+    proc = optseq(env, "export", "-o", cwd=repo)
+    out = repo / "docs" / "optimization-sequencing.md"
+    assert proc.returncode == 0 and proc.stdout == f"wrote {out}\n", proc.stderr
+    assert out.read_text(encoding="utf-8") == optseq(env, "export", cwd=repo).stdout
+    assert sorted(p.name for p in repo.iterdir()) == [".optseq", "docs"]
+    # again, in English, over its own earlier export; --force with it is -o's too
+    proc = optseq(env, "export", "-o", "--lang", "en", "--force", cwd=repo)
+    assert proc.returncode == 0 and out.read_text(encoding="utf-8").startswith("# Optimization Sequencing\n\nDep")
+
+
+def test_the_default_target_follows_the_store_and_its_folder_is_made_one_level_only(cli_env, tmp_path, store):
+    proc = optseq(cli_env, "export", "-o", cwd=tmp_path / "state")  # the working directory plays no part
+    assert proc.returncode == 0 and proc.stdout == f"wrote {tmp_path / 'docs' / 'optimization-sequencing.md'}\n"
+    deep = tmp_path / "a" / "b" / "state"
+    env = {**cli_env, "OPTSEQ_DB": str(deep)}
+    assert optseq(env, "status", cwd=tmp_path).returncode == 0
+    proc = optseq(env, "export", "-o", cwd=tmp_path)
+    assert proc.stdout == f"wrote {deep.parent / 'docs' / 'optimization-sequencing.md'}\n", proc.stderr
+    # a folder named by hand is never made, default's name or not
+    refused(cli_env, tmp_path, store, str(tmp_path / "other" / "docs" / "x.md"), "does not exist (create it first)")
+
+
+def test_a_default_target_that_is_refused_leaves_no_docs_folder(cli_env, tmp_path, db):
+    (tmp_path / "docs").mkdir()
+    notes = tmp_path / "docs" / "optimization-sequencing.md"
+    notes.write_text("hand-written\n", encoding="utf-8")
+    proc = optseq(cli_env, "export", "-o")
+    assert proc.returncode == 2 and "is not an optseq export" in proc.stderr and proc.stdout == ""
+    assert notes.read_text(encoding="utf-8") == "hand-written\n"
+    notes.unlink()
+    (tmp_path / "docs").rmdir()
+    (tmp_path / "docs").symlink_to(db, target_is_directory=True)  # docs/ a link into the store: refused
+    proc = optseq(cli_env, "export", "-o")
+    assert proc.returncode == 2 and "is in the state directory" in proc.stderr, proc.stderr
+    assert not [p for p in db.iterdir() if p.suffix == ".md"]
 
 
 @pytest.mark.parametrize("answer", ["n", "escape", "y"])

@@ -296,9 +296,23 @@ def test_no_go_status_marks_port_closed_and_dates_the_heading(plan):
 
 def test_no_go_fires_the_decision_point(plan):
     points = section(no_go(plan).render(), "결정 점들")
+    # the port is closed by NO-GO: the point says so and what would open it, never that it reopens it
     assert points[3] == ("- Torch.jl 결과 들어올 때 (Julia 트랙 closed/branched) — 2026-11-29 발생; "
-                         "다시 볼 lever: Julia port 작업, Option B")
+                         "다시 볼 lever: Option B; Julia port 작업: closed 유지, julia_port NO-GO 결정됨 (GO 필요)")
     assert points[4:] == SEED_POINTS[4:]
+    assert section(no_go(plan).render(lang="en"), "Decision points")[3] == (
+        "- When the Torch.jl result comes in (the Julia track closed/branched) — fired 2026-11-29; "
+        "reopens: Option B; Julia port work stays closed: julia_port was decided NO-GO, needs GO")
+
+
+def test_go_fires_the_decision_point_for_the_port_and_not_option_b(plan):
+    r = Replay(plan)
+    r.add("decisions", "2026-11-29T09:00:00Z", lever="julia_port", outcome="GO", auto=True, rule="criteria",
+          why="Torch.jl pass", runs=[])
+    r.add("events", "2026-11-29T09:00:00Z", type="decision_point", point="torch_jl_result", lever="julia_port")
+    assert section(r.render(lang="en"), "Decision points")[3] == (
+        "- When the Torch.jl result comes in (the Julia track closed/branched) — fired 2026-11-29; "
+        "reopens: Julia port work; Option B stays blocked: julia_port was decided GO, needs NO-GO")
 
 
 def test_no_go_graph_marks_the_branch_and_the_closed_port(plan):
@@ -340,21 +354,30 @@ def test_criteria_result_alone_changes_the_decision_lever_text(plan):
 
 
 # -- languages --------------------------------------------------------------------------------------------
-def test_en_switches_labels_and_keeps_plan_text(plan, fresh):
+HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+
+
+def test_en_switches_labels_and_the_plans_prose(plan, fresh):
     doc = export.render(plan, PlanMachine(plan), {}, lang="en")
     assert table_rows(doc, "Pending levers")[0] == "| Lever | Plan | Current state |"
-    # plan cells and words as written; only the fixed "plan 미작성" is a label
-    assert table_rows(doc, "Pending levers")[2:] == [row.replace("plan 미작성", "plan not written")
-                                                     for row in SEED_TABLE[2:]]
+    assert table_rows(doc, "Pending levers")[2:4] == [
+        "| **Model size growth** (hidden ≥ 1024 / layers ≥ 6) | `docs/plans/model_size_experiment.md` | "
+        "infra not set up |",
+        "| **Option B** (per-worker interleaved traversal) | plan not written | not started |"]
     for heading in ("## Dependency graph", "## Recommended order and reasons", "## Current status (2026-05-07)",
                     "## Decision points", "## Results"):
         assert heading in doc.splitlines()
     assert "When to revisit this doc:" in doc.splitlines()
-    for ko in ("어디서 nail되는지", "의존성 그래프", "권장 순서와 사유", "현재 진행 상태", "결정 점들", "측정 결과"):
-        assert ko not in doc
-    assert section(doc, "Current status")[2:] == SEED_STATUS[2:]
-    assert section(doc, "Decision points")[3:] == SEED_POINTS[3:]
-    assert code_blocks(doc) == code_blocks(fresh)  # plan labels; nothing to translate on a fresh tree
+    assert section(doc, "Current status")[2] == "- ⏳ Julia Torch.jl criterion 4 being measured"
+    assert section(doc, "Decision points")[3] == \
+        "- When the Torch.jl result comes in (the Julia track closed/branched)"
+    assert "   ├── GO → port work (a big branch)" in code_blocks(doc)[0]
+    assert section(doc, "Recommended order and reasons")[2].startswith(
+        "**1. Settle the Julia decision (in progress now)** — When the Torch.jl criterion 4 result arrives")
+    # English throughout: the seed's prose is the plan's translation, not left in Korean
+    assert HANGUL.findall(doc) == []
+    # and the Korean doc is still the seed's
+    assert export.render(plan, PlanMachine(plan), {}, lang="ko") == fresh
 
 
 def test_en_generated_text(plan):
@@ -362,8 +385,22 @@ def test_en_generated_text(plan):
     rows = table_rows(doc, "Pending levers")
     assert rows[-1].endswith("| NO-GO (2026-11-29, auto: Torch.jl c4 fail) |")
     assert rows[3].endswith("| plan not written | waiting for a plan |")
-    assert "   └── NO-GO → Python/Cython 유지 (taken)" in code_blocks(doc)[0]
-    assert section(doc, "Decision points")[3].endswith("— fired 2026-11-29; reopens: Julia port 작업, Option B")
+    assert "   └── NO-GO → stay on Python/Cython (taken)" in code_blocks(doc)[0]
+    assert HANGUL.findall(doc) == []
+
+
+def test_a_text_without_the_export_language_falls_back_to_the_plans(tmp_path):
+    path = tmp_path / "plan.toml"
+    path.write_text('[plan]\ntitle = "Mixed"\nas_of = 2026-01-01\nlang = "ko"\n'
+                    'intro = { ko = "소개", en = "An intro" }\n'
+                    '\n[[levers]]\nid = "a"\nkind = "speedup"\ntitle = "**A** 레버"\nstatus = "미시작"\n',
+                    encoding="utf-8")
+    mixed = plan_mod.load(path)
+    doc = export.render(mixed, PlanMachine(mixed), {}, lang="en")
+    assert "\nAn intro\n" in doc and "소개" not in doc
+    assert table_rows(doc, "Pending levers")[2] == "| **A** 레버 | plan not written | 미시작 |"
+    ko = export.render(mixed, PlanMachine(mixed), {}, lang="ko")
+    assert "\n소개\n" in ko and "An intro" not in ko
 
 
 def test_unknown_language_is_one_line_error(plan):
@@ -572,10 +609,10 @@ def test_a_remeasured_prior_moves_to_history(plan):
                            "metric": "opponent_act_calls_per_s"})
     doc = r.render(lang="en")
     results = section(doc, "Results")
-    assert table_rows(doc, "Results")[2] == ("| **Cython 봇** (opponent_act) | adopt | opponent_act_calls_per_s | 2.61× "
-                                             "| [2.50, 2.70] | 5 | 0.030 | 2026-07-01 | auto |  |")
-    assert results[results.index("### History") + 2:] == ["- **Cython 봇** (opponent_act): adopt 2.55× (plan)"]
-    assert section(doc, "Current status")[5] == "- ✅ Cython 봇: adopt 2.61× [2.50, 2.70] (2026-07-01, auto)"
+    assert table_rows(doc, "Results")[2] == ("| **Cython bot** (opponent_act) | adopt | opponent_act_calls_per_s | "
+                                             "2.61× | [2.50, 2.70] | 5 | 0.030 | 2026-07-01 | auto |  |")
+    assert results[results.index("### History") + 2:] == ["- **Cython bot** (opponent_act): adopt 2.55× (plan)"]
+    assert section(doc, "Current status")[5] == "- ✅ Cython bot: adopt 2.61× [2.50, 2.70] (2026-07-01, auto)"
 
 
 # -- Mermaid node ids ---------------------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """The plan loader: the default plan's content, and one clean one-line error per malformed plan."""
+import dataclasses
 import datetime as dt
+import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +11,7 @@ import pytest
 
 from optseq.state.plan.model import DECISION_OUTCOMES, PAIRED_OUTCOMES, PlanError
 from optseq.state.plan.loader import load
+from optseq.state.plan.prose import Prose, localized
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = REPO / "configs" / "sequencing.toml"
@@ -65,6 +69,57 @@ def test_default_plan_mirrors_the_seed_doc():
     assert plan.lever("cython_bot").timeout_s == 300.0
     assert plan.lever("amp").remeasure_when == ("model_size", "option_b")
     assert plan.table == ("model_size", "option_b", "amp", "compile", "tensorrt", "option_a", "julia_port")
+
+
+HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+
+
+def prose(value):
+    """Every text of a plan (or a part of one), wherever it sits in the dataclasses."""
+    if isinstance(value, str):
+        yield value
+    elif dataclasses.is_dataclass(value):
+        for f in dataclasses.fields(value):
+            yield from prose(getattr(value, f.name))
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from prose(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from prose(item)
+
+
+def test_the_default_plan_gives_english_beside_every_korean_text():
+    plan = load(DEFAULT_PLAN)
+    korean = [text for text in prose(plan) if HANGUL.search(text)]
+    assert len(korean) >= 40  # the seed's prose: intro, states, labels, order, status, decision points
+    untranslated = [text for text in korean if not isinstance(text, Prose) or HANGUL.search(text.in_lang("en"))]
+    assert untranslated == []
+    english = localized(plan, "en")
+    assert not [text for text in prose(english) if HANGUL.search(text)]
+    # read as the plan's own language everywhere (console, CLI): the Korean, as the seed wrote it
+    assert plan.intro == "여러 최적화 lever 사이의 의존성과 권장 진행 순서. 시간 지나면서 update."
+    assert english.intro.startswith("Dependencies between the optimization levers")
+    assert localized(plan, "ko") == localized(plan, "ko") and type(localized(plan, "ko").intro) is str
+
+
+def test_a_text_in_two_languages_reads_as_the_plans_and_keeps_both(tmp_path):
+    path = tmp_path / "two.toml"
+    path.write_text('[plan]\ntitle = { en = "Two", ko = "둘" }\nas_of = 2026-01-01\nlang = "en"\n'
+                    'intro.en = "English first"\nintro.ko = "한국어"\n'
+                    '\n[[levers]]\nid = "a"\nkind = "speedup"\ntitle = "A"\n'
+                    'status = { ko = "미시작", en = "not started" }\n',
+                    encoding="utf-8")
+    plan = load(path)
+    assert (plan.title, plan.intro, plan.lever("a").status, plan.lever("a").title) == (
+        "Two", "English first", "not started", "A")
+    korean = localized(plan, "ko")
+    assert (korean.title, korean.intro, korean.lever("a").status, korean.lever("a").title) == (
+        "둘", "한국어", "미시작", "A")
+    # a copy (a worker process, a deepcopy) keeps every language
+    again = pickle.loads(pickle.dumps(plan))
+    assert again == plan and localized(again, "ko") == korean
+    assert localized(plan, "en").levers[0].requires is plan.levers[0].requires  # nothing rebuilt without prose
 
 
 def test_minimal_plan_gets_the_defaults():
