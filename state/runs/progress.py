@@ -120,6 +120,8 @@ class RunProgress:
             return f"pair {self.done:g} of {planned:g}{budget}{passes}"
         if self.blocks and self.per_repeat == 1:
             return f"block {self.done:g} of {self.total:g}{passes}"
+        if self.blocks and self.per_repeat:  # the command counts steps (iterations, evaluations) of its blocks
+            return f"step {self.done:g} of {self.total:g} ({self.total / self.per_repeat:g} blocks){passes}"
         return f"{self.done:g}/{self.total:g}{passes}"
 
 

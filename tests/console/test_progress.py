@@ -138,10 +138,10 @@ def test_an_experiments_progress_runs_over_its_whole_block_budget():
     rule = Rule(metric="exploitability", choose="min:exploitability", repeats=3, max_repeats=12)
     counted = RunProgress.of(lever_spec(rule, kind="experiment"))
     counted.progress(48, 48)
-    assert (counted.done, counted.total, counted.text()) == (48, 192, "48/192")  # not 48/48, a full bar
+    assert (counted.done, counted.total, counted.text()) == (48, 192, "step 48 of 192 (12 blocks)")  # not 48/48
     counted.sample({"run": 2})
     counted.progress(16, 48)
-    assert (counted.done, counted.total, counted.text()) == (64, 192, "64/192 · pass 2")
+    assert (counted.done, counted.total, counted.text()) == (64, 192, "step 64 of 192 (12 blocks) · pass 2")
     blocks = RunProgress.of(lever_spec(rule, kind="experiment"))
     blocks.progress(2, 3)
     assert blocks.text() == "block 2 of 12"
