@@ -26,6 +26,8 @@ BAD_INPUT = 2
 SHUTDOWN_S = 30.0
 """How long stopping the server waits for the tabs' consoles to quit: a console under a live run
 takes up to its own 20 s to end the run (console/app.py STOP_TIMEOUT_S) before it closes the store."""
+PAGE = Path(__file__).with_name("serve_page")
+"""The page's template (textual-serve's, with every URL on this server and the console focused on load)."""
 COOKIE = "optseq_serve_{port}"
 """Cookies ignore ports: two servers on one host each need their own name, or one tab would log the
 other out."""
@@ -116,6 +118,15 @@ def tab_command(plan_path: Path, db: Path) -> str:
     return "exec " + shlex.join(argv)  # exec: the console is the tab's process, not a shell above it
 
 
+def content_policy(own: set[str]) -> str:
+    """What the browser may load for the page: this server only, so that no request leaves the machine
+    whatever textual.js or a later textual-serve asks for, and no other site may frame the console."""
+    sockets = " ".join(sorted("ws" + origin.removeprefix("http") for origin in own))
+    return ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            f"img-src 'self' data:; font-src 'self'; connect-src 'self' {sockets}; frame-ancestors 'none'; "
+            "base-uri 'none'; form-action 'none'")
+
+
 def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token: str):
     """textual-serve's Server, its aiohttp app wrapped in the token and Origin checks."""
     from aiohttp import WSCloseCode, web
@@ -126,10 +137,12 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
     origin = origin_of(host, port)
     own = origins_of(host, port)
     cookie = COOKIE.format(port=port)
+    policy = content_policy(own)
 
     class GuardedServer(Server):
         def __init__(self) -> None:
-            super().__init__(tab_command(plan_path, db), host=host, port=port, title="optseq", public_url=origin)
+            super().__init__(tab_command(plan_path, db), host=host, port=port, title="optseq", public_url=origin,
+                             templates_path=PAGE)
             self.console = Console(stderr=True)  # stdout carries the URL line only
             self._sockets: weakref.WeakSet = weakref.WeakSet()
             self._stopping = False
@@ -221,6 +234,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
         if not response.prepared:
             response.headers["Referrer-Policy"] = "no-referrer"  # the page's URL holds the token
             response.headers["Cache-Control"] = "no-store"
+            response.headers["Content-Security-Policy"] = policy
         return response
 
     return GuardedServer()
