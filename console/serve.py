@@ -26,8 +26,9 @@ BAD_INPUT = 2
 SHUTDOWN_S = 30.0
 """How long stopping the server waits for the tabs' consoles to quit: a console under a live run
 takes up to its own 20 s to end the run (console/app.py STOP_TIMEOUT_S) before it closes the store."""
-PAGE = Path(__file__).with_name("serve_page")
-"""The page's template (textual-serve's, with every URL on this server and the console focused on load)."""
+PAGE = "serve_page.html"
+"""The page's template, beside this file: textual-serve's own, with every URL on this server, a local font with
+a CJK fallback, and the console focused once it has drawn."""
 COOKIE = "optseq_serve_{port}"
 """Cookies ignore ports: two servers on one host each need their own name, or one tab would log the
 other out."""
@@ -121,7 +122,9 @@ def tab_command(plan_path: Path, db: Path) -> str:
 def content_policy(own: set[str]) -> str:
     """What the browser may load for the page: this server only, so that no request leaves the machine
     whatever textual.js or a later textual-serve asks for, and no other site may frame the console."""
-    sockets = " ".join(sorted("ws" + origin.removeprefix("http") for origin in own))
+    # 'self' covers the websocket in browsers of CSP 3; the ws:// sources are for older ones (CSP has no way
+    # to write an IPv6 address: [::1] is left to 'self')
+    sockets = " ".join(sorted("ws" + origin.removeprefix("http") for origin in own if "[" not in origin))
     return ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
             f"img-src 'self' data:; font-src 'self'; connect-src 'self' {sockets}; frame-ancestors 'none'; "
             "base-uri 'none'; form-action 'none'")
@@ -130,8 +133,9 @@ def content_policy(own: set[str]) -> str:
 def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token: str):
     """textual-serve's Server, its aiohttp app wrapped in the token and Origin checks."""
     from aiohttp import WSCloseCode, web
+    import aiohttp_jinja2
     from rich.console import Console
-    from textual_serve.server import Server
+    from textual_serve.server import Server, to_int
 
     port = sock.getsockname()[1]
     origin = origin_of(host, port)
@@ -142,7 +146,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
     class GuardedServer(Server):
         def __init__(self) -> None:
             super().__init__(tab_command(plan_path, db), host=host, port=port, title="optseq", public_url=origin,
-                             templates_path=PAGE)
+                             templates_path=Path(__file__).parent)
             self.console = Console(stderr=True)  # stdout carries the URL line only
             self._sockets: weakref.WeakSet = weakref.WeakSet()
             self._stopping = False
@@ -153,6 +157,10 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
             app.on_response_prepare.append(self._track)
             app.on_cleanup.append(self._reap)
             return app
+
+        async def handle_index(self, request: web.Request) -> web.Response:
+            size = to_int(request.query.get("fontsize", "16"), 16)
+            return aiohttp_jinja2.render_template(PAGE, request, {"title": self.title, "font_size": size})
 
         async def _track(self, request: web.Request, response: web.StreamResponse) -> None:
             if isinstance(response, web.WebSocketResponse):
