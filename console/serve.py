@@ -5,6 +5,11 @@ open in the user's browser could drive a console that launches lever runs. Here 
 carry a random token (in the URL printed at start, then in a cookie the token-checked page load
 sets), and a request whose Origin is not this server's own is refused. Each browser tab's websocket
 starts its own console process on the same plan and store (`python -m optseq.console.serve --tab`).
+
+The page is our own template (serve_page.html beside this file), not textual-serve's: that one asks an
+outside host for its font, and an offline machine's browser waited on it before starting the console. Ours
+names nothing but this server (a Content-Security-Policy holds the browser to that) and gives the console
+the keyboard once it has drawn.
 """
 from __future__ import annotations
 

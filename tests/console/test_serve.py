@@ -173,8 +173,9 @@ def test_odd_requests_get_a_4xx_at_once_and_nothing_leaks_the_token(served):
 
 # -- the page asks nothing of another machine --------------------------------------------------------
 
-REFERENCE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']|url\(\s*["']?([^"')\s]+)|@import\s+["']([^"']+)"""
-                       r"""|\bfetch\(\s*["'`]([^"'`]+)|\bWebSocket\(\s*["'`]([^"'`]+)|\bdata-[\w-]*url\s*=\s*["']([^"']+)""")
+REFERENCE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']|url\(\s*["']?([^"')\s]+)"""
+                       r"""|@import\s+["']([^"']+)|\bfetch\(\s*["'`]([^"'`]+)|\bWebSocket\(\s*["'`]([^"'`]+)"""
+                       r"""|\bdata-[\w-]*url\s*=\s*["']([^"']+)""")
 """Where a page or its styles and scripts name a URL to load."""
 ABSOLUTE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*:)?//[\w-]+(?:\.[\w-]+)*", re.I)
 """A URL with a host in it, anywhere (a string a script builds a request from, a style's url(), ...)."""
@@ -305,9 +306,9 @@ class DevTools:
 def chromium_args(profile: Path) -> list[str]:
     args = [CHROMIUM, "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
             "--no-first-run", "--no-default-browser-check", "--window-size=1280,900",
-            # no name resolves but 127.0.0.1: a page that asked another machine would fail at once here (and
-            # the test's request log says so) rather than wait on the network
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+            # no name resolves but 127.0.0.1 and localhost: a page that asked another machine would fail at once
+            # here (and the test's request log says so) rather than wait on the network
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"]
     if os.geteuid() == 0:
         args.append("--no-sandbox")  # chromium's sandbox refuses root (a container, CI)
     return args + ["about:blank"]
@@ -386,7 +387,9 @@ def test_the_page_shows_the_lever_table_in_a_real_browser(served, tmp_path):
 
     async def scenario():
         async with chromium(profile) as open_page:
-            first, second = await open_page(served.url), await open_page(served.url)
+            # the second as localhost: the same server, and its page must ask for everything there (where the
+            # browser keeps its cookie), not at the 127.0.0.1 the server printed
+            first, second = await open_page(served.url), await open_page(served.url.replace("127.0.0.1", "localhost"))
             page_text = get(served.url)[2].decode()
             # the status line is drawn last: the table above it is complete by then
             for page in (first, second):
@@ -410,8 +413,8 @@ def test_the_page_shows_the_lever_table_in_a_real_browser(served, tmp_path):
             assert "NO-GO → option_b" not in await second.evaluate(SCREEN)
             # every request each page made was to this server (page, styles, script, fonts, websocket), and the
             # page's own Content-Security-Policy refused nothing it needs
-            server = urlsplit(served.base).netloc
-            for page in (first, second):
+            port = urlsplit(served.base).port
+            for page, server in ((first, f"127.0.0.1:{port}"), (second, f"localhost:{port}")):
                 requested = page.requested()
                 assert any(url.startswith("ws://") for url in requested), requested
                 assert all(urlsplit(url).netloc == server for url in requested if not url.startswith("data:")), \
