@@ -260,13 +260,17 @@ SCREEN = """(() => {
 })()"""
 
 
+KEPT_EVENTS = ("Network.requestWillBeSent", "Network.webSocketCreated", "Log.entryAdded")
+
+
 class DevTools:
     """One page of a headless chromium, over the DevTools protocol's websocket."""
 
     def __init__(self, ws):
         self.ws, self.next_id = ws, 0
         self.events: list[dict] = []
-        """The events that came while a call waited for its answer (all of them, once a later call returns)."""
+        """The requests and log entries that came while a call waited for its answer (all of them, once a later
+        call returns); the rest (the websocket's frames, ...) are let go."""
 
     async def call(self, method: str, **params):
         self.next_id += 1
@@ -274,7 +278,7 @@ class DevTools:
         async with asyncio.timeout(CEILING_S):
             while True:
                 message = await self.ws.receive_json()
-                if "method" in message:
+                if message.get("method") in KEPT_EVENTS:
                     self.events.append(message)
                 if message.get("id") == self.next_id:
                     if "error" in message:
