@@ -377,7 +377,11 @@ def cjk_font_named_by(page: str) -> str | None:
     return min(found) if found else None
 
 
-CJK_FACES = """[...document.fonts].filter(f => f.unicodeRange.includes("U+AC00")).map(f => f.status).join(" ")"""
+FACES = """[...document.fonts].filter(f => %s).map(f => f.status).join(" ")"""
+ROBOTO_FACES = FACES % 'f.unicodeRange === "U+0-10FFFF"'
+"""Roboto Mono and its italic, from this server."""
+CJK_FACES = FACES % 'f.unicodeRange.includes("U+AC00")'
+"""The face that takes Hangul (and the rest of CJK) from a font of the browser's machine."""
 
 
 @pytest.mark.slow
@@ -405,6 +409,8 @@ def test_the_page_shows_the_lever_table_in_a_real_browser(served, tmp_path):
             for page in (first, second):
                 assert await page.evaluate("document.activeElement.className") == "xterm-helper-textarea"
                 await page.wait_for("? Help q Quit", SCREEN)
+            # the terminal keeps each glyph as first drawn: its faces were loaded before it was made
+            assert await first.evaluate(ROBOTO_FACES) == "loaded loaded"
             # the Korean in the plan's titles: the CJK face of "Roboto Mono" is this machine's CJK font, if it
             # has one the page names (Debian: fonts-noto-cjk); the page loaded it before making the terminal
             if cjk_font_named_by(page_text) is not None:
