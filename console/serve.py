@@ -5,6 +5,11 @@ open in the user's browser could drive a console that launches lever runs. Here 
 carry a random token (in the URL printed at start, then in a cookie the token-checked page load
 sets), and a request whose Origin is not this server's own is refused. Each browser tab's websocket
 starts its own console process on the same plan and store (`python -m optseq.console.serve --tab`).
+
+The page is our own template (serve_page.html beside this file), not textual-serve's: that one asks an
+outside host for its font, and an offline machine's browser waited on it before starting the console. Ours
+names nothing but this server (a Content-Security-Policy holds the browser to that) and gives the console
+the keyboard once it has drawn.
 """
 from __future__ import annotations
 
@@ -26,6 +31,9 @@ BAD_INPUT = 2
 SHUTDOWN_S = 30.0
 """How long stopping the server waits for the tabs' consoles to quit: a console under a live run
 takes up to its own 20 s to end the run (console/app.py STOP_TIMEOUT_S) before it closes the store."""
+PAGE = "serve_page.html"
+"""The page's template, beside this file: textual-serve's own, with every URL on this server, a local font with
+a CJK fallback, and the console focused once it has drawn."""
 COOKIE = "optseq_serve_{port}"
 """Cookies ignore ports: two servers on one host each need their own name, or one tab would log the
 other out."""
@@ -116,20 +124,34 @@ def tab_command(plan_path: Path, db: Path) -> str:
     return "exec " + shlex.join(argv)  # exec: the console is the tab's process, not a shell above it
 
 
+def content_policy(own: set[str]) -> str:
+    """What the browser may load for the page: this server only, so that no request leaves the machine
+    whatever textual.js or a later textual-serve asks for, and no other site may frame the console."""
+    # 'self' covers the websocket in browsers of CSP 3; the ws:// sources are for older ones (CSP has no way
+    # to write an IPv6 address: [::1] is left to 'self')
+    sockets = " ".join(sorted("ws" + origin.removeprefix("http") for origin in own if "[" not in origin))
+    return ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            f"img-src 'self' data:; font-src 'self'; connect-src 'self' {sockets}; frame-ancestors 'none'; "
+            "base-uri 'none'; form-action 'none'")
+
+
 def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token: str):
     """textual-serve's Server, its aiohttp app wrapped in the token and Origin checks."""
     from aiohttp import WSCloseCode, web
+    import aiohttp_jinja2
     from rich.console import Console
-    from textual_serve.server import Server
+    from textual_serve.server import Server, to_int
 
     port = sock.getsockname()[1]
     origin = origin_of(host, port)
     own = origins_of(host, port)
     cookie = COOKIE.format(port=port)
+    policy = content_policy(own)
 
     class GuardedServer(Server):
         def __init__(self) -> None:
-            super().__init__(tab_command(plan_path, db), host=host, port=port, title="optseq", public_url=origin)
+            super().__init__(tab_command(plan_path, db), host=host, port=port, title="optseq", public_url=origin,
+                             templates_path=Path(__file__).parent)
             self.console = Console(stderr=True)  # stdout carries the URL line only
             self._sockets: weakref.WeakSet = weakref.WeakSet()
             self._stopping = False
@@ -140,6 +162,10 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
             app.on_response_prepare.append(self._track)
             app.on_cleanup.append(self._reap)
             return app
+
+        async def handle_index(self, request: web.Request) -> web.Response:
+            size = to_int(request.query.get("fontsize", "16"), 16)
+            return aiohttp_jinja2.render_template(PAGE, request, {"title": self.title, "font_size": size})
 
         async def _track(self, request: web.Request, response: web.StreamResponse) -> None:
             if isinstance(response, web.WebSocketResponse):
@@ -221,6 +247,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
         if not response.prepared:
             response.headers["Referrer-Policy"] = "no-referrer"  # the page's URL holds the token
             response.headers["Cache-Control"] = "no-store"
+            response.headers["Content-Security-Policy"] = policy
         return response
 
     return GuardedServer()

@@ -145,6 +145,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("optseq/configs/sequencing.toml", "optseq/configs/starter/optseq.toml",
                    "optseq/configs/starter/optseq_bench.py", "optseq/console/app.tcss", "optseq/console/cli.py",
+                   "optseq/console/serve_page.html",
                    "optseq/state/__init__.py", "optseq/engine/arms/driver.py"):
         assert needed in names, f"{needed} missing from {wheel.name}"
     for kernel in ("_equity", "_handeval"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -14,6 +15,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 
@@ -169,6 +171,67 @@ def test_odd_requests_get_a_4xx_at_once_and_nothing_leaks_the_token(served):
     assert "Traceback" not in log and len(log.splitlines()) <= 10, log
 
 
+# -- the page asks nothing of another machine --------------------------------------------------------
+
+REFERENCE = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']|url\(\s*["']?([^"')\s]+)"""
+                       r"""|@import\s+["']([^"']+)|\bfetch\(\s*["'`]([^"'`]+)|\bWebSocket\(\s*["'`]([^"'`]+)"""
+                       r"""|\bdata-[\w-]*url\s*=\s*["']([^"']+)""")
+"""Where a page or its styles and scripts name a URL to load."""
+ABSOLUTE = re.compile(r"(?:\b[a-z][a-z0-9+.-]*:)?//[\w-]+(?:\.[\w-]+)*", re.I)
+"""A URL with a host in it, anywhere (a string a script builds a request from, a style's url(), ...)."""
+COMMENTS = re.compile(r"<!--.*?-->|/\*.*?\*/", re.S)
+
+
+def references(text: str) -> list[str]:
+    return [next(g for g in match.groups() if g is not None) for match in REFERENCE.finditer(text)]
+
+
+@pytest.mark.slow
+def test_the_page_and_what_it_loads_name_no_other_machine(served):
+    """Every URL the page names (its styles, script, fonts, and what those name in turn) is on this server,
+    and no host appears in them at all: an offline machine's browser waited for the outside font host
+    textual-serve's own page asks, before the console could start."""
+    code, headers, body = get(served.url)
+    assert code == 200
+    jar = headers["Set-Cookie"].split(";", 1)[0]
+    page = body.decode()
+    # the console is focused once it has drawn: keys work without a click (the browser test shows it does)
+    assert "-first-byte" in page and ".xterm-helper-textarea" in page and ".focus()" in page
+    # the websocket is this server as the browser reached it, and the fonts are Roboto Mono from this server
+    # with a CJK fallback of the browser's own
+    assert 'location.host + "/ws"' in page and 'data-session-websocket-url=""' in page
+    assert 'local("Noto Sans Mono CJK KR")' in page and "unicode-range" in page
+
+    loaded, queue = {}, [(served.url, page)]
+    while queue:
+        url, text = queue.pop()
+        hosts = ABSOLUTE.findall(COMMENTS.sub("", text) if not url.endswith(".js") else text)
+        assert not hosts, f"{url} names a host: {hosts[:5]}"
+        for ref in references(text):
+            target = urlsplit(urljoin(url, ref))
+            if target.scheme == "data":
+                continue
+            assert (target.scheme, target.netloc) == ("http", urlsplit(served.base).netloc), f"{url}: {ref}"
+            if target.geturl() in loaded:
+                continue
+            status, _, content = get(target.geturl(), {"Cookie": jar})
+            assert status == 200, f"{url}: {ref} answers {status}"
+            loaded[target.geturl()] = content
+            if target.path.endswith((".css", ".js")):
+                queue.append((target.geturl(), content.decode()))
+    assert sorted(urlsplit(url).path for url in loaded) == [
+        "/static/css/xterm.css", "/static/fonts/RobotoMono-Italic-VariableFont_wght.ttf",
+        "/static/fonts/RobotoMono-VariableFont_wght.ttf", "/static/js/textual.js"]
+
+    # and the browser is told to load nothing from elsewhere, whatever a later textual-serve's script asks
+    port = urlsplit(served.base).port
+    own = {"'self'", "'unsafe-inline'", "'none'", "data:", f"ws://127.0.0.1:{port}", f"ws://localhost:{port}"}
+    policy = dict(part.strip().split(" ", 1) for part in headers["Content-Security-Policy"].split(";"))
+    assert policy["default-src"] == "'self'" and policy["frame-ancestors"] == "'none'", policy
+    for directive, sources in policy.items():
+        assert set(sources.split()) <= own, (directive, sources)
+
+
 # -- a real browser ----------------------------------------------------------------------------------
 
 # textual-serve's page draws the terminal with xterm.js on a canvas (WebGL or 2D), so no text reaches the DOM
@@ -197,11 +260,17 @@ SCREEN = """(() => {
 })()"""
 
 
+KEPT_EVENTS = ("Network.requestWillBeSent", "Network.webSocketCreated", "Log.entryAdded")
+
+
 class DevTools:
     """One page of a headless chromium, over the DevTools protocol's websocket."""
 
     def __init__(self, ws):
         self.ws, self.next_id = ws, 0
+        self.events: list[dict] = []
+        """The requests and log entries that came while a call waited for its answer (all of them, once a later
+        call returns); the rest (the websocket's frames, ...) are let go."""
 
     async def call(self, method: str, **params):
         self.next_id += 1
@@ -209,10 +278,18 @@ class DevTools:
         async with asyncio.timeout(CEILING_S):
             while True:
                 message = await self.ws.receive_json()
-                if message.get("id") == self.next_id:  # events in between are not asked for
+                if message.get("method") in KEPT_EVENTS:
+                    self.events.append(message)
+                if message.get("id") == self.next_id:
                     if "error" in message:
                         raise AssertionError(f"{method}: {message['error']}")
                     return message["result"]
+
+    def requested(self) -> list[str]:
+        """Every URL the page asked for so far: its own load, its styles, scripts and fonts, its websocket."""
+        return [event["params"]["request"]["url"] if event["method"] == "Network.requestWillBeSent"
+                else event["params"]["url"] for event in self.events
+                if event["method"] in ("Network.requestWillBeSent", "Network.webSocketCreated")]
 
     async def evaluate(self, expression: str):
         result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
@@ -233,8 +310,9 @@ class DevTools:
 def chromium_args(profile: Path) -> list[str]:
     args = [CHROMIUM, "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={profile}",
             "--no-first-run", "--no-default-browser-check", "--window-size=1280,900",
-            # the page asks Google for a font: nothing outside this machine is asked or waited for
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+            # no name resolves but 127.0.0.1 and localhost: a page that asked another machine would fail at once
+            # here (and the test's request log says so) rather than wait on the network
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"]
     if os.geteuid() == 0:
         args.append("--no-sandbox")  # chromium's sandbox refuses root (a container, CI)
     return args + ["about:blank"]
@@ -265,6 +343,11 @@ async def chromium(profile: Path):
                                                                         max_msg_size=0))
                 tools = DevTools(ws)
                 await tools.call("Page.enable")
+                await tools.call("Network.enable")
+                await tools.call("Log.enable")
+                # as a tab the user looks at: a headless tab is not focused, and a page's focus() on an element
+                # of an unfocused tab waits (no focus event) until the tab is
+                await tools.call("Emulation.setFocusEmulationEnabled", enabled=True)
                 await tools.call("Page.addScriptToEvaluateOnNewDocument", source=CATCH_TERMINAL)
                 await tools.call("Page.navigate", url=url)
                 return tools
@@ -281,6 +364,26 @@ def lever_rows(screen: str) -> list[str]:
     return [line.split()[0] for line in lines[first:first + len(SEED_LEVERS)]]
 
 
+def cjk_font_named_by(page: str) -> str | None:
+    """A CJK font this machine has that the page's fallback face names (fontconfig's full or PostScript
+    name, what chromium matches local() against on Linux), or None."""
+    if shutil.which("fc-list") is None:
+        return None
+    names = set(re.findall(r'local\("([^"]+)"\)', page))
+    listed = subprocess.run(["fc-list", ":", "fullname", "postscriptname"], capture_output=True, text=True,
+                            timeout=60).stdout
+    found = {value for line in listed.splitlines() for field in line.split(":") if "=" in field
+             for value in field.split("=", 1)[1].split(",")} & names
+    return min(found) if found else None
+
+
+FACES = """[...document.fonts].filter(f => %s).map(f => f.status).join(" ")"""
+ROBOTO_FACES = FACES % 'f.unicodeRange === "U+0-10FFFF"'
+"""Roboto Mono and its italic, from this server."""
+CJK_FACES = FACES % 'f.unicodeRange.includes("U+AC00")'
+"""The face that takes Hangul (and the rest of CJK) from a font of the browser's machine."""
+
+
 @pytest.mark.slow
 def test_the_page_shows_the_lever_table_in_a_real_browser(served, tmp_path):
     if CHROMIUM is None:
@@ -292,17 +395,44 @@ def test_the_page_shows_the_lever_table_in_a_real_browser(served, tmp_path):
 
     async def scenario():
         async with chromium(profile) as open_page:
-            first, second = await open_page(served.url), await open_page(served.url)
+            # the second as localhost: the same server, and its page must ask for everything there (where the
+            # browser keeps its cookie), not at the 127.0.0.1 the server printed
+            first, second = await open_page(served.url), await open_page(served.url.replace("127.0.0.1", "localhost"))
+            page_text = get(served.url)[2].decode()
             # the status line is drawn last: the table above it is complete by then
             for page in (first, second):
                 screen = await page.wait_for("next: nothing to run", SCREEN)
                 assert lever_rows(screen) == list(SEED_LEVERS), screen
                 assert "adopted" in screen and "read-only" not in screen, screen
+            # nothing clicked: the page focused the terminal once the console had drawn, and the console knows
+            # (it draws its key footer only while it has focus; textual starts a browser's console unfocused)
+            for page in (first, second):
+                assert await page.evaluate("document.activeElement.className") == "xterm-helper-textarea"
+                await page.wait_for("? Help q Quit", SCREEN)
+            # the terminal keeps each glyph as first drawn: its faces were loaded before it was made
+            assert await first.evaluate(ROBOTO_FACES) == "loaded loaded"
+            # the Korean in the plan's titles: the CJK face of "Roboto Mono" is this machine's CJK font, if it
+            # has one the page names (Debian: fonts-noto-cjk); the page loaded it before making the terminal
+            if cjk_font_named_by(page_text) is not None:
+                assert await first.evaluate(CJK_FACES) == "loaded", cjk_font_named_by(page_text)
             # keys typed into one tab reach that tab's console only
-            await first.evaluate("document.querySelector('.xterm-helper-textarea').focus()")
-            await first.call("Input.insertText", text="2")
+            await first.call("Input.dispatchKeyEvent", type="keyDown", key="2", code="Digit2", text="2",
+                             windowsVirtualKeyCode=50)
+            await first.call("Input.dispatchKeyEvent", type="keyUp", key="2", code="Digit2", windowsVirtualKeyCode=50)
             await first.wait_for("NO-GO → option_b [blocked]", SCREEN)
             assert "NO-GO → option_b" not in await second.evaluate(SCREEN)
+            # every request each page made was to this server (page, styles, script, fonts, websocket), and the
+            # page's own Content-Security-Policy refused nothing it needs
+            port = urlsplit(served.base).port
+            for page, server in ((first, f"127.0.0.1:{port}"), (second, f"localhost:{port}")):
+                requested = page.requested()
+                assert any(url.startswith("ws://") for url in requested), requested
+                assert all(urlsplit(url).netloc == server for url in requested if not url.startswith("data:")), \
+                    requested
+                refused = [event["params"]["entry"]["text"] for event in page.events
+                           if event["method"] == "Log.entryAdded" and "Content Security Policy" in
+                           event["params"]["entry"]["text"]]
+                assert not refused, refused
             # stopping the server ends each tab's session (its page says so) rather than cutting it off
             served.proc.send_signal(signal.SIGTERM)
             for page in (first, second):
