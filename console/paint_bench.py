@@ -66,8 +66,14 @@ def optseq_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "optseq.console.cli"]
 
 
+DROPPED = ("OPTSEQ_DB", "OPTSEQ_PLAN", "PYTHONDONTWRITEBYTECODE")
+"""Not passed to the children: they open the plan and store they are given, and keep Python's bytecode cache
+as an installed optseq does (without it every start compiles optseq's own modules again, while textual's
+come compiled from its wheel, so the comparison would be of a source checkout, not of the console)."""
+
+
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("OPTSEQ_DB", "OPTSEQ_PLAN")}
+    return {k: v for k, v in os.environ.items() if k not in DROPPED}
 
 
 def child(argv: list[str]) -> float:
@@ -163,8 +169,10 @@ def render(rounds: list[Round], *, command: str, when: str, machine: str) -> str
              "TERM=xterm-256color), from the `tmux new-session` call to the first `tmux capture-pane -p` that "
              "shows the lever table and the footer's keys (`? Help`, `q Quit`, `^p palette`); the pane is read "
              f"every {POLL_S * 1000:.0f} ms, and first text is the first read with anything on it. (c) `optseq "
-             "status` on the same plan and store. Every figure includes process start-up. The ratios are of "
-             "medians taken side by side, so a busy machine slows all three alike.")
+             "status` on the same plan and store. Every figure includes process start-up; the children run with "
+             "Python's bytecode cache (PYTHONDONTWRITEBYTECODE is not passed on), as an installed optseq does, "
+             "and the uncounted round writes it. The ratios are of medians taken side by side, so a busy "
+             "machine slows all three alike.")
     lines = [f"<!-- section:{SECTION} -->", "## Console first paint and `status`", "",
              f"Written by {made_by} on {when}; {machine}.", "", about, "",
              "| (a) `import textual.app` | (b) first text | (b) keyed first screen | (c) `optseq status` |",

@@ -9,19 +9,14 @@ from textual.binding import Binding
 from textual.markup import escape
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
-from optseq.console.dialogs.confirm import ConfirmDialog
-from optseq.console.dialogs.criterion import CriterionDialog
-from optseq.console.dialogs.decide import DecideDialog
-from optseq.console.dialogs.export_path import ExportDialog
-from optseq.console.dialogs.fact import FactDialog
-from optseq.console.dialogs.plan_path import PlanDialog
-from optseq.console.screens.export_preview import ExportPreview
-from optseq.console.screens.help import HelpScreen
+# The dialogs, the help and the export preview are imported where they first open (with the Markdown
+# widget, the export's renderer and the forms' validation): the first screen paints without them.
+# tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.widgets.dep_graph import DependencyGraph
 from optseq.console.widgets.history_plot import HistoryPlot
-from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, footer_bindings, give_footer
+from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
 from optseq.console.widgets.lever_detail import LeverDetail
 from optseq.console.widgets.lever_table import LeverTable
 from optseq.console.widgets.next_step import lever_steps, todo_hint
@@ -93,7 +88,7 @@ class MainScreen(Screen):
             with Vertical(id="side"):
                 yield DependencyGraph(id="side-graph")
                 yield HistoryPlot(id="side-history")
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     @property
     def wide(self) -> bool:
@@ -116,7 +111,9 @@ class MainScreen(Screen):
         self.set_class(self.seq.readonly, "-readonly")
         if self.holder:
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
-        self.refresh_view()
+        # the first screen paints before the hours-saved calculus runs; the column fills just after
+        self.refresh_view(hours=False)
+        self.call_after_refresh(self.refresh_view)
         self.query_one(LeverTable).focus()
         self.app.screen_change_signal.subscribe(self, lambda screen: screen.call_after_refresh(give_footer, screen))
         self._reattach()
@@ -129,8 +126,8 @@ class MainScreen(Screen):
     def selected(self) -> str | None:
         return self.query_one(LeverTable).selected
 
-    def refresh_view(self) -> None:
-        status = self.seq.status()
+    def refresh_view(self, hours: bool = True) -> None:
+        status = self.seq.status(hours=hours)
         runs = self.seq.latest_runs()
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         running = self.panel.running_levers
@@ -272,10 +269,15 @@ class MainScreen(Screen):
             self.notify(f"{lever.id} is a {lever.kind} lever; only decision levers have criteria",
                         severity="error")
             return
+        from optseq.console.dialogs.criterion import CriterionDialog
+
         self._ask(CriterionDialog(lever, self._views[lever.id]), lambda v: self.seq.record_criterion(
             lever.id, v["candidate"], v["criterion"], v["outcome"], v["evidence"]))
 
     def action_mark_plan(self) -> None:
+        from optseq.console.dialogs.confirm import ConfirmDialog
+        from optseq.console.dialogs.plan_path import PlanDialog
+
         lever_id = self.selected
         dialog = PlanDialog(lever_id, self._views[lever_id].get("plan_doc"), check=self.seq.check_plan_doc)
         # a doc not written yet: asked about once the form has closed, and created from a template on yes
@@ -297,10 +299,15 @@ class MainScreen(Screen):
         if not self.seq.plan.facts:
             self.notify("the plan declares no facts", severity="warning")
             return
+        from optseq.console.dialogs.fact import FactDialog
+
         self._ask(FactDialog(list(self.seq.plan.facts), self.seq.status()["facts"]),
                   lambda v: self.seq.set_fact(v["name"], v["value"]))
 
     def action_decide(self) -> None:
+        from optseq.console.dialogs.confirm import ConfirmDialog
+        from optseq.console.dialogs.decide import DecideDialog
+
         lever = self.seq.plan.lever(self.selected)
         view = self._views[lever.id]
 
@@ -317,6 +324,7 @@ class MainScreen(Screen):
                                                   "Decide it by hand anyway?"), "Decide", "Back"), ask)
 
     def action_export(self) -> None:
+        from optseq.console.dialogs.export_path import ExportDialog
         from optseq.state.report.target import export_doc
 
         name = "-".join(self.seq.plan.title.lower().split()) or "plan"
@@ -328,10 +336,14 @@ class MainScreen(Screen):
 
     def _export(self, written: tuple | None) -> None:
         if written:
+            from optseq.console.screens.export_preview import ExportPreview
+
             path, text = written
             self.app.push_screen(ExportPreview(text, str(path)))
 
     def action_help(self) -> None:
+        from optseq.console.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen(ACTIONS))
 
     def _ask(self, dialog, write) -> None:
