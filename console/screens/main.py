@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.binding import Binding
 from textual.markup import escape
 from textual.containers import Horizontal, Vertical
+from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
@@ -78,16 +79,18 @@ class MainScreen(Screen):
                 with TabbedContent(id="views"):
                     with TabPane("Detail", id="detail"):
                         yield LeverDetail(id="detail-view")
+                    # the views behind a tab (and the side pane, shown from WIDE_FROM) are mounted a frame after
+                    # the first paint: Lazy; refresh_view fills them then (and skips them until they are there)
                     with TabPane("Graph", id="graph"):
-                        yield DependencyGraph(id="graph-view")
+                        yield Lazy(DependencyGraph(id="graph-view"))
                     with TabPane("Run", id="run"):
-                        yield self.panel
+                        yield self.panel  # not lazy: a key pressed before the next frame may start a run
                     with TabPane("History", id="history"):
-                        yield HistoryPlot(id="history-view")
+                        yield Lazy(HistoryPlot(id="history-view"))
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs
             with Vertical(id="side"):
-                yield DependencyGraph(id="side-graph")
-                yield HistoryPlot(id="side-history")
+                yield Lazy(DependencyGraph(id="side-graph"))
+                yield Lazy(HistoryPlot(id="side-history"))
         yield KeyFooter(compact=True)
 
     @property
@@ -136,9 +139,8 @@ class MainScreen(Screen):
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
         table.show(status["levers"], runs, priors, running, steps)
         self.query_one(StatusLine).show(status, running, self.holder)
-        self.query_one("#graph-view", DependencyGraph).show(self.seq.plan, status["levers"], running, runs)
-        if self.wide:
-            self.query_one("#side-graph", DependencyGraph).show(self.seq.plan, status["levers"], running, runs)
+        for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
+            graph.show(self.seq.plan, status["levers"], running, runs)
         self.panel.show_store(runs, self.seq.readonly)
         self._views = {v["id"]: v for v in status["levers"]}
         self.show_lever(table.selected)
@@ -150,9 +152,13 @@ class MainScreen(Screen):
         history = self.seq.lever_history(lever_id)
         lever = self.seq.plan.lever(lever_id)
         self.query_one(LeverDetail).show(self._views[lever_id], history, lever)
-        self.query_one("#history-view", HistoryPlot).show(lever, history["runs"])
-        if self.wide:
-            self.query_one("#side-history", HistoryPlot).show(lever, history["runs"])
+        for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
+            plot.show(lever, history["runs"])
+
+    def _views_of(self, kind, tab: str, side: str) -> list:
+        """The tab's view and, on a wide screen, the side pane's: those mounted (Lazy mounts them a frame after
+        the first paint; the refresh_view that follows fills them)."""
+        return [w for w in self.query(kind) if f"#{w.id}" == tab or (self.wide and f"#{w.id}" == side)]
 
     def choose_lever(self, lever_id: str) -> None:
         """Make `lever_id` the selected row (the palette's `Lever …` commands)."""
