@@ -87,10 +87,12 @@ class MainScreen(Screen):
                         yield self.panel  # not lazy: a key pressed before the next frame may start a run
                     with TabPane("History", id="history"):
                         yield Lazy(HistoryPlot(id="history-view"))
-            # a wide terminal shows the graph and the history beside the table, not only behind their tabs
+            # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
+            # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
+            side = (lambda widget: widget) if self.app.size.width >= WIDE_FROM else Lazy
             with Vertical(id="side"):
-                yield Lazy(DependencyGraph(id="side-graph"))
-                yield Lazy(HistoryPlot(id="side-history"))
+                yield side(DependencyGraph(id="side-graph"))
+                yield side(HistoryPlot(id="side-history"))
         yield KeyFooter(compact=True)
 
     @property
