@@ -44,10 +44,23 @@ class KeyFooter(Footer):
     """
 
     _recompose_pending = False
+    _shown: tuple = ()
+    """The bindings the keys were composed from: a signal that changes none of them (a focus move within the
+    table, a refresh of the views) recomposes nothing."""
 
     def __init__(self, *children, **kwargs) -> None:
         super().__init__(*children, **kwargs)
         self.set_reactive(Footer._bindings_ready, True)
+
+    def _key_set(self) -> tuple:
+        """What Footer.compose draws from: the shown bindings and the palette's."""
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return tuple((key, b.binding, b.enabled, b.tooltip) for key, b in self.screen.active_bindings.items()
+                     if b.binding.show or key == palette)
+
+    def compose(self):
+        self._shown = self._key_set()
+        yield from super().compose()
 
     def bindings_changed(self, screen) -> None:
         self._bindings_ready = True
@@ -59,7 +72,8 @@ class KeyFooter(Footer):
 
     async def _recompose_once(self) -> None:
         self._recompose_pending = False
-        await self.recompose()
+        if self.is_attached and self._key_set() != self._shown:
+            await self.recompose()
 
 
 def give_footer(screen) -> None:
