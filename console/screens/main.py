@@ -72,6 +72,10 @@ class MainScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]
 
     def compose(self):
+        # the breakpoint class as the first resize will set it, before the children are styled: that resize then
+        # changes no class, and the whole screen is not styled twice before its first frame
+        wide = self.app.size.width >= WIDE_FROM
+        self.update_classes({"-wide": wide, "-narrow": not wide})
         with Horizontal(id="body"):
             with Vertical(id="main-column"):
                 yield LeverTable(id="levers")
@@ -89,7 +93,7 @@ class MainScreen(Screen):
                         yield Lazy(HistoryPlot(id="history-view"))
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
             # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
-            side = (lambda widget: widget) if self.app.size.width >= WIDE_FROM else Lazy
+            side = (lambda widget: widget) if wide else Lazy
             with Vertical(id="side"):
                 yield side(DependencyGraph(id="side-graph"))
                 yield side(HistoryPlot(id="side-history"))
