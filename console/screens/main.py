@@ -8,7 +8,6 @@ from pathlib import Path
 from textual.binding import Binding
 from textual.markup import escape
 from textual.containers import Horizontal, Vertical
-from textual.lazy import Lazy
 from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
@@ -17,6 +16,7 @@ from textual.widgets import TabbedContent, TabPane
 # tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.widgets.dep_graph import DependencyGraph
 from optseq.console.widgets.history_plot import HistoryPlot
+from optseq.console.widgets.later import Later
 from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
 from optseq.console.widgets.lever_detail import LeverDetail
 from optseq.console.widgets.lever_table import LeverTable
@@ -84,16 +84,16 @@ class MainScreen(Screen):
                     with TabPane("Detail", id="detail"):
                         yield LeverDetail(id="detail-view")
                     # the views behind a tab (and the side pane, shown from WIDE_FROM) are mounted a frame after
-                    # the first paint: Lazy; refresh_view fills them then (and skips them until they are there)
+                    # the first paint (Later); refresh_view fills them then (and skips them until they are there)
                     with TabPane("Graph", id="graph"):
-                        yield Lazy(DependencyGraph(id="graph-view"))
+                        yield Later(DependencyGraph(id="graph-view"))
                     with TabPane("Run", id="run"):
                         yield self.panel  # not lazy: a key pressed before the next frame may start a run
                     with TabPane("History", id="history"):
-                        yield Lazy(HistoryPlot(id="history-view"))
+                        yield Later(HistoryPlot(id="history-view"))
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
             # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
-            side = (lambda widget: widget) if wide else Lazy
+            side = (lambda widget: widget) if wide else Later
             with Vertical(id="side"):
                 yield side(DependencyGraph(id="side-graph"))
                 yield side(HistoryPlot(id="side-history"))
@@ -162,7 +162,7 @@ class MainScreen(Screen):
             plot.show(lever, history["runs"])
 
     def _views_of(self, kind, tab: str, side: str) -> list:
-        """The tab's view and, on a wide screen, the side pane's: those mounted (Lazy mounts them a frame after
+        """The tab's view and, on a wide screen, the side pane's: those mounted (Later mounts them a frame after
         the first paint; the refresh_view that follows fills them)."""
         return [w for w in self.query(kind) if f"#{w.id}" == tab or (self.wide and f"#{w.id}" == side)]
 
