@@ -16,8 +16,8 @@ from textual.widgets import TabbedContent, TabPane
 # tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.widgets.dep_graph import DependencyGraph
 from optseq.console.widgets.history_plot import HistoryPlot
-from optseq.console.widgets.later import Later
 from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
+from optseq.console.widgets.later import Later
 from optseq.console.widgets.lever_detail import LeverDetail
 from optseq.console.widgets.lever_table import LeverTable
 from optseq.console.widgets.next_step import lever_steps, todo_hint
