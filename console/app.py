@@ -11,7 +11,6 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from optseq.console.dialogs.confirm import ConfirmDialog
 from optseq.console.screens.main import ACTIONS, VIEWS, MainScreen
 from optseq.console.widgets.figures import plain_title
 from optseq.state.sequencer import Sequencer
@@ -98,6 +97,8 @@ class OptseqApp(App):
         if not panel.running:
             self.exit(0)
             return
+        from optseq.console.dialogs.confirm import ConfirmDialog  # where a quit first asks: not before the first paint
+
         if isinstance(self.screen, ConfirmDialog):
             return  # already asking
 

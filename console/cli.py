@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from optseq.console import collector
+
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 """Exit codes: ok, a run failed, bad input, nothing to run or unavailable."""
 INTERRUPTED = 130
@@ -170,6 +172,11 @@ def _fail(message: str, code: int = BAD_INPUT) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with collector.quiet():  # no cyclic collection while modules load (collector.py); long commands turn it on
+        return _command(argv)
+
+
+def _command(argv: list[str] | None) -> int:
     _safe_output()
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     _clean_args(args)
@@ -205,7 +212,9 @@ def _main(args) -> int:
     try:
         if args.command == "validate":
             path = args.plan_file or plan_path
-            return _validate(path) if path is not None else _fail(NO_PLAN)
+            from optseq.console.validate_cmd import run_validate
+
+            return run_validate(path) if path is not None else _fail(NO_PLAN)
         if args.command == "doctor":  # the store alone: no plan, and a store that refuses to open is its subject
             from optseq.console.doctor_cmd import run_doctor
 
@@ -233,6 +242,7 @@ def _main(args) -> int:
         if args.command == "serve":
             from optseq.console.serve import run_serve  # aiohttp and textual-serve; textual only in each tab
 
+            collector.collecting()
             return run_serve(plan_path, db, args.host, args.port, args.public)
         if args.run is None and args.command is None:
             from optseq.console.tui import run_tui  # the only path that loads textual
@@ -248,22 +258,6 @@ def _main(args) -> int:
         return OK
 
 
-OUTSIDE_STACK = ("its baseline and candidate are two whole commands: adopted, it cannot join the stack (later "
-                 "levers are measured without it); write it as candidate_args or candidate_env on one command")
-
-
-def _validate(path: Path) -> int:
-    from optseq.state.plan import loader as plan
-
-    loaded = plan.load(path)
-    print(f"{path}: ok ({len(loaded.levers)} levers, {len(loaded.facts)} facts, "
-          f"{len(loaded.decision_points)} decision points)")
-    for lever in loaded.levers:
-        if lever.arms is not None and not lever.arms.composes:
-            print(f"note: {lever.id}: {OUTSIDE_STACK}")
-    return OK
-
-
 def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
     from optseq.state.sequencer import Sequencer
 
@@ -276,6 +270,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         if args.run is not None:
             from optseq.console.run_cmd import run_target
 
+            collector.collecting()
             return run_target(seq, args.run, args.json, args.parallel, args.verbose)
         command = args.command or "status"
         if command == "status":
@@ -301,6 +296,7 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         if command == "check":
             from optseq.state.runs.check import check
 
+            collector.collecting()
             return check(seq, args.lever, say=lambda line: print(line, flush=True))
         if command == "runs":
             history = seq.history(args.lever)

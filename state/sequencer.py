@@ -169,7 +169,9 @@ class Sequencer(Actions, ReadViews):
         """Runs the store found in flight with their process gone are `interrupted` now (their records came in
         with the catch-up): end whatever their groups left running. A run on a cluster goes on there,
         `detached`, until a run of its lever re-attaches to it."""
-        from optseq.state.runners import groups
+        if not self.store.recovered:
+            return
+        from optseq.state.runners import groups  # ctypes and signals: only when a run was found in flight
 
         for run in self.store.recovered:
             pgid = run.get("pgid")

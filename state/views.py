@@ -76,18 +76,21 @@ class ReadViews:
             cache[root] = repo.state(root)
         return cache[root]
 
-    def status(self) -> dict:
+    def status(self, hours: bool = True) -> dict:
+        """The plan's levers, what is next and the facts. `hours=False` leaves each lever's `hours_saved`
+        out (the calculus not imported nor run): the console's first screen paints before it fills that column."""
         with self.lock:
-            return self._status()
+            return self._status(hours)
 
-    def _status(self) -> dict:
-        from optseq.state.calculus import whatif
-
+    def _status(self, hours: bool = True) -> dict:
         fired = self.machine.fired
         levers = self.lever_views()
-        hours = whatif.hours_by_lever(self)  # the plan's order only, no search: cheap enough for every status
-        for view in levers:
-            view["hours_saved"] = hours.get(view["id"])
+        if hours:
+            from optseq.state.calculus import whatif
+
+            saved = whatif.hours_by_lever(self)  # the plan's order only, no search: cheap enough for every status
+            for view in levers:
+                view["hours_saved"] = saved.get(view["id"])
         return {
             "plan": self.plan.path,
             "as_of": self.plan.as_of.isoformat(),

@@ -100,6 +100,9 @@ class ExportDialog(FormDialog):
     def _write(self, target: str, lang: str, force: bool) -> None:
         self.busy = True
         self.show_error("")
+        # the loading cover takes the focus from whatever it hides, and a frame drawn meanwhile moves it on (to
+        # Cancel, or nowhere): it goes back where it was once the write ends and the dialog stays
+        self._focus_before = self.focused
         self.query_one(Vertical).loading = True
         self._job = (target, lang)
         self.run_worker(lambda: self.export(target, lang, force), name="export", thread=True, exit_on_error=False)
@@ -117,6 +120,8 @@ class ExportDialog(FormDialog):
             path, text = event.worker.result
             self.dismiss((Path(path), text))
             return
+        if getattr(self, "_focus_before", None) is not None and self._focus_before.is_attached:
+            self.set_focus(self._focus_before)
         exc = event.worker.error
         target, lang = self._job
         if isinstance(exc, NotAnExport):  # a chart (or the doc, replaced meanwhile) optseq did not write

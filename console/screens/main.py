@@ -9,19 +9,15 @@ from textual.binding import Binding
 from textual.markup import escape
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
-from optseq.console.dialogs.confirm import ConfirmDialog
-from optseq.console.dialogs.criterion import CriterionDialog
-from optseq.console.dialogs.decide import DecideDialog
-from optseq.console.dialogs.export_path import ExportDialog
-from optseq.console.dialogs.fact import FactDialog
-from optseq.console.dialogs.plan_path import PlanDialog
-from optseq.console.screens.export_preview import ExportPreview
-from optseq.console.screens.help import HelpScreen
+# The dialogs, the help and the export preview are imported where they first open (with the Markdown
+# widget, the export's renderer and the forms' validation): the first screen paints without them.
+# tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.widgets.dep_graph import DependencyGraph
 from optseq.console.widgets.history_plot import HistoryPlot
-from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, footer_bindings, give_footer
+from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
+from optseq.console.widgets.later import Later
 from optseq.console.widgets.lever_detail import LeverDetail
 from optseq.console.widgets.lever_table import LeverTable
 from optseq.console.widgets.next_step import lever_steps, todo_hint
@@ -77,6 +73,10 @@ class MainScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]
 
     def compose(self):
+        # the breakpoint class as the first resize will set it, before the children are styled: that resize then
+        # changes no class, and the whole screen is not styled twice before its first frame
+        wide = self.app.size.width >= WIDE_FROM
+        self.update_classes({"-wide": wide, "-narrow": not wide})
         with Horizontal(id="body"):
             with Vertical(id="main-column"):
                 yield LeverTable(id="levers")
@@ -84,17 +84,21 @@ class MainScreen(Screen):
                 with TabbedContent(id="views"):
                     with TabPane("Detail", id="detail"):
                         yield LeverDetail(id="detail-view")
+                    # the views behind a tab (and the side pane, shown from WIDE_FROM) are mounted a frame after
+                    # the first paint (Later); refresh_view fills them then (and skips them until they are there)
                     with TabPane("Graph", id="graph"):
-                        yield DependencyGraph(id="graph-view")
+                        yield Later(DependencyGraph(id="graph-view"))
                     with TabPane("Run", id="run"):
-                        yield self.panel
+                        yield self.panel  # not lazy: a key pressed before the next frame may start a run
                     with TabPane("History", id="history"):
-                        yield HistoryPlot(id="history-view")
-            # a wide terminal shows the graph and the history beside the table, not only behind their tabs
+                        yield Later(HistoryPlot(id="history-view"))
+            # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
+            # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
+            side = (lambda widget: widget) if wide else Later
             with Vertical(id="side"):
-                yield DependencyGraph(id="side-graph")
-                yield HistoryPlot(id="side-history")
-        yield Footer(compact=True)
+                yield side(DependencyGraph(id="side-graph"))
+                yield side(HistoryPlot(id="side-history"))
+        yield KeyFooter(compact=True)
 
     @property
     def wide(self) -> bool:
@@ -117,7 +121,9 @@ class MainScreen(Screen):
         self.set_class(self.seq.readonly, "-readonly")
         if self.holder:
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
-        self.refresh_view()
+        # the first screen paints before the hours-saved calculus runs; the column fills just after
+        self.refresh_view(hours=False)
+        self.call_after_refresh(self.refresh_view)
         self.query_one(LeverTable).focus()
         self.app.screen_change_signal.subscribe(self, lambda screen: screen.call_after_refresh(give_footer, screen))
         self._reattach()
@@ -130,8 +136,8 @@ class MainScreen(Screen):
     def selected(self) -> str | None:
         return self.query_one(LeverTable).selected
 
-    def refresh_view(self) -> None:
-        status = self.seq.status()
+    def refresh_view(self, hours: bool = True) -> None:
+        status = self.seq.status(hours=hours)
         runs = self.seq.latest_runs()
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         running = self.panel.running_levers
@@ -140,9 +146,8 @@ class MainScreen(Screen):
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
         table.show(status["levers"], runs, priors, running, steps)
         self.query_one(StatusLine).show(status, running, self.holder)
-        self.query_one("#graph-view", DependencyGraph).show(self.seq.plan, status["levers"], running, runs)
-        if self.wide:
-            self.query_one("#side-graph", DependencyGraph).show(self.seq.plan, status["levers"], running, runs)
+        for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
+            graph.show(self.seq.plan, status["levers"], running, runs)
         self.panel.show_store(runs, self.seq.readonly)
         self._views = {v["id"]: v for v in status["levers"]}
         self.show_lever(table.selected)
@@ -154,9 +159,13 @@ class MainScreen(Screen):
         history = self.seq.lever_history(lever_id)
         lever = self.seq.plan.lever(lever_id)
         self.query_one(LeverDetail).show(self._views[lever_id], history, lever)
-        self.query_one("#history-view", HistoryPlot).show(lever, history["runs"])
-        if self.wide:
-            self.query_one("#side-history", HistoryPlot).show(lever, history["runs"])
+        for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
+            plot.show(lever, history["runs"])
+
+    def _views_of(self, kind, tab: str, side: str) -> list:
+        """The tab's view and, on a wide screen, the side pane's: those mounted (Later mounts them a frame after
+        the first paint; the refresh_view that follows fills them)."""
+        return [w for w in self.query(kind) if f"#{w.id}" == tab or (self.wide and f"#{w.id}" == side)]
 
     def choose_lever(self, lever_id: str) -> None:
         """Make `lever_id` the selected row (the palette's `Lever …` commands)."""
@@ -274,10 +283,15 @@ class MainScreen(Screen):
             self.notify(f"{lever.id} is a {lever.kind} lever; only decision levers have criteria",
                         severity="error")
             return
+        from optseq.console.dialogs.criterion import CriterionDialog
+
         self._ask(CriterionDialog(lever, self._views[lever.id]), lambda v: self.seq.record_criterion(
             lever.id, v["candidate"], v["criterion"], v["outcome"], v["evidence"]))
 
     def action_mark_plan(self) -> None:
+        from optseq.console.dialogs.confirm import ConfirmDialog
+        from optseq.console.dialogs.plan_path import PlanDialog
+
         lever_id = self.selected
         dialog = PlanDialog(lever_id, self._views[lever_id].get("plan_doc"), check=self.seq.check_plan_doc)
         # a doc not written yet: asked about once the form has closed, and created from a template on yes
@@ -299,10 +313,15 @@ class MainScreen(Screen):
         if not self.seq.plan.facts:
             self.notify("the plan declares no facts", severity="warning")
             return
+        from optseq.console.dialogs.fact import FactDialog
+
         self._ask(FactDialog(list(self.seq.plan.facts), self.seq.status()["facts"]),
                   lambda v: self.seq.set_fact(v["name"], v["value"]))
 
     def action_decide(self) -> None:
+        from optseq.console.dialogs.confirm import ConfirmDialog
+        from optseq.console.dialogs.decide import DecideDialog
+
         lever = self.seq.plan.lever(self.selected)
         view = self._views[lever.id]
 
@@ -319,6 +338,7 @@ class MainScreen(Screen):
                                                   "Decide it by hand anyway?"), "Decide", "Back"), ask)
 
     def action_export(self) -> None:
+        from optseq.console.dialogs.export_path import ExportDialog
         from optseq.state.report.target import default_target, export_doc
 
         default = default_target(self.seq.store.directory, self.seq.plan.title)
@@ -334,10 +354,14 @@ class MainScreen(Screen):
 
     def _export(self, written: tuple | None) -> None:
         if written:
+            from optseq.console.screens.export_preview import ExportPreview
+
             path, text = written
             self.app.push_screen(ExportPreview(text, str(path)))
 
     def action_help(self) -> None:
+        from optseq.console.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen(ACTIONS))
 
     def _ask(self, dialog, write) -> None:

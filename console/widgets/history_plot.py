@@ -1,11 +1,16 @@
-"""A lever's estimates over its runs, with the 95% CI as bars and the rule's threshold as a labelled line."""
+"""A lever's estimates over its runs, with the 95% CI as bars and the rule's threshold as a labelled line.
+
+Plotext (through textual-plotext's `Plot`) is imported when a plot is first drawn, not when the console
+starts: the History tab and the wide screen's side pane are not on the first screen at 80 columns, and a
+lever without runs shows a line of text.
+"""
 from __future__ import annotations
 
 import math
 
 from rich.text import Text
 from textual.app import RenderResult
-from textual_plotext import PlotextPlot
+from textual.widget import Widget
 
 from optseq.state.lifecycle.history_points import points
 
@@ -32,8 +37,19 @@ def tick_text(value: float, ticks: list[float]) -> str:
     return f"{value:.{decimals}f}×"
 
 
-class HistoryPlot(PlotextPlot):
-    """Redrawn whenever the selected lever or its runs change; `points` holds what is plotted."""
+class HistoryPlot(Widget):
+    """Redrawn whenever the selected lever or its runs change; `points` holds what is plotted.
+
+    What textual_plotext's PlotextPlot does (its size, the app's theme as the plot's colours) is done
+    here in `render`, so that the figure, and plotext with it, exists only once a plot is shown.
+    """
+
+    DEFAULT_CSS = """
+    HistoryPlot {
+        width: 1fr;
+        height: 1fr;
+    }
+    """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -44,13 +60,27 @@ class HistoryPlot(PlotextPlot):
         """What is shown instead of a plot when there is nothing to plot; empty when there is a plot."""
         self.y_range: tuple[float, float] | None = None
         """The y axis as drawn: every CI bar is clipped inside it, so none draws on the frame."""
+        self._plot = None
+        self._figure: tuple | None = None
+        """What the next render draws: (title, threshold, ticks, bottom, top); None once it is drawn."""
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
+
+    @property
+    def plt(self):
+        """textual_plotext's Plot (a plotext figure), made on first use."""
+        if self._plot is None:
+            from textual_plotext.plot import Plot
+
+            self._plot = Plot()
+        return self._plot
 
     def show(self, lever, runs: list[dict]) -> None:
         self.lever = lever.id
         self.points = points(runs)  # the export's charts draw the same points (state.history_points)
-        plt = self.plt
-        plt.clear_figure()
         self.y_range = None
+        self._figure = None
         if not self.points:
             if not lever.run:  # a decision lever (or a hand-decided one) never has runs to plot
                 self.message = f"{lever.id}: nothing to measure (decided by criteria or by hand)"
@@ -68,6 +98,14 @@ class HistoryPlot(PlotextPlot):
         step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
         bottom, top = ticks[0] - step / 2, ticks[-1] + step / 2
         self.y_range = (bottom, top)
+        self._figure = (f"{lever.id}: estimate × per run (95% CI)", threshold, ticks, bottom, top)
+        self.refresh()
+
+    def _draw(self) -> None:
+        title, threshold, ticks, bottom, top = self._figure
+        self._figure = None
+        plt = self.plt
+        plt.clear_figure()
         xs = list(range(1, len(self.points) + 1))
         for x, (_, _, low, high) in zip(xs, self.points):
             if isinstance(low, (int, float)) and isinstance(high, (int, float)):
@@ -81,10 +119,32 @@ class HistoryPlot(PlotextPlot):
         plt.yticks(ticks, [tick_text(t, ticks) for t in ticks])
         plt.xlim(0.5, len(xs) + 0.5)
         plt.xticks(xs, [f"#{p[0]}" for p in self.points])
-        plt.title(f"{lever.id}: estimate × per run (95% CI)")
-        self.refresh()
+        plt.title(title)
 
     def render(self) -> RenderResult:
         if self.message:  # a plain line, not an empty frame with axes and nothing in it
             return Text(self.message, style="dim")
-        return super().render()
+        if self._figure is not None:
+            self._draw()
+        plot = self.plt
+        width, height = self.size
+        # as PlotextPlot.render: both calls, or plotext does not take a new size (textual-plotext issue 5)
+        plot.plotsize(width, height)
+        plot._set_size(width, height)
+        plot.theme(_theme(self.app))
+        return Text.from_ansi(plot.build())
+
+
+def _theme(app) -> str:
+    """The plotext theme in the app's colours (registered once per app theme, as PlotextPlot's "auto" does)."""
+    from plotext._dict import themes
+    from textual.color import Color
+    from textual_plotext.plot import _rgbify_theme, _sequence
+
+    name = f"textual-auto-{app.theme}"
+    if name not in themes:
+        variables = app.theme_variables
+        surface = Color.parse(variables.get("surface")).rgb
+        themes[name] = _rgbify_theme(surface, surface, Color.parse(variables.get("foreground")).rgb,
+                                     "default", _sequence)
+    return name

@@ -35,10 +35,54 @@ def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
     return shown
 
 
+class KeyFooter(Footer):
+    """Textual's Footer, with its keys in its first frame and recomposed once for however many binding
+    changes come before its next frame.
+
+    Footer composes no key until the first bindings signal and then recomposes (all its keys unmounted and
+    mounted again) a frame after each one; at start-up the focus, the first views and the layout sent seven,
+    so the keys came six frames after the first paint and flickered on the way. This one composes the
+    screen's keys as they are when it is mounted, and one pending recompose reads the bindings as they are
+    when it runs, which covers every signal before it.
+    """
+
+    _recompose_pending = False
+    _shown: tuple = ()
+    """The bindings the keys were composed from: a signal that changes none of them (a focus move within the
+    table, a refresh of the views) recomposes nothing."""
+
+    def __init__(self, *children, **kwargs) -> None:
+        super().__init__(*children, **kwargs)
+        self.set_reactive(Footer._bindings_ready, True)
+
+    def _key_set(self) -> tuple:
+        """What Footer.compose draws from: the shown bindings and the palette's."""
+        palette = self.app.COMMAND_PALETTE_BINDING
+        return tuple((key, b.binding, b.enabled, b.tooltip) for key, b in self.screen.active_bindings.items()
+                     if b.binding.show or key == palette)
+
+    def compose(self):
+        self._shown = self._key_set()
+        yield from super().compose()
+
+    def bindings_changed(self, screen) -> None:
+        self._bindings_ready = True
+        if not screen.app.app_focus or self._recompose_pending:
+            return
+        if self.is_attached and screen is self.screen:
+            self._recompose_pending = True
+            self.call_after_refresh(self._recompose_once)
+
+    async def _recompose_once(self) -> None:
+        self._recompose_pending = False
+        if self.is_attached and self._key_set() != self._shown:
+            await self.recompose()
+
+
 def give_footer(screen) -> None:
     """A modal drawn over the main screen would show the main screen's keys in that screen's footer: give it a
     footer of its own (docked over the one below), unless it composed one."""
     ours = type(screen).__module__.startswith("optseq.")  # Textual's command palette keeps its own look
     if ours and isinstance(screen, ModalScreen) and screen.is_attached and not screen.query(Footer):
-        screen.mount(Footer(compact=True))
+        screen.mount(KeyFooter(compact=True))
         screen.call_after_refresh(screen.refresh_bindings)  # a footer draws once told the bindings changed

@@ -7,7 +7,6 @@ from textual.widgets import Static
 
 from optseq.console.widgets.figures import estimate_text, plain_title, run_line, state_text
 from optseq.console.widgets.next_step import in_keys
-from optseq.state.runs.passes import asks
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -45,6 +44,8 @@ class LeverDetail(VerticalScroll, can_focus=True):
             goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
             margin = f", margin {rule.margin:.0%}" if rule.choose and rule.margin else ""
             # an experiment repeats blocks of every config; an A/B lever counts launches, or pairs of processes
+            from optseq.state.runs.passes import asks  # the pass planner: only for a lever with a rule
+
             text.append(f"rule: {goal}, {asks(lever)}{margin}\n")
             split = _latest_split(history)
             if split:

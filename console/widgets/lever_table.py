@@ -12,7 +12,6 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from optseq.console.widgets.figures import last_estimate, plain_title, state_text
-from optseq.state.calculus.whatif import fmt_h
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),
@@ -130,7 +129,7 @@ class LeverTable(DataTable):
                step: str = "") -> tuple[str, ...]:
         state = "running" if view["id"] in running else state_text(view)
         plan = PurePosixPath(view["plan_doc"]).name if view.get("plan_doc") else "-"
-        saved = fmt_h(view.get("hours_saved")) if view.get("hours_saved") is not None else "-"
+        saved = _saved(view)
         return (view["id"], plain_title(view["title"]), state, last_estimate(view, runs, prior),
                 "!" if view.get("stale") else "", saved, step, plan)
 
@@ -147,3 +146,17 @@ class LeverTable(DataTable):
     def select(self, lever_id: str) -> None:
         if lever_id in self._ids:
             self.move_cursor(row=self._ids.index(lever_id))
+
+
+PENDING = "…"
+"""The saved-hours cell before the calculus has filled it (just after the first paint)."""
+
+
+def _saved(view: dict) -> str:
+    if "hours_saved" not in view:
+        return PENDING
+    if view["hours_saved"] is None:
+        return "-"
+    from optseq.state.calculus.whatif import fmt_h  # imported with the calculus the column waits for
+
+    return fmt_h(view["hours_saved"])

@@ -14,7 +14,6 @@ from textual.widgets import Label, Log, ProgressBar, Static
 from optseq.console.widgets.figures import estimate_text, run_stats
 from optseq.console.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.widgets.run_tally import Tally
-from optseq.state.runs.lever_run import RunControl
 from optseq.state.runs.progress import RunProgress
 from optseq.state.text import terminal_safe
 
@@ -92,7 +91,8 @@ class RunPanel(Vertical):
         """The lever running now, None when idle."""
         self.last_report = None
         self.group_rows = GroupRows()
-        self._control: RunControl | None = None
+        self._control = None
+        """The RunControl of the run going on (state.runs.lever_run, imported when a run starts)."""
         self._group = None
         """The parallel group running now (start_group), whose runs x can stop one at a time."""
         self._lines: deque[str] = deque(maxlen=LOG_LINES)
@@ -147,7 +147,7 @@ class RunPanel(Vertical):
             self._progress = RunProgress.of(seq.plan.lever(lever_id))
         except Exception:  # an unknown lever: the run itself says so in its Finished message
             self._progress = RunProgress()
-        self._control = RunControl()
+        self._control = _control()
         self._run(seq, lever_id, self._control)
         self.post_message(self.Started(lever_id))
 
@@ -160,7 +160,7 @@ class RunPanel(Vertical):
         self._seq = seq
         group = GroupRun(seq, target, width, self._sinks, on_started=self._group_started,
                          on_landed=self._group_landed)
-        self._control = RunControl()
+        self._control = _control()
         self._control.attach(group)
         self._group = group
         self.add_class("-group")
@@ -359,3 +359,9 @@ class RunPanel(Vertical):
             self.query_one("#run-title", Label).update(f"{message.lever}: {report.message}")
             return
         self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {report.message}")
+
+
+def _control():
+    from optseq.state.runs.lever_run import RunControl  # with the run machinery: not before the first paint
+
+    return RunControl()

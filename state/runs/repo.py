@@ -1,9 +1,10 @@
 """The workload repository a run measured: git HEAD and a hash of its uncommitted diff, found from the arm's cwd."""
 from __future__ import annotations
 
-import hashlib
-import subprocess
 from pathlib import Path
+
+# hashlib and subprocess are imported where git is asked: `status` reads this module for every lever
+# and asks git only for a lever whose evidence run recorded a repository
 
 GIT_WAIT_S = 30.0
 """A hang guard for git on a slow disk; git answers these in milliseconds."""
@@ -17,6 +18,8 @@ def state(cwd: str | Path) -> dict | None:
     if not root or not head:
         return None
     diff = _git(cwd, "diff", "HEAD", strip=False) or ""
+    import hashlib
+
     return {"root": root, "head": head, "diff": hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""}
 
 
@@ -27,6 +30,8 @@ def commits_between(root: str, old: str, new: str) -> int | None:
 
 
 def _git(cwd, *args: str, strip: bool = True) -> str | None:
+    import subprocess
+
     try:
         proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=GIT_WAIT_S,
                               stdin=subprocess.DEVNULL)

@@ -237,6 +237,8 @@ def test_the_console_export_writes_the_charts_its_history_plot_shows(tmp_path):
     async def go():
         app = make_app(path, db)
         async with app.run_test(size=(100, 30)) as pilot:
+            # the views behind tabs mount a frame after the first paint
+            await until(pilot, lambda: app.main.query("#history-view"), what="the history view")
             for lever in ("amp", "compile"):
                 app.main.show_lever(lever)
                 shown[lever] = list(app.main.query_one("#history-view", HistoryPlot).points)  # the narrow layout's plot

@@ -1,0 +1,127 @@
+"""What the console's first screen imports (issue 25): not the dialogs, the help, the export, the plots, the serve
+path nor the heavy libraries; each comes in where it first opens, and opening it still works. Module sets, never
+times: the figures are `make paint-bench`'s (docs/performance.md)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import DEFAULT_PLAN
+
+NOT_ON_THE_FIRST_SCREEN = (
+    "optseq.console.dialogs",  # every form and the confirm dialog (the package, so any of them)
+    "optseq.console.screens.help",
+    "optseq.console.screens.export_preview",
+    "optseq.console.serve",
+    "optseq.state.report",  # the export's renderer
+    "optseq.state.runs.lever_run",  # the run machinery, imported when a run starts
+    "optseq.state.runs.passes",  # the pass planner: the detail of a lever with a rule (julia_port has none)
+    "optseq.engine",
+    "textual.widgets._markdown",  # the help and the export preview
+    "markdown_it",
+    "textual_plotext",
+    "plotext",
+    "textual_serve",
+    "aiohttp",
+    "matplotlib",
+    "scipy",
+    "torch",
+)
+"""Module trees the first screen on the default plan at 80×24 must not load, its post-paint work included."""
+
+SCRIPT = """
+import asyncio, json, sys
+from optseq.console.app import make_app
+
+NOT = {not_!r}
+ROUNDS = 2000  # pauses before a wait is called a hang: a count, never a time budget
+
+
+def loaded():
+    return sorted(m for m in sys.modules if any(m == n or m.startswith(n + ".") for n in NOT))
+
+
+async def until(pilot, predicate, what):
+    for _ in range(ROUNDS):
+        if predicate():
+            return
+        await pilot.pause(0.01)
+    raise SystemExit(f"never came: {{what}}")
+
+
+async def go():
+    app = make_app({plan!r}, {db!r})
+    seen = {{}}
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.main.query_one("#levers")
+        # the first screen, and what it does just after its first frame: the hours-saved column and the views
+        # behind their tabs (Lazy) are there
+        await until(pilot, lambda: table.cell_text("option_b", "saved") == "4.46", "the hours-saved column")
+        await until(pilot, lambda: app.main.query("#graph-view") and app.main.query("#history-view"), "the views")
+        seen["first screen"] = loaded()
+        seen["saved"] = table.cell_text("option_b", "saved")
+        await pilot.press("4")  # the History tab: julia_port has nothing to plot, so no plot is drawn
+        await until(pilot, lambda: app.main.query_one("#views").active == "history", "the history tab")
+        seen["history tab"] = loaded()
+        seen["history"] = app.main.query_one("#history-view").message
+        await pilot.press("question_mark")
+        await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "the help")
+        seen["help"] = loaded()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main, "the main screen again")
+        await pilot.press("c")  # julia_port is selected: a decision lever, so the criterion form opens
+        await until(pilot, lambda: type(app.screen).__name__ == "CriterionDialog", "the criterion dialog")
+        seen["criterion dialog"] = loaded()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.main, "the main screen again")
+        await pilot.press("e")
+        await until(pilot, lambda: type(app.screen).__name__ == "ExportDialog", "the export dialog")
+        seen["export dialog"] = loaded()
+    print(json.dumps(seen))
+
+
+asyncio.run(go())
+"""
+
+
+def test_the_first_screen_imports_none_of_what_it_does_not_show(db):
+    code = SCRIPT.format(not_=NOT_ON_THE_FIRST_SCREEN, plan=str(DEFAULT_PLAN), db=str(db))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[2], env=_env())
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["saved"] == "4.46"  # the column the calculus fills after the first frame is filled
+    assert seen["first screen"] == [], seen["first screen"]
+    assert seen["history"] == "julia_port: nothing to measure (decided by criteria or by hand)"
+    assert seen["history tab"] == []
+    # each is loaded where it first opens, and what it opened is on screen (the waits above)
+    assert "optseq.console.screens.help" in seen["help"] and "textual.widgets._markdown" in seen["help"]
+    assert "optseq.console.dialogs.criterion" in seen["criterion dialog"]
+    assert "optseq.console.dialogs.export_path" in seen["export dialog"]
+    assert "optseq.state.report.target" in seen["export dialog"]
+    # and still none of what no screen of the console needs
+    heavy = {"optseq.engine", "torch", "scipy", "matplotlib", "textual_serve", "aiohttp", "optseq.console.serve"}
+    assert not [m for m in seen["export dialog"] if m.split(".")[0] in heavy or m in heavy
+                or m.startswith("optseq.engine.")]
+
+
+def test_status_imports_neither_textual_nor_the_console(db):
+    code = ("import sys\nfrom optseq.console.cli import main\n"
+            f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy') "
+            "or m.startswith(('optseq.console.app', 'optseq.console.screens', 'optseq.console.widgets', "
+            "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine'))), code)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2], env=_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[] 0"
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPTSEQ_PLAN", "OPTSEQ_DB")}
+    env["TEXTUAL_ANIMATIONS"] = "none"
+    return env
