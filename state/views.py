@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Iterator
 
 from optseq.state.lifecycle.run_index import workload
 from optseq.state.runs import repo
@@ -129,11 +130,34 @@ class ReadViews:
             "events": mine(self.store.all("events")),
         }
 
+    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict]]]:
+        """`history` as it is read: its keys in order, each with its records as the store gives them out
+        (Store.stream), so a caller can write the first run before the last is read."""
+        if lever_id is not None:
+            self.lever(lever_id)
+
+        def mine(records: Iterable[dict]) -> Iterator[dict]:
+            return (r for r in records if lever_id is None or r.get("lever") == lever_id)
+
+        def decisions() -> Iterator[dict]:
+            by = self._superseding(self.store.stream("decisions"), self.store.stream("events"))
+            return (dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
+                    for d in mine(self.store.stream("decisions")))
+
+        return [("runs", mine(self.store.stream("runs"))), ("decisions", decisions()),
+                ("criteria", mine(self.store.stream("criteria"))), ("events", mine(self.store.stream("events")))]
+
+    @classmethod
+    def _marked(cls, decisions: list[dict], events: list[dict]) -> list[dict]:
+        """Decisions with `superseded` (bool) and `superseded_by` (see `_superseding`)."""
+        by = cls._superseding(decisions, events)
+        return [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"])) for d in decisions]
+
     @staticmethod
-    def _marked(decisions: list[dict], events: list[dict]) -> list[dict]:
-        """Decisions with `superseded` (bool) and `superseded_by`: a later decision of the same lever
-        (its `supersedes`), or a derived `superseded` event (a reversal closed its branch, or a re-measure
-        came back inconclusive) with that event's reason."""
+    def _superseding(decisions: Iterable[dict], events: Iterable[dict]) -> dict:
+        """decision id -> what superseded it: a later decision of the same lever (its `supersedes`), or a
+        derived `superseded` event (a reversal closed its branch, or a re-measure came back inconclusive) with
+        that event's reason."""
         by: dict = {}
         for d in decisions:
             if d.get("supersedes") is not None:
@@ -142,7 +166,7 @@ class ReadViews:
             if e.get("type") == "superseded" and e.get("decision") is not None:
                 what = f"decision {e['by']}" if e.get("by") is not None else f"run {e.get('run')}"
                 by[e["decision"]] = f"{what}: {e.get('reason', '')}"
-        return [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"])) for d in decisions]
+        return by
 
     def todo(self) -> list[str]:
         """What only the user can do next, with the command: criteria to record, plans to write, measured

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from optseq.state.store.layout import (
 )
 from optseq.state.store.locks import TransactionLock, live_holder, wait_s as default_wait
 from optseq.state.store.schema import check_schema
+from optseq.state.store.settled import LATE, settled
 from optseq.state.store.storage import (
     AtomicJSONStorage, StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable, dump,
 )
@@ -141,6 +142,21 @@ class Store(Writing, RunsInFlight):
             if table in HOT:
                 return [{"id": doc.doc_id, **doc} for doc in self._db.table(table).all()]
             return [dict(r) for _, r in sorted(self._records(table).items())]
+
+    def stream(self, table: str) -> Iterator[dict[str, Any]]:
+        """Every record of a table in id order, as `all` gives them, each as soon as it is read and settled
+        (state/store/settled.py): the first comes at once and memory stays bounded however long the history."""
+        with self._mutex:
+            self._check_table(table)
+            if table in HOT or self._legacy is not None:
+                records, journal = self.all(table), None
+            else:
+                journal, end = self.journals[table], int(self.ends().get(table, 0))
+                late = (self._meta().get(LATE) or {}).get(table) if not journal.pending else None
+        if journal is None:
+            yield from records
+        else:
+            yield from (dict(r) for r in settled(journal, end, late))
 
     def get(self, table: str, doc_id: int) -> dict[str, Any] | None:
         """One record by id, or None."""

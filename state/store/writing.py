@@ -6,11 +6,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from optseq.state.store.integrity import SUMS, crc_of, orphaned_history
+from tinydb import Query
+
+from optseq.state.store.integrity import STAMPS, SUMS, check_journals, crc_of, orphaned_history, settle, stamp
 from optseq.state.store.journal import INSERT, REPLACE, UPDATE
-from optseq.state.store.layout import HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
+from optseq.state.store.layout import ACTIVE, HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
+from optseq.state.store.settled import LATE
 from optseq.state.store.storage import StoreError, dump
 
 
@@ -85,7 +88,10 @@ class Writing:
                 if found and table in HOT:
                     self._db.table(table).update(changes, doc_ids=[doc_id])
                 elif found:
-                    self.journals[table].stage({"op": UPDATE, "id": doc_id, "seq": self._next_seq(), "r": changes})
+                    # a change to a record not in flight is late: the index lets a streamed read take it early
+                    late = table != "runs" or not self._db.table(ACTIVE).contains(Query().run == doc_id)
+                    self.journals[table].stage({"op": UPDATE, "id": doc_id, "seq": self._next_seq(), "r": changes},
+                                               late=late)
                     self._track(table, doc_id, changes)
             if not found:  # raised outside the batch, so a refusal does not spoil an enclosing one
                 raise RecordNotFound(f"no record {doc_id} in table {table!r} of {self.path}")
@@ -116,7 +122,7 @@ class Writing:
                 else:
                     doc_id = matches[0]["id"] if matches else self._next_id(table)
                     self.journals[table].stage({"op": REPLACE if matches else INSERT, "id": doc_id, "seq": seq,
-                                                "at": at, "r": rec})
+                                                "at": at, "r": rec}, late=bool(matches))
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 
     def put_snapshot(self, data: Mapping[str, Any]) -> None:
@@ -145,6 +151,8 @@ class Writing:
                 self._db.table(META).insert({"schema_version": SCHEMA_VERSION, "seq": 0, "ids": {}, "ends": {}})
             elif meta.get("schema_version") == 1:
                 migrate(self._db, self.journals, self.directory, data)
+            else:  # what this commit stamps must have been sound before it: checked again under the lock
+                check_journals(self.directory, self.journals, meta)
             (self.directory / JOURNAL_DIR).mkdir(exist_ok=True)
             ends = self.ends()
             for table, journal in self.journals.items():
@@ -166,7 +174,12 @@ class Writing:
             if table not in sums:  # a store from before checksums: its committed bytes are taken as they are
                 sums[table] = crc_of(journal.path, end)
             ends[table], sums[table] = journal.commit(end, sums[table])
-        self._db.table(META).update({"ends": ends, SUMS: sums, "last_at": utc_now()}, doc_ids=[META_ID])
+        late = _late_index(meta, self.journals)
+        settle([self.journals[table].path for table in written])
+        stamps = {table: s for table, j in self.journals.items() if (s := stamp(j.path)) is not None}
+        self._db.table(META).update({"ends": ends, SUMS: sums, STAMPS: stamps, LATE: late,
+                                     "last_at": utc_now()},
+                                    doc_ids=[META_ID])
         if self._snapshot is not None:
             snapshots = self._db.table(SNAPSHOT)
             snapshots.truncate()
@@ -198,3 +211,18 @@ class Writing:
         ids[table] = int(ids.get(table, 0)) + 1
         self._db.table(META).update({"ids": ids}, doc_ids=[META_ID])
         return ids[table]
+
+
+def _late_index(meta: dict[str, Any], journals: dict) -> dict[str, dict[str, list[int]]]:
+    """meta.late after this commit (state/store/settled.py): each table's late lines, kept from its first line on;
+    a journal that held history before the index was kept stays out of it (it is read whole, as before)."""
+    before, ends = meta.get(LATE) or {}, meta.get("ends") or {}
+    late = {}
+    for table, journal in journals.items():
+        if table not in before and int(ends.get(table, 0)):
+            continue
+        entries = dict(before.get(table) or {})
+        for rid, offset in journal.late_written:
+            entries[str(rid)] = [*entries.get(str(rid), ()), offset]
+        late[table] = entries
+    return late
