@@ -220,11 +220,30 @@ class ReadViews:
             return export.render(self.plan, self.machine, self.export_records(), lang=lang, today=today)
 
     def export_records(self) -> dict[str, list[dict]]:
-        """What the export reads: the decisions and events in full, each lever's latest runs from the machine
-        (the runs journal, the bulk of the history, is never read)."""
-        return {"decisions": self.store.all("decisions"), "events": self.store.all("events"),
-                "criteria": self.store.all("criteria"), "facts": self.store.all("facts"),
-                "runs": self.latest_runs()}
+        """What the export reads: each lever's latest runs from the machine, and of the other tables the newest
+        records of each lever, type and name that the store keeps in its hot file (state/store/digest.py), with
+        each lever's standing decision and how many older decisions are left out (`decisions_hidden`): no
+        journal is read, however long the history. A table the store keeps no digest of is read whole."""
+        out: dict[str, list[dict]] = {"runs": self.latest_runs()}
+        for table in ("decisions", "events", "criteria", "facts"):
+            groups = self.store.recent(table)
+            if groups is None:
+                out[table] = self.store.all(table)
+                continue
+            kept = {r["id"]: r for group in groups.values() for r in group["last"]}
+            if table == "decisions":
+                hidden = {}
+                for group in groups.values():
+                    lever = group["last"][-1].get("lever") if group["last"] else None
+                    hidden[lever] = hidden.get(lever, 0) + group["n"] - len(group["last"])
+                for model in self.machine.models.values():
+                    standing = model.decision or {}
+                    if isinstance(standing.get("id"), int) and standing["id"] not in kept:
+                        kept[standing["id"]] = standing  # older than its lever's newest: still the standing one
+                        hidden[model.lever.id] = hidden.get(model.lever.id, 1) - 1
+                out["decisions_hidden"] = [{"lever": k, "count": n} for k, n in hidden.items() if n > 0]
+            out[table] = [kept[k] for k in sorted(kept)]
+        return out
 
     def latest_runs(self) -> list[dict]:
         """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""

@@ -146,8 +146,10 @@ def stamp(path: Path) -> list[int] | None:
 
 def settle(paths: list[Path]) -> None:
     """Wait until every journal's last change is RACY_NS old, so the stamps taken next are trusted (at most
-    RACY_NS, and only for journals this commit wrote: their mtime is now)."""
-    newest = max((s[2] for s in map(stat_of, paths) if s is not None and not coarse(s)), default=None)
+    RACY_NS, and only for journals this commit wrote: their mtime is now). A journal under CHUNK bytes is left
+    racy: reading it whole at the next open costs less than the wait."""
+    newest = max((s[2] for s in map(stat_of, paths) if s is not None and not coarse(s) and s[1] >= CHUNK),
+                 default=None)
     if newest is not None:
         wait = newest + RACY_NS - time.time_ns()
         if wait > 0:

@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tinydb import TinyDB
+from tinydb import Query, TinyDB
 
+from optseq.state.store import digest
 from optseq.state.store.inflight import RunsInFlight, orphaned
 from optseq.state.store.integrity import check_journals, orphaned_history
 from optseq.state.store.journal import Journal
@@ -157,6 +158,14 @@ class Store(Writing, RunsInFlight):
             yield from records
         else:
             yield from (dict(r) for r in settled(journal, end, late))
+
+    def recent(self, table: str) -> dict[str, dict[str, Any]] | None:
+        """The newest records of a history table by lever, type and name, with their counts
+        (state/store/digest.py): {key: {"n", "last": [records]}}; None where the store keeps no digest of it."""
+        with self._mutex:
+            self._check_table(table)
+            doc = self._db.table(digest.RECENT).get(Query().table == table)
+            return json.loads(dump(doc["keys"])) if self._legacy is None and digest.sound(doc) else None
 
     def get(self, table: str, doc_id: int) -> dict[str, Any] | None:
         """One record by id, or None."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from tinydb import Query
 
+from optseq.state.store import digest
 from optseq.state.store.integrity import STAMPS, SUMS, check_journals, crc_of, orphaned_history, settle, stamp
 from optseq.state.store.journal import INSERT, REPLACE, UPDATE
 from optseq.state.store.layout import ACTIVE, HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
@@ -74,6 +75,7 @@ class Writing:
                     doc_id = self._next_id(table)
                     self.journals[table].stage({"op": INSERT, "id": doc_id, "seq": seq, "at": at, "r": rec})
                     self._track(table, doc_id, rec, new=True)
+                    self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at})
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 
     def update(self, table: str, doc_id: int, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -93,6 +95,7 @@ class Writing:
                     self.journals[table].stage({"op": UPDATE, "id": doc_id, "seq": self._next_seq(), "r": changes},
                                                late=late)
                     self._track(table, doc_id, changes)
+                    self._note(table, None, doc_id, changes)
             if not found:  # raised outside the batch, so a refusal does not spoil an enclosing one
                 raise RecordNotFound(f"no record {doc_id} in table {table!r} of {self.path}")
             return {"id": doc_id, **changes}
@@ -123,6 +126,7 @@ class Writing:
                     doc_id = matches[0]["id"] if matches else self._next_id(table)
                     self.journals[table].stage({"op": REPLACE if matches else INSERT, "id": doc_id, "seq": seq,
                                                 "at": at, "r": rec}, late=bool(matches))
+                    self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at}, new=not matches)
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 
     def put_snapshot(self, data: Mapping[str, Any]) -> None:
@@ -133,6 +137,25 @@ class Writing:
             if not self._depth:
                 raise StoreError("put_snapshot belongs inside a batch")
             self._snapshot = json.loads(dump(dict(data)))
+
+    def _note(self, table: str, record: dict[str, Any] | None, rid: int = 0, fields: dict[str, Any] | None = None,
+              new: bool = True) -> None:
+        """Keep the digest of the newest records (state/store/digest.py) with the line just staged."""
+        if table not in digest.TABLES:
+            return
+        docs = self._db.table(digest.RECENT)
+        doc = docs.get(Query().table == table)
+        if not digest.sound(doc):  # the table's first write, or a store from before the digest: read it once
+            keys = digest.started([r for _, r in sorted(self._records(table).items())])
+            docs.remove(Query().table == table)
+            docs.insert({"table": table, "keys": keys})
+            return
+        keys = {k: {"n": g["n"], "last": list(g["last"])} for k, g in doc["keys"].items()}
+        if record is None:
+            digest.updated(keys, rid, fields or {})
+        else:
+            digest.noted(keys, json.loads(dump(record)), new)
+        docs.update({"keys": keys}, doc_ids=[doc.doc_id])
 
     # ---- the transaction -----------------------------------------------------------------
 
