@@ -25,9 +25,10 @@ def key(record: dict[str, Any]) -> str:
 
 
 def started(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The groups of a table read whole (records in id order)."""
+    """The groups of a table read whole: what noting each record as it was written gives (a replaced record took
+    a new seq when it was replaced, so seq order is the order they were last written in)."""
     keys: dict[str, dict[str, Any]] = {}
-    for record in records:
+    for record in sorted(records, key=lambda r: r.get("seq") or 0):
         noted(keys, record)
     return keys
 

@@ -6,8 +6,8 @@ final stays open, as it stays in the hot file's runs in flight, until a line giv
 line that changes a record (an update after it settled, a replace) is late: the writer keeps each late line's
 offset in the hot file (`meta.late`, {table: {id: [offset, ...]}}), so the record is given out with those lines
 read at once by their offset, and the pass skips them when it reaches them. The index is damage-checked as it is
-used: a late offset that holds no line of that record, or a line that changes a record already given out without
-the index saying so, is refused like any damaged journal. A journal written before the writer kept the index
+used: a late offset that holds no line of that record, or a late line (a change to a record not in flight) that
+the index does not name, is refused like any damaged journal. A journal written before the writer kept the index
 (`meta.late` without that table) is folded whole first, as before.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from optseq.state.store.inflight import FINAL
 from optseq.state.store.integrity import DOCTOR
-from optseq.state.store.journal import INSERT, UPDATE, Journal, fold
+from optseq.state.store.journal import INSERT, REPLACE, UPDATE, Journal, fold
 from optseq.state.store.storage import StoreCorrupt
 
 LATE = "late"
@@ -46,6 +46,7 @@ def settled(journal: Journal, end: int, late: dict[str, list[int]] | None) -> It
     waiting: list[int] = []
     open_ids: set[int] = set()
     read_early: set[int] = set()
+    seen_late: set[int] = set()
     given = 0
 
     def give(rid: int, at: int) -> dict[str, Any]:
@@ -53,16 +54,23 @@ def settled(journal: Journal, end: int, late: dict[str, list[int]] | None) -> It
             if offset > at:  # a later line: read it now, skip it when the pass gets there
                 fold(pending, journal.line_at(offset, rid, end))
                 read_early.add(offset)
+            elif offset not in seen_late:  # the pass went by it: it must have met that very line
+                raise StoreCorrupt(f"{journal.path} has no line of record {rid} at byte {offset}, where the hot "
+                                   f"file's index of late changes says it is; refusing to use the store so nothing "
+                                   f"is lost; {DOCTOR}")
         return pending.pop(rid)
 
     for at, line in journal.iter_lines(0, end):
         rid = line["id"]
         if at in read_early:
             continue
-        if rid <= given:
+        late = line["op"] == REPLACE or (line["op"] == UPDATE and rid not in open_ids)
+        if rid <= given or (late and at not in late_at.get(rid, ())):
             raise StoreCorrupt(f"{journal.path} changes record {rid} at byte {at} after it was settled, and the "
                                f"hot file's index of late changes does not say so; refusing to use the store so "
                                f"nothing is lost; {DOCTOR}")
+        if late:
+            seen_late.add(at)
         if rid not in pending:
             if line["op"] == UPDATE:  # of a record never inserted: folding drops it, as `view` does
                 continue
