@@ -135,6 +135,15 @@ class ReadViews:
         (Store.stream), so a caller can write the first run before the last is read."""
         if lever_id is not None:
             self.lever(lever_id)
+            tables = ("runs", "decisions", "criteria", "events")
+            chains = {t: self.store.lever_records(t, lever_id) for t in tables}
+            if all(records is not None for records in chains.values()):
+                # the lever's own lines alone; what superseded its decisions is its own (a later decision of it,
+                # a derived event naming it)
+                by = self._superseding(chains["decisions"], chains["events"])
+                chains["decisions"] = [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
+                                       for d in chains["decisions"]]
+                return [(t, iter(chains[t])) for t in tables]
 
         def mine(records: Iterable[dict]) -> Iterator[dict]:
             return (r for r in records if lever_id is None or r.get("lever") == lever_id)

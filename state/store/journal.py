@@ -13,12 +13,14 @@ import time
 import zlib
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from optseq.state.store.integrity import CHUNK, DOCTOR, line_problem
 from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"
+PREVIOUS = "pl"
+"""A line's offset of the line before it of the same lever (the lever's chain: state/store/settled.py)."""
 
 
 class Journal:
@@ -34,6 +36,8 @@ class Journal:
         """Lines of the open transaction, not yet written."""
         self.late_pending: list[int] = []
         """Which of `pending` are late (`stage`)."""
+        self.levers_pending: list[str | None] = []
+        """The lever of each of `pending` whose chain it joins, or None."""
         self.late_written: list[tuple[int, int]] = []
         """(record id, offset) of the late lines the last commit appended."""
 
@@ -74,15 +78,19 @@ class Journal:
                     yield at, self._parse(text, at)
                     at += len(text) + 1
 
-    def line_at(self, at: int, rid: int, end: int) -> dict[str, Any]:
-        """The line at byte `at` (an index's word), checked to be one of record `rid`'s before it is used."""
-        with open(self.path, "rb") as f:
-            f.seek(at)
-            text = f.readline(max(0, end - at))
+    def line_at(self, at: int, rid: int | None, end: int, f: BinaryIO | None = None) -> dict[str, Any]:
+        """The line at byte `at` (an index's word), checked to be one of record `rid`'s (any record's, for None)
+        before it is used; `f`, the journal already open, for many."""
+        if f is None:
+            with open(self.path, "rb") as f:
+                return self.line_at(at, rid, end, f)
+        f.seek(at)
+        text = f.readline(max(0, end - at))
         line = self._parse(text.rstrip(b"\n"), at) if at < end and text.endswith(b"\n") else None
-        if line is None or line.get("id") != rid:
-            raise StoreCorrupt(f"{self.path} has no line of record {rid} at byte {at}, where the hot file's index "
-                               f"of late changes says it is; refusing to use the store so nothing is lost; {DOCTOR}")
+        if line is None or (rid is not None and line.get("id") != rid):
+            what = "a line" if rid is None else f"a line of record {rid}"
+            raise StoreCorrupt(f"{self.path} has no {what} at byte {at}, where an index in the hot file says it is; "
+                               f"refusing to use the store so nothing is lost; {DOCTOR}")
         return line
 
     def _parse(self, text: bytes, at: int) -> dict[str, Any]:
@@ -112,19 +120,29 @@ class Journal:
         return merged
 
     # -- writing ---------------------------------------------------------------------------------
-    def stage(self, line: dict[str, Any], late: bool = False) -> None:
-        """Add a line to the open transaction; `late`: it changes a record already settled (see `stream`)."""
+    def stage(self, line: dict[str, Any], late: bool = False, lever: str | None = None) -> None:
+        """Add a line to the open transaction; `late`: it changes a record already settled, `lever`: the lever whose
+        chain it joins (state/store/settled.py)."""
         self.pending.append(line)
+        self.levers_pending.append(lever)
         if late:
             self.late_pending.append(len(self.pending) - 1)
 
-    def commit(self, end: int, crc: int) -> tuple[int, int]:
+    def commit(self, end: int, crc: int, heads: dict[str, int] | None = None) -> tuple[int, int]:
         """Append the staged lines at the committed `end` and make them durable; returns the new end and the CRC-32
-        of the bytes up to it (`crc` being the one up to `end`)."""
+        of the bytes up to it (`crc` being the one up to `end`). `heads` (lever -> offset of its last line), when
+        the journal keeps its levers' chains (state/store/settled.py), gets each staged line of a lever, which
+        points back at the lever's line before it (`pl`)."""
         self.late_written = []
         if not self.pending:
             return end, crc
-        encoded = [dump(line).encode("utf-8") + b"\n" for line in self.pending]
+        encoded, at, chained = [], end, dict(heads or {})
+        for line, lever in zip(self.pending, self.levers_pending):
+            if heads is not None and lever is not None:
+                line = {**line, PREVIOUS: chained[lever]} if lever in chained else line
+                chained[lever] = at
+            encoded.append(dump(line).encode("utf-8") + b"\n")
+            at += len(encoded[-1])
         data = b"".join(encoded)
         try:
             with open(self.path, "ab") as f:
@@ -145,11 +163,13 @@ class Journal:
             for line in self.pending:
                 fold(self.records, line)
             self.folded = new_end
-        self.pending, self.late_pending = [], []
+        self.pending, self.late_pending, self.levers_pending = [], [], []
+        if heads is not None:
+            heads.update(chained)
         return new_end, zlib.crc32(data, crc)
 
     def discard(self) -> None:
-        self.pending, self.late_pending = [], []
+        self.pending, self.late_pending, self.levers_pending = [], [], []
 
     def forget(self) -> None:
         """Drop what was folded: lines folded by a commit whose hot file never landed must not be seen."""

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from optseq.state.store.inflight import FINAL
 from optseq.state.store.integrity import DOCTOR
-from optseq.state.store.journal import INSERT, REPLACE, UPDATE, Journal, fold
+from optseq.state.store.journal import INSERT, PREVIOUS, REPLACE, UPDATE, Journal, fold
 from optseq.state.store.storage import StoreCorrupt
 
 LATE = "late"
 """The meta key of the late lines' index (see the module docstring)."""
+HEADS = "heads"
+"""The meta key of each journal's levers' chains: {table: {lever: offset of its last line}} (see `chained`)."""
 
 
 def opens(table: str, line: dict[str, Any]) -> bool:
@@ -86,3 +88,44 @@ def settled(journal: Journal, end: int, late: dict[str, list[int]] | None) -> It
     while waiting:
         given = heapq.heappop(waiting)
         yield give(given, end)
+
+
+def chained(journal: Journal, end: int, head: int | None, lever: str,
+            late: dict[str, list[int]]) -> list[dict[str, Any]]:
+    """One lever's records as of `end`, in id order, read by its chain alone: every line the writer wrote for the
+    lever (an insert naming it, a change to its run in flight) points back at the lever's line before it (`pl`),
+    and the hot file keeps the last one (`meta.heads`); the late changes of its records come from the late
+    lines' index. Nothing else of the journal is read. A chain that leads anywhere but to a line of that lever,
+    or backwards to no earlier line, is refused like any damaged journal."""
+    with open(journal.path, "rb") as f:
+        return _chained(journal, end, head, lever, late, f)
+
+
+def _chained(journal: Journal, end: int, head: int | None, lever: str, late: dict[str, list[int]],
+             f: BinaryIO) -> list[dict[str, Any]]:
+    found: list[tuple[int, dict[str, Any]]] = []
+    ids: set[int] = set()
+    at = head
+    while at is not None:
+        line = journal.line_at(at, None, end, f)
+        found.append((at, line))
+        previous = line.get(PREVIOUS)
+        if line["op"] == INSERT:
+            ids.add(line["id"])
+            mine = (line.get("r") or {}).get("lever") == lever
+        else:
+            mine = line["op"] == UPDATE
+        if not mine or (previous is not None and (not isinstance(previous, int) or not 0 <= previous < at)):
+            raise StoreCorrupt(f"{journal.path}: the chain of lever {lever!r} leads to byte {at}, which is no line of "
+                               f"it; refusing to use the store so nothing is lost; {DOCTOR}")
+        at = previous
+    if any(line["id"] not in ids for _, line in found):
+        stray = next(at for at, line in found if line["id"] not in ids)
+        raise StoreCorrupt(f"{journal.path}: the chain of lever {lever!r} holds a change at byte {stray} to a record "
+                           f"it never inserted; refusing to use the store so nothing is lost; {DOCTOR}")
+    for rid in ids:
+        found += [(offset, journal.line_at(offset, rid, end, f)) for offset in late.get(str(rid), ())]
+    records: dict[int, dict[str, Any]] = {}
+    for _, line in sorted(found, key=lambda item: item[0]):
+        fold(records, line)
+    return [records[rid] for rid in sorted(records) if records[rid].get("lever") == lever]

@@ -37,7 +37,7 @@ from optseq.state.store.layout import (
 )
 from optseq.state.store.locks import TransactionLock, live_holder, wait_s as default_wait
 from optseq.state.store.schema import check_schema
-from optseq.state.store.settled import LATE, settled
+from optseq.state.store.settled import HEADS, LATE, chained, settled
 from optseq.state.store.storage import (
     AtomicJSONStorage, StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable, dump,
 )
@@ -158,6 +158,19 @@ class Store(Writing, RunsInFlight):
             yield from records
         else:
             yield from (dict(r) for r in settled(journal, end, late))
+
+    def lever_records(self, table: str, lever: str) -> list[dict[str, Any]] | None:
+        """One lever's records of a history table in id order, as `find(table, lever=…)` gives them, read by the
+        lever's chain alone (state/store/settled.py); None where the journal keeps no chains (read it whole)."""
+        with self._mutex:
+            self._check_table(table)
+            meta = self._meta()
+            heads, late = (meta.get(HEADS) or {}).get(table), (meta.get(LATE) or {}).get(table)
+            if table in HOT or self._legacy is not None or heads is None or late is None \
+                    or self.journals[table].pending:
+                return None
+            journal, end = self.journals[table], int(self.ends().get(table, 0))
+        return [dict(r) for r in chained(journal, end, heads.get(lever), lever, late)]
 
     def recent(self, table: str) -> dict[str, dict[str, Any]] | None:
         """The newest records of a history table by lever, type and name, with their counts

@@ -14,7 +14,7 @@ from optseq.state.store.journal import INSERT, REPLACE, UPDATE
 from optseq.state.store.layout import ACTIVE, HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
-from optseq.state.store.settled import LATE
+from optseq.state.store.settled import HEADS, LATE
 from optseq.state.store.storage import StoreError, dump
 
 
@@ -73,7 +73,8 @@ class Writing:
                     doc_id = self._db.table(table).insert({**rec, "seq": seq, "at": at})
                 else:
                     doc_id = self._next_id(table)
-                    self.journals[table].stage({"op": INSERT, "id": doc_id, "seq": seq, "at": at, "r": rec})
+                    self.journals[table].stage({"op": INSERT, "id": doc_id, "seq": seq, "at": at, "r": rec},
+                                               lever=_lever(rec))
                     self._track(table, doc_id, rec, new=True)
                     self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at})
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
@@ -91,9 +92,9 @@ class Writing:
                     self._db.table(table).update(changes, doc_ids=[doc_id])
                 elif found:
                     # a change to a record not in flight is late: the index lets a streamed read take it early
-                    late = table != "runs" or not self._db.table(ACTIVE).contains(Query().run == doc_id)
+                    flight = self._db.table(ACTIVE).get(Query().run == doc_id) if table == "runs" else None
                     self.journals[table].stage({"op": UPDATE, "id": doc_id, "seq": self._next_seq(), "r": changes},
-                                               late=late)
+                                               late=flight is None, lever=_lever(flight or {}))
                     self._track(table, doc_id, changes)
                     self._note(table, None, doc_id, changes)
             if not found:  # raised outside the batch, so a refusal does not spoil an enclosing one
@@ -125,7 +126,8 @@ class Writing:
                 else:
                     doc_id = matches[0]["id"] if matches else self._next_id(table)
                     self.journals[table].stage({"op": REPLACE if matches else INSERT, "id": doc_id, "seq": seq,
-                                                "at": at, "r": rec}, late=bool(matches))
+                                                "at": at, "r": rec}, late=bool(matches),
+                                               lever=None if matches else _lever(rec))
                     self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at}, new=not matches)
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 
@@ -192,15 +194,18 @@ class Writing:
         meta = self._meta()
         ends, sums = dict(meta.get("ends") or {}), dict(meta.get(SUMS) or {})
         written = [table for table, journal in self.journals.items() if journal.pending]
+        chains = {table: dict(heads) for table, heads in (meta.get(HEADS) or {}).items()}
         for table, journal in self.journals.items():
             end = int(ends.get(table, 0))
             if table not in sums:  # a store from before checksums: its committed bytes are taken as they are
                 sums[table] = crc_of(journal.path, end)
-            ends[table], sums[table] = journal.commit(end, sums[table])
+            if table not in chains and not end:  # the levers' chains are kept from a journal's first line on
+                chains[table] = {}
+            ends[table], sums[table] = journal.commit(end, sums[table], chains.get(table))
         late = _late_index(meta, self.journals)
         settle([self.journals[table].path for table in written])
         stamps = {table: s for table, j in self.journals.items() if (s := stamp(j.path)) is not None}
-        self._db.table(META).update({"ends": ends, SUMS: sums, STAMPS: stamps, LATE: late,
+        self._db.table(META).update({"ends": ends, SUMS: sums, STAMPS: stamps, LATE: late, HEADS: chains,
                                      "last_at": utc_now()},
                                     doc_ids=[META_ID])
         if self._snapshot is not None:
@@ -249,3 +254,9 @@ def _late_index(meta: dict[str, Any], journals: dict) -> dict[str, dict[str, lis
             entries[str(rid)] = [*entries.get(str(rid), ()), offset]
         late[table] = entries
     return late
+
+
+def _lever(record: Mapping[str, Any]) -> str | None:
+    """The lever whose chain a record's line joins (state/store/settled.py)."""
+    lever = record.get("lever")
+    return lever if isinstance(lever, str) and lever else None

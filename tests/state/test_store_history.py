@@ -241,3 +241,38 @@ def test_a_store_from_before_the_digest_gains_it_on_its_first_write(tmp_path):
             {k: v for k, v in next(d["keys"] for d in kept.values() if d["table"] == "decisions").items()}
         assert seq.export() != before and full_export(seq) == markdown.render(
             seq.plan, seq.machine, seq.export_records(), today="2026-12-01")
+
+
+def test_one_levers_history_is_read_by_its_chain_alone(built):
+    with Sequencer.open(DEFAULT_PLAN, built, mode="read") as seq:
+        journal = seq.store.journals["runs"]
+        read: list[int] = []
+        line_at = journal.line_at
+        journal.line_at = lambda at, *a, **k: read.append(at) or line_at(at, *a, **k)
+        mine = seq.store.lever_records("runs", "option_b")
+        journal.line_at = line_at
+        whole = [line for _, line in journal.iter_lines(0, seq.store.ends()["runs"])]
+        ids = {r["id"] for r in mine}
+        assert mine == seq.store.find("runs", lever="option_b") and mine
+        assert len(read) == len(set(read)) == sum(1 for line in whole if line["id"] in ids) < len(whole)
+        for lever in [lever.id for lever in seq.plan.levers]:
+            assert {k: list(v) for k, v in seq.history_stream(lever)} == seq.history(lever), lever
+
+
+@pytest.mark.parametrize("table", ["runs", "decisions"])
+def test_a_chain_head_moved_to_another_levers_line_is_refused(built, tmp_path, table):
+    import shutil
+
+    db = tmp_path / "state"
+    shutil.copytree(built, db)
+    hot = db / "optseq.json"
+    data = json.loads(hot.read_text(encoding="utf-8"))
+    heads = data["meta"]["1"]["heads"][table]
+    heads["option_b"] = heads["cython_bot"]
+    hot.write_text(json.dumps(data), encoding="utf-8")
+    env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(DEFAULT_PLAN)}
+    proc = cli(env, "runs", "option_b", "--json")
+    err = proc.stderr.strip()
+    assert proc.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"{table}.jsonl: the chain of lever 'option_b' leads to byte" in err, err
+    assert cli(env, "runs", "cython_bot", "--json").returncode == 0  # the other levers' chains are sound
