@@ -148,10 +148,10 @@ class ReadViews:
         def mine(records: Iterable[dict]) -> Iterator[dict]:
             return (r for r in records if lever_id is None or r.get("lever") == lever_id)
 
-        def decisions() -> Iterator[dict]:
+        def decisions() -> Iterator[dict]:  # a generator: nothing is read before the runs are written
             by = self._superseding(self.store.stream("decisions"), self.store.stream("events"))
-            return (dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
-                    for d in mine(self.store.stream("decisions")))
+            yield from (dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
+                        for d in mine(self.store.stream("decisions")))
 
         return [("runs", mine(self.store.stream("runs"))), ("decisions", decisions()),
                 ("criteria", mine(self.store.stream("criteria"))), ("events", mine(self.store.stream("events")))]

@@ -67,9 +67,9 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
                 isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in v) for v in entries.values())
             for entries in late.values())):
         return f"meta.late is {json.dumps(late)[:40]}, not an object of tables' late lines"
-    for key in ("ends", "ids", SUMS):
+    for key in ("ends", "ids", SUMS, "indexed"):
         value = meta.get(key)
-        if value is None and key == SUMS:
+        if value is None and key in (SUMS, "indexed"):
             continue  # a store written before checksums were kept: its first write adds them
         if not isinstance(value, dict):
             return f"meta.{key} is {json.dumps(value)[:40]}, not an object of tables"

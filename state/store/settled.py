@@ -23,6 +23,10 @@ from optseq.state.store.storage import StoreCorrupt
 
 LATE = "late"
 """The meta key of the late lines' index (see the module docstring)."""
+INDEXED = "indexed"
+"""The meta key saying which committed end of each journal the indexes (late lines, chains, the digest) were
+kept up to: a writer that kept none (an older optseq) moves the end past it, and the indexes of that journal are
+not used again (it is read whole, and its next writer starts them again where it can)."""
 HEADS = "heads"
 """The meta key of each journal's levers' chains: {table: {lever: offset of its last line}} (see `chained`)."""
 
@@ -97,6 +101,8 @@ def chained(journal: Journal, end: int, head: int | None, lever: str,
     and the hot file keeps the last one (`meta.heads`); the late changes of its records come from the late
     lines' index. Nothing else of the journal is read. A chain that leads anywhere but to a line of that lever,
     or backwards to no earlier line, is refused like any damaged journal."""
+    if head is None:
+        return []  # the lever wrote no line to this journal (which may not even exist)
     with open(journal.path, "rb") as f:
         return _chained(journal, end, head, lever, late, f)
 
@@ -129,3 +135,10 @@ def _chained(journal: Journal, end: int, head: int | None, lever: str, late: dic
     for _, line in sorted(found, key=lambda item: item[0]):
         fold(records, line)
     return [records[rid] for rid in sorted(records) if records[rid].get("lever") == lever]
+
+
+def indexed(meta: dict[str, Any], table: str) -> bool:
+    """The indexes of the table reach its committed end (see INDEXED); a store from before INDEXED was kept was
+    written by no writer that skipped them."""
+    marks = meta.get(INDEXED)
+    return marks is None or marks.get(table) == int((meta.get("ends") or {}).get(table, 0))

@@ -37,7 +37,7 @@ from optseq.state.store.layout import (
 )
 from optseq.state.store.locks import TransactionLock, live_holder, wait_s as default_wait
 from optseq.state.store.schema import check_schema
-from optseq.state.store.settled import HEADS, LATE, chained, settled
+from optseq.state.store.settled import HEADS, LATE, chained, indexed, settled
 from optseq.state.store.storage import (
     AtomicJSONStorage, StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable, dump,
 )
@@ -153,7 +153,8 @@ class Store(Writing, RunsInFlight):
                 records, journal = self.all(table), None
             else:
                 journal, end = self.journals[table], int(self.ends().get(table, 0))
-                late = (self._meta().get(LATE) or {}).get(table) if not journal.pending else None
+                late = (self._meta().get(LATE) or {}).get(table) \
+                    if not journal.pending and indexed(self._meta(), table) else None
         if journal is None:
             yield from records
         else:
@@ -167,7 +168,7 @@ class Store(Writing, RunsInFlight):
             meta = self._meta()
             heads, late = (meta.get(HEADS) or {}).get(table), (meta.get(LATE) or {}).get(table)
             if table in HOT or self._legacy is not None or heads is None or late is None \
-                    or self.journals[table].pending:
+                    or self.journals[table].pending or not indexed(meta, table):
                 return None
             journal, end = self.journals[table], int(self.ends().get(table, 0))
         return [dict(r) for r in chained(journal, end, heads.get(lever), lever, late)]
@@ -178,7 +179,8 @@ class Store(Writing, RunsInFlight):
         with self._mutex:
             self._check_table(table)
             doc = self._db.table(digest.RECENT).get(Query().table == table)
-            return json.loads(dump(doc["keys"])) if self._legacy is None and digest.sound(doc) else None
+            fresh = self._legacy is None and digest.sound(doc) and indexed(self._meta(), table)
+            return json.loads(dump(doc["keys"])) if fresh else None
 
     def get(self, table: str, doc_id: int) -> dict[str, Any] | None:
         """One record by id, or None."""

@@ -14,7 +14,7 @@ from optseq.state.store.journal import INSERT, REPLACE, UPDATE
 from optseq.state.store.layout import ACTIVE, HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
-from optseq.state.store.settled import HEADS, LATE
+from optseq.state.store.settled import HEADS, INDEXED, LATE, indexed
 from optseq.state.store.storage import StoreError, dump
 
 
@@ -147,7 +147,7 @@ class Writing:
             return
         docs = self._db.table(digest.RECENT)
         doc = docs.get(Query().table == table)
-        if not digest.sound(doc):  # the table's first write, or a store from before the digest: read it once
+        if not digest.sound(doc) or not indexed(self._meta(), table):  # the table's first write, or a store from before the digest: read it once
             keys = digest.started([r for _, r in sorted(self._records(table).items())])
             docs.remove(Query().table == table)
             docs.insert({"table": table, "keys": keys})
@@ -194,7 +194,7 @@ class Writing:
         meta = self._meta()
         ends, sums = dict(meta.get("ends") or {}), dict(meta.get(SUMS) or {})
         written = [table for table, journal in self.journals.items() if journal.pending]
-        chains = {table: dict(heads) for table, heads in (meta.get(HEADS) or {}).items()}
+        chains = {table: dict(heads) for table, heads in (meta.get(HEADS) or {}).items() if indexed(meta, table)}
         for table, journal in self.journals.items():
             end = int(ends.get(table, 0))
             if table not in sums:  # a store from before checksums: its committed bytes are taken as they are
@@ -203,9 +203,10 @@ class Writing:
                 chains[table] = {}
             ends[table], sums[table] = journal.commit(end, sums[table], chains.get(table))
         late = _late_index(meta, self.journals)
+        marks = {table: ends[table] for table in self.journals}
         settle([self.journals[table].path for table in written])
         stamps = {table: s for table, j in self.journals.items() if (s := stamp(j.path)) is not None}
-        self._db.table(META).update({"ends": ends, SUMS: sums, STAMPS: stamps, LATE: late, HEADS: chains,
+        self._db.table(META).update({"ends": ends, SUMS: sums, STAMPS: stamps, LATE: late, HEADS: chains, INDEXED: marks,
                                      "last_at": utc_now()},
                                     doc_ids=[META_ID])
         if self._snapshot is not None:
@@ -247,7 +248,7 @@ def _late_index(meta: dict[str, Any], journals: dict) -> dict[str, dict[str, lis
     before, ends = meta.get(LATE) or {}, meta.get("ends") or {}
     late = {}
     for table, journal in journals.items():
-        if table not in before and int(ends.get(table, 0)):
+        if (table not in before or not indexed(meta, table)) and int(ends.get(table, 0)):
             continue
         entries = dict(before.get(table) or {})
         for rid, offset in journal.late_written:

@@ -276,3 +276,28 @@ def test_a_chain_head_moved_to_another_levers_line_is_refused(built, tmp_path, t
     assert proc.returncode == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert f"{table}.jsonl: the chain of lever 'option_b' leads to byte" in err, err
     assert cli(env, "runs", "cython_bot", "--json").returncode == 0  # the other levers' chains are sound
+
+
+def test_indexes_an_older_writer_left_behind_are_not_used(built, tmp_path):
+    """An older optseq commits lines without keeping the indexes: the end it moves past `meta.indexed` tells."""
+    import shutil
+
+    db = tmp_path / "state"
+    shutil.copytree(built, db)
+    hot = db / "optseq.json"
+    data = json.loads(hot.read_text(encoding="utf-8"))
+    for table in ("runs", "decisions"):
+        data["meta"]["1"]["indexed"][table] -= 1  # as if lines came after what the indexes reach
+    hot.write_text(json.dumps(data), encoding="utf-8")
+    with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:
+        assert seq.store.lever_records("runs", "option_b") is None and seq.store.recent("decisions") is None
+        assert seq.store.lever_records("events", "option_b") is not None  # the other journals' stand
+        assert list(seq.store.stream("runs")) == seq.store.all("runs")
+        assert {k: list(v) for k, v in seq.history_stream("option_b")} == seq.history("option_b")
+        assert seq.export_records()["decisions"] == seq.store.all("decisions")  # read whole
+    with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
+        seq.decide("amp", "defer", "the next writer")
+        meta = seq.store.meta()
+        assert "runs" not in meta["heads"] and "runs" not in meta["late"]  # untracked from now on
+        assert meta["indexed"] == meta["ends"]
+        assert seq.store.recent("decisions") == digest.started(seq.store.all("decisions"))  # the digest, rebuilt
