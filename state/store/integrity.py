@@ -34,6 +34,8 @@ RACY_NS = 20_000_000
 Linux file systems take timestamps from. A file system that keeps whole seconds never gets a trusted stamp
 (`coarse`), so its journals are read on every open, as before stamps."""
 CHUNK = 1 << 20
+SETTLE_BYTES = 16 << 20
+"""A journal this long is worth a writer's wait (`settle`): checking it whole takes longer than RACY_NS."""
 DOCTOR = "`optseq doctor` says what is sound; restore the file from a backup, or move the store aside"
 OPS = ("i", "u", "r")
 
@@ -146,9 +148,10 @@ def stamp(path: Path) -> list[int] | None:
 
 def settle(paths: list[Path]) -> None:
     """Wait until every journal's last change is RACY_NS old, so the stamps taken next are trusted (at most
-    RACY_NS, and only for journals this commit wrote: their mtime is now). A journal under CHUNK bytes is left
-    racy: reading it whole at the next open costs less than the wait."""
-    newest = max((s[2] for s in map(stat_of, paths) if s is not None and not coarse(s) and s[1] >= CHUNK),
+    RACY_NS, and only for journals this commit wrote: their mtime is now). A journal under SETTLE_BYTES is left
+    racy: reading it whole at the next open costs about the wait, and a writer holding the lock no longer than it
+    must lets other writers in."""
+    newest = max((s[2] for s in map(stat_of, paths) if s is not None and not coarse(s) and s[1] >= SETTLE_BYTES),
                  default=None)
     if newest is not None:
         wait = newest + RACY_NS - time.time_ns()

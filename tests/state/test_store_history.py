@@ -167,10 +167,10 @@ def test_a_late_line_whose_commit_failed_is_in_no_index(tmp_path):
 
 
 def big_events(directory: Path) -> Path:
-    """A store whose events journal is past integrity.CHUNK, so its writer waits to stamp it trusted."""
+    """A store whose events journal is past integrity.SETTLE_BYTES, so its writer waits to stamp it trusted."""
     with Store.open(directory) as s, s.batch():
-        for i in range(1200):
-            s.append("events", {"type": "stale", "lever": "c", "reason": "x" * 1000, "i": i})
+        for i in range(integrity.SETTLE_BYTES // 16_000 + 1):
+            s.append("events", {"type": "stale", "lever": "c", "reason": "x" * 16_000, "i": i})
     return directory / "journal" / "events.jsonl"
 
 
