@@ -299,9 +299,9 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             collector.collecting()
             return check(seq, args.lever, say=lambda line: print(line, flush=True))
         if command == "runs":
-            history = seq.history(args.lever)
-            print(json.dumps(history, ensure_ascii=False, indent=2) if args.json else render_history(history))
-            return OK
+            from optseq.console.runs_cmd import print_runs
+
+            return print_runs(seq, args.lever, args.json)
         if command == "export":
             from optseq.console.export_cmd import run_export
 
@@ -333,49 +333,6 @@ def render_status(status: dict) -> str:
     lines.append(f"next: {status['next'] or 'nothing to run'}")
     lines += [f"to do: {item}" for item in status.get("todo") or ()]
     return "\n".join(lines)
-
-
-def _ratio_text(stats) -> str:
-    if not isinstance(stats, dict) or not isinstance(stats.get("estimate"), (int, float)):
-        return ""
-    bounds = (f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
-              if isinstance(stats.get("ci_low"), (int, float)) and isinstance(stats.get("ci_high"), (int, float)) else "")
-    return f"{stats['estimate']:.3f}×{bounds}"
-
-
-RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", "time",
-               "baseline → candidate: median (IQR)", "note")
-"""The runs table of `optseq runs`, one row per run; the note (a failure's reason, noise) is last, unpadded."""
-
-
-def run_row(run: dict) -> tuple[str, ...]:
-    """One run as the cells of RUN_COLUMNS ('-' where a run has no such figure)."""
-    from optseq.console.widgets.figures import duration_text, outcome_text, run_note, units_text, when_text
-    from optseq.state.lifecycle.history_points import run_stats
-    from optseq.state.runs.stats import arms_text
-
-    stats = run_stats(run)
-    return (str(run.get("id")), str(run.get("lever") or "-"), when_text(run) or "-", outcome_text(run),
-            _ratio_text(stats) or "-", units_text(stats) or "-", duration_text(run) or "-",
-            arms_text(stats) or "-", run_note(run))
-
-
-def render_history(history: dict) -> str:
-    lines = []
-    if history["runs"]:
-        rows = [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(RUN_COLUMNS) - 1)]
-        for row in rows:
-            cells = [row[0].rjust(widths[0]), *(c.ljust(w) for c, w in zip(row[1:-1], widths[1:]))]
-            lines.append("  ".join([*cells, row[-1]]).rstrip())
-    for d in history["decisions"]:
-        mark = " (superseded)" if d.get("superseded") else ""
-        how = "auto" if d.get("auto") else "manual"
-        lines.append(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  {d.get('why', '')}")
-    for c in history["criteria"]:
-        lines.append(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
-                     f"{c.get('evidence', '')}")
-    return "\n".join(lines) or "no runs or decisions yet"
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Iterator
 
 from optseq.state.lifecycle.run_index import workload
 from optseq.state.runs.measured_on import at_ci_size
@@ -133,11 +134,43 @@ class ReadViews:
             "events": mine(self.store.all("events")),
         }
 
+    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict]]]:
+        """`history` as it is read: its keys in order, each with its records as the store gives them out
+        (Store.stream), so a caller can write the first run before the last is read."""
+        if lever_id is not None:
+            self.lever(lever_id)
+            tables = ("runs", "decisions", "criteria", "events")
+            chains = {t: self.store.lever_records(t, lever_id) for t in tables}
+            if all(records is not None for records in chains.values()):
+                # the lever's own lines alone; what superseded its decisions is its own (a later decision of it,
+                # a derived event naming it)
+                by = self._superseding(chains["decisions"], chains["events"])
+                chains["decisions"] = [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
+                                       for d in chains["decisions"]]
+                return [(t, iter(chains[t])) for t in tables]
+
+        def mine(records: Iterable[dict]) -> Iterator[dict]:
+            return (r for r in records if lever_id is None or r.get("lever") == lever_id)
+
+        def decisions() -> Iterator[dict]:  # a generator: nothing is read before the runs are written
+            by = self._superseding(self.store.stream("decisions"), self.store.stream("events"))
+            yield from (dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
+                        for d in mine(self.store.stream("decisions")))
+
+        return [("runs", mine(self.store.stream("runs"))), ("decisions", decisions()),
+                ("criteria", mine(self.store.stream("criteria"))), ("events", mine(self.store.stream("events")))]
+
+    @classmethod
+    def _marked(cls, decisions: list[dict], events: list[dict]) -> list[dict]:
+        """Decisions with `superseded` (bool) and `superseded_by` (see `_superseding`)."""
+        by = cls._superseding(decisions, events)
+        return [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"])) for d in decisions]
+
     @staticmethod
-    def _marked(decisions: list[dict], events: list[dict]) -> list[dict]:
-        """Decisions with `superseded` (bool) and `superseded_by`: a later decision of the same lever
-        (its `supersedes`), or a derived `superseded` event (a reversal closed its branch, or a re-measure
-        came back inconclusive) with that event's reason."""
+    def _superseding(decisions: Iterable[dict], events: Iterable[dict]) -> dict:
+        """decision id -> what superseded it: a later decision of the same lever (its `supersedes`), or a
+        derived `superseded` event (a reversal closed its branch, or a re-measure came back inconclusive) with
+        that event's reason."""
         by: dict = {}
         for d in decisions:
             if d.get("supersedes") is not None:
@@ -146,7 +179,7 @@ class ReadViews:
             if e.get("type") == "superseded" and e.get("decision") is not None:
                 what = f"decision {e['by']}" if e.get("by") is not None else f"run {e.get('run')}"
                 by[e["decision"]] = f"{what}: {e.get('reason', '')}"
-        return [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"])) for d in decisions]
+        return by
 
     def todo(self) -> list[str]:
         """What only the user can do next, with the command: criteria to record, plans to write, measured
@@ -200,11 +233,30 @@ class ReadViews:
             return export.render(self.plan, self.machine, self.export_records(), lang=lang, today=today)
 
     def export_records(self) -> dict[str, list[dict]]:
-        """What the export reads: the decisions and events in full, each lever's latest runs from the machine
-        (the runs journal, the bulk of the history, is never read)."""
-        return {"decisions": self.store.all("decisions"), "events": self.store.all("events"),
-                "criteria": self.store.all("criteria"), "facts": self.store.all("facts"),
-                "runs": self.latest_runs()}
+        """What the export reads: each lever's latest runs from the machine, and of the other tables the newest
+        records of each lever, type and name that the store keeps in its hot file (state/store/digest.py), with
+        each lever's standing decision and how many older decisions are left out (`decisions_hidden`): no
+        journal is read, however long the history. A table the store keeps no digest of is read whole."""
+        out: dict[str, list[dict]] = {"runs": self.latest_runs()}
+        for table in ("decisions", "events", "criteria", "facts"):
+            groups = self.store.recent(table)
+            if groups is None:
+                out[table] = self.store.all(table)
+                continue
+            kept = {r["id"]: r for group in groups.values() for r in group["last"]}
+            if table == "decisions":
+                hidden = {}
+                for group in groups.values():
+                    lever = group["last"][-1].get("lever") if group["last"] else None
+                    hidden[lever] = hidden.get(lever, 0) + group["n"] - len(group["last"])
+                for model in self.machine.models.values():
+                    standing = model.decision or {}
+                    if isinstance(standing.get("id"), int) and standing["id"] not in kept:
+                        kept[standing["id"]] = standing  # older than its lever's newest: still the standing one
+                        hidden[model.lever.id] = hidden.get(model.lever.id, 1) - 1
+                out["decisions_hidden"] = [{"lever": k, "count": n} for k, n in hidden.items() if n > 0]
+            out[table] = [kept[k] for k in sorted(kept)]
+        return out
 
     def latest_runs(self) -> list[dict]:
         """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""

@@ -1,6 +1,6 @@
 """Store bench: how `status`, a write, `runs --json` and `export` cost as the store's history grows.
 
-`python -m optseq.state.bench.store [--runs 100,1000,10000] [--repeat N] [--write docs/performance.md] [--keep DIR]`
+`python -m optseq.state.bench.store [--runs 100,10000,100000] [--repeat N] [--write docs/performance.md] [--keep DIR]`
 
 For each size N it builds a fresh store of N real-shaped lever runs on the default plan through the real
 API (`store_build.build_store`: `Sequencer.open`, `Sequencer.append`/`run_ended`/`fire_points`/`decide_in_batch`/
@@ -32,7 +32,7 @@ from optseq.state.bench.store_doc import fmt_s, machine, render, write_section
 from optseq.state.bench.store_measure import ROOT, measure, startup
 
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
-SIZES = (100, 1000, 10000)
+SIZES = (100, 10_000, 100_000)
 REPEAT = 5
 
 

@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Callable
 
 GROUP = 100
+POOL = 64
+"""Drawn sample sets per kind of run (lever, wanted verdict, slow pair, repeated sample): a run of the same kind
+as an earlier one `POOL` runs before reuses its samples and the pass loop's verdict on them (`_passes`), so a
+100,000-run store builds in minutes; every record is still written through the real API."""
 """Runs per batch while building (one atomic store write per group instead of several per run)."""
 LEVERS = ("cython_bot", "option_b", "option_a")
 """The levers the built history runs, in turn: the default plan's A/B levers that can be adopted or rejected
@@ -69,12 +73,11 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     """
     from optseq.state.plan.definition import definition
     from optseq.state.runs.measured_on import fingerprint
-    from optseq.state.runs.passes import ABPasses
     from optseq.state.errors import InputError
     from optseq.state.sequencer import Sequencer
     from optseq.state.store.records import utc_now
 
-    rng = random.Random(seed)
+    passes_of: dict[tuple, list] = {}
     started_at = time.perf_counter()
     per_lever: dict[str, int] = {}
     built = Built(runs=0, seconds=0.0)
@@ -114,35 +117,27 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     samples_file = run_dir / "samples.jsonl"
 
                     # -- the passes: each launch updates the run, its samples go to the file as they come
-                    passes = ABPasses(rule)
+                    pattern = (lever_id, want, j % 3 != 0, k % 5 == 4, k % POOL)
+                    if pattern not in passes_of:
+                        passes_of[pattern] = _passes(rule, lever, pattern, seed)
                     all_samples: list[dict] = []
-                    qualities: list[dict] = []
                     warnings: list[str] = []
                     pass_counts: list[dict] = []
-                    pass_no, step, log_path = 0, None, None
-                    while True:
-                        pass_no += 1
+                    log_path = None
+                    for pass_no, (samples, quality, step) in enumerate(passes_of[pattern], 1):
                         with seq.writing():
                             child = 20_000 + (run_id * 7 + pass_no) % 40_000
                             seq.store.update("runs", run_id, {"child_pid": child, "pgid": child, "passes": pass_no,
                                                               "elapsed_at_pass": 1.5 * (pass_no - 1)})
-                        samples = _draw_pass(rule, lever_id, want, pass_no, passes.requested, rng,
-                                             slow_pair=j % 3 != 0, repeated=k % 5 == 4)
                         with open(samples_file, "a", encoding="utf-8") as f:
                             for s in samples:
                                 f.write(json.dumps(s) + "\n")
-                        quality = {"name": rule.guards[0].name, "value": 0.0, "limit": float(rule.guards[0].max or 0)}
                         log_path = run_dir / f"pass-{pass_no}.log"
-                        log_path.write_text(_log(lever_id, run_id, pass_no, passes.requested, samples, quality),
+                        log_path.write_text(_log(lever_id, run_id, pass_no, len(samples) // 2, samples, quality),
                                             encoding="utf-8")
                         all_samples += samples
-                        qualities.append(quality)
-                        step = passes.after_pass(samples, qualities, elapsed_s=1.5 * pass_no, timeout_s=lever.timeout_s,
-                                                 duration_s=1.5, pair_s=0.1)
                         pass_counts.append(step.counts)
                         warnings += step.warnings
-                        if step.failure or not step.more:
-                            break
                     if step.failure:
                         raise BenchError(f"run {run_id} ({lever_id}): {step.failure}")
 
@@ -153,9 +148,10 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     if step.split is not None:
                         summary["split"] = step.split.to_dict()
                     fields = {
-                        "status": "succeeded", "ended": utc_now(), "elapsed_s": 1.5 * pass_no, "exit_code": 0,
+                        "status": "succeeded", "ended": utc_now(), "elapsed_s": 1.5 * len(passes_of[pattern]),
+                        "exit_code": 0,
                         "detail": "exited 0 after done",
-                        "passes": pass_no, "env": dict(ENV),
+                        "passes": len(passes_of[pattern]), "env": dict(ENV),
                         # run_record's: the lever as it ran, and no repository (the built store has none)
                         "fingerprint": {**fingerprint(ENV, seq.machine.infra()),
                                         "definition": definition(lever, seq.plan.path), "repo": None},
@@ -188,6 +184,30 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
             built.events[event.get("type")] = built.events.get(event.get("type"), 0) + 1
     built.seconds = time.perf_counter() - started_at
     return built
+
+
+def _passes(rule, lever, pattern: tuple, seed: int) -> list[tuple[list[dict], dict, object]]:
+    """One kind of run's passes as the real pass loop judges them: (samples, quality, step) per pass, the samples
+    drawn from a generator seeded by the kind, so the same kind always gets the same ones."""
+    from optseq.state.runs.passes import ABPasses
+
+    lever_id, want, slow_pair, repeated, _ = pattern
+    rng = random.Random(f"{seed}:{pattern!r}")
+    passes = ABPasses(rule)
+    qualities: list[dict] = []
+    out = []
+    pass_no = 0
+    while True:
+        pass_no += 1
+        samples = _draw_pass(rule, lever_id, want, pass_no, passes.requested, rng, slow_pair=slow_pair,
+                             repeated=repeated)
+        quality = {"name": rule.guards[0].name, "value": 0.0, "limit": float(rule.guards[0].max or 0)}
+        qualities.append(quality)
+        step = passes.after_pass(samples, qualities, elapsed_s=1.5 * pass_no, timeout_s=lever.timeout_s,
+                                 duration_s=1.5, pair_s=0.1)
+        out.append((samples, quality, step))
+        if step.failure or not step.more:
+            return out
 
 
 def _draw_pass(rule, lever_id: str, want: str, pass_no: int, requested: int, rng: random.Random, *,

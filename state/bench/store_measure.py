@@ -30,6 +30,7 @@ class Row:
     fact_s: float
     decide_s: float
     runs_json_s: float
+    """The whole of `runs --json`."""
     export_s: float
     status_rss: int
     """Bytes: the peak RSS of one more `status --json` process."""
@@ -37,6 +38,12 @@ class Row:
     """In-process `Sequencer.set_fact` on a Sequencer already open (machine, levers snapshot, store write)."""
     append_s: float
     """In-process `Store.append("facts", …)` on a Store already open: the store's own write."""
+    runs_first_s: float = 0.0
+    """`runs --json` from its start to its first run's record whole on stdout (the same processes)."""
+    runs_lever_s: float = 0.0
+    """The whole of `runs option_b --json` (one lever's runs, decisions and events)."""
+    runs_rss: int = 0
+    """Bytes: the peak RSS of one more `runs --json` process."""
 
 
 def _env() -> dict[str, str]:
@@ -66,6 +73,31 @@ _RSS_PROBE = ("import os, sys\n"
               "sys.exit(os.waitstatus_to_exitcode(status))\n")
 
 
+FIRST_END = b"\n    }"
+"""Where `runs --json`'s first record ends: its closing brace, at the records' indent."""
+
+
+def streamed(argv: list[str]) -> tuple[float, float]:
+    """Run a command that writes JSON records; (seconds to its first record's end on stdout, seconds to its end)."""
+    t0 = time.perf_counter()
+    first, seen = None, b""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=err)
+        while chunk := proc.stdout.read1(1 << 16):
+            if first is None:
+                seen = seen[-len(FIRST_END):] + chunk
+                if FIRST_END in seen:
+                    first = time.perf_counter() - t0
+        code = proc.wait()
+        elapsed = time.perf_counter() - t0
+        if code != 0:
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise BenchError(f"{' '.join(argv[2:])} exited {code}: {' | '.join(tail)}")
+    return (elapsed if first is None else first), elapsed
+
+
 def peak_rss(argv: list[str]) -> int:
     """The peak resident set of one run of `argv`, in bytes (see _RSS_PROBE)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,15 +123,20 @@ def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path)
     db_bytes = tinydb_file.stat().st_size if tinydb_file.is_file() else None
     common = ["--plan", str(plan_path), "--db", str(db)]
     out = scratch / "export.md"
-    times: dict[str, list[float]] = {k: [] for k in ("status", "fact", "decide", "runs", "export")}
+    times: dict[str, list[float]] = {k: [] for k in ("status", "fact", "decide", "runs", "first", "lever",
+                                                      "export")}
     for i in range(repeat):
         times["status"].append(child([*CLI, "status", "--json", *common]))
         times["fact"].append(child([*CLI, "fact", "eval_dense", "true" if i % 2 == 0 else "false", *common]))
         times["decide"].append(child([*CLI, "decide", "amp", "defer", "--why", "store bench: a repeatable write",
                                       *common]))
-        times["runs"].append(child([*CLI, "runs", "--json", *common]))
+        first, whole = streamed([*CLI, "runs", "--json", *common])
+        times["first"].append(first)
+        times["runs"].append(whole)
+        times["lever"].append(child([*CLI, "runs", "option_b", "--json", *common]))
         times["export"].append(child([*CLI, "export", "-o", str(out), *common]))
     rss = peak_rss([*CLI, "status", "--json", *common])
+    runs_rss = peak_rss([*CLI, "runs", "--json", *common])
     set_fact, append = [], []
     with Sequencer.open(plan_path, db, mode="write") as seq:
         for i in range(repeat):
@@ -116,5 +153,6 @@ def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path)
                db_bytes=db_bytes, status_s=med["status"],
                fact_s=med["fact"], decide_s=med["decide"], runs_json_s=med["runs"], export_s=med["export"],
                status_rss=rss, set_fact_s=statistics.median(set_fact),
-               append_s=statistics.median(append))
+               append_s=statistics.median(append), runs_first_s=med["first"], runs_lever_s=med["lever"],
+               runs_rss=runs_rss)
 

@@ -66,9 +66,11 @@ class Tables(LeverWords):
             for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
                 if r.get("superseded") or r.get("id") in replaced or r.get("seq") != model.decision_seq:
                     past.append((r.get("seq", 0), lever, r.get("outcome"), r))
-            if len(past) > HISTORY_PER_LEVER:
+            # older decisions the store's digest left out (views.export_records): none is a standing one
+            hidden = sum(h["count"] for h in self.records.get("decisions_hidden", ()) if h.get("lever") == lever.id)
+            if len(past) + hidden > HISTORY_PER_LEVER:
                 # a doc that lists every decision of a long-lived store is read by nobody: the newest, and a count
-                earlier = len(past) - HISTORY_PER_LEVER
+                earlier = len(past) + hidden - HISTORY_PER_LEVER
                 past = [(0, lever, None, {"earlier": earlier})] + past[-HISTORY_PER_LEVER:]
             history += past
         lines = [heading(2, w['results']), ""]

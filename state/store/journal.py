@@ -12,12 +12,15 @@ import os
 import time
 import zlib
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
-from optseq.state.store.integrity import DOCTOR, line_problem
+from optseq.state.store.integrity import CHUNK, DOCTOR, line_problem
 from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"
+PREVIOUS = "pl"
+"""A line's offset of the line before it of the same lever (the lever's chain: state/store/settled.py)."""
 
 
 class Journal:
@@ -31,6 +34,12 @@ class Journal:
         self.loaded = False
         self.pending: list[dict[str, Any]] = []
         """Lines of the open transaction, not yet written."""
+        self.late_pending: list[int] = []
+        """Which of `pending` are late (`stage`)."""
+        self.levers_pending: list[str | None] = []
+        """The lever of each of `pending` whose chain it joins, or None."""
+        self.late_written: list[tuple[int, int]] = []
+        """(record id, offset) of the late lines the last commit appended."""
 
     # -- reading ---------------------------------------------------------------------------------
     def ensure(self, end: int) -> None:
@@ -46,31 +55,59 @@ class Journal:
 
     def lines(self, start: int, end: int) -> list[dict[str, Any]]:
         """The parsed lines between two byte offsets of committed history."""
+        return [line for _, line in self.iter_lines(start, end)]
+
+    def iter_lines(self, start: int, end: int, chunk: int = CHUNK) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(offset, parsed line) between two byte offsets of committed history, read a chunk at a time."""
         if end <= start:
-            return []
+            return
         try:
-            with open(self.path, "rb") as f:
-                f.seek(start)
-                raw = f.read(end - start)
+            f = open(self.path, "rb")
         except FileNotFoundError:
-            raw = b""
-        if len(raw) != end - start:
-            raise StoreCorrupt(f"{self.path} is shorter ({start + len(raw)} bytes) than its committed "
-                               f"{end}; refusing to use the store so nothing is lost; restore it")
-        out, at = [], start
-        for text in raw.split(b"\n")[:-1]:
-            try:
-                line = json.loads(text)
-            except (UnicodeDecodeError, ValueError):
-                line, problem = None, "not JSON"
-            else:
-                problem = line_problem(line)
-            if problem:
-                raise StoreCorrupt(f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store "
-                                   f"so nothing is lost; {DOCTOR}")
-            out.append(line)
-            at += len(text) + 1
-        return out
+            self._short(start, 0, end)
+        with f:
+            f.seek(start)
+            at, rest = start, b""
+            while at + len(rest) < end:
+                raw = f.read(min(chunk, end - at - len(rest)))
+                if not raw:
+                    self._short(start, at + len(rest) - start, end)
+                texts = (rest + raw).split(b"\n")
+                rest = texts.pop()
+                for text in texts:
+                    yield at, self._parse(text, at)
+                    at += len(text) + 1
+
+    def line_at(self, at: int, rid: int | None, end: int, f: BinaryIO | None = None) -> dict[str, Any]:
+        """The line at byte `at` (an index's word), checked to be one of record `rid`'s (any record's, for None)
+        before it is used; `f`, the journal already open, for many."""
+        if f is None:
+            with open(self.path, "rb") as f:
+                return self.line_at(at, rid, end, f)
+        f.seek(at)
+        text = f.readline(max(0, end - at))
+        line = self._parse(text.rstrip(b"\n"), at) if at < end and text.endswith(b"\n") else None
+        if line is None or (rid is not None and line.get("id") != rid):
+            what = "a line" if rid is None else f"a line of record {rid}"
+            raise StoreCorrupt(f"{self.path} has no {what} at byte {at}, where an index in the hot file says it is; "
+                               f"refusing to use the store so nothing is lost; {DOCTOR}")
+        return line
+
+    def _parse(self, text: bytes, at: int) -> dict[str, Any]:
+        try:
+            line = json.loads(text)
+        except (UnicodeDecodeError, ValueError):
+            line, problem = None, "not JSON"
+        else:
+            problem = line_problem(line)
+        if problem:
+            raise StoreCorrupt(f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store "
+                               f"so nothing is lost; {DOCTOR}")
+        return line
+
+    def _short(self, start: int, got: int, end: int) -> None:
+        raise StoreCorrupt(f"{self.path} is shorter ({start + got} bytes) than its committed "
+                           f"{end}; refusing to use the store so nothing is lost; restore it")
 
     def view(self, end: int) -> dict[int, dict[str, Any]]:
         """id -> record, the open transaction's own lines included (copy-on-write over `records`)."""
@@ -83,15 +120,30 @@ class Journal:
         return merged
 
     # -- writing ---------------------------------------------------------------------------------
-    def stage(self, line: dict[str, Any]) -> None:
+    def stage(self, line: dict[str, Any], late: bool = False, lever: str | None = None) -> None:
+        """Add a line to the open transaction; `late`: it changes a record already settled, `lever`: the lever whose
+        chain it joins (state/store/settled.py)."""
         self.pending.append(line)
+        self.levers_pending.append(lever)
+        if late:
+            self.late_pending.append(len(self.pending) - 1)
 
-    def commit(self, end: int, crc: int) -> tuple[int, int]:
+    def commit(self, end: int, crc: int, heads: dict[str, int] | None = None) -> tuple[int, int]:
         """Append the staged lines at the committed `end` and make them durable; returns the new end and the CRC-32
-        of the bytes up to it (`crc` being the one up to `end`)."""
+        of the bytes up to it (`crc` being the one up to `end`). `heads` (lever -> offset of its last line), when
+        the journal keeps its levers' chains (state/store/settled.py), gets each staged line of a lever, which
+        points back at the lever's line before it (`pl`)."""
+        self.late_written = []
         if not self.pending:
             return end, crc
-        data = b"".join(dump(line).encode("utf-8") + b"\n" for line in self.pending)
+        encoded, at, chained = [], end, dict(heads or {})
+        for line, lever in zip(self.pending, self.levers_pending):
+            if heads is not None and lever is not None:
+                line = {**line, PREVIOUS: chained[lever]} if lever in chained else line
+                chained[lever] = at
+            encoded.append(dump(line).encode("utf-8") + b"\n")
+            at += len(encoded[-1])
+        data = b"".join(encoded)
         try:
             with open(self.path, "ab") as f:
                 if f.tell() != end:
@@ -103,15 +155,21 @@ class Journal:
         except OSError as e:
             raise StoreUnwritable(f"cannot write {self.path}: {e.strerror or e}") from e
         new_end = end + len(data)
+        offsets = [end]
+        for text in encoded[:-1]:
+            offsets.append(offsets[-1] + len(text))
+        self.late_written = [(self.pending[i]["id"], offsets[i]) for i in self.late_pending]
         if self.loaded and self.folded == end:
             for line in self.pending:
                 fold(self.records, line)
             self.folded = new_end
-        self.pending = []
+        self.pending, self.late_pending, self.levers_pending = [], [], []
+        if heads is not None:
+            heads.update(chained)
         return new_end, zlib.crc32(data, crc)
 
     def discard(self) -> None:
-        self.pending = []
+        self.pending, self.late_pending, self.levers_pending = [], [], []
 
     def forget(self) -> None:
         """Drop what was folded: lines folded by a commit whose hot file never landed must not be seen."""

@@ -49,8 +49,9 @@ def migrate(db: TinyDB, journals: dict[str, Journal], directory: Path, data: dic
         rows = sorted(((int(k), v) for k, v in (data.get(table) or {}).items()), key=lambda kv: kv[0])
         for doc_id, doc in rows:
             fields = {k: v for k, v in doc.items() if k not in ("seq", "at")}
+            lever = fields.get("lever")
             journals[table].stage({"op": INSERT, "id": doc_id, "seq": doc.get("seq"), "at": doc.get("at"),
-                                   "r": fields})
+                                   "r": fields}, lever=lever if isinstance(lever, str) and lever else None)
             if fields.get("status") not in FINAL and table == "runs" and fields.get("status"):
                 db.table(ACTIVE).insert({"run": doc_id, "lever": fields.get("lever"),
                                          "pid": fields.get("pid"), "pgid": fields.get("pgid")})

@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tinydb import TinyDB
+from tinydb import Query, TinyDB
 
+from optseq.state.store import digest
 from optseq.state.store.inflight import RunsInFlight, orphaned
 from optseq.state.store.integrity import check_journals, orphaned_history
 from optseq.state.store.journal import Journal
@@ -36,6 +37,7 @@ from optseq.state.store.layout import (
 )
 from optseq.state.store.locks import TransactionLock, live_holder, wait_s as default_wait
 from optseq.state.store.schema import check_schema
+from optseq.state.store.settled import HEADS, LATE, chained, indexed, settled
 from optseq.state.store.storage import (
     AtomicJSONStorage, StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable, dump,
 )
@@ -141,6 +143,44 @@ class Store(Writing, RunsInFlight):
             if table in HOT:
                 return [{"id": doc.doc_id, **doc} for doc in self._db.table(table).all()]
             return [dict(r) for _, r in sorted(self._records(table).items())]
+
+    def stream(self, table: str) -> Iterator[dict[str, Any]]:
+        """Every record of a table in id order, as `all` gives them, each as soon as it is read and settled
+        (state/store/settled.py): the first comes at once and memory stays bounded however long the history."""
+        with self._mutex:
+            self._check_table(table)
+            if table in HOT or self._legacy is not None:
+                records, journal = self.all(table), None
+            else:
+                journal, end = self.journals[table], int(self.ends().get(table, 0))
+                late = (self._meta().get(LATE) or {}).get(table) \
+                    if not journal.pending and indexed(self._meta(), table) else None
+        if journal is None:
+            yield from records
+        else:
+            yield from (dict(r) for r in settled(journal, end, late))
+
+    def lever_records(self, table: str, lever: str) -> list[dict[str, Any]] | None:
+        """One lever's records of a history table in id order, as `find(table, lever=…)` gives them, read by the
+        lever's chain alone (state/store/settled.py); None where the journal keeps no chains (read it whole)."""
+        with self._mutex:
+            self._check_table(table)
+            meta = self._meta()
+            heads, late = (meta.get(HEADS) or {}).get(table), (meta.get(LATE) or {}).get(table)
+            if table in HOT or self._legacy is not None or heads is None or late is None \
+                    or self.journals[table].pending or not indexed(meta, table):
+                return None
+            journal, end = self.journals[table], int(self.ends().get(table, 0))
+        return [dict(r) for r in chained(journal, end, heads.get(lever), lever, late)]
+
+    def recent(self, table: str) -> dict[str, dict[str, Any]] | None:
+        """The newest records of a history table by lever, type and name, with their counts
+        (state/store/digest.py): {key: {"n", "last": [records]}}; None where the store keeps no digest of it."""
+        with self._mutex:
+            self._check_table(table)
+            doc = self._db.table(digest.RECENT).get(Query().table == table)
+            fresh = self._legacy is None and digest.sound(doc) and indexed(self._meta(), table)
+            return json.loads(dump(doc["keys"])) if fresh else None
 
     def get(self, table: str, doc_id: int) -> dict[str, Any] | None:
         """One record by id, or None."""

@@ -6,11 +6,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from optseq.state.store.integrity import SUMS, crc_of, orphaned_history
+from tinydb import Query
+
+from optseq.state.store import digest
+from optseq.state.store.integrity import STAMPS, SUMS, check_journals, crc_of, orphaned_history, settle, stamp
 from optseq.state.store.journal import INSERT, REPLACE, UPDATE
-from optseq.state.store.layout import HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
+from optseq.state.store.layout import ACTIVE, HOT, JOURNAL_DIR, META, META_ID, SNAPSHOT
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
+from optseq.state.store.settled import HEADS, INDEXED, LATE, indexed
 from optseq.state.store.storage import StoreError, dump
 
 
@@ -69,8 +73,10 @@ class Writing:
                     doc_id = self._db.table(table).insert({**rec, "seq": seq, "at": at})
                 else:
                     doc_id = self._next_id(table)
-                    self.journals[table].stage({"op": INSERT, "id": doc_id, "seq": seq, "at": at, "r": rec})
+                    self.journals[table].stage({"op": INSERT, "id": doc_id, "seq": seq, "at": at, "r": rec},
+                                               lever=_lever(rec))
                     self._track(table, doc_id, rec, new=True)
+                    self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at})
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 
     def update(self, table: str, doc_id: int, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,8 +91,12 @@ class Writing:
                 if found and table in HOT:
                     self._db.table(table).update(changes, doc_ids=[doc_id])
                 elif found:
-                    self.journals[table].stage({"op": UPDATE, "id": doc_id, "seq": self._next_seq(), "r": changes})
+                    # a change to a record not in flight is late: the index lets a streamed read take it early
+                    flight = self._db.table(ACTIVE).get(Query().run == doc_id) if table == "runs" else None
+                    self.journals[table].stage({"op": UPDATE, "id": doc_id, "seq": self._next_seq(), "r": changes},
+                                               late=flight is None, lever=_lever(flight or {}))
                     self._track(table, doc_id, changes)
+                    self._note(table, None, doc_id, changes)
             if not found:  # raised outside the batch, so a refusal does not spoil an enclosing one
                 raise RecordNotFound(f"no record {doc_id} in table {table!r} of {self.path}")
             return {"id": doc_id, **changes}
@@ -116,7 +126,9 @@ class Writing:
                 else:
                     doc_id = matches[0]["id"] if matches else self._next_id(table)
                     self.journals[table].stage({"op": REPLACE if matches else INSERT, "id": doc_id, "seq": seq,
-                                                "at": at, "r": rec})
+                                                "at": at, "r": rec}, late=bool(matches),
+                                               lever=None if matches else _lever(rec))
+                    self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at}, new=not matches)
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 
     def put_snapshot(self, data: Mapping[str, Any]) -> None:
@@ -127,6 +139,25 @@ class Writing:
             if not self._depth:
                 raise StoreError("put_snapshot belongs inside a batch")
             self._snapshot = json.loads(dump(dict(data)))
+
+    def _note(self, table: str, record: dict[str, Any] | None, rid: int = 0, fields: dict[str, Any] | None = None,
+              new: bool = True) -> None:
+        """Keep the digest of the newest records (state/store/digest.py) with the line just staged."""
+        if table not in digest.TABLES:
+            return
+        docs = self._db.table(digest.RECENT)
+        doc = docs.get(Query().table == table)
+        if not digest.sound(doc) or not indexed(self._meta(), table):  # the table's first write, or a store from before the digest: read it once
+            keys = digest.started([r for _, r in sorted(self._records(table).items())])
+            docs.remove(Query().table == table)
+            docs.insert({"table": table, "keys": keys})
+            return
+        keys = {k: {"n": g["n"], "last": list(g["last"])} for k, g in doc["keys"].items()}
+        if record is None:
+            digest.updated(keys, rid, fields or {})
+        else:
+            digest.noted(keys, json.loads(dump(record)), new)
+        docs.update({"keys": keys}, doc_ids=[doc.doc_id])
 
     # ---- the transaction -----------------------------------------------------------------
 
@@ -145,6 +176,8 @@ class Writing:
                 self._db.table(META).insert({"schema_version": SCHEMA_VERSION, "seq": 0, "ids": {}, "ends": {}})
             elif meta.get("schema_version") == 1:
                 migrate(self._db, self.journals, self.directory, data)
+            else:  # what this commit stamps must have been sound before it: checked again under the lock
+                check_journals(self.directory, self.journals, meta)
             (self.directory / JOURNAL_DIR).mkdir(exist_ok=True)
             ends = self.ends()
             for table, journal in self.journals.items():
@@ -161,12 +194,21 @@ class Writing:
         meta = self._meta()
         ends, sums = dict(meta.get("ends") or {}), dict(meta.get(SUMS) or {})
         written = [table for table, journal in self.journals.items() if journal.pending]
+        chains = {table: dict(heads) for table, heads in (meta.get(HEADS) or {}).items() if indexed(meta, table)}
         for table, journal in self.journals.items():
             end = int(ends.get(table, 0))
             if table not in sums:  # a store from before checksums: its committed bytes are taken as they are
                 sums[table] = crc_of(journal.path, end)
-            ends[table], sums[table] = journal.commit(end, sums[table])
-        self._db.table(META).update({"ends": ends, SUMS: sums, "last_at": utc_now()}, doc_ids=[META_ID])
+            if table not in chains and not end:  # the levers' chains are kept from a journal's first line on
+                chains[table] = {}
+            ends[table], sums[table] = journal.commit(end, sums[table], chains.get(table))
+        late = _late_index(meta, self.journals)
+        marks = {table: ends[table] for table in self.journals}
+        settle([self.journals[table].path for table in written])
+        stamps = {table: s for table, j in self.journals.items() if (s := stamp(j.path)) is not None}
+        self._db.table(META).update({"ends": ends, SUMS: sums, STAMPS: stamps, LATE: late, HEADS: chains, INDEXED: marks,
+                                     "last_at": utc_now()},
+                                    doc_ids=[META_ID])
         if self._snapshot is not None:
             snapshots = self._db.table(SNAPSHOT)
             snapshots.truncate()
@@ -198,3 +240,24 @@ class Writing:
         ids[table] = int(ids.get(table, 0)) + 1
         self._db.table(META).update({"ids": ids}, doc_ids=[META_ID])
         return ids[table]
+
+
+def _late_index(meta: dict[str, Any], journals: dict) -> dict[str, dict[str, list[int]]]:
+    """meta.late after this commit (state/store/settled.py): each table's late lines, kept from its first line on;
+    a journal that held history before the index was kept stays out of it (it is read whole, as before)."""
+    before, ends = meta.get(LATE) or {}, meta.get("ends") or {}
+    late = {}
+    for table, journal in journals.items():
+        if (table not in before or not indexed(meta, table)) and int(ends.get(table, 0)):
+            continue
+        entries = dict(before.get(table) or {})
+        for rid, offset in journal.late_written:
+            entries[str(rid)] = [*entries.get(str(rid), ()), offset]
+        late[table] = entries
+    return late
+
+
+def _lever(record: Mapping[str, Any]) -> str | None:
+    """The lever whose chain a record's line joins (state/store/settled.py)."""
+    lever = record.get("lever")
+    return lever if isinstance(lever, str) and lever else None

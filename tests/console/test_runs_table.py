@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from optseq.console.app import make_app
-from optseq.console.cli import RUN_COLUMNS
+from optseq.console.runs_cmd import RUN_COLUMNS
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, _steady_env, cell, run, select_lever, until  # noqa: F401

@@ -190,26 +190,31 @@ def test_the_command_writes_a_table_with_one_row_per_size(tmp_path):
     store = text[text.index("<!-- section:store -->"):]
     rows = [line for line in store.splitlines() if line.startswith("| ") and not line.startswith("| runs")]
     assert len(rows) == 1 and rows[0].startswith("| 20 | ")
-    assert len(rows[0].split(" | ")) == 12
+    assert len(rows[0].split(" | ")) == 15
     assert "--runs 20 --repeat 1" in store and "tinydb" in store
-    assert "Targets at 10,000 runs: not judged" in store
+    assert "Targets at 100,000 runs: not judged" in store
 
 
-def row(runs: int, status_s: float, rss_mb: float) -> store_measure.Row:
+def row(runs: int, status_s: float, rss_mb: float, first_s: float = 0.15, runs_rss_mb: float | None = None) \
+        -> store_measure.Row:
     return store_measure.Row(runs=runs, build_s=1.0, dir_bytes=10**6, dir_files=3, db_bytes=None, status_s=status_s,
                              fact_s=0.2, decide_s=0.2, runs_json_s=0.2, export_s=0.5, status_rss=int(rss_mb * 1e6),
-                             set_fact_s=0.02, append_s=0.01)
+                             set_fact_s=0.02, append_s=0.01, runs_first_s=first_s, runs_lever_s=0.1,
+                             runs_rss=int((rss_mb if runs_rss_mb is None else runs_rss_mb) * 1e6))
 
 
 def test_the_section_names_its_command_and_judges_the_targets():
-    text = store_doc.render([row(100, 0.1, 20), row(10000, 0.2, 24)], command=store_doc.MAKE_COMMAND, repeat=5,
+    text = store_doc.render([row(100, 0.1, 20), row(100_000, 0.2, 24)], command=store_doc.MAKE_COMMAND, repeat=5,
                             startup_s=0.05, about="a CPU", when="today")
     assert ("Written by `make store-bench` (`python -m optseq.state.bench.store --write docs/performance.md`) on today; "
             "a CPU.") in text
-    assert "| 10,000 | 1.0 MB (3) | — | 1.00 s | 0.20 s |" in text
-    targets = next(line for line in text.splitlines() if line.startswith("Targets at 10,000 runs"))
-    assert "not met" not in targets and targets.count(", met") == 4
-    slow = store_doc.render([row(100, 0.1, 20), row(10000, 4.5, 214)], command="python -m optseq.state.bench.store",
-                            repeat=5, startup_s=0.05, about="a CPU", when="today")
+    assert "| 100,000 | 1.0 MB (3) | — | 1.00 s | 0.20 s |" in text
+    targets = next(line for line in text.splitlines() if line.startswith("Targets at 100,000 runs"))
+    assert "not met" not in targets and targets.count(", met") == 6
+    slow = store_doc.render([row(100, 0.1, 20), row(100_000, 4.5, 214, first_s=3.0, runs_rss_mb=900)],
+                            command="python -m optseq.state.bench.store", repeat=5, startup_s=0.05, about="a CPU",
+                            when="today")
     assert "Written by `python -m optseq.state.bench.store` on today" in slow
     assert "`status` ≤ 0.25 s: 4.50 s, **not met**" in slow and "20 → 214 MB (10.7×), **not met**" in slow
+    assert "first `runs --json` record ≤ 0.30 s: 3.00 s, **not met**" in slow
+    assert "`runs --json` RSS flat (≤ 1.25× the 100-run store's): 20 → 900 MB (45.0×), **not met**" in slow

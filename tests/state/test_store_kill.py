@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from optseq.state.store import digest
+from optseq.state.store.layout import HISTORY
 from optseq.state.store.store import Store
 from tests.state.kill_writer import PAYLOAD
 
@@ -78,6 +80,10 @@ def check(store: Store, acked: set[str], facts: dict[str, int]) -> None:
     seqs = sorted(r["seq"] for t in ("events", "runs", "facts") for r in store.all(t))
     assert len(seqs) == len(set(seqs)) and seqs[-1] <= store.meta()["seq"]
     assert all(r["status"] != "running" for r in runs.values())  # a dead writer's runs are recovered
+    for table in HISTORY:  # the late lines' index and the digest stay right through every kill
+        assert list(store.stream(table)) == store.all(table), table
+    for table in digest.TABLES:
+        assert store.recent(table) in (None, digest.started(store.all(table))), table
 
 
 def test_every_acknowledged_write_survives_sigkill(tmp_path):
