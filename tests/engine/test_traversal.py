@@ -1,8 +1,11 @@
 """Deep CFR traversal: one generator, several drivers, identical samples for identical seeds."""
+import hashlib
+
 import pytest
 import torch
 
 from optseq.engine.games.api import CALL, FOLD, RAISE
+from optseq.engine.games.flop_holdem import FlopHoldem
 from optseq.engine.games.leduc import LeducGame
 from optseq.engine.traversal import option_a, option_b, sequential
 from optseq.engine.traversal.generator import Query, Traversal, jobs_for, regret_matching, traverse
@@ -92,6 +95,25 @@ def test_option_a_and_a_plus_b_match_sequential(workers, k):
     if workers * k > 1:
         assert stats.mean_batch > 1.0  # the server really did merge requests
     assert 0.0 < stats.latency_quantile(0.5) <= stats.latency_quantile(0.99)
+
+
+# sha256 of the samples of a fixed job set under an exact net, recorded with the recursive `yield from`
+# traversal and the uncached Leduc states: speeding up the walk or the game must not change one bit.
+PINNED = {
+    "leduc": (60, "53949d50cb7dd9e9fcbcb14c93e1cfbe3062ea154c65035a37e7fd5916adc2a0", 1917),
+    "flop_holdem": (20, "3d912ab569343025a1126e89dc407cb23cf4b172db25b0073c5cb16cc3a33b5d", 240),
+}
+
+
+@pytest.mark.parametrize("game", [LeducGame(), FlopHoldem()], ids=lambda g: g.name)
+@pytest.mark.parametrize("driver", ["sequential", "option_b"])
+def test_samples_match_the_recorded_digest(game, driver):
+    count, digest, queries = PINNED[game.name]
+    work = jobs_for(2026, 5, 0, count) + jobs_for(2026, 5, 1, count)
+    net = exact_net(game.info_state_size, game.num_actions, seed=9)
+    results = sequential.run(game, net, work) if driver == "sequential" else option_b.run(game, net, work, k=16)
+    assert sum(r.queries for r in results) == queries
+    assert hashlib.sha256(repr(signature(results)).encode()).hexdigest() == digest
 
 
 def test_samples_change_with_the_net():
