@@ -7,7 +7,7 @@ public card beats any high card; otherwise the higher rank wins and equal ranks 
 """
 from __future__ import annotations
 
-from optseq.engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL
+from optseq.engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL, InfoRow
 
 NUM_CARDS = 6
 RANKS = "JQK"
@@ -56,7 +56,7 @@ class LeducState:
         self._next: dict[int, LeducState] = {}
         self._legal: tuple[int, ...] | None = None
         self._chance: tuple[tuple[int, float], ...] | None = None
-        self._info: list[tuple[float, ...] | None] = [None, None]
+        self._info: list[InfoRow | None] = [None, None]
         self._returns: tuple[float, float] | None = None
 
     # -- the State protocol -------------------------------------------------------------------
@@ -154,10 +154,10 @@ class LeducState:
         bets = "/".join("".join(_ACTION_CHARS[a] for a in seq) for seq in self.rounds)
         return f"p{player} {card} {public} {bets}"
 
-    def info_state_tensor(self, player: int) -> tuple[float, ...]:
+    def info_state_tensor(self, player: int) -> InfoRow:
         info = self._info[player]
         if info is None:
-            info = self._info[player] = tuple(self._info_state_tensor(player))
+            info = self._info[player] = InfoRow(self._info_state_tensor(player))
         return info
 
     def _info_state_tensor(self, player: int) -> list[float]:

@@ -4,7 +4,7 @@ import hashlib
 import pytest
 import torch
 
-from optseq.engine.games.api import CALL, FOLD, RAISE
+from optseq.engine.games.api import CALL, FOLD, RAISE, InfoRow
 from optseq.engine.games.flop_holdem import FlopHoldem
 from optseq.engine.games.leduc import LeducGame
 from optseq.engine.traversal import option_a, option_b, sequential
@@ -114,6 +114,19 @@ def test_samples_match_the_recorded_digest(game, driver):
     results = sequential.run(game, net, work) if driver == "sequential" else option_b.run(game, net, work, k=16)
     assert sum(r.queries for r in results) == queries
     assert hashlib.sha256(repr(signature(results)).encode()).hexdigest() == digest
+
+
+def test_info_rows_batch_as_their_floats_would():
+    rows = [(1.0, 0.0, 0.5), (0.0, -2.0, 3.25)]
+    joined = sequential.batch([InfoRow(r) for r in rows])
+    assert joined.dtype.name == "float32" and joined.shape == (2, 3) and joined.flags.writeable
+    assert joined.tolist() == sequential.batch(rows).tolist() == [list(r) for r in rows]
+    # One plain row among InfoRows: numpy parses them all.
+    assert sequential.batch([InfoRow(rows[0]), list(rows[1])]).tolist() == [list(r) for r in rows]
+    row = InfoRow(rows[1])
+    assert row == rows[1] and repr(row) == repr(rows[1]) and tuple(row) == rows[1]
+    with pytest.raises(ValueError):  # rows of different widths are an error either way
+        sequential.batch([InfoRow(rows[0]), InfoRow((1.0,))])
 
 
 def test_samples_change_with_the_net():
