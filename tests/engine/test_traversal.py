@@ -150,3 +150,31 @@ def test_bad_driver_arguments():
         option_b.run(GAME, net, jobs(2), k=0)
     with pytest.raises(ValueError, match="workers must be"):
         option_a.run(GAME, net, jobs(2), workers=0)
+
+
+def test_gc_pause_leaves_no_young_collection_behind():
+    import gc
+
+    collections = []
+
+    def record(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(record)
+    try:
+        with sequential.gc_paused():
+            assert not gc.isenabled()
+            kept = [[i] for i in range(50_000)]
+        more = [[i] for i in range(10)]
+        # The survivors went to the oldest generation unscanned: re-enabling ran no collection over them.
+        assert gc.isenabled() and collections == [] and gc.get_freeze_count() == 0
+        assert len(kept) + len(more) == 50_010
+        gc.freeze()  # someone else's frozen objects stay frozen
+        frozen = gc.get_freeze_count()
+        with sequential.gc_paused():
+            others = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled() and len(others) == 1_000
+    finally:
+        gc.unfreeze()
+        gc.callbacks.remove(record)
