@@ -117,7 +117,7 @@ def traverse(game: Game, job: Traversal) -> TraversalGen:
     num_actions = game.num_actions
     advantage_out = result.advantage.append
     strategy_out = result.strategy.append
-    pick, match = _pick, regret_matching
+    pick, match, draw = _pick, regret_matching, rng.random
     # One frame per traverser node whose actions are being explored: [state, info, legal, strategy, values, next].
     stack: list[list] = []
     state = game.new_initial_state()
@@ -139,7 +139,16 @@ def traverse(game: Game, job: Traversal) -> TraversalGen:
                 state = state.apply(legal[0])
             else:
                 strategy_out(Sample(tuple(info), tuple(strategy), weight))
-                state = state.apply(pick([(a, strategy[a]) for a in legal], rng))
+                # _pick over (a, strategy[a]) pairs, without building them.
+                u = draw()
+                acc = 0.0
+                for a in legal:
+                    acc += strategy[a]
+                    if u < acc:
+                        break
+                else:
+                    a = next(a for a in reversed(legal) if strategy[a] > 0)
+                state = state.apply(a)
             continue
         value = state.returns()[traverser]
         # Hand the value up: to the frame whose next action it answers, closing every frame it completes.
