@@ -32,7 +32,8 @@ class Query(NamedTuple):
     """A request for `player`'s advantages at the information set encoded by `info`."""
 
     player: int
-    info: list[float]
+    info: tuple[float, ...]
+    """The game's tensor as a tuple (Leduc's are InfoRows, which batch as joined bytes)."""
 
 
 class Sample(NamedTuple):
@@ -108,7 +109,9 @@ def traverse(game: Game, job: Traversal) -> TraversalGen:
 
     One generator frame per traversal instead of a chain of delegating ones: a send() into a
     `yield from` chain resumes every frame down to the query, and the walk is what bounds Option B.
-    Queries, RNG draws and samples come in the same order as the recursive form (see _walk's tests).
+    Queries, RNG draws and samples come in the same order as the recursive form did (a test pins
+    the samples it gave). Queries and samples are built with tuple.__new__, skipping the Python-level
+    NamedTuple constructor, and a sample shares its info row when the game hands out tuples.
     """
     result = TraversalResult(job)
     rng = random.Random(job.seed)
@@ -117,7 +120,7 @@ def traverse(game: Game, job: Traversal) -> TraversalGen:
     num_actions = game.num_actions
     advantage_out = result.advantage.append
     strategy_out = result.strategy.append
-    pick, match, draw = _pick, regret_matching, rng.random
+    pick, match, draw, new = _pick, regret_matching, rng.random, tuple.__new__
     # One frame per traverser node whose actions are being explored: [state, info, legal, strategy, values, next].
     stack: list[list] = []
     state = game.new_initial_state()
@@ -130,15 +133,17 @@ def traverse(game: Game, job: Traversal) -> TraversalGen:
             player = state.current_player()
         if player != TERMINAL:
             info = state.info_state_tensor(player)
+            if not isinstance(info, tuple):
+                info = tuple(info)
             queries += 1
-            advantages = yield Query(player, info)
+            advantages = yield new(Query, (player, info))
             legal = state.legal_actions()
             strategy = match(advantages, legal, num_actions)
             if player == traverser:
                 stack.append([state, info, legal, strategy, [0.0] * num_actions, 1])
                 state = state.apply(legal[0])
             else:
-                strategy_out(Sample(tuple(info), tuple(strategy), weight))
+                strategy_out(new(Sample, (info, tuple(strategy), weight)))
                 # _pick over (a, strategy[a]) pairs, without building them.
                 u = draw()
                 acc = 0.0
@@ -167,7 +172,7 @@ def traverse(game: Game, job: Traversal) -> TraversalGen:
             regrets = [0.0] * num_actions
             for a in legal:
                 regrets[a] = values[a] - ev
-            advantage_out(Sample(tuple(info), tuple(regrets), weight))
+            advantage_out(new(Sample, (info, tuple(regrets), weight)))
             value = ev
         else:
             result.value = value
