@@ -2,6 +2,8 @@
 
 `python -m optseq.engine.bench all [--size ci|gpu] [--write docs/performance.md]` runs every lever and writes the report.
 
+`python -m optseq.engine.bench LEVER --write docs/performance.md` reruns one lever and replaces only its figures there.
+
 `python -m optseq.engine.bench gpu-check [--write docs/performance.md] [--device cuda] [--budget-s N]` measures AMP and
 compile at a small and a large model, then model_size, and writes its own section (`gpu-check --help`).
 """
@@ -42,15 +44,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=None, help="A/B pairs (default depends on lever and size)")
     p.add_argument("--warmup", type=int, default=None, help="warm-up pairs before measuring")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
-    p.add_argument("--write", default=None, metavar="PATH", help="with `all`: write the markdown report here")
+    p.add_argument("--write", default=None, metavar="PATH",
+                   help="with `all`: write the markdown report here; with a lever: replace its figures there")
     args = p.parse_args(argv)
     # optseq asks for a number of pairs (first pass, or more when undecided) through the environment
     if args.repeats is None and os.environ.get("OPTSEQ_REPEATS", "").isdigit():
         args.repeats = int(os.environ["OPTSEQ_REPEATS"]) or None
     if args.warmup is None and os.environ.get("OPTSEQ_WARMUP", "").isdigit():
         args.warmup = int(os.environ["OPTSEQ_WARMUP"])
-    if args.write is not None and args.lever != "all":
-        p.error("--write: only with `all`")
     return args
 
 
@@ -66,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         return gpu_check(argv[1:])
     args = parse(argv)
     kit.watch_parent()
+    passed = [f"--{k}={v}" for k in ("repeats", "warmup", "device") if (v := getattr(args, k)) is not None]
+    if args.write is not None and args.lever != "all":
+        # the lever runs as a child, as under `all` (which reports a missing torch); this process writes
+        from optseq.engine.bench.lever_report import write_lever
+
+        return write_lever(args.lever, args.size, args.write, passed)
     if torch_missing():
         if args.lever == "all":  # a report, not a lever run: one line, and no report written
             print(f"unavailable: {NO_TORCH}", file=sys.stderr)
@@ -77,7 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.lever == "all":
         from optseq.engine.bench.report import run_all
 
-        passed = [f"--{k}={v}" for k in ("repeats", "warmup", "device") if (v := getattr(args, k)) is not None]
         return run_all(LEVERS, args.size, args.write, passed)
     module = importlib.import_module(f"optseq.engine.bench.{LEVERS[args.lever]}")
     from optseq.engine.bench.envinfo import env_facts  # torch import happens here, in the child only

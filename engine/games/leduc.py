@@ -7,7 +7,7 @@ public card beats any high card; otherwise the higher rank wins and equal ranks 
 """
 from __future__ import annotations
 
-from optseq.engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL
+from optseq.engine.games.api import CALL, CHANCE, FOLD, NUM_ACTIONS, RAISE, TERMINAL, InfoRow
 
 NUM_CARDS = 6
 RANKS = "JQK"
@@ -32,9 +32,15 @@ def card_name(card: int) -> str:
 
 
 class LeducState:
-    """An immutable Leduc position; apply() returns a new one."""
+    """An immutable Leduc position; apply() returns the next one.
 
-    __slots__ = ("private", "public", "rounds", "round", "player", "contrib", "raises", "calls", "folded")
+    Each position remembers its successors, legal actions, deals and info tensors once computed: a
+    traversal from a game's shared root then meets every node of the small Leduc tree as a lookup,
+    which matters because the Python walk, not the net, bounds batched traversal (Option B).
+    """
+
+    __slots__ = ("private", "public", "rounds", "round", "player", "contrib", "raises", "calls", "folded",
+                 "_next", "_legal", "_chance", "_info", "_returns")
 
     def __init__(self, private=(), public=-1, rounds=((), ()), round=0, player=CHANCE,
                  contrib=(ANTE, ANTE), raises=0, calls=0, folded=-1):
@@ -47,6 +53,11 @@ class LeducState:
         self.raises: int = raises
         self.calls: int = calls
         self.folded: int = folded
+        self._next: dict[int, LeducState] = {}
+        self._legal: tuple[int, ...] | None = None
+        self._chance: tuple[tuple[int, float], ...] | None = None
+        self._info: list[InfoRow | None] = [None, None]
+        self._returns: tuple[float, float] | None = None
 
     # -- the State protocol -------------------------------------------------------------------
     def current_player(self) -> int:
@@ -59,6 +70,12 @@ class LeducState:
         return self.player == CHANCE
 
     def legal_actions(self) -> list[int]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = tuple(self._legal_actions())
+        return list(legal)
+
+    def _legal_actions(self) -> list[int]:
         if self.player < 0:
             return []
         actions = [FOLD, CALL] if self.contrib[self.player] < self.contrib[1 - self.player] else [CALL]
@@ -67,6 +84,12 @@ class LeducState:
         return actions
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        chance = self._chance
+        if chance is None:
+            chance = self._chance = tuple(self._chance_outcomes())
+        return list(chance)
+
+    def _chance_outcomes(self) -> list[tuple[int, float]]:
         if self.player != CHANCE:
             return []
         dealt = self.private + ((self.public,) if self.public >= 0 else ())
@@ -75,6 +98,12 @@ class LeducState:
         return [(c, p) for c in left]
 
     def apply(self, action: int) -> "LeducState":
+        child = self._next.get(action)
+        if child is None:
+            child = self._next[action] = self._successor(action)
+        return child
+
+    def _successor(self, action: int) -> "LeducState":
         if self.player == CHANCE:
             return self._deal(action)
         if self.player == TERMINAL:
@@ -101,6 +130,12 @@ class LeducState:
         return LeducState(self.private, self.public, rounds, self.round, 1 - p, contrib, self.raises + 1, 0)
 
     def returns(self) -> tuple[float, float]:
+        returns = self._returns
+        if returns is None:
+            returns = self._returns = self._payoffs()
+        return returns
+
+    def _payoffs(self) -> tuple[float, float]:
         if self.player != TERMINAL:
             return (0.0, 0.0)
         if self.folded >= 0:
@@ -119,7 +154,13 @@ class LeducState:
         bets = "/".join("".join(_ACTION_CHARS[a] for a in seq) for seq in self.rounds)
         return f"p{player} {card} {public} {bets}"
 
-    def info_state_tensor(self, player: int) -> list[float]:
+    def info_state_tensor(self, player: int) -> InfoRow:
+        info = self._info[player]
+        if info is None:
+            info = self._info[player] = InfoRow(self._info_state_tensor(player))
+        return info
+
+    def _info_state_tensor(self, player: int) -> list[float]:
         x = [0.0] * INFO_STATE_SIZE
         x[player] = 1.0
         if len(self.private) > player:
@@ -171,5 +212,9 @@ class LeducGame:
     num_actions = NUM_ACTIONS
     info_state_size = INFO_STATE_SIZE
 
+    def __init__(self) -> None:
+        # Shared by every hand of this game, so the positions it reaches (and their caches) are reused.
+        self._root = LeducState()
+
     def new_initial_state(self) -> LeducState:
-        return LeducState()
+        return self._root

@@ -13,7 +13,7 @@ from typing import Generator, NamedTuple, Sequence
 
 import numpy as np
 
-from optseq.engine.games.api import Game, State
+from optseq.engine.games.api import CHANCE, TERMINAL, Game
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class Query(NamedTuple):
     """A request for `player`'s advantages at the information set encoded by `info`."""
 
     player: int
-    info: list[float]
+    info: tuple[float, ...]
+    """The game's tensor as a tuple (Leduc's are InfoRows, which batch as joined bytes)."""
 
 
 class Sample(NamedTuple):
@@ -72,17 +73,21 @@ def regret_matching(advantages: Sequence[float], legal: Sequence[int], num_actio
     probs = [0.0] * num_actions
     total = 0.0
     for a in legal:
-        if advantages[a] > 0.0:
-            total += advantages[a]
+        v = advantages[a]
+        if v > 0.0:
+            total += v
     if total > 0.0:
         for a in legal:
-            if advantages[a] > 0.0:
-                probs[a] = advantages[a] / total
+            v = advantages[a]
+            if v > 0.0:
+                probs[a] = v / total
     else:
         best = legal[0]
+        top = advantages[best]
         for a in legal:
-            if advantages[a] > advantages[best]:
-                best = a
+            v = advantages[a]
+            if v > top:
+                best, top = a, v
         probs[best] = 1.0
     return probs
 
@@ -100,36 +105,76 @@ def _pick(pairs, rng: random.Random) -> int:
 
 
 def traverse(game: Game, job: Traversal) -> TraversalGen:
+    """The recursive external-sampling walk, run on an explicit stack.
+
+    One generator frame per traversal instead of a chain of delegating ones: a send() into a
+    `yield from` chain resumes every frame down to the query, and the walk is what bounds Option B.
+    Queries, RNG draws and samples come in the same order as the recursive form did (a test pins
+    the samples it gave). Queries and samples are built with tuple.__new__, skipping the Python-level
+    NamedTuple constructor, and a sample shares its info row when the game hands out tuples.
+    """
     result = TraversalResult(job)
     rng = random.Random(job.seed)
-    result.value = yield from _walk(game.new_initial_state(), job.traverser, float(job.iteration), rng,
-                                    result, game.num_actions)
-    return result
-
-
-def _walk(state: State, traverser: int, weight: float, rng: random.Random, out: TraversalResult,
-          num_actions: int) -> TraversalGen:
-    while state.is_chance():
-        state = state.apply(_pick(state.chance_outcomes(), rng))
-    if state.is_terminal():
-        return state.returns()[traverser]
-    player = state.current_player()
-    info = state.info_state_tensor(player)
-    out.queries += 1
-    advantages = yield Query(player, info)
-    legal = state.legal_actions()
-    strategy = regret_matching(advantages, legal, num_actions)
-    if player == traverser:
-        values = [0.0] * num_actions
-        ev = 0.0
-        for a in legal:
-            values[a] = yield from _walk(state.apply(a), traverser, weight, rng, out, num_actions)
-            ev += strategy[a] * values[a]
-        regrets = [0.0] * num_actions
-        for a in legal:
-            regrets[a] = values[a] - ev
-        out.advantage.append(Sample(tuple(info), tuple(regrets), weight))
-        return ev
-    out.strategy.append(Sample(tuple(info), tuple(strategy), weight))
-    action = _pick([(a, strategy[a]) for a in legal], rng)
-    return (yield from _walk(state.apply(action), traverser, weight, rng, out, num_actions))
+    traverser = job.traverser
+    weight = float(job.iteration)
+    num_actions = game.num_actions
+    advantage_out = result.advantage.append
+    strategy_out = result.strategy.append
+    pick, match, draw, new = _pick, regret_matching, rng.random, tuple.__new__
+    # One frame per traverser node whose actions are being explored: [state, info, legal, strategy, values, next].
+    stack: list[list] = []
+    state = game.new_initial_state()
+    queries = 0
+    while True:
+        # current_player() alone tells chance, terminal and turn apart: one call per node, not three.
+        player = state.current_player()
+        while player == CHANCE:
+            state = state.apply(pick(state.chance_outcomes(), rng))
+            player = state.current_player()
+        if player != TERMINAL:
+            info = state.info_state_tensor(player)
+            if not isinstance(info, tuple):
+                info = tuple(info)
+            queries += 1
+            advantages = yield new(Query, (player, info))
+            legal = state.legal_actions()
+            strategy = match(advantages, legal, num_actions)
+            if player == traverser:
+                stack.append([state, info, legal, strategy, [0.0] * num_actions, 1])
+                state = state.apply(legal[0])
+            else:
+                strategy_out(new(Sample, (info, tuple(strategy), weight)))
+                # _pick over (a, strategy[a]) pairs, without building them.
+                u = draw()
+                acc = 0.0
+                for a in legal:
+                    acc += strategy[a]
+                    if u < acc:
+                        break
+                else:
+                    a = next(a for a in reversed(legal) if strategy[a] > 0)
+                state = state.apply(a)
+            continue
+        value = state.returns()[traverser]
+        # Hand the value up: to the frame whose next action it answers, closing every frame it completes.
+        while stack:
+            frame = stack[-1]
+            node, info, legal, strategy, values, i = frame
+            values[legal[i - 1]] = value
+            if i < len(legal):
+                frame[5] = i + 1
+                state = node.apply(legal[i])
+                break
+            stack.pop()
+            ev = 0.0
+            for a in legal:
+                ev += strategy[a] * values[a]
+            regrets = [0.0] * num_actions
+            for a in legal:
+                regrets[a] = values[a] - ev
+            advantage_out(new(Sample, (info, tuple(regrets), weight)))
+            value = ev
+        else:
+            result.value = value
+            result.queries = queries
+            return result

@@ -135,3 +135,23 @@ def test_game_tree_matches_published_sizes():
     assert len(seen) == 936
     # The tensor drops suits (strategically irrelevant without flushes): 288 rank-level information sets.
     assert len(set(seen.values())) == 288
+
+
+def test_positions_are_shared_and_their_answers_cannot_be_corrupted():
+    game = LeducGame()
+    s = play(game.new_initial_state().apply(Q1).apply(K2), RAISE)
+    # A second hand from the game's root meets the very same positions (what traversal reuse relies on).
+    assert play(game.new_initial_state().apply(Q1).apply(K2), RAISE) is s
+    legal, outcomes = s.legal_actions(), play(s, CALL).chance_outcomes()
+    legal.append(99)
+    outcomes.clear()
+    assert s.legal_actions() == [FOLD, CALL, RAISE]
+    assert [c for c, _ in play(s, CALL).chance_outcomes()] == [J1, J2, Q2, K1]
+    # A fresh position computes what a remembered one answers.
+    fresh = play(deal(Q1, K2), RAISE)
+    assert fresh is not s and fresh.info_state_tensor(1) == s.info_state_tensor(1) == s.info_state_tensor(1)
+    assert isinstance(s.info_state_tensor(0), tuple)
+    with pytest.raises(ValueError, match="not legal"):
+        play(s, RAISE, RAISE).apply(RAISE)
+    with pytest.raises(ValueError, match="not legal"):
+        play(s, RAISE, RAISE).apply(RAISE)
