@@ -8,8 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 
-from optseq.state.lifecycle.run_index import workload
-from optseq.state.runs.measured_on import at_ci_size
+from optseq.state.lever_warnings import code_warnings, outside_stack, size_warnings
 from optseq.state.runs import repo
 from optseq.state.plan import gates
 
@@ -35,8 +34,8 @@ class ReadViews:
                 "code": lever.code,
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
-                "warnings": _code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
-                + _outside_stack(model) + _size_warnings(model),
+                "warnings": code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
+                + outside_stack(model) + size_warnings(model),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
                 "remeasured": _remeasured(model),
@@ -341,36 +340,6 @@ def _run_brief(record: dict | None) -> dict | None:
     brief["stats"] = {k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None
     brief["noise"] = (stats or {}).get("noise") or summary.get("noise")
     return brief
-
-
-def _outside_stack(model) -> list[str]:
-    """A lever written as two whole commands is measured, never composed: said before it is adopted, too."""
-    arms = model.lever.arms
-    if arms is None or arms.composes:
-        return []
-    if model.outcome == "adopt":
-        return ["adopted, but its two whole commands cannot join the stack: later levers run without it"]
-    return ["two whole commands: adopted, it cannot join the stack (write it as candidate_args or candidate_env)"]
-
-
-def _code_warnings(decision: dict | None, runs) -> list[str]:
-    """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
-    for run_id in (decision or {}).get("runs") or []:
-        fingerprint = runs.fingerprint(run_id)
-        measured, latest_code = fingerprint.get("code_hash"), runs.latest_code.get(workload(fingerprint))
-        if measured and latest_code and measured != latest_code:
-            return [f"workload code changed since run {run_id} (code hash {measured} → {latest_code})"]
-    return []
-
-
-def _size_warnings(model) -> list[str]:
-    """A figure from the reference workload at CI size stands where the plan's figure stood: say so."""
-    decision, run = model.decision or {}, model.last_run or {}
-    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-    if at_ci_size(decision.get("stats")) or at_ci_size(summary.get("stats")) or at_ci_size(summary):
-        return ["figures from the reference workload at CI size, not the plan's workload (--size gpu in its run "
-                "measures the seed's size)"]
-    return []
 
 
 def _public(decision: dict | None) -> dict | None:

@@ -1,0 +1,36 @@
+"""What `status` and the console warn of on a decided lever: a stack it cannot join, evidence from older code,
+figures from the reference workload at CI size."""
+from __future__ import annotations
+
+from optseq.state.lifecycle.run_index import workload
+from optseq.state.runs.measured_on import at_ci_size
+
+
+def outside_stack(model) -> list[str]:
+    """A lever written as two whole commands is measured, never composed: said before it is adopted, too."""
+    arms = model.lever.arms
+    if arms is None or arms.composes:
+        return []
+    if model.outcome == "adopt":
+        return ["adopted, but its two whole commands cannot join the stack: later levers run without it"]
+    return ["two whole commands: adopted, it cannot join the stack (write it as candidate_args or candidate_env)"]
+
+
+def code_warnings(decision: dict | None, runs) -> list[str]:
+    """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
+    for run_id in (decision or {}).get("runs") or []:
+        fingerprint = runs.fingerprint(run_id)
+        measured, latest_code = fingerprint.get("code_hash"), runs.latest_code.get(workload(fingerprint))
+        if measured and latest_code and measured != latest_code:
+            return [f"workload code changed since run {run_id} (code hash {measured} → {latest_code})"]
+    return []
+
+
+def size_warnings(model) -> list[str]:
+    """A figure from the reference workload at CI size stands where the plan's figure stood: say so."""
+    decision, run = model.decision or {}, model.last_run or {}
+    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    if at_ci_size(decision.get("stats")) or at_ci_size(summary.get("stats")) or at_ci_size(summary):
+        return ["figures from the reference workload at CI size, not the plan's workload (--size gpu in its run "
+                "measures the seed's size)"]
+    return []
