@@ -23,7 +23,9 @@ def test_a_pager_holding_runs_json_blocks_neither_record_nor_run(tmp_path, cli_e
     with Sequencer.open(plan, db, mode="write") as seq, seq.store.batch():
         for i in range(400):  # enough history that `runs --json` fills the pipe and waits for its reader
             seq.store.append("events", {"type": "note", "text": "x" * 400, "i": i})
-    pager = subprocess.Popen([*OPTSEQ, "runs", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # unbuffered: a buffered first read takes more than it returns, and communicate() reads the pipe past it
+    pager = subprocess.Popen([*OPTSEQ, "runs", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             bufsize=0)
     try:
         first = pager.stdout.read(1024)  # it has started writing; nobody reads the rest for now
         assert first.startswith(b"{")
