@@ -34,6 +34,7 @@ from textual.widgets import Footer, Label, MarkdownViewer
 
 from optseq.console.app import make_app
 from optseq.console.screens.export_preview import ExportPreview
+from optseq.state.bench.perf_doc import cpu_name
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
@@ -119,12 +120,7 @@ async def _screens(db: Path, doc: str, rounds: int) -> dict[str, list[float]]:
 
 
 def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
+    cpu = cpu_name()
     from importlib.metadata import version
 
     return (f"{cpu} ({os.cpu_count()} cores), Python {platform.python_version()}, textual {version('textual')}, "

@@ -231,12 +231,7 @@ def _met(ok: bool) -> str:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
+    cpu = perf_doc.cpu_name()
     return f"{cpu}, {load()}, Python {platform.python_version()}, {platform.system()} {platform.release()}"
 
 

@@ -6,6 +6,19 @@ import tempfile
 from pathlib import Path
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), else what platform knows of it: every section names it."""
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return cpu
+
+
 class SectionError(ValueError):
     """A document whose markers for a section are not one pair; str() names the file and the section."""
 

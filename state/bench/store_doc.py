@@ -24,12 +24,7 @@ def machine() -> str:
     """CPU, cores, Python and tinydb, in one line."""
     from importlib.metadata import version
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
+    cpu = perf_doc.cpu_name()
     return (f"{cpu} ({os.cpu_count()} cores), Python {platform.python_version()}, "
             f"tinydb {version('tinydb')}, {platform.system()} {platform.release()}")
 

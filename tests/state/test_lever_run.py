@@ -135,7 +135,8 @@ def test_garbage_lines_are_log_not_a_crash(tmp_path, db):
     assert b'"val' in log and b"[1, 2, 3]" in log
 
 
-def test_experiment_chooses_an_arm_that_joins_the_infra(tmp_path, db):
+def experiment_plan(tmp_path: Path) -> Path:
+    """One experiment lever over three configs; the best (h1024x6) costs 30× the cheapest."""
     plan = tmp_path / "plan.toml"
     plan.write_text(f"""
 [plan]
@@ -150,6 +151,11 @@ plan_doc = "p.md"
 run = {json.dumps(["python", str(AB), "--arms", "h64x3:1.0:0.9,h256x4:2.0:0.5,h1024x6:30.0:0.1"])}
 rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric = "s_per_iter", max_cost_ratio = 8.0 }}
 """, encoding="utf-8")
+    return plan
+
+
+def test_experiment_chooses_an_arm_that_joins_the_infra(tmp_path, db):
+    plan = experiment_plan(tmp_path)
     report, _, status, _, _ = run_once(plan, db, "size")
     assert report.decision == "h256x4"  # h1024x6 is best but costs 30x the cheapest arm
     assert status["infra"]["model"] == {"name": "h256x4", "hidden": 256, "layers": 4}
@@ -157,20 +163,7 @@ rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric 
 
 
 def test_an_experiment_is_decided_by_hand_only_to_a_config_its_runs_measured(tmp_path, cli_env):
-    plan = tmp_path / "plan.toml"
-    plan.write_text(f"""
-[plan]
-title = "Experiment"
-as_of = 2026-11-01
-
-[[levers]]
-id = "size"
-title = "Model size"
-kind = "experiment"
-plan_doc = "p.md"
-run = {json.dumps(["python", str(AB), "--arms", "h64x3:1.0:0.9,h256x4:2.0:0.5,h1024x6:30.0:0.1"])}
-rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric = "s_per_iter", max_cost_ratio = 8.0 }}
-""", encoding="utf-8")
+    plan = experiment_plan(tmp_path)
     env = dict(cli_env, OPTSEQ_PLAN=str(plan))
 
     def decide(outcome: str, code: int, *extra: str) -> str:
