@@ -16,12 +16,18 @@ ARGS ?=
 run: $(STAMP)
 	$(BIN)/optseq $(ARGS)
 
+# The suite runs on JOBS workers (pytest-xdist; one per core by default, JOBS=0 for one process): most tests wait
+# on real processes they launch. A module whose fixture is built once (a wheel, a Ray cluster) keeps to one
+# worker (its xdist_group mark, honoured by --dist loadgroup).
+JOBS ?= $(shell nproc)
+PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup
+
 test: $(DEV_STAMP)
-	OPTSEQ_REQUIRE_NATIVE=1 OPTSEQ_REQUIRE_RAY=1 $(BIN)/python -m pytest -q
+	OPTSEQ_REQUIRE_NATIVE=1 OPTSEQ_REQUIRE_RAY=1 $(PYTEST) $(ARGS)
 
 # The quick loop for developers: everything but the tests marked slow (real benches, training, terminals)
 test-fast: $(DEV_STAMP)
-	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -m "not slow" $(ARGS)
+	OPTSEQ_REQUIRE_NATIVE=1 $(PYTEST) -m "not slow" $(ARGS)
 
 # The suite with every core busy (BURN busy loops, one per core by default), as on a machine running a bench:
 # a test whose verdict depends on the machine's speed fails here first.
@@ -30,7 +36,7 @@ test-burn: $(DEV_STAMP)
 	@pids=""; for i in $$(seq $(BURN)); do ( while :; do :; done ) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
 	echo "running the suite beside $(BURN) CPU burners"; \
-	OPTSEQ_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q $(ARGS)
+	OPTSEQ_REQUIRE_NATIVE=1 OPTSEQ_REQUIRE_RAY=1 $(PYTEST) $(ARGS)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m optseq.engine.bench all --write docs/performance.md

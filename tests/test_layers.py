@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# on one parallel worker (make test runs pytest -n): the copied tree is built once
+pytestmark = pytest.mark.xdist_group("layers")
+
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ("console", "engine", "native", "state")
 

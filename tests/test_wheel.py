@@ -37,7 +37,8 @@ BUILD_GUARD_S = 900
 SOURCE_IGNORE = shutil.ignore_patterns(".venv", "venv", ".git", "build", "dist", "*.egg-info", "__pycache__",
                                        "*.pyc", "*.so", "*.pyd", "*.o", "native/*.c", ".optseq", ".pytest_cache")
 
-pytestmark = pytest.mark.slow
+# on one parallel worker (make test runs pytest -n): the wheel and its venvs are built once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 
 def base_python() -> str:

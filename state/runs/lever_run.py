@@ -10,7 +10,8 @@ from pathlib import Path
 from optseq.state.errors import InputError
 from optseq.state.runs.measured_on import stack
 from optseq.state.runners.interface import store_tag
-from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, Resume, launch, launch_token, replay
+from optseq.state.runs.run_pass import (Collected, EventSink, Go, LogSink, Pass, Resume, experiment_length, launch,
+                                         launch_token, replay)
 from optseq.state.runs.run_record import finish
 from optseq.state.store.records import utc_now
 from optseq.state.store.storage import StoreUnwritable
@@ -155,6 +156,8 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
     started = time.monotonic() - (go.resume.elapsed_s if go.resume else 0.0)
     if go.resume:
         tally.samples_file.unlink(missing_ok=True)  # rebuilt from the passes' logs as they are read back
+    if not go.resume and (length := experiment_length(lever, list(seq.machine.runs.recent.get(lever.id, [])))):
+        note(length)
     pass_no, outcome, step = 0, None, None
     while True:
         pass_no += 1

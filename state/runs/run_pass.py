@@ -176,14 +176,38 @@ class Pass:
         return outcome
 
 
+def experiment_length(lever, recent: list) -> str | None:
+    """What an experiment is about to cost, said before its first block: the blocks its rule asks for and, where
+    an earlier run of it here finished blocks at this bench size, the pace that run had (the first block of this
+    one says it again from its own pace)."""
+    rule = lever.rule
+    if lever.kind != "experiment" or rule is None:
+        return None
+    head = f"[optseq] {rule.repeats} blocks before it can decide, up to {rule.max_repeats}"
+    for run in reversed(recent):
+        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+        blocks, elapsed = (summary.get("best_of") or {}).get("blocks"), run.get("elapsed_s")
+        if isinstance(blocks, int) and blocks > 0 and isinstance(elapsed, (int, float)):
+            block = elapsed / blocks
+            size = summary.get("bench_size")
+            at = f" at {size} size" if isinstance(size, str) else ""
+            head += (f"; run {run.get('id')}{at} took {_length(block)} a block: ≈ {_length(block * rule.repeats)}, "
+                     f"up to {_length(block * rule.max_repeats)}")
+            break
+    else:
+        head += "; its length is said after the first block"
+    return (f"{head} (within its timeout of {_length(lever.timeout_s)}); to choose without waiting, decide it by "
+            f"hand (optseq decide {lever.id} CONFIG --why …, or d in the console)")
+
+
 def _length(seconds: float) -> str:
     """`45 s`, `6 min 30 s`, `2 h 10 min`: a length to plan a wait by."""
     seconds = max(0, round(seconds))
     if seconds < 60:
         return f"{seconds} s"
     if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+        return f"{seconds // 60} min" + (f" {seconds % 60} s" if seconds % 60 else "")
+    return f"{seconds // 3600} h" + (f" {seconds % 3600 // 60} min" if seconds % 3600 // 60 else "")
 
 
 def launch_token(tag: str, run_id: int, started: str, pass_no: int) -> str:

@@ -13,7 +13,8 @@ from optseq.engine.kit import Infra
 from optseq.engine.bench.report import config_table, parse_lines
 from tests.engine.bench_child import events, run_bench
 
-pytestmark = pytest.mark.slow  # real benches of the engine
+# on one parallel worker (make test runs pytest -n): one real model_size run is read by the module
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("model_size")]  # real benches of the engine
 
 NAMES = [config_name(h, l) for h, l in PLANS["ci"].configs]
 ITERATIONS = PLANS["ci"].iterations

@@ -27,7 +27,8 @@ from optseq.engine.bench.gpu_check import (
 from optseq.engine.bench.model_size import PLANS, config_name
 from optseq.engine.bench.report import ab_summaries, kept_section, parse_lines, run_all
 
-pytestmark = pytest.mark.slow  # real gpu-check runs
+# on one parallel worker (make test runs pytest -n): one real gpu-check run is read by the module
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("gpu_check")]  # real gpu-check runs
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL, LARGE = (16, 2), (64, 3)

@@ -2,25 +2,32 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
 
 @pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory):
+def ray_cluster():
     if os.environ.get("OPTSEQ_REQUIRE_RAY") == "1":
         import ray  # noqa: F401  make test installs ray[default]: its absence is a failure there
     else:
         pytest.importorskip("ray", reason="ray[default] not installed (make test installs it)")
     from optseq.state.runners.local_cluster import Cluster
 
-    cluster = Cluster(tmp_path_factory.mktemp("ray", numbered=True)).start()
+    # Ray's socket paths (temp dir + session + sockets/plasma_store) must fit AF_UNIX's 107 bytes: pytest's
+    # temp dirs, deeper under a parallel worker (popen-gwN), do not leave room
+    temp = Path(tempfile.mkdtemp(prefix="optseq-ray-"))
+    cluster = Cluster(temp).start()
     try:
         yield cluster
     finally:
         groups = {proc.pid for proc in cluster.nodes.values()}
         cluster.stop()
+        shutil.rmtree(temp, ignore_errors=True)
         # a process killed is gone a moment later, not at once: wait for that (a hang guard, not a budget)
         end = time.monotonic() + 60
         while (left := _live_in_groups(groups)) and time.monotonic() < end:

@@ -14,7 +14,8 @@ import pytest
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 
-pytestmark = pytest.mark.slow
+# on one parallel worker (make test runs pytest -n): one Ray cluster for the session
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 TINY = Path(__file__).resolve().parents[1] / "console" / "tiny_lever.py"
 CRASH = Path(__file__).resolve().parents[1] / "state" / "levers" / "crash.py"

@@ -23,6 +23,9 @@ from optseq.state.report.marker import is_export, marker
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 
+# on one parallel worker (make test runs pytest -n): its stores are built once
+pytestmark = pytest.mark.xdist_group("export_escaping")
+
 AB = Path(__file__).parent / "lever_scripts" / "ab.py"
 
 

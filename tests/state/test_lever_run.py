@@ -10,6 +10,7 @@ from pathlib import Path
 
 
 from optseq.state.runners import groups
+from optseq.state.runs.run_pass import experiment_length
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
@@ -156,8 +157,16 @@ rule = {{ metric = "exploitability", choose = "min:exploitability", cost_metric 
 
 def test_experiment_chooses_an_arm_that_joins_the_infra(tmp_path, db):
     plan = experiment_plan(tmp_path)
-    report, _, status, _, _ = run_once(plan, db, "size")
+    report, _, status, _, logs = run_once(plan, db, "size")
     assert report.decision == "h256x4"  # h1024x6 is best but costs 30x the cheapest arm
+    # its length, said before it starts: the rule's blocks and, with no run of it yet, when it will know more
+    assert logs[0] == ("[optseq] 5 blocks before it can decide, up to 20; its length is said after the first block "
+                       "(within its timeout of 15 min); to choose without waiting, decide it by hand (optseq "
+                       "decide size CONFIG --why …, or d in the console)")
+    with Sequencer.open(plan, db, mode="read") as seq:
+        again = experiment_length(seq.lever("size"), seq.machine.runs.recent["size"])
+    assert again.startswith(f"[optseq] 5 blocks before it can decide, up to 20; run {report.run_id} took ")
+    assert " a block: ≈ " in again and ", up to " in again
     assert status["infra"]["model"] == {"name": "h256x4", "hidden": 256, "layers": 4}
     assert lever_view(status, "size")["state"] == "decided"
 

@@ -17,6 +17,9 @@ from optseq.state.store.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 from tests.state.one_lever import one_lever_plan
 
+# on one parallel worker (make test runs pytest -n): its bench run is built once
+pytestmark = pytest.mark.xdist_group("store_bench")
+
 AB = Path(__file__).parent / "lever_scripts" / "ab.py"
 RUNS = 30
 VOLATILE = {"at", "started", "ended", "pid", "samples_file", "log"}

@@ -20,6 +20,9 @@ from optseq.state.store.settled import settled
 from optseq.state.store.store import Store, StoreCorrupt
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
+# on one parallel worker (make test runs pytest -n): its history store is built once
+pytestmark = pytest.mark.xdist_group("store_history")
+
 RUNS = 45
 """Enough runs that each lever has more decisions than the digest keeps (digest.KEEP)."""
 
