@@ -5,6 +5,7 @@ import os
 import re
 from pathlib import Path
 
+from textual import events
 from textual.binding import Binding
 from textual.markup import escape
 from textual.containers import Horizontal, Vertical
@@ -116,6 +117,17 @@ class MainScreen(Screen):
             if hasattr(self, "_views"):
                 self.refresh_view()
             self.refresh_bindings()
+
+    _resumed = False
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Textual resumes its default screen by styling the whole tree again; the first time, every node was
+        # styled as it was registered a moment before and each class change since restyled its own: that pass
+        # (a fifth of the work before the first frame) is skipped once. Later resumes (a dialog closed) keep it.
+        if not self._resumed and event.refresh_styles:
+            self._resumed = True
+            event.prevent_default()
+            super()._on_screen_resume(events.ScreenResume(refresh_styles=False))
 
     def on_mount(self) -> None:
         self.set_class(self.seq.readonly, "-readonly")
