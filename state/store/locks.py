@@ -12,9 +12,7 @@ import datetime as dt
 import fcntl
 import json
 import os
-import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +39,7 @@ def describe(holder: dict[str, Any] | None) -> str:
     """'optseq pid 1234 (started …)' for messages; says so when the holder cannot be named."""
     if not holder:
         return "another optseq process (pid unknown)"
-    where = f" on {holder['host']}" if holder.get("host") not in (None, socket.gethostname()) else ""
+    where = f" on {holder['host']}" if holder.get("host") not in (None, _host()) else ""
     return f"optseq pid {holder.get('pid')}{where} (started {holder.get('started', '?')})"
 
 
@@ -71,7 +69,7 @@ def read_holder(directory: Path) -> dict[str, Any] | None:
 def live_holder(directory: Path) -> dict[str, Any] | None:
     """The sidecar when its process is alive on this host; a dead writer's leftover sidecar names no one."""
     holder = read_holder(directory)
-    if holder and holder.get("host") == socket.gethostname() and not pid_alive(holder.get("pid")):
+    if holder and holder.get("host") == _host() and not pid_alive(holder.get("pid")):
         return None
     return holder
 
@@ -79,6 +77,8 @@ def live_holder(directory: Path) -> dict[str, Any] | None:
 def _write_holder(directory: Path, info: dict[str, Any]) -> None:
     for leftover in directory.glob(f".{HOLDER_NAME}.*.tmp"):
         leftover.unlink(missing_ok=True)
+    import tempfile  # here: a read (status, the console's first screen) writes no holder
+
     fd, tmp = tempfile.mkstemp(prefix=f".{HOLDER_NAME}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -113,9 +113,16 @@ LEVER_LOCKS = "locks"
 _started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _host() -> str:
+    # socket (with selectors and the enum it builds) only where a holder is written or checked, not for a read
+    import socket
+
+    return socket.gethostname()
+
+
 def me() -> dict[str, Any]:
     """This process, as a holder file names it."""
-    return {"pid": os.getpid(), "started": _started, "argv": list(sys.argv), "host": socket.gethostname()}
+    return {"pid": os.getpid(), "started": _started, "argv": list(sys.argv), "host": _host()}
 
 
 class TransactionLock:
