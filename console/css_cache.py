@@ -2,7 +2,7 @@
 
 Before its first frame the console parses app.tcss and the default CSS of every widget it shows: a tenth of
 its start-up, the same work each time for the same text. The parsed rule sets are kept in a file in the user's
-cache directory, one per Textual version, Python version and set of theme variables (what a parse depends on
+cache directory, one per Textual install (its CSS modules' paths, sizes and times), Python version and set of theme variables (what a parse depends on
 beside the text), and read back at the next start; a source whose text or location is not in the file is
 parsed as before and the file rewritten when the console closes. An unreadable, foreign or damaged file
 is a miss, never an error: the console parses as if there were none.
@@ -28,8 +28,22 @@ def cache_file(variables: dict[str, str]) -> Path | None:
                                                 if os.path.expanduser("~") != "~" else "")
     if not base:
         return None
-    key = repr((VERSION, textual.__version__, sys.version, sorted(variables.items())))
+    key = repr((VERSION, _textual_files(), sys.version, sorted(variables.items())))
     return Path(base) / "optseq" / f"tcss-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.pickle"
+
+
+def _textual_files() -> list:
+    """Which Textual parses: the modules that make rule sets, by path, size and time. Not textual.__version__,
+    which loads importlib.metadata (with email, zipfile, csv: more than the parse this saves)."""
+    css = Path(textual.__file__).parent / "css"
+    out = []
+    for name in ("model.py", "parse.py", "styles.py", "stylesheet.py", "_styles_builder.py", "tokenize.py"):
+        try:
+            st = os.stat(css / name)
+        except OSError:
+            return [str(css), None]
+        out.append((name, st.st_size, st.st_mtime_ns))
+    return [str(css), out]
 
 
 class CachedStylesheet(Stylesheet):
