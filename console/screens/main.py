@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
 
 from textual import events
@@ -88,17 +89,17 @@ class MainScreen(Screen):
                     # the views behind a tab (and the side pane, shown from WIDE_FROM) are mounted a frame after
                     # the first paint (Later); refresh_view fills them then (and skips them until they are there)
                     with TabPane("Graph", id="graph"):
-                        yield Later(DependencyGraph(id="graph-view"))
+                        yield Later(partial(DependencyGraph, id="graph-view"))
                     with TabPane("Run", id="run"):
                         yield self.panel  # not lazy: a key pressed before the next frame may start a run
                     with TabPane("History", id="history"):
-                        yield Later(HistoryPlot(id="history-view"))
+                        yield Later(partial(HistoryPlot, id="history-view"))
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
             # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
-            side = (lambda widget: widget) if wide else Later
+            side = (lambda make: make()) if wide else Later
             with Vertical(id="side"):
-                yield side(DependencyGraph(id="side-graph"))
-                yield side(HistoryPlot(id="side-history"))
+                yield side(partial(DependencyGraph, id="side-graph"))
+                yield side(partial(HistoryPlot, id="side-history"))
         yield KeyFooter(compact=True)
 
     @property
