@@ -77,12 +77,10 @@ def live_holder(directory: Path) -> dict[str, Any] | None:
 def _write_holder(directory: Path, info: dict[str, Any]) -> None:
     for leftover in directory.glob(f".{HOLDER_NAME}.*.tmp"):
         leftover.unlink(missing_ok=True)
-    import tempfile  # here: a read (status, the console's first screen) writes no holder
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{HOLDER_NAME}.", suffix=".tmp", dir=directory)
+    fd, tmp = _new_temp(directory, f".{HOLDER_NAME}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o644)  # mkstemp's 0600 would hide the holder from other users
+            os.fchmod(f.fileno(), 0o644)  # the 0600 it was made with would hide the holder from other users
             # argv keeps undecodable bytes as lone surrogates (surrogateescape), which UTF-8 cannot
             # encode: every writer of the sidecar comes through here, so they become U+FFFD here
             json.dump(clean_text(info, undecoded=True), f, ensure_ascii=False)
@@ -90,6 +88,18 @@ def _write_holder(directory: Path, info: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _new_temp(directory: Path, prefix: str) -> tuple[int, Path]:
+    """mkstemp's file (a new name, created 0600 and opened for writing) without importing tempfile and the
+    random module behind it, before the console's first frame (it writes this holder as it opens the store)."""
+    for _ in range(100):
+        path = directory / f"{prefix}{os.urandom(6).hex()}.tmp"
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{directory}: no free name for a temporary {prefix}*.tmp")
 
 
 WAIT_S = 10.0
@@ -114,7 +124,10 @@ _started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def _host() -> str:
-    # socket (with selectors and the enum it builds) only where a holder is written or checked, not for a read
+    """The host name a holder is written with and checked against: the kernel's node name (what
+    socket.gethostname() returns on Linux, without importing socket, selectors and their enums)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
     import socket
 
     return socket.gethostname()
