@@ -50,8 +50,6 @@ class OptseqApp(App):
         """What re-opens the store writable once its directory may be written (asked read-only: never)."""
 
     def on_mount(self) -> None:
-        # once the first frame is out (a console killed with its terminal never reaches on_unmount)
-        self.main.call_after_refresh(self._keep_css)
         if self.seq.readonly and self._reopen is not None:
             self._take_over_timer = self.set_interval(TAKE_OVER_S, self._take_over)
 
@@ -128,9 +126,12 @@ class OptseqApp(App):
         if main is not None:
             main.panel.stop(STOP_TIMEOUT_S)
         self.seq.close()
-        self._keep_css()  # what the views and dialogs opened since brought
+        self.keep_css()  # what the views and dialogs opened since brought
 
-    def _keep_css(self) -> None:
+    def keep_css(self) -> None:
+        """Write the stylesheet cache if a source was parsed that it lacked: the main screen calls it once its
+        widgets are styled, before the first frame (a console killed with its terminal, as the paint bench
+        closes it, never reaches on_unmount and may be gone a moment after that frame)."""
         if isinstance(self.stylesheet, CachedStylesheet):  # (a CSS file watch makes a plain one)
             self.stylesheet.keep()
 

@@ -2,10 +2,11 @@
 
 Before its first frame the console parses app.tcss and the default CSS of every widget it shows: a tenth of
 its start-up, the same work each time for the same text. The parsed rule sets are kept in a file in the user's
-cache directory, one per Textual install (its CSS modules' paths, sizes and times), Python version and set of theme variables (what a parse depends on
-beside the text), and read back at the next start; a source whose text or location is not in the file is
-parsed as before and the file rewritten when the console closes. An unreadable, foreign or damaged file
-is a miss, never an error: the console parses as if there were none.
+cache directory, one per Textual install (its CSS modules' paths, sizes and times), Python version and set of
+theme variables (what a parse depends on beside the text), and read back at the next start; a source whose text
+or location is not in the file is parsed as before, and the file is rewritten once the first screen is styled
+(before its first frame) and when the console closes. An unreadable, foreign or damaged file is a miss, never
+an error: the console parses as if there were none.
 """
 from __future__ import annotations
 

@@ -131,6 +131,7 @@ class MainScreen(Screen):
             super()._on_screen_resume(events.ScreenResume(refresh_styles=False))
 
     def on_mount(self) -> None:
+        getattr(self.app, "keep_css", lambda: None)()  # the first screen's parsed stylesheets (console/css_cache.py)
         self.set_class(self.seq.readonly, "-readonly")
         if self.holder:
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
