@@ -11,6 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from optseq.console.css_cache import CachedStylesheet, cache_file
 from optseq.console.screens.main import ACTIONS, VIEWS, MainScreen
 from optseq.console.widgets.figures import plain_title
 from optseq.state.sequencer import Sequencer
@@ -36,6 +37,9 @@ class OptseqApp(App):
     def __init__(self, seq: Sequencer, export_dir: Path | None, parallel: int = 1,
                  plan_path: Path | str | None = None, mode: str = "auto") -> None:
         super().__init__()
+        # the parse of the stylesheets comes from the last run's when the text and the theme are the same
+        variables = self.stylesheet._variables
+        self.stylesheet = CachedStylesheet(variables=variables, path=cache_file(variables))
         # 16 colours fold accent, warning and error into one bright red: app.tcss re-tones under this class
         self.set_class(self.console.color_system == "standard", "-ansi16")
         self.seq = seq
@@ -122,6 +126,14 @@ class OptseqApp(App):
         if main is not None:
             main.panel.stop(STOP_TIMEOUT_S)
         self.seq.close()
+        self.keep_css()  # what the views and dialogs opened since brought
+
+    def keep_css(self) -> None:
+        """Write the stylesheet cache if a source was parsed that it lacked: the main screen calls it once its
+        widgets are styled, before the first frame (a console killed with its terminal, as the paint bench
+        closes it, never reaches on_unmount and may be gone a moment after that frame)."""
+        if isinstance(self.stylesheet, CachedStylesheet):  # (a CSS file watch makes a plain one)
+            self.stylesheet.keep()
 
 
 def make_app(plan_path: Path | str, db_dir: Path | str, *, mode: str = "auto",

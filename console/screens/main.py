@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
 
+from textual import events
 from textual.binding import Binding
 from textual.markup import escape
 from textual.containers import Horizontal, Vertical
@@ -87,17 +89,17 @@ class MainScreen(Screen):
                     # the views behind a tab (and the side pane, shown from WIDE_FROM) are mounted a frame after
                     # the first paint (Later); refresh_view fills them then (and skips them until they are there)
                     with TabPane("Graph", id="graph"):
-                        yield Later(DependencyGraph(id="graph-view"))
+                        yield Later(partial(DependencyGraph, id="graph-view"))
                     with TabPane("Run", id="run"):
                         yield self.panel  # not lazy: a key pressed before the next frame may start a run
                     with TabPane("History", id="history"):
-                        yield Later(HistoryPlot(id="history-view"))
+                        yield Later(partial(HistoryPlot, id="history-view"))
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
             # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
-            side = (lambda widget: widget) if wide else Later
+            side = (lambda make: make()) if wide else Later
             with Vertical(id="side"):
-                yield side(DependencyGraph(id="side-graph"))
-                yield side(HistoryPlot(id="side-history"))
+                yield side(partial(DependencyGraph, id="side-graph"))
+                yield side(partial(HistoryPlot, id="side-history"))
         yield KeyFooter(compact=True)
 
     @property
@@ -117,7 +119,19 @@ class MainScreen(Screen):
                 self.refresh_view()
             self.refresh_bindings()
 
+    _resumed = False
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Textual resumes its default screen by styling the whole tree again; the first time, every node was
+        # styled as it was registered a moment before and each class change since restyled its own: that pass
+        # (a fifth of the work before the first frame) is skipped once. Later resumes (a dialog closed) keep it.
+        if not self._resumed and event.refresh_styles:
+            self._resumed = True
+            event.prevent_default()
+            super()._on_screen_resume(events.ScreenResume(refresh_styles=False))
+
     def on_mount(self) -> None:
+        getattr(self.app, "keep_css", lambda: None)()  # the first screen's parsed stylesheets (console/css_cache.py)
         self.set_class(self.seq.readonly, "-readonly")
         if self.holder:
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)

@@ -6,7 +6,6 @@ from typing import Any
 
 from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
 from optseq.state.runs.measured_on import at_ci_size
-from optseq.state.runs.stats import arms_text
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
@@ -72,6 +71,10 @@ def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
 
 def run_line(run: dict) -> str:
     """One run as a line: id, outcome, when, figure, what it counted, each arm's median (IQR), why / noise."""
+    # the statistics module and its dataclasses where a run is listed: the first screen of a store without
+    # runs of the selected lever lists none
+    from optseq.state.runs.stats import arms_text
+
     stats = run_stats(run)
     figure = estimate_text(stats, wide=True) if stats else ""
     summary = _summary(run)

@@ -5,6 +5,7 @@ from dataclasses import replace
 
 from textual.screen import ModalScreen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 FULL_FROM = 96
 """Screen width from which every shown key fits in the footer, with the palette hint docked on its right."""
@@ -63,7 +64,11 @@ class KeyFooter(Footer):
 
     def compose(self):
         self._shown = self._key_set()
-        yield from super().compose()
+        for widget in super().compose():
+            # each key's compact watcher would add the class after it was styled, and style it once more
+            if isinstance(widget, FooterKey):
+                widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     def bindings_changed(self, screen) -> None:
         self._bindings_ready = True

@@ -1,6 +1,8 @@
 """A view mounted a frame after the first paint: textual's Lazy, minus its error when the app quit first."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.lazy import Lazy
 from textual.widget import Widget
 
@@ -8,7 +10,14 @@ from textual.widget import Widget
 class Later(Lazy):
     """Lazy mounts its widget after the first refresh; a quit typed ahead of that refresh (keys a terminal held
     while optseq started) closes the screen first, and Lazy's mount then raised a MountError traceback on the
-    way out. This one mounts only into a parent still attached."""
+    way out. This one mounts only into a parent still attached.
+
+    It takes what makes the widget, not the widget: the widget is built when it is mounted, after the first
+    frame too (the first Tree of a run costs more to build than the frame spends on some of what it shows)."""
+
+    def __init__(self, make: Callable[[], Widget]) -> None:
+        super().__init__(None)  # what Lazy would mount is made by `make`, when it is mounted
+        self._make = make
 
     async def mount_composed_widgets(self, widgets: list[Widget]) -> None:
         parent = self.parent
@@ -18,7 +27,7 @@ class Later(Lazy):
         async def mount() -> None:
             if not (parent.is_attached and self.is_attached):
                 return
-            await parent.mount(self._replace_widget, after=self)
+            await parent.mount(self._make(), after=self)
             await self.remove()
 
         self.call_after_refresh(mount)

@@ -104,7 +104,7 @@ class RunPanel(Vertical):
         """The run's count over all its passes; written by the worker thread only, shown through messages."""
         self._seq = None
         """The Sequencer of the group under way, for each lever's rule."""
-        self.add_class("-idle")
+        self.add_class("-idle", update=False)  # styled as it is registered: none before (it is not mounted yet)
 
     def compose(self):
         yield Label("no run yet", id="run-title")

@@ -7,20 +7,20 @@ until the device changes. What those moves derive (stale, superseded) is handed 
 """
 from __future__ import annotations
 
-from transitions import Machine, MachineError
-
 from optseq.state.plan import gates
 from optseq.state.plan.definition import definition
 from optseq.state.plan.model import KINDS, Plan
 from optseq.state.lifecycle.moves import RecordMoves
 from optseq.state.lifecycle.run_index import RunIndex
-from optseq.state.lifecycle.states import RUNNABLE, STATES, TRANSITIONS, LeverModel, TransitionRefused
+from optseq.state.lifecycle.states import RUNNABLE, LeverModel, TransitionRefused
 
 
 class PlanMachine(RecordMoves):
     """Every lever's state machine plus the facts, driven by plan priors and stored records."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, settle: bool = True):
+        """`settle`: decide the plan's priors and move every lever across its gates; a snapshot about to set
+        every lever's state and fields (snapshot.load) skips it, so that reading one moves no machine."""
         self.plan = plan
         self.facts = {fact.id: fact.value for fact in plan.facts}
         self.models: dict[str, LeverModel] = {}
@@ -36,14 +36,14 @@ class PlanMachine(RecordMoves):
         self.definitions = {lever.id: definition(lever, plan.path) for lever in plan.levers}
         """What each lever is now, part by part: a number measured on another definition is stale."""
         for lever in plan.levers:
-            model = LeverModel(lever, plan_doc=lever.plan_doc)
-            Machine(model=model, states=STATES, transitions=TRANSITIONS, initial="blocked",
-                    auto_transitions=False, send_event=False)
+            model = LeverModel(lever, plan_doc=lever.plan_doc)  # blocked; its machine comes with its first move
             if lever.criteria:
                 for cand in lever.criteria.candidates:
                     for crit, outcome in cand.results.items():
                         model.results[(cand.id, crit)] = (outcome, "recorded in the plan")
             self.models[lever.id] = model
+        if not settle:
+            return
         for lever in plan.levers:
             if lever.prior:
                 self._decide(lever.id, lever.prior.outcome, seq=0, record={"source": "plan", "auto": False,
@@ -191,4 +191,4 @@ def _depends(plan: Plan) -> dict[str, set[str]]:
     return closure
 
 
-__all__ = ["PlanMachine", "MachineError"]
+__all__ = ["PlanMachine"]

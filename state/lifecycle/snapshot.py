@@ -50,7 +50,7 @@ def load(plan: Plan, data: dict[str, Any] | None) -> PlanMachine | None:
     """The machine a snapshot describes, or None when it is of another plan or layout (replay instead)."""
     if not isinstance(data, dict) or data.get("version") != VERSION or data.get("plan") != plan_key(plan):
         return None
-    machine = PlanMachine(plan)
+    machine = PlanMachine(plan, settle=False)  # what the priors and gates would settle, the snapshot says
     machine.facts.update(data.get("facts") or {})
     machine.last_device = data.get("last_device")
     machine.fired = dict(data.get("fired") or {})

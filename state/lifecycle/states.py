@@ -43,13 +43,22 @@ MARK = {"adopted": "done", "decided": "done", "rejected": "rejected", "ready": "
 """How the doc marks a state: done ✅, now ⏳, waiting ⏸, rejected ❌, closed —."""
 
 
+MACHINE_NAMES = frozenset({"trigger", "may_trigger"} | {t["trigger"] for t in TRANSITIONS}
+                          | {f"may_{t['trigger']}" for t in TRANSITIONS} | {f"is_{s}" for s in STATES})
+"""What `transitions` adds to a model beside `state`: the first use of one attaches the model's machine."""
+
+
 class TransitionRefused(Exception):
     """An action that the lever's current state does not allow; str() is the user's one line."""
 
 
 @dataclass
 class LeverModel:
-    """One lever's live state; `transitions` adds `state` and the trigger methods."""
+    """One lever's live state, in `state`; `transitions` adds the trigger methods when one is first called.
+
+    A command that only reads (`optseq status`, the console's first screen from the store's snapshot) moves no
+    lever: it neither imports `transitions` nor builds a machine per lever. `state` is the attribute the machine
+    keeps it in, so the machine attached later starts where the model stands."""
 
     lever: Lever
     plan_doc: str | None = None
@@ -70,6 +79,20 @@ class LeverModel:
     """{reason, run, device} while the last run was `unavailable`: skipped by `next` until the device changes."""
     results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     """(candidate, criterion) -> (pass|fail, evidence)."""
+
+    state: str = field(default="blocked", repr=False, compare=False, kw_only=True)
+    """Where the lever stands (the machine's initial state until one moves it)."""
+
+    def __getattr__(self, name: str):
+        # called only for what the instance lacks: a trigger (or is_/may_) before the machine is attached
+        if name not in MACHINE_NAMES or self.__dict__.get("_machine"):  # attached: what it lacks, it lacks
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from transitions import Machine
+
+        self.__dict__["_machine"] = True  # before: the machine looks for each name before it adds it
+        Machine(model=self, states=STATES, transitions=TRANSITIONS, initial=self.state, auto_transitions=False,
+                send_event=False)
+        return getattr(self, name)
 
     def needs_plan(self) -> bool:
         return self.plan_doc is None and self.lever.code == "none"

@@ -12,9 +12,7 @@ import datetime as dt
 import fcntl
 import json
 import os
-import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +39,7 @@ def describe(holder: dict[str, Any] | None) -> str:
     """'optseq pid 1234 (started …)' for messages; says so when the holder cannot be named."""
     if not holder:
         return "another optseq process (pid unknown)"
-    where = f" on {holder['host']}" if holder.get("host") not in (None, socket.gethostname()) else ""
+    where = f" on {holder['host']}" if holder.get("host") not in (None, _host()) else ""
     return f"optseq pid {holder.get('pid')}{where} (started {holder.get('started', '?')})"
 
 
@@ -71,7 +69,7 @@ def read_holder(directory: Path) -> dict[str, Any] | None:
 def live_holder(directory: Path) -> dict[str, Any] | None:
     """The sidecar when its process is alive on this host; a dead writer's leftover sidecar names no one."""
     holder = read_holder(directory)
-    if holder and holder.get("host") == socket.gethostname() and not pid_alive(holder.get("pid")):
+    if holder and holder.get("host") == _host() and not pid_alive(holder.get("pid")):
         return None
     return holder
 
@@ -79,10 +77,10 @@ def live_holder(directory: Path) -> dict[str, Any] | None:
 def _write_holder(directory: Path, info: dict[str, Any]) -> None:
     for leftover in directory.glob(f".{HOLDER_NAME}.*.tmp"):
         leftover.unlink(missing_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{HOLDER_NAME}.", suffix=".tmp", dir=directory)
+    fd, tmp = _new_temp(directory, f".{HOLDER_NAME}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o644)  # mkstemp's 0600 would hide the holder from other users
+            os.fchmod(f.fileno(), 0o644)  # the 0600 it was made with would hide the holder from other users
             # argv keeps undecodable bytes as lone surrogates (surrogateescape), which UTF-8 cannot
             # encode: every writer of the sidecar comes through here, so they become U+FFFD here
             json.dump(clean_text(info, undecoded=True), f, ensure_ascii=False)
@@ -90,6 +88,18 @@ def _write_holder(directory: Path, info: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _new_temp(directory: Path, prefix: str) -> tuple[int, Path]:
+    """mkstemp's file (a new name, created 0600 and opened for writing) without importing tempfile and the
+    random module behind it, before the console's first frame (it writes this holder as it opens the store)."""
+    for _ in range(100):
+        path = directory / f"{prefix}{os.urandom(6).hex()}.tmp"
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{directory}: no free name for a temporary {prefix}*.tmp")
 
 
 WAIT_S = 10.0
@@ -113,9 +123,19 @@ LEVER_LOCKS = "locks"
 _started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _host() -> str:
+    """The host name a holder is written with and checked against: the kernel's node name (what
+    socket.gethostname() returns on Linux, without importing socket, selectors and their enums)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
 def me() -> dict[str, Any]:
     """This process, as a holder file names it."""
-    return {"pid": os.getpid(), "started": _started, "argv": list(sys.argv), "host": socket.gethostname()}
+    return {"pid": os.getpid(), "started": _started, "argv": list(sys.argv), "host": _host()}
 
 
 class TransactionLock:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +117,8 @@ class AtomicJSONStorage(Storage):
         return data
 
     def _replace(self, data: Data | None) -> None:
+        import tempfile  # (and the random it loads) where a file is written: a read never needs it
+
         directory = self.path.parent
         tmp = None
         try:
