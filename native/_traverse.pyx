@@ -1,0 +1,166 @@
+"""The external-sampling walk in C: twin of engine/traversal/generator.py's traverse(), step for step.
+
+Same generator protocol (yields queries, receives advantages through send(), returns the result),
+same RNG draws in the same order and the same float operations in the same order, so both twins
+give identical samples. The game stays a Python object behind its State API; what moves to C is the
+walk's own bookkeeping: regret matching, the opponent's draw, the explicit stack and the
+regret targets. Those were most of Option B's time once the net answers 64 queries per forward.
+
+native never imports the engine (import-linter): the caller hands in the result object, the RNG,
+the record types and the game's CHANCE/TERMINAL codes.
+"""
+
+from cpython.float cimport PyFloat_FromDouble
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+
+cdef enum:
+    MAX_ACTIONS = 16
+
+
+cdef class _Frame:
+    """A traverser node whose actions are being explored."""
+
+    cdef object node
+    cdef object info
+    cdef list legal
+    cdef int n_legal
+    cdef int next
+    cdef double strategy[MAX_ACTIONS]
+    cdef double values[MAX_ACTIONS]
+
+
+cdef inline int _match(object advantages, list legal, int n_legal, double* probs, int num_actions) except -1:
+    """Regret matching into probs, as generator.regret_matching does (same sums in the same order)."""
+    cdef int i, a, best
+    cdef double v, top, total = 0.0
+    cdef double adv[MAX_ACTIONS]
+    for a in range(num_actions):
+        probs[a] = 0.0
+    for i in range(n_legal):
+        a = legal[i]
+        v = advantages[a]
+        adv[i] = v
+        if v > 0.0:
+            total += v
+    if total > 0.0:
+        for i in range(n_legal):
+            v = adv[i]
+            if v > 0.0:
+                probs[<int>legal[i]] = v / total
+    else:
+        best = 0
+        top = adv[0]
+        for i in range(n_legal):
+            if adv[i] > top:
+                best, top = i, adv[i]
+        probs[<int>legal[best]] = 1.0
+    return 0
+
+
+cdef object _pick(list pairs, double u):
+    """The outcome u falls on among (outcome, probability) pairs; generator._pick after its draw."""
+    cdef double acc = 0.0
+    for outcome, p in pairs:
+        acc += <double>p
+        if u < acc:
+            return outcome
+    for outcome, p in reversed(pairs):
+        if p > 0:
+            return outcome
+
+
+cdef tuple _floats(const double* xs, int n):
+    """A tuple of n Python floats, built in place (no list in between)."""
+    cdef tuple out = PyTuple_New(n)
+    cdef int i
+    for i in range(n):
+        x = PyFloat_FromDouble(xs[i])
+        Py_INCREF(x)  # SET_ITEM steals a reference; `x` gives its own up at the next assignment
+        PyTuple_SET_ITEM(out, i, x)
+    return out
+
+
+def walk(game, result, rng, int traverser, double weight, query_type, sample_type, int chance, int terminal):
+    """traverse()'s generator: yields query_type(player, info), returns `result` filled in."""
+    cdef int num_actions = game.num_actions
+    if not 0 < num_actions <= MAX_ACTIONS:
+        raise ValueError(f"walk: num_actions must be in 1..{MAX_ACTIONS}, got {num_actions}")
+    cdef list advantage_out = result.advantage
+    cdef list strategy_out = result.strategy
+    draw = rng.random
+    new = tuple.__new__
+    cdef list stack = []
+    cdef _Frame frame
+    cdef list legal
+    cdef int player, n_legal, i, a, queries = 0
+    cdef double u, acc, ev, value
+    cdef double probs[MAX_ACTIONS]
+    cdef double regrets[MAX_ACTIONS]
+    state = game.new_initial_state()
+    while True:
+        player = state.current_player()
+        while player == chance:
+            state = state.apply(_pick(state.chance_outcomes(), draw()))
+            player = state.current_player()
+        if player != terminal:
+            info = state.info_state_tensor(player)
+            if not isinstance(info, tuple):
+                info = tuple(info)
+            queries += 1
+            advantages = yield new(query_type, (player, info))
+            legal = state.legal_actions()
+            n_legal = len(legal)
+            if n_legal < 1:
+                raise ValueError(f"walk: player {player} to act with no legal action")
+            _match(advantages, legal, n_legal, probs, num_actions)
+            if player == traverser:
+                frame = _Frame()
+                frame.node, frame.info, frame.legal, frame.n_legal, frame.next = state, info, legal, n_legal, 1
+                for a in range(num_actions):
+                    frame.strategy[a] = probs[a]
+                    frame.values[a] = 0.0
+                stack.append(frame)
+                state = state.apply(legal[0])
+            else:
+                strategy_out.append(new(sample_type, (info, _floats(probs, num_actions), weight)))
+                u = draw()
+                acc = 0.0
+                a = -1
+                for i in range(n_legal):
+                    acc += probs[<int>legal[i]]
+                    if u < acc:
+                        a = legal[i]
+                        break
+                if a < 0:
+                    for i in range(n_legal - 1, -1, -1):
+                        if probs[<int>legal[i]] > 0:
+                            a = legal[i]
+                            break
+                state = state.apply(a)
+            continue
+        value = state.returns()[traverser]
+        while stack:
+            frame = <_Frame>stack[len(stack) - 1]  # wraparound is off: no [-1]
+            legal = frame.legal
+            frame.values[<int>legal[frame.next - 1]] = value
+            if frame.next < frame.n_legal:
+                frame.next += 1
+                state = frame.node.apply(legal[frame.next - 1])
+                break
+            stack.pop()
+            ev = 0.0
+            for i in range(frame.n_legal):
+                a = legal[i]
+                ev += frame.strategy[a] * frame.values[a]
+            for a in range(num_actions):
+                regrets[a] = 0.0
+            for i in range(frame.n_legal):
+                a = legal[i]
+                regrets[a] = frame.values[a] - ev
+            advantage_out.append(new(sample_type, (frame.info, _floats(regrets, num_actions), weight)))
+            value = ev
+        else:
+            result.value = value
+            result.queries = queries
+            return result
