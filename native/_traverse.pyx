@@ -17,6 +17,24 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 cdef enum:
     MAX_ACTIONS = 16
 
+cdef extern from *:
+    """
+    /* What tuple.__new__(cls, (a, b[, c])) builds for a tuple subclass without a __dict__ (a NamedTuple),
+       minus the slot wrapper, the argument tuple and the temporary tuple that tuple_subtype_new copies. */
+    static PyObject* optseq_record(PyObject* cls, PyObject* a, PyObject* b, PyObject* c) {
+        PyTypeObject* type = (PyTypeObject*)cls;
+        Py_ssize_t n = c == NULL ? 2 : 3;
+        PyObject* out = type->tp_alloc(type, n);
+        if (out == NULL) return NULL;
+        Py_INCREF(a); PyTuple_SET_ITEM(out, 0, a);
+        Py_INCREF(b); PyTuple_SET_ITEM(out, 1, b);
+        if (c != NULL) { Py_INCREF(c); PyTuple_SET_ITEM(out, 2, c); }
+        return out;
+    }
+    """
+    object optseq_record(object cls, object a, object b, void* c)
+    object optseq_record3 "optseq_record"(object cls, object a, object b, object c)
+
 
 cdef class _Frame:
     """A traverser node whose actions are being explored."""
@@ -86,10 +104,13 @@ def walk(game, result, rng, int traverser, double weight, query_type, sample_typ
     cdef int num_actions = game.num_actions
     if not 0 < num_actions <= MAX_ACTIONS:
         raise ValueError(f"walk: num_actions must be in 1..{MAX_ACTIONS}, got {num_actions}")
+    for record in (query_type, sample_type):
+        # optseq_record fills tuple slots: only a tuple subclass with no instance dict fits it.
+        if not (isinstance(record, type) and issubclass(record, tuple) and (<type>record).__dictoffset__ == 0):
+            raise TypeError(f"walk: {record!r} is not a tuple subclass without a __dict__ (a NamedTuple)")
     cdef list advantage_out = result.advantage
     cdef list strategy_out = result.strategy
     draw = rng.random
-    new = tuple.__new__
     cdef list stack = []
     cdef _Frame frame
     cdef list legal
@@ -108,7 +129,7 @@ def walk(game, result, rng, int traverser, double weight, query_type, sample_typ
             if not isinstance(info, tuple):
                 info = tuple(info)
             queries += 1
-            advantages = yield new(query_type, (player, info))
+            advantages = yield optseq_record(query_type, player, info, NULL)
             legal = state.legal_actions()
             n_legal = len(legal)
             if n_legal < 1:
@@ -123,7 +144,7 @@ def walk(game, result, rng, int traverser, double weight, query_type, sample_typ
                 stack.append(frame)
                 state = state.apply(legal[0])
             else:
-                strategy_out.append(new(sample_type, (info, _floats(probs, num_actions), weight)))
+                strategy_out.append(optseq_record3(sample_type, info, _floats(probs, num_actions), weight))
                 u = draw()
                 acc = 0.0
                 a = -1
@@ -158,7 +179,7 @@ def walk(game, result, rng, int traverser, double weight, query_type, sample_typ
             for i in range(frame.n_legal):
                 a = legal[i]
                 regrets[a] = frame.values[a] - ev
-            advantage_out.append(new(sample_type, (frame.info, _floats(regrets, num_actions), weight)))
+            advantage_out.append(optseq_record3(sample_type, frame.info, _floats(regrets, num_actions), weight))
             value = ev
         else:
             result.value = value

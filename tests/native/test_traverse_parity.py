@@ -67,3 +67,13 @@ def test_too_many_actions_is_an_error():
     gen = generator.native_traverse(wide, jobs_for(0, 1, 0, 1)[0])
     with pytest.raises(ValueError, match="num_actions must be in 1..16"):
         next(gen)
+
+
+def test_record_types_must_be_plain_tuple_subclasses():
+    game = LeducGame()
+    job = jobs_for(0, 1, 0, 1)[0]
+    result = generator.TraversalResult(job)
+    for query_type, sample_type in ((list, generator.Sample), (generator.Query, dict)):
+        gen = _traverse.walk(game, result, generator.random.Random(1), 0, 1.0, query_type, sample_type, -1, -2)
+        with pytest.raises(TypeError, match="is not a tuple subclass"):
+            next(gen)
