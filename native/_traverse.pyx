@@ -3,12 +3,17 @@
 Same generator protocol (yields queries, receives advantages through send(), returns the result),
 same RNG draws in the same order and the same float operations in the same order, so both twins
 give identical samples. The game stays a Python object behind its State API; what moves to C is the
-walk's own bookkeeping: regret matching, the opponent's draw, the explicit stack and the
-regret targets. Those were most of Option B's time once the net answers 64 queries per forward.
+walk's own bookkeeping: the job's RNG, regret matching, the opponent's draw, the explicit stack
+and the regret targets: at K = 64 the walk, not the forward, was most of Option B's time.
 
-native never imports the engine (import-linter): the caller hands in the result object, the RNG,
+native never imports the engine (import-linter): the caller hands in the result object, the seed,
 the record types and the game's CHANCE/TERMINAL codes.
 """
+
+import random
+
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
 
 from cpython.float cimport PyFloat_FromDouble
 from cpython.ref cimport Py_INCREF
@@ -34,6 +39,107 @@ cdef extern from *:
     """
     object optseq_record(object cls, object a, object b, void* c)
     object optseq_record3 "optseq_record"(object cls, object a, object b, object c)
+
+
+# -- Mersenne Twister, as CPython's _randommodule.c seeds and draws it ---------------------------------------
+# random.Random(seed) for 0 <= seed < 2**64, drawn by random(), without a Python call per draw. Two costs of
+# the stock seeding go: init_genrand(19650218) is the same for every seed (computed once, copied), and the
+# first twist of all 624 words runs word by word as draws need them (a Leduc walk draws a handful).
+cdef enum:
+    MT_N = 624
+    MT_M = 397
+
+cdef uint32_t _MT_BASE[MT_N]
+
+
+cdef struct MT:
+    uint32_t mt[MT_N]
+    int index      # next word to hand out
+    int twisted    # words of the current round already twisted (MT_N: the round is complete)
+
+
+cdef void _mt_base() noexcept:
+    cdef int i
+    _MT_BASE[0] = 19650218U
+    for i in range(1, MT_N):
+        _MT_BASE[i] = 1812433253U * (_MT_BASE[i - 1] ^ (_MT_BASE[i - 1] >> 30)) + <uint32_t>i
+
+
+_mt_base()
+
+
+cdef void mt_seed(MT* r, uint64_t seed) noexcept:
+    """init_by_array over seed's 32-bit words, low first (one word when seed < 2**32)."""
+    cdef uint32_t key[2]
+    cdef uint32_t* mt = r.mt
+    cdef size_t i = 1, j = 0, k, key_length = 2 if seed >> 32 else 1
+    key[0] = <uint32_t>seed
+    key[1] = <uint32_t>(seed >> 32)
+    memcpy(mt, _MT_BASE, sizeof(_MT_BASE))
+    k = MT_N
+    while k:
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + <uint32_t>j
+        i += 1
+        j += 1
+        if i >= MT_N:
+            mt[0] = mt[MT_N - 1]
+            i = 1
+        if j >= key_length:
+            j = 0
+        k -= 1
+    k = MT_N - 1
+    while k:
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941U)) - <uint32_t>i
+        i += 1
+        if i >= MT_N:
+            mt[0] = mt[MT_N - 1]
+            i = 1
+        k -= 1
+    mt[0] = 0x80000000U
+    r.index = 0
+    r.twisted = 0
+
+
+cdef inline uint32_t _twist_word(uint32_t* mt, int kk) noexcept:
+    cdef uint32_t y
+    if kk < MT_N - 1:
+        y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU)
+    else:
+        y = (mt[kk] & 0x80000000U) | (mt[0] & 0x7fffffffU)
+    return mt[(kk + MT_M) % MT_N] ^ (y >> 1) ^ (0x9908b0dfU if y & 1 else 0U)
+
+
+cdef inline uint32_t mt_next(MT* r) noexcept:
+    cdef uint32_t y
+    cdef uint32_t* mt = r.mt
+    if r.index >= MT_N:
+        r.index = 0
+        r.twisted = 0
+    # The stock generator twists words 0..623 in order before handing out word 0; word kk reads only
+    # words kk, kk+1 and kk+397 (mod 624), so twisting it just before it is handed out gives the same words.
+    if r.index >= r.twisted:
+        mt[r.twisted] = _twist_word(mt, r.twisted)
+        r.twisted += 1
+    y = mt[r.index]
+    r.index += 1
+    y ^= y >> 11
+    y ^= (y << 7) & 0x9d2c5680U
+    y ^= (y << 15) & 0xefc60000U
+    y ^= y >> 18
+    return y
+
+
+cdef inline double mt_random(MT* r) noexcept:
+    """random.Random.random(): 53 bits from two words."""
+    cdef uint32_t a = mt_next(r) >> 5, b = mt_next(r) >> 6
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+
+
+def mt_draws(seed, int n):
+    """n random() draws from the C generator seeded with `seed` (0 <= seed < 2**64): for the parity tests."""
+    cdef MT r
+    mt_seed(&r, seed)
+    return [mt_random(&r) for _ in range(n)]
 
 
 cdef class _Frame:
@@ -99,7 +205,7 @@ cdef tuple _floats(const double* xs, int n):
     return out
 
 
-def walk(game, result, rng, int traverser, double weight, query_type, sample_type, int chance, int terminal):
+def walk(game, result, seed, int traverser, double weight, query_type, sample_type, int chance, int terminal):
     """traverse()'s generator: yields query_type(player, info), returns `result` filled in."""
     cdef int num_actions = game.num_actions
     if not 0 < num_actions <= MAX_ACTIONS:
@@ -110,7 +216,13 @@ def walk(game, result, rng, int traverser, double weight, query_type, sample_typ
             raise TypeError(f"walk: {record!r} is not a tuple subclass without a __dict__ (a NamedTuple)")
     cdef list advantage_out = result.advantage
     cdef list strategy_out = result.strategy
-    draw = rng.random
+    # The job's RNG is random.Random(seed): in C when the seed fits the C seeding, else the stock object.
+    cdef MT mt
+    cdef bint c_rng = isinstance(seed, int) and abs(seed) < 2 ** 64
+    if c_rng:
+        mt_seed(&mt, abs(seed))
+    else:
+        draw = random.Random(seed).random
     cdef list stack = []
     cdef _Frame frame
     cdef list legal
@@ -122,7 +234,7 @@ def walk(game, result, rng, int traverser, double weight, query_type, sample_typ
     while True:
         player = state.current_player()
         while player == chance:
-            state = state.apply(_pick(state.chance_outcomes(), draw()))
+            state = state.apply(_pick(state.chance_outcomes(), mt_random(&mt) if c_rng else draw()))
             player = state.current_player()
         if player != terminal:
             info = state.info_state_tensor(player)
@@ -145,7 +257,7 @@ def walk(game, result, rng, int traverser, double weight, query_type, sample_typ
                 state = state.apply(legal[0])
             else:
                 strategy_out.append(optseq_record3(sample_type, info, _floats(probs, num_actions), weight))
-                u = draw()
+                u = mt_random(&mt) if c_rng else draw()
                 acc = 0.0
                 a = -1
                 for i in range(n_legal):

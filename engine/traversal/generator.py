@@ -7,7 +7,6 @@ so a traversal's samples depend only on its job and on the answers, never on how
 """
 from __future__ import annotations
 
-import _random
 import random
 from dataclasses import dataclass, field
 from typing import Generator, NamedTuple, Sequence
@@ -197,9 +196,7 @@ def native_traverse(game: Game, job: Traversal) -> TraversalGen:
     """python_traverse's Cython twin (native/_traverse.pyx): the same queries, draws and samples, bit for bit."""
     if _native is None:
         raise RuntimeError("native_traverse: the native extension is not compiled or is disabled")
-    # _random.Random is random.Random's C base: seeded with an int it draws the same stream, without
-    # the two Python-level frames of random.Random.__init__ and seed() (a third of a 2 us seeding).
-    return _native.walk(game, TraversalResult(job), _random.Random(job.seed), job.traverser, float(job.iteration),
+    return _native.walk(game, TraversalResult(job), job.seed, job.traverser, float(job.iteration),
                         Query, Sample, CHANCE, TERMINAL)
 
 
