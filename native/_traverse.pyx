@@ -163,6 +163,8 @@ cdef inline int _match(object advantages, list legal, int n_legal, double* probs
         probs[a] = 0.0
     for i in range(n_legal):
         a = legal[i]
+        if not 0 <= a < num_actions:  # bounds checks are off: a bad action would write past probs
+            raise ValueError(f"walk: legal action {a} is outside 0..{num_actions - 1}")
         v = advantages[a]
         adv[i] = v
         if v > 0.0:

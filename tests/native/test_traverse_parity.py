@@ -93,3 +93,24 @@ def test_seeds_outside_the_c_seeding_use_the_stock_rng(seed):
     jobs = [Traversal(traverser, 2, seed) for traverser in (0, 1)]
     answer = mlp_answers(game, 0)
     assert drive(generator.native_traverse, game, jobs, answer) == drive(generator.python_traverse, game, jobs, answer)
+
+
+def test_a_legal_action_outside_the_game_is_an_error():
+    class Bad:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def apply(self, action):
+            return Bad(self.inner.apply(action))
+
+        def legal_actions(self):
+            return [1, 7]
+
+    game = types.SimpleNamespace(num_actions=3, new_initial_state=lambda: Bad(LeducGame().new_initial_state()))
+    gen = generator.native_traverse(game, jobs_for(0, 1, 0, 1)[0])
+    next(gen)
+    with pytest.raises(ValueError, match="legal action 7 is outside 0..2"):
+        gen.send([0.0, 1.0, 2.0])
