@@ -69,32 +69,26 @@ _mt_base()
 
 
 cdef void mt_seed(MT* r, uint64_t seed) noexcept:
-    """init_by_array over seed's 32-bit words, low first (one word when seed < 2**32)."""
+    """init_by_array over seed's 32-bit words, low first (one word when seed < 2**32).
+
+    The stock loops with their wrap-around tests unrolled: a key of one or two words is shorter than
+    the state, so the first loop runs over words 1..623 then word 1 again, the second over 2..623 then 1.
+    """
     cdef uint32_t key[2]
     cdef uint32_t* mt = r.mt
-    cdef size_t i = 1, j = 0, k, key_length = 2 if seed >> 32 else 1
+    cdef uint32_t mask = 1 if seed >> 32 else 0  # j = step % key_length
+    cdef int i
     key[0] = <uint32_t>seed
     key[1] = <uint32_t>(seed >> 32)
     memcpy(mt, _MT_BASE, sizeof(_MT_BASE))
-    k = MT_N
-    while k:
-        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + <uint32_t>j
-        i += 1
-        j += 1
-        if i >= MT_N:
-            mt[0] = mt[MT_N - 1]
-            i = 1
-        if j >= key_length:
-            j = 0
-        k -= 1
-    k = MT_N - 1
-    while k:
+    for i in range(1, MT_N):
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[(i - 1) & mask] + ((i - 1) & mask)
+    mt[0] = mt[MT_N - 1]
+    mt[1] = (mt[1] ^ ((mt[0] ^ (mt[0] >> 30)) * 1664525U)) + key[(MT_N - 1) & mask] + ((MT_N - 1) & mask)
+    for i in range(2, MT_N):
         mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941U)) - <uint32_t>i
-        i += 1
-        if i >= MT_N:
-            mt[0] = mt[MT_N - 1]
-            i = 1
-        k -= 1
+    mt[0] = mt[MT_N - 1]
+    mt[1] = (mt[1] ^ ((mt[0] ^ (mt[0] >> 30)) * 1566083941U)) - 1U
     mt[0] = 0x80000000U
     r.index = 0
     r.twisted = 0
@@ -250,7 +244,7 @@ def walk(game, result, seed, int traverser, double weight, query_type, sample_ty
                 raise ValueError(f"walk: player {player} to act with no legal action")
             _match(advantages, legal, n_legal, probs, num_actions)
             if player == traverser:
-                frame = _Frame()
+                frame = _Frame.__new__(_Frame)  # tp_new directly, not a call through type()
                 frame.node, frame.info, frame.legal, frame.n_legal, frame.next = state, info, legal, n_legal, 1
                 for a in range(num_actions):
                     frame.strategy[a] = probs[a]
