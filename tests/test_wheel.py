@@ -149,7 +149,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path
                    "optseq/console/serve_page.html",
                    "optseq/state/__init__.py", "optseq/engine/arms/driver.py"):
         assert needed in names, f"{needed} missing from {wheel.name}"
-    for kernel in ("_equity", "_handeval"):
+    for kernel in ("_equity", "_handeval", "_traverse"):
         assert any(n.startswith(f"optseq/native/{kernel}.") and n.endswith((".so", ".pyd")) for n in names), \
             f"compiled {kernel} missing from {wheel.name}"
 

@@ -13,6 +13,7 @@ from typing import Generator, NamedTuple, Sequence
 
 import numpy as np
 
+from optseq.engine.bots.backend import forced_python
 from optseq.engine.games.api import CHANCE, TERMINAL, Game
 
 
@@ -104,8 +105,8 @@ def _pick(pairs, rng: random.Random) -> int:
     return next(o for o, p in reversed(pairs) if p > 0)
 
 
-def traverse(game: Game, job: Traversal) -> TraversalGen:
-    """The recursive external-sampling walk, run on an explicit stack.
+def python_traverse(game: Game, job: Traversal) -> TraversalGen:
+    """The recursive external-sampling walk, run on an explicit stack (the reference twin).
 
     One generator frame per traversal instead of a chain of delegating ones: a send() into a
     `yield from` chain resumes every frame down to the query, and the walk is what bounds Option B.
@@ -178,3 +179,27 @@ def traverse(game: Game, job: Traversal) -> TraversalGen:
             result.value = value
             result.queries = queries
             return result
+
+
+def _import_native():
+    try:
+        from optseq.native import _traverse
+    except ImportError:
+        return None
+    return _traverse
+
+
+_native = None if forced_python() else _import_native()
+
+
+def native_traverse(game: Game, job: Traversal) -> TraversalGen:
+    """python_traverse's Cython twin (native/_traverse.pyx): the same queries, draws and samples, bit for bit."""
+    if _native is None:
+        raise RuntimeError("native_traverse: the native extension is not compiled or is disabled")
+    return _native.walk(game, TraversalResult(job), job.seed, job.traverser, float(job.iteration),
+                        Query, Sample, CHANCE, TERMINAL)
+
+
+# What every driver runs. The walk bounds Option B once a forward answers 64 queries, and the twin
+# takes its bookkeeping to C; OPTSEQ_PUREPYTHON=1, or a build without the extension, keeps the reference.
+traverse = native_traverse if _native is not None else python_traverse
