@@ -301,6 +301,8 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
         if command == "runs":
             from optseq.console.runs_cmd import print_runs
 
+            if args.json:  # each record's json.dumps(indent=…) leaves a cycle of closures: the collector frees them
+                collector.collecting()
             return print_runs(seq, args.lever, args.json)
         if command == "export":
             from optseq.console.export_cmd import run_export

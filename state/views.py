@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from optseq.state.lever_warnings import code_warnings, outside_stack, size_warnings
 from optseq.state.runs import repo
 from optseq.state.plan import gates
+from optseq.state.supersession import Marks
 
 
 class ReadViews:
@@ -143,42 +144,25 @@ class ReadViews:
             if all(records is not None for records in chains.values()):
                 # the lever's own lines alone; what superseded its decisions is its own (a later decision of it,
                 # a derived event naming it)
-                by = self._superseding(chains["decisions"], chains["events"])
-                chains["decisions"] = [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
-                                       for d in chains["decisions"]]
+                marks = Marks(chains["decisions"], chains["events"])
+                chains["decisions"] = [marks.mark(d) for d in chains["decisions"]]
                 return [(t, iter(chains[t])) for t in tables]
 
         def mine(records: Iterable[dict]) -> Iterator[dict]:
             return (r for r in records if lever_id is None or r.get("lever") == lever_id)
 
         def decisions() -> Iterator[dict]:  # a generator: nothing is read before the runs are written
-            by = self._superseding(self.store.stream("decisions"), self.store.stream("events"))
-            yield from (dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"]))
-                        for d in mine(self.store.stream("decisions")))
+            marks = Marks(self.store.stream("decisions"), self.store.stream("events"))  # compact: memory bounded
+            yield from (marks.mark(d) for d in mine(self.store.stream("decisions")))
 
         return [("runs", mine(self.store.stream("runs"))), ("decisions", decisions()),
                 ("criteria", mine(self.store.stream("criteria"))), ("events", mine(self.store.stream("events")))]
 
-    @classmethod
-    def _marked(cls, decisions: list[dict], events: list[dict]) -> list[dict]:
-        """Decisions with `superseded` (bool) and `superseded_by` (see `_superseding`)."""
-        by = cls._superseding(decisions, events)
-        return [dict(d, superseded=d["id"] in by, superseded_by=by.get(d["id"])) for d in decisions]
-
     @staticmethod
-    def _superseding(decisions: Iterable[dict], events: Iterable[dict]) -> dict:
-        """decision id -> what superseded it: a later decision of the same lever (its `supersedes`), or a
-        derived `superseded` event (a reversal closed its branch, or a re-measure came back inconclusive) with
-        that event's reason."""
-        by: dict = {}
-        for d in decisions:
-            if d.get("supersedes") is not None:
-                by.setdefault(d["supersedes"], f"decision {d['id']}: {d['lever']} decided {d['outcome']}")
-        for e in events:
-            if e.get("type") == "superseded" and e.get("decision") is not None:
-                what = f"decision {e['by']}" if e.get("by") is not None else f"run {e.get('run')}"
-                by[e["decision"]] = f"{what}: {e.get('reason', '')}"
-        return by
+    def _marked(decisions: list[dict], events: list[dict]) -> list[dict]:
+        """Decisions with `superseded` (bool) and `superseded_by` (what superseded it: state/supersession.py)."""
+        marks = Marks(decisions, events)
+        return [marks.mark(d) for d in decisions]
 
     def todo(self) -> list[str]:
         """What only the user can do next, with the command: criteria to record, plans to write, measured

@@ -221,7 +221,7 @@ def test_the_wheel_without_torch_runs_a_command_pair_plan_end_to_end(tmp_path, w
 
     out = run([optseq, "export", "-o", "plan.md"], cwd=work, env=env)
     assert "wrote" in out and "fast_sum" in (work / "plan.md").read_text(encoding="utf-8")
-    assert list(work.glob("*/fast_sum.svg")), sorted(p.name for p in work.rglob("*"))  # matplotlib's chart
+    assert list(work.glob("*/fast_sum.svg")), sorted(p.name for p in work.rglob("*"))  # the export's chart
     out = run([optseq, "status"], cwd=work, env=env)
     assert out.startswith("plan optseq.toml") and "fast_sum" in out and "no_copy" in out
 

@@ -1,19 +1,17 @@
 """The export's charts: per measured lever, its estimate and 95% CI over its runs against the rule's threshold.
 
-The points are the console's history plot's (state.history_points), drawn with matplotlib's object API
-(Figure + the SVG canvas: no pyplot, no global figure manager) so the console can export from any thread.
-The same store gives the same bytes: no date, a fixed hash salt for the ids matplotlib makes, text kept as
-text (no embedded glyph outlines, which also keeps a chart to a few KiB).
+The points are the console's history plot's (state.history_points), written as SVG by hand (state/report/
+svg_plot.py: no plotting library to import, so an export takes a fraction of a second, from any thread). The
+same store gives the same bytes: no date, no ids, text kept as text (a chart is a few KiB).
 """
 from __future__ import annotations
 
-import io
-import threading
 import unicodedata
 from typing import Iterable, Mapping
 
-from optseq.state.lifecycle.history_points import Point, points, run_stats, threshold
+from optseq.state.lifecycle.history_points import points, run_stats, threshold
 from optseq.state.plan.model import Lever, Plan
+from optseq.state.report.svg_plot import Plot, render
 
 MARK = "optseq export chart"
 """Written into every chart's metadata (dc:description): a file without it was not written by optseq, and
@@ -22,15 +20,8 @@ HEAD_BYTES = 4096
 """How much of a chart's start holds its metadata, and so the mark."""
 SUFFIX = ".charts"
 
-RC = {
-    "svg.hashsalt": "optseq",  # matplotlib's ids are otherwise random per call: byte-identical re-exports
-    "svg.fonttype": "none",  # text as <text>, not embedded outlines
-    "font.size": 9.0,
-}
-_METADATA = {"Date": None, "Creator": "optseq", "Description": MARK}
-"""Creator without matplotlib's version, so an upgrade alone does not rewrite every chart's head."""
-_RC_LOCK = threading.Lock()
-"""rcParams are process-wide: one chart at a time reads them, inside its own rc_context."""
+CREATOR = "optseq"
+"""The metadata's creator, without a version: an upgrade alone does not rewrite every chart's head."""
 
 
 def folder_name(md_name: str) -> str:
@@ -77,54 +68,20 @@ def render_charts(plan: Plan, runs: Mapping[str, Iterable[dict]], names: Mapping
 
 def svg(lever: Lever, runs: list[dict]) -> bytes:
     """One lever's chart: each run's estimate with its CI as an asymmetric error bar, the threshold line."""
-    from matplotlib import rc_context, rcdefaults
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-    from matplotlib.figure import Figure
-
     pts = points(runs)
     if not pts:
         raise ValueError(f"{lever.id}: no run with an estimate to chart")
-    with _RC_LOCK, rc_context():
-        # the defaults, not the user's matplotlibrc: the same store draws the same chart on every machine
-        rcdefaults()
-        from matplotlib import rcParams
-
-        rcParams.update(RC)
-        fig = Figure(figsize=(6.4, 3.6))
-        FigureCanvasSVG(fig)
-        ax = fig.add_subplot()
-        _draw(ax, lever, pts, _axis_label(lever, runs, pts[-1][0]))
-        fig.tight_layout()
-        out = io.BytesIO()
-        fig.savefig(out, format="svg", metadata=_METADATA)
-    return out.getvalue()
+    line = threshold(lever)
+    return render(Plot(title=lever.id, xlabel="run", ylabel=_axis_label(lever, runs, pts[-1][0]),
+                       ticks=[f"#{p[0]}" for p in pts], estimates=[p[1] for p in pts], lows=[p[2] for p in pts],
+                       highs=[p[3] for p in pts], legend="estimate, 95% CI", threshold=line,
+                       threshold_label=f"adopt above {line:.2f}×" if line is not None else "",
+                       description=MARK, creator=CREATOR))
 
 
 def is_chart(head: bytes) -> bool:
     """Whether a file's first HEAD_BYTES are a chart optseq wrote."""
     return b"<svg" in head and f"<dc:description>{MARK}</dc:description>".encode() in head
-
-
-def _draw(ax, lever: Lever, pts: list[Point], ylabel: str) -> None:
-    xs = list(range(1, len(pts) + 1))
-    estimates = [p[1] for p in pts]
-    # a bound missing, or one a sequential interval left on the wrong side of the median, draws no bar
-    below = [max(0.0, est - low) if low is not None else 0.0 for _, est, low, _ in pts]
-    above = [max(0.0, high - est) if high is not None else 0.0 for _, est, _, high in pts]
-    ax.errorbar(xs, estimates, yerr=[below, above], fmt="o", color="#1c7ed6", ecolor="#74c0fc", capsize=3,
-                label="estimate, 95% CI")
-    line = threshold(lever)
-    if line is not None:
-        ax.axhline(line, color="#e03131", linestyle="--", linewidth=1, label=f"adopt above {line:.2f}×")
-    ax.set_xticks(xs, [f"#{p[0]}" for p in pts], rotation=90 if len(pts) > 12 else 0)
-    ax.set_xlim(0.5, len(pts) + 0.5)
-    ax.set_xlabel("run")
-    ax.set_ylabel(ylabel)
-    ax.set_title(lever.id)
-    ax.grid(axis="y", alpha=0.3)
-    # below the axes, not inside: a legend placed "best" still covers points once the runs fill the width
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2 if len(pts) <= 12 else -0.3), ncol=2, frameon=False,
-              fontsize="small")
 
 
 def _axis_label(lever: Lever, runs: list[dict], newest: int) -> str:
@@ -133,9 +90,7 @@ def _axis_label(lever: Lever, runs: list[dict], newest: int) -> str:
     stats = next((run_stats(r) for r in runs if r.get("id") == newest), {})
     metric = stats.get("metric") or (lever.rule.metric if lever.rule else "")
     ratio = "baseline / candidate" if stats.get("higher_is_better") is False else "candidate / baseline"
-    text = f"{metric}: {ratio} (×)" if metric else f"{ratio} (×)"
-    # plan text, not matplotlib markup: a pair of `$` would otherwise be parsed as mathtext (or fail to)
-    return text.replace("$", r"\$")
+    return f"{metric}: {ratio} (×)" if metric else f"{ratio} (×)"
 
 
 def _fold(name: str) -> str:

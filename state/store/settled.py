@@ -27,6 +27,9 @@ INDEXED = "indexed"
 """The meta key saying which committed end of each journal the indexes (late lines, chains, the digest) were
 kept up to: a writer that kept none (an older optseq) moves the end past it, and the indexes of that journal are
 not used again (it is read whole, and its next writer starts them again where it can)."""
+STREAM_CHUNK = 1 << 16
+"""Bytes read at a time while streaming: a record is a few KiB, and a window this size keeps what is held for
+the lines read ahead (the chunk, its lines, their split) well under a MiB however long the journal."""
 HEADS = "heads"
 """The meta key of each journal's levers' chains: {table: {lever: offset of its last line}} (see `chained`)."""
 
@@ -66,7 +69,7 @@ def settled(journal: Journal, end: int, late: dict[str, list[int]] | None) -> It
                                    f"is lost; {DOCTOR}")
         return pending.pop(rid)
 
-    for at, line in journal.iter_lines(0, end):
+    for at, line in journal.iter_lines(0, end, STREAM_CHUNK):
         rid = line["id"]
         if at in read_early:
             continue

@@ -102,7 +102,7 @@ def test_the_same_store_gives_the_same_bytes_and_a_new_run_updates_its_chart(tmp
     export(path, db, target)
     first = {**charts(tmp_path / "plan.charts"), "plan.md": target.read_bytes()}
 
-    # another process, the CLI: matplotlib's ids and dates would differ per process if they were left random
+    # another process, the CLI: nothing in a chart (no date, no id) may differ per process
     env = {**cli_env, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(db)}
     proc = subprocess.run([*OPTSEQ, "export", "--lang", "en", "-o", str(target)], env=env, capture_output=True,
                           text=True, timeout=120)

@@ -1,0 +1,95 @@
+"""Which decisions were superseded, and by what: read once from the decisions and events, kept compact so that
+`optseq runs --json` marks a history of any length in bounded memory.
+
+A decision is superseded by a later decision of its lever (its `supersedes`) or by a derived `superseded` event
+(a reversal closed its branch, or a re-measure came back inconclusive), the event winning. The text that says
+so is rebuilt when asked for: a decision's mark is one machine integer in an array indexed by decision id (the
+superseding decision's id, whose "lever decided outcome" is a small code into the few such texts a plan has),
+so only an event's reason, which names its own run, is kept as text.
+"""
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from typing import Any
+
+
+class Marks:
+    """decision id -> what superseded it (`get`), from one pass over the decisions and one over the events."""
+
+    def __init__(self, decisions: Iterable[dict], events: Iterable[dict]):
+        self._by = array("q")
+        """Indexed by a superseded decision's id: 0 none, > 0 the id of the decision that superseded it, < 0 the
+        text at -(value) - 1 of `_texts` (an event's)."""
+        self._said = array("I")
+        """Indexed by a superseding decision's id: its "lever decided outcome" as a code into `_sayings`."""
+        self._sayings: list[str] = []
+        self._codes: dict[str, int] = {}
+        self._texts: list[str] = []
+        self._odd: dict[Any, str] = {}
+        """Marks of ids no array holds (not an int, or past every decision's id): a store edited by hand."""
+        top = 0
+        for d in decisions:
+            if type(d.get("id")) is int:
+                top = max(top, d["id"])
+            target = d.get("supersedes")
+            if target is None:
+                continue
+            saying = f"{d['lever']} decided {d['outcome']}"
+            if not self._fits(target, top):
+                self._odd.setdefault(target, f"decision {d['id']}: {saying}")
+            elif self._by[target] == 0:
+                if type(d["id"]) is int and d["id"] > 0:
+                    self._grow(self._said, d["id"])
+                    self._said[d["id"]] = self._code(saying)
+                    self._by[target] = d["id"]
+                else:
+                    self._by[target] = self._text(f"decision {d['id']}: {saying}")
+        for e in events:
+            if e.get("type") != "superseded" or e.get("decision") is None:
+                continue
+            what = f"decision {e['by']}" if e.get("by") is not None else f"run {e.get('run')}"
+            text, target = f"{what}: {e.get('reason', '')}", e["decision"]
+            if target in self._odd or not self._fits(target, top):
+                self._odd[target] = text
+            elif self._by[target] < 0:  # a later event's reason wins: its slot is reused
+                self._texts[-self._by[target] - 1] = text
+            else:
+                self._by[target] = self._text(text)
+
+    def get(self, decision_id: Any) -> str | None:
+        if decision_id in self._odd:
+            return self._odd[decision_id]
+        if type(decision_id) is not int or not 0 < decision_id < len(self._by):
+            return None
+        by = self._by[decision_id]
+        if by > 0:
+            return f"decision {by}: {self._sayings[self._said[by]]}"
+        return self._texts[-by - 1] if by < 0 else None
+
+    def mark(self, decision: dict) -> dict:
+        """The decision with `superseded` (bool) and `superseded_by` (the text, or None)."""
+        by = self.get(decision["id"])
+        return dict(decision, superseded=by is not None, superseded_by=by)
+
+    def _fits(self, target: Any, top: int) -> bool:
+        if type(target) is not int or not 0 < target <= top:
+            return False
+        self._grow(self._by, target)
+        return True
+
+    @staticmethod
+    def _grow(a: array, index: int) -> None:
+        if index >= len(a):  # doubling, so a pass over n decisions grows it log n times
+            a.frombytes(bytes(a.itemsize * (max(index + 1, 2 * len(a)) - len(a))))
+
+    def _code(self, saying: str) -> int:
+        code = self._codes.get(saying)
+        if code is None:
+            code = self._codes[saying] = len(self._sayings)
+            self._sayings.append(saying)
+        return code
+
+    def _text(self, text: str) -> int:
+        self._texts.append(text)
+        return -len(self._texts)
