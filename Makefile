@@ -69,12 +69,15 @@ simulate: $(DEV_STAMP)
 gpu-check: $(if $(GPU_PYTHON),,$(DEV_STAMP))
 	$(or $(GPU_PYTHON),$(BIN)/python) -m optseq.engine.bench gpu-check --write docs/performance.md $(ARGS)
 
-# $(call install,EXTRAS): the venv, the build tools, $(TORCH) first (so pip keeps that build), then optseq
+# $(call install,EXTRAS): the venv, the build tools, $(TORCH) first (so pip keeps that build), then optseq, its
+# bytecode written once (an editable install leaves that to the first import, which PYTHONDONTWRITEBYTECODE
+# stops: every command would compile optseq again)
 define install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel "cython>=3.0"
 	$(BIN)/python -m pip install -q "$(TORCH)"
 	$(BIN)/python -m pip install -q --no-build-isolation -e ".[$(1)]"
+	$(BIN)/python -m compileall -q -j 0 console engine native state
 endef
 INSTALL_DEPS := pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd)
 RUN_EXTRAS := engine

@@ -1,6 +1,6 @@
 """Store bench: how `status`, a write, `runs --json` and `export` cost as the store's history grows.
 
-`python -m optseq.state.bench.store [--runs 100,10000,100000] [--repeat N] [--write docs/performance.md] [--keep DIR]`
+`python -m optseq.state.bench.store [--runs 100,10000,100000] [--repeat N] [--write docs/performance.md] [--keep DIR | --reuse DIR]`
 
 For each size N it builds a fresh store of N real-shaped lever runs on the default plan through the real
 API (`store_build.build_store`: `Sequencer.open`, `Sequencer.append`/`run_ended`/`fire_points`/`decide_in_batch`/
@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import math
 import sys
 import tempfile
 from pathlib import Path
 
-from optseq.state.bench.store_build import GROUP, build_store
+from optseq.state.bench.store_build import GROUP, Built, build_store
 from optseq.state.bench.store_doc import fmt_s, machine, render, write_section
 from optseq.state.bench.store_measure import ROOT, measure, startup
 
@@ -55,11 +56,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plan", type=Path, default=DEFAULT_PLAN, help="plan to build on (default configs/sequencing.toml)")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR",
                    help="build the stores in DIR/runs-N and keep them (default: a temporary directory)")
+    p.add_argument("--reuse", type=Path, default=None, metavar="DIR",
+                   help="time the stores an earlier --keep DIR built (DIR/runs-N) instead of building them again; "
+                        "the build column then says so")
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error(f"--repeat {args.repeat}: needs at least one")
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
         p.error(f"--keep {args.keep}: not empty; give a new or empty directory")
+    if args.reuse is not None and args.keep is not None:
+        p.error("--reuse and --keep: give one (--reuse times stores kept earlier, --keep builds and keeps them)")
+    for n in args.runs if args.reuse is not None else ():
+        if not (args.reuse / f"runs-{n}" / "optseq.json").is_file():
+            p.error(f"--reuse {args.reuse}: no store of {n} runs there (runs-{n}/optseq.json); build it with --keep")
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
@@ -78,13 +87,19 @@ def main(argv: list[str] | None = None) -> int:
                 if done % _step == 0 or done == total:
                     say(f"  building {total:,} runs: {done:,}")
 
-            built = build_store(args.plan, db, n, progress=progress)
-            say(f"built {n:,} runs in {fmt_s(built.seconds)} ({built.decisions} decisions, events {built.events})")
+            if args.reuse is not None:
+                db = args.reuse.resolve() / f"runs-{n}"
+                built = Built(runs=n, seconds=math.nan)  # the timed commands' few writes since are part of it
+                say(f"reusing the {n:,}-run store in {db}")
+            else:
+                built = build_store(args.plan, db, n, progress=progress)
+                say(f"built {n:,} runs in {fmt_s(built.seconds)} ({built.decisions} decisions, events {built.events})")
             rows.append(measure(args.plan.resolve(), db, args.repeat, built, Path(tmp)))
             say(f"timed {n:,} runs: status {fmt_s(rows[-1].status_s)}")
     command = "python -m optseq.state.bench.store" + (
         f" --runs {','.join(map(str, args.runs))}" if tuple(args.runs) != SIZES else "") + (
-        f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (f" --write {args.write}" if args.write else "")
+        f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (
+        f" --reuse {args.reuse}" if args.reuse is not None else "") + (f" --write {args.write}" if args.write else "")
     section = render(rows, command=command, repeat=args.repeat, startup_s=startup_s, about=machine(), when=when)
     if args.write:
         write_section(args.write, section)

@@ -1,6 +1,7 @@
 """The store bench's section of docs/performance.md: the table of figures and issue 9's targets judged."""
 from __future__ import annotations
 
+import math
 import os
 import platform
 import textwrap
@@ -43,7 +44,9 @@ def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, abou
         f"Build: the time to build that store, batched by {GROUP} runs (building only); a run of the same kind "
         f"(lever, verdict wanted, slow pair, repeated sample) as one {POOL} runs of that kind before reuses its drawn "
         "samples and the pass loop's verdict on them, which is what makes a 100,000-run store take minutes; every "
-        "record, log and samples file is still written through the real API, one run at a time.")
+        "record, log and samples file is still written through the real API, one run at a time. A build column "
+        "that says kept: the store was built by an earlier `--keep DIR` run and timed again here (`--reuse DIR`), "
+        "with the few records earlier timings wrote.")
     about_times = (
         f"Command columns: the median of {repeat} fresh processes each of "
         "`python -m optseq.console.cli … --plan … --db …`, the commands run side by side; each includes process "
@@ -62,7 +65,7 @@ def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, abou
     for r in rows:
         db_size = "—" if r.db_bytes is None else f"{r.db_bytes / MB:.1f} MB"
         cells = [f"{r.runs:,}", f"{r.dir_bytes / MB:.1f} MB ({r.dir_files:,})", db_size,
-                 fmt_s(r.build_s), fmt_s(r.status_s), fmt_s(r.fact_s), fmt_s(r.decide_s), fmt_s(r.runs_first_s),
+                 "kept" if math.isnan(r.build_s) else fmt_s(r.build_s), fmt_s(r.status_s), fmt_s(r.fact_s), fmt_s(r.decide_s), fmt_s(r.runs_first_s),
                  fmt_s(r.runs_json_s), fmt_s(r.runs_lever_s), fmt_s(r.export_s),
                  f"{r.status_rss / MB:.0f} MB", f"{r.runs_rss / MB:.0f} MB", _ms(r.set_fact_s), _ms(r.append_s)]
         lines.append("| " + " | ".join(cells) + " |")

@@ -181,12 +181,27 @@ def test_the_section_writer_refuses_broken_markers(tmp_path):
 def test_the_command_writes_a_table_with_one_row_per_size(tmp_path):
     doc = tmp_path / "performance.md"
     doc.write_text("# Performance\n\n<!-- section:ci -->\nbench figures\n<!-- /section:ci -->\n", encoding="utf-8")
-    for _ in range(2):  # the second write replaces the section
-        out = subprocess.run([sys.executable, "-m", "optseq.state.bench.store", "--runs", "20", "--repeat", "1",
-                              "--write", str(doc)], capture_output=True, text=True, timeout=600,
-                             cwd=store_measure.ROOT)
-        assert out.returncode == 0, out.stderr[-2000:]
-        assert out.stdout.strip() == f"wrote {doc}"
+    kept = tmp_path / "kept"
+
+    def bench(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "optseq.state.bench.store", "--runs", "20", "--repeat", "1",
+                               *args, "--write", str(doc)], capture_output=True, text=True, timeout=600,
+                              cwd=store_measure.ROOT)
+
+    out = bench("--keep", str(kept))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == f"wrote {doc}"
+    # a kept store timed again without its build, said so in its row; a size never kept is refused in one line
+    reused = bench("--reuse", str(kept))
+    assert reused.returncode == 0 and "reusing the 20-run store" in reused.stderr, reused.stderr[-2000:]
+    again = doc.read_text(encoding="utf-8")
+    assert f"--reuse {kept}" in again and "| 20 | " in again and " | kept | " in again
+    missing = subprocess.run([sys.executable, "-m", "optseq.state.bench.store", "--runs", "30", "--reuse", str(kept)],
+                             capture_output=True, text=True, timeout=120, cwd=store_measure.ROOT)
+    assert missing.returncode == 2 and missing.stderr.strip().endswith(
+        f"--reuse {kept}: no store of 30 runs there (runs-30/optseq.json); build it with --keep"), missing.stderr
+    out = bench()  # a third write replaces the section again
+    assert out.returncode == 0, out.stderr[-2000:]
     text = doc.read_text(encoding="utf-8")
     assert text.startswith("# Performance\n\n<!-- section:ci -->\nbench figures\n<!-- /section:ci -->\n")
     assert text.count("<!-- section:store -->") == 1 and text.count("<!-- /section:store -->") == 1
