@@ -7,7 +7,7 @@ import platform
 import textwrap
 from pathlib import Path
 
-from optseq.state.bench import perf_doc
+from optseq.state.bench import perf_doc, store_measure
 from optseq.state.bench.store_build import GROUP, POOL, BenchError
 from optseq.state.bench.store_measure import Row
 
@@ -54,7 +54,9 @@ def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, abou
         "`fact eval_dense true|false` (alternating) and `decide amp defer --why …`: "
         "`record julia_port …` cannot repeat once the Julia gate is decided. `status` RSS: the peak resident set of "
         "one more `status --json` process. In-process columns: one write on a Sequencer (and on a Store) already "
-        "open, median of the same count; `set_fact` is the machine, the levers snapshot and the store write, "
+        f"open, median of {store_measure.WRITES} after one not counted (a process's first write also loads what "
+        "only writes need, the lever machines' transitions among them); `set_fact` is the machine, the levers "
+        "snapshot and the store write, "
         "`Store.append` the store write alone. `runs --json` first record: from the process's start to its first "
         "run's record whole on stdout, in the same processes as `runs --json` (the whole). `runs --json` RSS: the "
         "peak resident set of one more `runs --json`. Sizes are apparent bytes, MB = 10⁶ bytes.")
