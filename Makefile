@@ -20,7 +20,7 @@ run: $(STAMP)
 # on real processes they launch. A module whose fixture is built once (a wheel, a Ray cluster) keeps to one
 # worker (its xdist_group mark, honoured by --dist loadgroup).
 JOBS ?= $(shell nproc)
-PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup
+PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup --durations=10
 
 test: $(DEV_STAMP)
 	OPTSEQ_REQUIRE_NATIVE=1 OPTSEQ_REQUIRE_RAY=1 $(PYTEST) $(ARGS)

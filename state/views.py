@@ -152,7 +152,8 @@ class ReadViews:
             return (r for r in records if lever_id is None or r.get("lever") == lever_id)
 
         def decisions() -> Iterator[dict]:  # a generator: nothing is read before the runs are written
-            marks = Marks(self.store.stream("decisions"), self.store.stream("events"))  # compact: memory bounded
+            # compact, its events' texts in a temporary file: memory bounded at any history's length
+            marks = Marks(self.store.stream("decisions"), self.store.stream("events"), spill=True)
             yield from (marks.mark(d) for d in mine(self.store.stream("decisions")))
 
         return [("runs", mine(self.store.stream("runs"))), ("decisions", decisions()),

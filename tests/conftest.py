@@ -38,3 +38,13 @@ def cli_env(db) -> dict:
 
 OPTSEQ = [sys.executable, "-m", "optseq.console.cli"]
 """The CLI as the installed `optseq` script runs it (same entry point, same interpreter)."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """Modules holding a slow test go first, the end-to-end ones at the top of tests/ (the longest single tests)
+    ahead of them, each module kept whole (its module fixtures are built once): under `pytest -n` the workers
+    start on the long tests and finish on short ones, instead of one worker ending the run alone on the
+    end-to-end tests, which collect last."""
+    slow = {item.module.__name__ for item in items if item.get_closest_marker("slow")}
+    top = ROOT / "tests"
+    items.sort(key=lambda item: (item.module.__name__ not in slow, item.path.parent != top))

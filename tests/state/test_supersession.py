@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from optseq.state.supersession import Marks
+from optseq.state.supersession import Marks, SpilledTexts
 
 
 def plain(decisions: list[dict], events: list[dict]) -> dict:
@@ -23,8 +23,22 @@ def plain(decisions: list[dict], events: list[dict]) -> dict:
 
 
 def marked(decisions: list[dict], events: list[dict]) -> list[tuple]:
-    marks = Marks(iter(decisions), iter(events))  # one pass each, as the stream reads them
-    return [(d["id"], marks.mark(d)["superseded"], marks.mark(d)["superseded_by"]) for d in decisions]
+    """The marks, the same whether the events' texts are kept in memory or spilled to a file (runs --json)."""
+    both = []
+    for spill in (False, True):
+        marks = Marks(iter(decisions), iter(events), spill=spill)  # one pass each, as the stream reads them
+        both.append([(d["id"], marks.mark(d)["superseded"], marks.mark(d)["superseded_by"]) for d in decisions])
+    assert both[0] == both[1]
+    return both[0]
+
+
+def test_spilled_texts_read_back_whole_and_replaced():
+    texts = SpilledTexts()
+    for text in ("first", "zweite · 두 번째", "\udcff lone surrogate", ""):
+        texts.append(text)
+    texts[1] = "replaced, longer than it was"
+    assert [texts[i] for i in range(len(texts))] == ["first", "replaced, longer than it was",
+                                                     "\udcff lone surrogate", ""]
 
 
 def expected(decisions: list[dict], events: list[dict]) -> list[tuple]:
