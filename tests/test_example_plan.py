@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -41,11 +42,20 @@ def test_example_plan_validates():
 @pytest.mark.slow  # real training runs in pairs through the CLI
 def test_one_example_lever_runs_through_the_cli(tmp_path):
     db = tmp_path / "state"
+    # the example as shipped, but for one pass of channels_last's 6 pairs (its rule may ask for 12): the flow
+    # is under test here, and each pair is two trainings
+    example = tmp_path / "cpu_train"
+    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("__pycache__", ".optseq"))
+    text = (example / "plan.toml").read_text(encoding="utf-8")
+    lever = text.index('id = "channels_last"')
+    cap = text.index("max_repeats = 12", lever)
+    plan = example / "plan.toml"
+    plan.write_text(text[:cap] + "max_repeats = 6" + text[cap + len("max_repeats = 12"):], encoding="utf-8")
     # threads is decided by hand so the lever runs on one thread: two OpenMP threads on a busy two-core machine
     # can be tens of times slower (see tests/conftest.py), and this test is about the flow, not the speed
-    decided = optseq("--plan", str(PLAN), "decide", "threads", "reject", "--why", "test: one thread", db=db)
+    decided = optseq("--plan", str(plan), "decide", "threads", "reject", "--why", "test: one thread", db=db)
     assert decided.returncode == 0, decided.stdout + decided.stderr
-    proc = optseq("--plan", str(PLAN), "--run", "channels_last", "--json", db=db)
+    proc = optseq("--plan", str(plan), "--run", "channels_last", "--json", db=db)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = json.loads(proc.stdout)
     assert [r["lever"] for r in out["runs"]] == ["channels_last"]
@@ -54,7 +64,7 @@ def test_one_example_lever_runs_through_the_cli(tmp_path):
     assert run["verdict"] in ("adopt", "reject", "inconclusive"), run
     stats, verdict = run["summary"]["stats"], run["summary"]["verdict"]
     # a command-pair lever runs every arm as its own process: its pairs are the sign test's units
-    assert stats["metric"] == "samples_per_s" and stats["n"] >= 6 and stats["replicate"] == "pair", stats
+    assert stats["metric"] == "samples_per_s" and stats["n"] == 6 and stats["replicate"] == "pair", stats
     guard = next(g for g in verdict["guards"] if g["name"] == "final_loss")
     # the layout changes only the order of summation, so the held-out loss must hold whatever the speed
     assert guard["ok"] is True and guard["limit_max"] == 0.01, guard
