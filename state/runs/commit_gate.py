@@ -1,0 +1,78 @@
+"""The commit gate's rule: `optseq compare BASE HEAD` is an A/B run whose arms are two commits of one workload.
+
+HEAD is the candidate, BASE the baseline; the ratio is HEAD's speed over BASE's (a time metric inverted, as every
+A/B ratio is). "Slower by more than the tolerance t" is a ratio below 1 / (1 + t): HEAD takes more than (1 + t)
+times BASE's time. So the gate is the lever rule with `min_speedup = 1 / (1 + t)`, and its verdicts are the rule's
+under other names: the lower bound clears the threshold (the rule's adopt) is `not slower`, the upper bound lies
+below it (reject) is `slower`, anything else `inconclusive`. The rule's guarantee carries over word for word:
+at a true slowdown equal to the tolerance, P(`not slower`) stays within 5% over all the run's looks, and so
+does P(`slower`) at a true ratio on the threshold's other side.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from optseq.state.plan.model import Guard, Rule
+
+DEFAULT_TOLERANCE = 0.05
+"""A slowdown this small passes the gate when `--tolerance` and the plan's `[compare] tolerance` are silent."""
+MAX_TOLERANCE = 1.0
+"""A gate that lets HEAD take twice BASE's time is no gate; a typo (`--tolerance 30` meant as 30%) is refused."""
+DEFAULT_REPEATS = 10
+"""Pairs of arm runs the first pass measures (each arm run its own process: the pair of launches is the unit)."""
+DEFAULT_MAX_REPEATS = 160
+"""Pairs a compare may extend to before it says inconclusive: 10, 20, 40, 80, 160 at five looks."""
+
+VERDICTS = {"adopt": "not slower", "reject": "slower", "inconclusive": "inconclusive"}
+"""The rule's outcome -> the gate's verdict."""
+EXIT = {"not slower": 0, "slower": 1, "inconclusive": 3, "failed": 4, "guard": 5}
+"""`optseq compare`'s exit code per verdict (2 is bad input, 130 Ctrl-C, as for every command)."""
+
+
+class ToleranceError(ValueError):
+    """A tolerance that is not a fraction in (0, 1]; str() is the one line shown."""
+
+
+def parse_tolerance(text: str | float | int) -> float:
+    """`3%`, `3 %`, `0.03` -> 0.03. A bare number of 1 or more is refused (30 is not 30%: say `30%`)."""
+    if isinstance(text, bool):
+        raise ToleranceError(f"tolerance {text!r}: expected a fraction such as 0.03 or a percentage such as 3%")
+    if isinstance(text, (int, float)):
+        value, shown = float(text), repr(text)
+    else:
+        shown = repr(text)
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*", text)
+        if not match:
+            raise ToleranceError(f"tolerance {shown}: expected a fraction such as 0.03 or a percentage such as 3%")
+        value = float(match.group(1)) / (100.0 if match.group(2) else 1.0)
+        if not match.group(2) and value >= 1:
+            raise ToleranceError(f"tolerance {shown}: a bare number is a fraction (0.03 = 3%); write {text.strip()}% "
+                                 f"for a percentage")
+    if not math.isfinite(value) or not 0 < value <= MAX_TOLERANCE:
+        raise ToleranceError(f"tolerance {shown}: expected more than 0% and at most {MAX_TOLERANCE:.0%}")
+    return value
+
+
+def threshold(tolerance: float) -> float:
+    """The ratio (HEAD's speed over BASE's) below which HEAD is slower by more than the tolerance."""
+    return 1.0 / (1.0 + tolerance)
+
+
+def rule(metric: str, tolerance: float, repeats: int = DEFAULT_REPEATS, max_repeats: int = DEFAULT_MAX_REPEATS,
+         guards: tuple[Guard, ...] = ()) -> Rule:
+    """The A/B rule a compare runs: the lever rule at the tolerance's threshold."""
+    return Rule(metric, min_speedup=threshold(tolerance), guards=tuple(guards), repeats=repeats,
+                max_repeats=max(max_repeats, repeats))
+
+
+def verdict_of(outcome: str, guard_failed: bool = False) -> str:
+    """The gate's verdict for the rule's outcome; a failed guard is its own verdict, whatever the speed."""
+    if guard_failed:
+        return "guard"
+    return VERDICTS[outcome]
+
+
+def tolerance_text(tolerance: float) -> str:
+    """`3%`, `2.5%`: as a person writes it."""
+    return f"{tolerance * 100:.4g}%"
