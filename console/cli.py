@@ -42,6 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from optseq.console.compare_cmd import add_compare_parser
     from optseq.console.export_cmd import add_export_parser
 
     common = argparse.ArgumentParser(add_help=False)
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("plan_file", nargs="?", type=Path)
 
     add_export_parser(sub, common)
+    add_compare_parser(sub, common)
 
     s = sub.add_parser("serve", parents=[common],
                        help="the console in a browser (textual-serve): a token URL, one console per tab")
@@ -235,7 +237,7 @@ def _main(args) -> int:
         if args.parallel > 1 and args.run not in ("ready", "stale") and not console:
             return _fail(f"--parallel applies to --run ready or --run stale, or the console's R "
                          f"(got {'--run ' + args.run if args.run else args.command})")
-        if args.verbose and args.run is None:
+        if args.verbose and args.run is None and args.command != "compare":
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
@@ -248,7 +250,7 @@ def _main(args) -> int:
             from optseq.console.tui import run_tui  # the only path that loads textual
 
             return run_tui(plan_path, db, parallel=args.parallel)
-        write = args.run is not None or args.command in ("record", "plan", "fact", "decide")
+        write = args.run is not None or args.command in ("record", "plan", "fact", "decide", "compare")
         return _dispatch(args, plan_path, db, write)
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))
@@ -308,6 +310,11 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             from optseq.console.export_cmd import run_export
 
             return run_export(seq, args, _fail)
+        if command == "compare":
+            from optseq.console.compare_cmd import run_compare
+
+            collector.collecting()
+            return run_compare(seq, args)
     raise AssertionError(command)
 
 

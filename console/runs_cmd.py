@@ -61,9 +61,22 @@ def run_row(run: dict) -> tuple[str, ...]:
     from optseq.state.runs.stats import arms_text
 
     stats = run_stats(run)
-    return (str(run.get("id")), str(run.get("lever") or "-"), when_text(run) or "-", outcome_text(run),
-            _ratio_text(stats) or "-", units_text(stats) or "-", duration_text(run) or "-",
-            arms_text(stats) or "-", run_note(run))
+    return (str(run.get("id")), "compare" if run.get("kind") == "compare" else str(run.get("lever") or "-"),
+            when_text(run) or "-", outcome_text(run), _ratio_text(stats) or "-", units_text(stats) or "-",
+            duration_text(run) or "-", arms_text(stats) or "-",
+            "; ".join(p for p in (compare_text(run), run_note(run)) if p))
+
+
+def compare_text(run: dict) -> str:
+    """`HEAD fast 41b7152 vs BASE main 974f1b9, tolerance 3%` for a compare; '' for a lever's run."""
+    about = run.get("compare") if isinstance(run.get("compare"), dict) else None
+    if run.get("kind") != "compare" or about is None:
+        return ""
+    head, base = about.get("head") or {}, about.get("base") or {}
+    tolerance = about.get("tolerance")
+    return (f"HEAD {head.get('ref')} {str(head.get('commit'))[:7]} vs BASE {base.get('ref')} "
+            f"{str(base.get('commit'))[:7]}" + (f", tolerance {tolerance * 100:.4g}%"
+                                                 if isinstance(tolerance, (int, float)) else ""))
 
 
 def render_history(history: dict) -> str:

@@ -223,6 +223,12 @@ class Actions:
             self.machine.check_runnable(lever_id)
         except TransitionRefused as exc:
             raise InputError(str(exc)) from None
+        landed = self.machine.models[lever_id].landed
+        if landed:
+            since = str(landed.get("since"))[:7]
+            raise InputError(f"{lever_id} is in the code since {since}: its branch is in the baseline's history now, "
+                             f"so nothing of it is left to measure against the baseline (optseq compare {since}^ "
+                             f"{since} measures what the merge did)")
 
     def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None):
         """Blocking: launch, stream, judge and decide; returns a lever_run.RunReport."""

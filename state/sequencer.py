@@ -47,6 +47,7 @@ class Sequencer(Actions, ReadViews):
             try:
                 if plan.code_changes == "stale":
                     self._code_staleness()
+                self.code_moves()
                 if self._replayed:
                     with self.writing():
                         pass  # keep a snapshot, so the next command need not replay the whole history again
@@ -141,6 +142,9 @@ class Sequencer(Actions, ReadViews):
         for table, line in self.store.since(self._synced):
             fields = line.get("r") or {}
             if line["op"] == "u":
+                if table == "runs" and self.machine.runs.is_compare(line["id"]):
+                    self.machine.runs.compare({"id": line["id"], **fields})
+                    continue
                 lever = self.machine.runs.lever_of(line["id"]) if table == "runs" else None
                 if lever is not None and fields.get("status") in FINAL:
                     self.machine.run_ended(lever, fields["status"], fields.get("verdict"),
@@ -211,6 +215,22 @@ class Sequencer(Actions, ReadViews):
             with self.writing():
                 for lever_id, reason in moved:
                     self.append("events", {"type": "stale", "lever": lever_id, "reason": reason})
+
+    def code_moves(self) -> list[dict]:
+        """Branch levers whose code moved since their run: an adopted commit merged (`landed`) or taken out again,
+        a branch or base that moved (`stale`); the events are appended, and returned. Git is asked first without
+        the store's lock, and again under it only when something moved (another process may have said it)."""
+        if self.readonly or not any(l.arms is not None and l.arms.branch for l in self.plan.levers):
+            return []
+        from optseq.state.code import landing
+
+        if not landing.events(self.machine, self.plan):
+            return []
+        with self.writing():
+            found = landing.events(self.machine, self.plan)
+            for event in found:
+                self.append("events", event)
+        return found
 
     def detached_runs(self) -> list[dict]:
         """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""

@@ -8,8 +8,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 
+from optseq.state import branch_views
 from optseq.state.lever_warnings import code_warnings, outside_stack, size_warnings
-from optseq.state.runs import repo
+from optseq.state.code import repo
 from optseq.state.plan import gates
 from optseq.state.supersession import Marks
 
@@ -36,7 +37,8 @@ class ReadViews:
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
                 "warnings": code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
-                + outside_stack(model) + size_warnings(model),
+                + self.branch_warnings(model) + outside_stack(model) + size_warnings(model),
+                "branch": self.branch_view(lever.id),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
                 "remeasured": _remeasured(model),
@@ -68,6 +70,16 @@ class ReadViews:
             if moved:
                 return [f"workload code changed since run {run_id}: {moved}"]
         return []
+
+    def branch_view(self, lever_id: str) -> dict | None:
+        """A branch lever's code as it stands (state/branch_views.py); None for any other lever."""
+        return branch_views.branch_view(self.plan, self.machine, lever_id)
+
+    def branch_warnings(self, model) -> list[str]:
+        """A branch lever measured against a baseline that has moved since, asked of git once per process and
+        store change (the cache is the one reload() drops)."""
+        cache = self.__dict__.setdefault("repo_cache", {})
+        return branch_views.branch_warnings(self.plan, self.machine, model, cache)
 
     def repo_now(self, root: str) -> dict | None:
         """The repository's state now, asked of git once per process and store change (the cache is the
@@ -278,6 +290,8 @@ def _note(view: dict) -> str:
     if view["why_blocked"]:
         return "; ".join(view["why_blocked"])
     parts = [view["last_failure"]] if view.get("last_failure") else []
+    if (view.get("branch") or {}).get("text"):
+        parts.append(view["branch"]["text"])
     if view["stale_reason"]:
         parts.append(view["stale_reason"])
     elif view["unavailable"]:

@@ -16,6 +16,7 @@ from textual.widgets import TabbedContent, TabPane
 # The dialogs, the help and the export preview are imported where they first open (with the Markdown
 # widget, the export's renderer and the forms' validation): the first screen paints without them.
 # tests/console/test_import_set.py holds what the first screen may import.
+from optseq.console.screens.following import Following
 from optseq.console.widgets.dep_graph import DependencyGraph
 from optseq.console.widgets.history_plot import HistoryPlot
 from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
@@ -51,13 +52,11 @@ ACTIONS = [
 """Every action on a key; the command palette and the help screen are built from this list."""
 
 
-FOLLOW_S = 0.5
-"""How often the console looks for other processes' writes."""
 WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
 
 
-class MainScreen(Screen):
+class MainScreen(Following, Screen):
     """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
 
     BINDINGS = ACTIONS + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
@@ -141,9 +140,7 @@ class MainScreen(Screen):
         self.query_one(LeverTable).focus()
         self.app.screen_change_signal.subscribe(self, lambda screen: screen.call_after_refresh(give_footer, screen))
         self._reattach()
-        # other processes write to the same store (a shell's record, a run in another shell): follow them.
-        # A check is one stat of the hot file; only a change costs more.
-        self.set_interval(FOLLOW_S, self._follow)
+        self.start_following()
 
     # -- what is on screen ---------------------------------------------------------------------
     @property
@@ -187,10 +184,6 @@ class MainScreen(Screen):
         table.select(lever_id)
         table.focus()
 
-    def _follow(self) -> None:
-        if self.seq.reload():
-            self.refresh_view()
-
     def on_lever_table_highlighted(self, message: LeverTable.Highlighted) -> None:
         self.show_lever(message.lever)
 
@@ -221,18 +214,6 @@ class MainScreen(Screen):
         failed = report.status not in ("succeeded", "inconclusive")
         self.notify(f"run #{report.run_id} {report.status}: {report.message}",
                     severity="error" if failed else "information", timeout=8)
-
-    def _reattach(self) -> None:
-        """A run on a cluster whose optseq died goes on there: this console follows it to its decision."""
-        if self.seq.readonly or self.panel.running:
-            return
-        detached = self.seq.detached_runs()
-        if detached:
-            first = detached[0]
-            self.notify(f"re-attaching run {first['run']} of {first['lever']} (Ray job {first.get('submission_id')})")
-            self.query_one(LeverTable).select(first["lever"])
-            self.panel.start(self.seq, first["lever"])
-            self.action_view("run")
 
     # -- actions ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple) -> bool | None:

@@ -36,7 +36,11 @@ class LeverDetail(VerticalScroll, can_focus=True):
 
         text.append(f"{view['id']}", style="bold")
         text.append(f"  {plain_title(view['title'])}  [{view['kind']}]  {state_text(view)}\n")
-        text.append(f"plan doc: {view.get('plan_doc') or 'not written'}   code: {view.get('code')}\n")
+        branch = view.get("branch")
+        code = (f"branch {branch['ref']} against {branch['baseline_ref']}"
+                + (f", measured at {str(branch['commit'])[:7]}" if branch.get("commit") else "")
+                + (f"; {branch['text']}" if branch.get("text") else "")) if branch else view.get("code")
+        text.append(f"plan doc: {view.get('plan_doc') or 'not written'}   code: {code}\n")
         if view.get("requires"):
             text.append(f"requires: {view['requires']}\n")
         if lever.rule is not None:

@@ -77,13 +77,19 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
         if state in ("ready", "stale"):
             return _runnable(lever, view, ctx), None
         if state != "blocked":
-            # decided: nothing asked of the user, but a re-measure that failed is worth knowing
-            return (Step(None, lever_id, view["last_failure"]) if view.get("last_failure") else None), None
+            # decided: nothing asked of the user, but a re-measure that failed is worth knowing, and an adopted
+            # branch says whether it is merged
+            if view.get("last_failure"):
+                return Step(None, lever_id, view["last_failure"]), None
+            code = (view.get("branch") or {}).get("text")
+            return (Step(None, lever_id, code) if code else None), None
         for atom in gates.atoms(lever.requires):
             if gates.holds(atom, ctx):
                 continue
             if atom.fact:
                 return Step("f", lever_id, f"set fact {atom.fact} true"), None
+            if ctx.pending_of(atom.lever):
+                return Step(None, atom.lever, f"gate: {atom.lever} {ctx.pending_of(atom.lever)}"), None
             outcome = ctx.outcome_of(atom.lever)
             if outcome is not None:
                 return Step(None, atom.lever, f"gate: {atom.lever} decided {outcome}, needs {atom.outcome}"), None

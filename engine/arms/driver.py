@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from optseq.engine import kit
-from optseq.engine.arms import sources
+from optseq.engine.arms import sources, trees
 from optseq.engine.bench.envinfo import cpu_model  # light: torch only inside pick_device
 
 KEEP_LINES = 20_000
@@ -27,11 +27,14 @@ class ArmFailed(Exception):
 class Arm:
     """One side of the pair: its command and environment, and every number it gave, warm-ups first."""
 
-    def __init__(self, name: str, spec: dict):
+    def __init__(self, name: str, spec: dict, cwd: str | None = None):
         self.name = name
         argv = list(spec[name])
         self.argv = [sys.executable, *argv[1:]] if argv[0] == "python" else argv
-        self.cwd = spec["cwd"]
+        self.cwd = cwd or spec["cwd"]
+        tree = (spec.get("trees") or {}).get(name)
+        self.tag = f"{name} {tree['commit'][:7]}" if tree else name
+        """How its lines are marked in the log: a branch lever's arm says the commit it runs."""
         env = {k: v for k, v in os.environ.items() if k != "OPTSEQ_ARMS"}
         self.env = {"PYTHONUNBUFFERED": "1", **env, **spec["stack_env"], **spec[f"{name}_env"], "OPTSEQ_ARM": name}
         self.spec = spec
@@ -54,7 +57,7 @@ class Arm:
 
     def _execute(self, label: str, pair: str) -> sources.ArmRun:
         lines: collections.deque[str] = collections.deque(maxlen=KEEP_LINES)
-        prefix = f"[{self.name} {label}] "
+        prefix = f"[{self.tag} {label}] "
         started, clock = time.time(), time.perf_counter()
         try:
             proc = subprocess.Popen(self.argv, cwd=self.cwd, env={**self.env, "OPTSEQ_PAIR": pair},
@@ -88,8 +91,19 @@ def _last(lines) -> str:
     return repr(text if len(text) <= 200 else text[:197] + "...")
 
 
+def arms(spec: dict, **overrides) -> tuple[Arm, Arm]:
+    """Both arms, each in its folder: a branch lever's commits made ready first (trees.SetupFailed if not)."""
+    dirs = trees.arm_dirs(spec, say=lambda line: print(line, flush=True)) if spec.get("trees") else {}
+    spec = {**spec, **overrides}
+    return Arm("baseline", spec, dirs.get("baseline")), Arm("candidate", spec, dirs.get("candidate"))
+
+
 def run(spec: dict) -> int:
-    baseline, candidate = Arm("baseline", spec), Arm("candidate", spec)
+    try:
+        baseline, candidate = arms(spec)
+    except trees.SetupFailed as exc:
+        kit.fail(str(exc))
+        return 1
     kit.env(**env_facts(spec))
     try:
         kit.pairs(baseline, candidate, metric=spec["metric"], unit=spec["unit"],
@@ -109,9 +123,17 @@ def check(spec: dict) -> int:
     """`optseq check`: one run of each arm, saying exactly what it was given and what was read from it; no pairs,
     no protocol, nothing for optseq to count. Plain lines, for a person checking a lever before spending pairs."""
     failed = 0
-    for name in ("baseline", "candidate"):
-        arm = Arm(name, {**spec, "warmup": 0})
+    try:
+        pair = arms(spec, warmup=0)
+    except trees.SetupFailed as exc:
+        print(f"FAILED: {exc}", flush=True)
+        return 1
+    for arm in pair:
+        name = arm.name
         given = {**spec["stack_env"], **spec[f"{name}_env"], "OPTSEQ_ARM": name, "OPTSEQ_PAIR": "check"}
+        tree = (spec.get("trees") or {}).get(name)
+        if tree:
+            print(f"{name}: {tree['ref']} at {tree['commit'][:7]}", flush=True)
         print(f"{name}: argv {' '.join(_quoted(a) for a in arm.argv)}", flush=True)
         print(f"{name}: cwd {arm.cwd}", flush=True)
         print(f"{name}: env " + (" ".join(f"{k}={_quoted(v)}" for k, v in given.items())), flush=True)
@@ -149,7 +171,13 @@ def guard_value(guard: dict, base: list[float], cand: list[float]) -> float:
 def env_facts(spec: dict) -> dict:
     """What the numbers were measured on, for staleness: this machine, and a hash of the commands and their files."""
     facts = {"python": platform.python_version(), "cpu": cpu_model(), "host": platform.node(), "runner": "arms",
-             "workload": workload(spec), "code_hash": code_hash(spec)}
+             "workload": workload(spec)}
+    if spec.get("trees"):
+        # the code is two commits, recorded on the run: a hash of the files would mix them
+        facts.update(baseline_commit=spec["trees"]["baseline"]["commit"],
+                     candidate_commit=spec["trees"]["candidate"]["commit"])
+    else:
+        facts["code_hash"] = code_hash(spec)
     gpu = _gpu()
     if gpu:
         facts["gpu"] = gpu

@@ -57,7 +57,43 @@ class PlanMachine(RecordMoves):
     def context(self) -> gates.Context:
         return gates.Context(outcome_of=lambda l: self.models[l].outcome,
                              fact_of=lambda f: bool(self.facts.get(f)),
-                             state_of=self.state)
+                             state_of=self.state, pending_of=self.pending)
+
+    def branch_code(self, lever_id: str) -> dict | None:
+        """The commits a branch lever's standing decision (or, measured, its last run) was measured on: the `code`
+        its evidence run recorded; None for other levers and a decision no run of it backs."""
+        model = self.models[lever_id]
+        if model.lever.arms is None or not model.lever.arms.branch:
+            return None
+        runs = (model.decision or {}).get("runs") or ([model.last_run["id"]] if model.state == "measured"
+                                                      and model.last_run else [])
+        for run_id in runs:
+            code = self.runs.fingerprint(run_id).get("code")
+            if isinstance(code, dict):
+                return code
+        return None
+
+    def unmerged(self, lever_id: str) -> dict | None:
+        """{ref, commit} of an adopted branch lever whose commit is not in the baseline's history yet (commit None
+        when no run of it recorded one); None for every other lever."""
+        model = self.models[lever_id]
+        arms = model.lever.arms
+        if arms is None or not arms.branch or model.outcome != "adopt" or model.landed:
+            return None
+        code = self.branch_code(lever_id) or {}
+        return {"ref": arms.candidate_ref, "commit": (code.get("candidate") or {}).get("commit")}
+
+    def pending(self, lever_id: str) -> str | None:
+        """`adopted — merge option-b (a1b2c3d) to put it in the stack` while an adopted branch is unmerged."""
+        found = self.unmerged(lever_id)
+        if found is None:
+            return None
+        commit = f" ({str(found['commit'])[:7]})" if found.get("commit") else ""
+        return f"adopted — merge {found['ref']}{commit} to put it in the stack"
+
+    def in_stack(self, lever_id: str) -> bool:
+        """Adopted, and in effect: an adopted branch lever is in the stack only once its commit is merged."""
+        return self.models[lever_id].outcome == "adopt" and self.unmerged(lever_id) is None
 
     def why_blocked(self, lever_id: str) -> list[str]:
         model = self.models[lever_id]
@@ -134,9 +170,13 @@ class PlanMachine(RecordMoves):
         adopted = [m for m in self.models.values() if m.outcome == "adopt"]
         return [m.lever.id for m in sorted(adopted, key=lambda m: (m.decision_seq or 0, m.lever.index))]
 
+    def stack_order(self) -> list[str]:
+        """The levers in the stack, in adoption order: the adopted ones but an unmerged branch."""
+        return [lid for lid in self.adoption_order() if self.in_stack(lid)]
+
     def infra(self) -> dict:
         """The current stack: adopted levers and the chosen model config."""
-        adopted = sorted(lid for lid, m in self.models.items() if m.outcome == "adopt")
+        adopted = sorted(lid for lid in self.models if self.in_stack(lid))
         source = self._model_source()
         model_cfg: dict = {}
         if source:

@@ -44,8 +44,24 @@ class RecordMoves(Staleness):
         elif kind == "stale" and model is not None and (model.state in DECIDED or model.state == "measured"):
             model.stale_reason = record.get("reason", "")
             model.invalidate()
+        elif kind == "landed" and model is not None and model.outcome == "adopt" and model.landed is None:
+            # the adopted branch is in the baseline's history: its decision takes effect, as an adopt does
+            before = self._stack()
+            model.landed = {"commit": record.get("commit"), "since": record.get("since"), "at": record.get("at")}
+            self.refresh()
+            self._remeasure(model.lever.id, "adopt", record.get("seq") or 0, before,
+                            cause=f"{model.lever.id} landed (in the code since {str(record.get('since'))[:7]})")
+        elif kind == "unlanded" and model is not None and model.landed:
+            before = self._stack()
+            model.landed = None
+            self.refresh()
+            self._left_stack(before, f"{str(record.get('commit'))[:7]} is no longer in "
+                                     f"{record.get('base') or 'the baseline'}'s history")
 
     def _run(self, record: dict) -> None:
+        if record.get("kind") == "compare":
+            self.runs.compare(record)  # two commits of the workload: it moves no lever
+            return
         model = self.models[record["lever"]]
         self.runs.started(record)
         if record.get("status") not in ("running", "queued"):
@@ -112,6 +128,7 @@ class RecordMoves(Staleness):
         previous = model.outcome
         getattr(model, trigger)()
         model.outcome, model.decision_seq, model.decision = outcome, seq, record
+        model.landed = None  # a branch adopted anew lands anew
         model.stale_reason = ""
         model.cleared = None
         cause = f"{lever_id} decided {outcome}"

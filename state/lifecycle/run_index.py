@@ -30,6 +30,9 @@ class RunIndex:
         """lever -> its newest finished runs (the KEPT fields), oldest first, at most RECENT."""
         self.stacks: dict[int, dict[str, Any]] = {}
         """run id -> {"infra", "fingerprint"}: what an evidence run was measured on."""
+        self.compares: list[dict[str, Any]] = []
+        """The newest compares (`optseq compare`: runs of no lever), in flight or finished, oldest first, at most
+        RECENT: what the console lists."""
         self.latest_code: dict[str, str] = {}
         """workload -> its newest code hash: each command-pair benchmark is its own workload, the built-in
         benches one (`default`), so a change to one team script never flags the others' numbers."""
@@ -70,6 +73,19 @@ class RunIndex:
         if fingerprint.get("code_hash"):
             self.latest_code[workload(fingerprint)] = fingerprint["code_hash"]
 
+    def compare(self, record: dict[str, Any]) -> None:
+        """A compare started or ended (its record, or the fields of its final update with its id)."""
+        rid = record.get("id")
+        if rid is None:
+            return
+        old = next((c for c in self.compares if c.get("id") == rid), {})
+        kept = {**old, **{k: record[k] for k in (*KEPT, "compare", "code") if k in record}}
+        self.compares = sorted([c for c in self.compares if c.get("id") != rid] + [kept],
+                               key=lambda c: c.get("id") or 0)[-RECENT:]
+
+    def is_compare(self, run_id: int) -> bool:
+        return any(c.get("id") == run_id for c in self.compares)
+
     def run_of(self, lever: str) -> int | None:
         return self.running.get(lever)
 
@@ -98,7 +114,8 @@ class RunIndex:
 
     def to_dict(self) -> dict[str, Any]:
         return {"running": self.running, "last": self.last, "last_stats": self.last_stats, "recent": self.recent,
-                "stacks": {str(k): v for k, v in self.stacks.items()}, "latest_code": self.latest_code}
+                "stacks": {str(k): v for k, v in self.stacks.items()}, "latest_code": self.latest_code,
+                "compares": self.compares}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunIndex:
@@ -108,6 +125,7 @@ class RunIndex:
         index.last_stats = dict(data.get("last_stats") or {})
         index.recent = {k: list(v) for k, v in (data.get("recent") or {}).items()}
         index.stacks = {int(k): v for k, v in (data.get("stacks") or {}).items()}
+        index.compares = list(data.get("compares") or [])
         latest = data.get("latest_code")
         # snapshots before workloads were told apart held one hash, the built-in benches'
         index.latest_code = {"default": latest} if isinstance(latest, str) else dict(latest or {})

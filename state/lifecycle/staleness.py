@@ -20,14 +20,15 @@ class Staleness:
 
     def _stack(self) -> dict[str, str]:
         """lever -> outcome of every lever in the stack (the adopted ones and the model's experiment)."""
-        stack = {lid: "adopt" for lid, m in self.models.items() if m.outcome == "adopt"}
+        stack = {lid: "adopt" for lid in self.models if self.in_stack(lid)}
         source = self._model_source()
         if source:
             stack[source] = self.models[source].outcome
         return stack
 
-    def _remeasure(self, lever_id: str, outcome: str, seq: int, before: dict[str, str]) -> None:
-        """A decision of a lever that others name in remeasure_when makes their earlier measured decisions stale."""
+    def _remeasure(self, lever_id: str, outcome: str, seq: int, before: dict[str, str], cause: str = "") -> None:
+        """A decision of a lever that others name in remeasure_when makes their earlier measured decisions stale
+        (`cause` says what moved it, where not its decision: a branch that landed)."""
         # a decision that keeps this lever out of the stack (a reject or defer of a lever not in it) changes
         # nothing a measurement stood on; one that puts it in, takes it out or re-decides it there (a new
         # version adopted again) asks a re-measure
@@ -37,7 +38,7 @@ class Staleness:
             measured = other.state == "measured" or (other.state in DECIDED and other.decision_seq is not None
                                                       and other.decision_seq < seq)
             if moved and lever_id in other.lever.remeasure_when and measured and other.lever.run:
-                self._stale(other, f"{lever_id} decided {outcome} after {other.lever.id} was measured")
+                self._stale(other, f"{cause or f'{lever_id} decided {outcome}'} after {other.lever.id} was measured")
 
     def _edited(self) -> None:
         """A lever whose numbers were measured on another definition of it (the plan was edited since) is stale,

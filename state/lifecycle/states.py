@@ -79,6 +79,9 @@ class LeverModel:
     """{reason, run, device} while the last run was `unavailable`: skipped by `next` until the device changes."""
     results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     """(candidate, criterion) -> (pass|fail, evidence)."""
+    landed: dict | None = None
+    """An adopted branch lever whose commit is in the baseline's history: {commit, since, at}. Until then its
+    decision is not in effect: it is not in the stack, and no gate on it holds."""
 
     state: str = field(default="blocked", repr=False, compare=False, kw_only=True)
     """Where the lever stands (the machine's initial state until one moves it)."""
@@ -95,7 +98,7 @@ class LeverModel:
         return getattr(self, name)
 
     def needs_plan(self) -> bool:
-        return self.plan_doc is None and self.lever.code == "none"
+        return self.plan_doc is None and self.lever.needs_plan
 
     def remember_origin(self) -> None:
         self.origin = self.state
@@ -111,6 +114,7 @@ class LeverModel:
             self.cleared = {"decision": self.decision, "outcome": self.outcome, "why": why, "run": run}
         self.outcome = self.decision = self.decision_seq = None
         self.stale_reason = ""
+        self.landed = None
 
 
 for _origin in RUNNABLE:

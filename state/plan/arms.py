@@ -12,13 +12,17 @@ guards = [{ name = "loss", regex = 'loss ([0-9.]+)', max_rel_diff = 0.01 }]
 [levers.arms]
 candidate_args = ["--compile=True"]                 # what the candidate adds: a flag of the same --key replaces
 candidate_env = { USE_AMP = "1" }                   # the toggle (baseline_env too, if the baseline needs one)
+# candidate_ref = "option-b"                        # a branch lever: the candidate is this commit's code, the
+# baseline_ref = "main"                             # baseline the plan repository's HEAD unless given; each runs in
+#                                                   # a worktree of its commit, after the workload's `setup` there
 # without a workload, or to leave it: command = [...] (both arms), or baseline = [...] and candidate = [...]
 warmup = 1            # untimed runs of each arm per pass
 order = "alternate"   # ABBA; or "random" (seeded per run and pass)
 ```
 
 Each key of the lever's table overrides the workload's (`metric`, `guards`, `cwd`, `warmup`, `order`,
-`command`); env is merged, the lever's on top.
+`command`, `setup`); env is merged, the lever's on top. The workload's `setup` (argv, e.g. `["make", "native"]`)
+runs once in each commit's worktree before a branch lever's or a compare's arms run there.
 """
 from __future__ import annotations
 
@@ -32,8 +36,8 @@ from optseq.state.plan.workload import (
 )
 
 ARMS_KEYS = {"command", "baseline", "candidate", "baseline_env", "candidate_env", "candidate_args", "metric",
-             "guards", "warmup", "order", "cwd"}
-WORKLOAD_KEYS = {"command", "cwd", "env", "metric", "guards", "warmup", "order"}
+             "guards", "warmup", "order", "cwd", "candidate_ref", "baseline_ref", "setup"}
+WORKLOAD_KEYS = {"command", "cwd", "env", "metric", "guards", "warmup", "order", "setup"}
 SOURCE_KEYS = {"regex", "json", "file", "key", "wall_time"}
 BOUNDS = ("max_diff", "max_rel_diff", "max", "min")
 MAX_WARMUP = 100
@@ -55,7 +59,7 @@ def parse_workload(loader, raw, plan_dir: Path) -> Workload:
     return Workload(command=command, cwd=_cwd(loader, raw, where, plan_dir), env=_env(loader, raw, "env", where),
                     metric=metric, source=source, unit=unit, higher_is_better=higher,
                     guards=_guards(loader, raw, where), warmup=_warmup(loader, raw, where, None),
-                    order=_order(loader, raw, where, None))
+                    order=_order(loader, raw, where, None), setup=_argv(loader, raw, "setup", where))
 
 
 def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None,
@@ -74,6 +78,13 @@ def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None,
         raise loader.fail(f"{where}.command", "give either command (both arms, with candidate_args or "
                                               "candidate_env) or baseline and candidate, not both")
     whole = bool(baseline or candidate)
+    candidate_ref, baseline_ref = _ref(loader, raw, "candidate_ref", where), _ref(loader, raw, "baseline_ref", where)
+    if baseline_ref is not None and candidate_ref is None:
+        raise loader.fail(f"{where}.baseline_ref", "a baseline_ref needs a candidate_ref (the commit measured "
+                                                   "against it); without one both arms run here")
+    if whole and candidate_ref is not None:
+        raise loader.fail(f"{where}.candidate_ref", "a branch lever runs one command at two commits: give command "
+                                                    "(or the workload's), not baseline and candidate")
     if whole and not (baseline and candidate):
         missing = "candidate" if baseline else "baseline"
         raise loader.fail(f"{where}.{missing}", "missing (with two whole commands, give baseline and candidate)")
@@ -88,12 +99,13 @@ def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None,
     if whole and candidate_args:
         raise loader.fail(f"{where}.candidate_args", "the candidate is a whole command of its own: its flags go "
                                                      "in it (or give command and candidate_args)")
-    if not whole and not candidate_env and not baseline_env and not candidate_args:
+    if not whole and not candidate_env and not baseline_env and not candidate_args and candidate_ref is None:
         raise loader.fail(f"{where}.candidate_args", "missing: with one command for both arms, candidate_args or "
-                                                     "candidate_env (or baseline_env) is what tells the arms apart")
+                                                     "candidate_env (or baseline_env, or candidate_ref: a branch) "
+                                                     "is what tells the arms apart")
     if not whole:
         baseline, candidate = command, apply_args(command, candidate_args)
-    if baseline == candidate and dict(baseline_env) == dict(candidate_env):
+    if baseline == candidate and dict(baseline_env) == dict(candidate_env) and candidate_ref is None:
         raise loader.fail(f"{where}.candidate_args" if candidate_args else f"{where}.candidate_env",
                           "the two arms are the same command with the same environment")
     inherited = workload if workload is not None and not whole else None
@@ -112,13 +124,22 @@ def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None,
     warmup = _warmup(loader, raw, where, inherited.warmup if inherited else None)
     order = _order(loader, raw, where, inherited.order if inherited else None)
     cwd = _cwd(loader, raw, where, plan_dir) if "cwd" in raw or inherited is None else inherited.cwd
+    setup = _argv(loader, raw, "setup", where) if "setup" in raw or inherited is None else inherited.setup
+    if "setup" in raw and candidate_ref is None:
+        raise loader.fail(f"{where}.setup", "setup runs in a commit's worktree: only a branch lever (candidate_ref) "
+                                            "has one (run it yourself once for the tree you work in)")
     arms = Arms(baseline=baseline, candidate=candidate, metric=name, source=source, unit=unit,
                 higher_is_better=higher, baseline_env=baseline_env, candidate_env=candidate_env, cwd=cwd,
                 warmup=warmup, order=order, guards=guards, candidate_args=candidate_args,
-                workload_env=inherited.env if inherited else (), whole=whole)
-    # the driver reports each arm guard as a quality event already reduced to the bound it names
-    extra = tuple(Guard(g.name, min=g.min) if g.min is not None else Guard(g.name, max=g.limit[1]) for g in guards)
-    return arms, replace(rule, guards=rule.guards + extra)
+                workload_env=inherited.env if inherited else (), whole=whole, candidate_ref=candidate_ref,
+                baseline_ref=baseline_ref, setup=setup if candidate_ref is not None else ())
+    return arms, replace(rule, guards=rule.guards + guard_rules(guards))
+
+
+def guard_rules(guards: tuple[ArmGuard, ...]) -> tuple[Guard, ...]:
+    """The rule's guards for arm guards: the driver reports each as a quality event already reduced to the bound it
+    names."""
+    return tuple(Guard(g.name, min=g.min) if g.min is not None else Guard(g.name, max=g.limit[1]) for g in guards)
 
 
 def _metric(loader, raw: dict, where: str, rule: Rule | None) -> tuple[str, Source, str, bool]:
@@ -182,6 +203,16 @@ def _cwd(loader, raw: dict, where: str, plan_dir: Path) -> str:
     if not folder.is_dir():
         raise loader.fail(f"{where}.cwd", f"{str(folder)!r} is not a directory")
     return str(folder)
+
+
+def _ref(loader, raw: dict, key: str, where: str) -> str | None:
+    """A git ref as written (a branch, tag, commit or expression); resolved to a commit when a run starts."""
+    ref = loader.get(raw, key, where, str, None)
+    if ref is None:
+        return None
+    if not ref.strip() or ref != ref.strip() or ref.startswith("-") or any(not c.isprintable() for c in ref):
+        raise loader.fail(f"{where}.{key}", f"not a git ref: {ref!r} (a branch, tag or commit, e.g. \"option-b\")")
+    return ref
 
 
 def _argv(loader, raw: dict, key: str, where: str) -> tuple[str, ...]:

@@ -24,6 +24,9 @@ def definition(lever, plan_path: str | Path) -> dict[str, str]:
         parts["guards"] = [g.to_dict() for g in arms.guards]
         parts["cwd"] = os.path.relpath(arms.cwd, Path(plan_path).resolve().parent)
         parts["warmup"], parts["order"] = arms.warmup, arms.order
+        if arms.branch:  # the refs as written: the commits they name are the run's, and a moved branch says so
+            parts["refs"] = [arms.baseline_ref or "HEAD", arms.candidate_ref]
+            parts["setup"] = list(arms.setup)
     else:
         parts["run"] = list(lever.run)
     rule = lever.rule

@@ -31,10 +31,12 @@ class Context:
     """What a gate is evaluated against: each lever's current outcome and the facts."""
 
     def __init__(self, outcome_of: Callable[[str], str | None], fact_of: Callable[[str], bool],
-                 state_of: Callable[[str], str]):
+                 state_of: Callable[[str], str], pending_of: Callable[[str], str | None] = lambda lever: None):
         self.outcome_of = outcome_of
         self.fact_of = fact_of
         self.state_of = state_of
+        self.pending_of = pending_of
+        """Why a decided lever's decision is not in effect yet (an adopted branch not merged), or None."""
 
 
 def holds(expr: Expr | None, ctx: Context) -> bool:
@@ -43,6 +45,8 @@ def holds(expr: Expr | None, ctx: Context) -> bool:
     if isinstance(expr, Atom):
         if expr.fact:
             return ctx.fact_of(expr.fact)
+        if ctx.pending_of(expr.lever):
+            return False  # adopted, but its code is not in the baseline yet: nothing built on it can stand
         outcome = ctx.outcome_of(expr.lever)
         if expr.outcome == "decided":
             return outcome is not None
@@ -58,6 +62,8 @@ def unmet(expr: Expr | None, ctx: Context) -> list[str]:
     if isinstance(expr, Atom):
         if expr.fact:
             return [f"fact {expr.fact} is not set true (optseq fact {expr.fact} true)"]
+        if ctx.pending_of(expr.lever):
+            return [f"{expr.lever} is {ctx.pending_of(expr.lever)}"]
         outcome = ctx.outcome_of(expr.lever)
         want = "a decision" if expr.outcome == "decided" else expr.outcome
         if outcome is None:

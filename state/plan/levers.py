@@ -42,7 +42,9 @@ class LeverReader(FieldReader):
         if kind not in KINDS:
             raise self.fail(f"{where}.kind", f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
         # a command-pair lever's toggle is already in the code it runs: nothing is left to plan or merge
-        code = self.get(raw, "code", where, str, "merged-default-off" if "arms" in raw else "none")
+        # (a branch lever's code is its branch: not merged until its commit is in the baseline, which optseq sees)
+        branch = isinstance(raw.get("arms"), dict) and "candidate_ref" in raw["arms"]
+        code = self.get(raw, "code", where, str, "merged-default-off" if "arms" in raw and not branch else "none")
         if code not in CODE_STATUS:
             raise self.fail(f"{where}.code", f"unknown code status {code!r} (one of {', '.join(CODE_STATUS)})")
         run = self.strings(raw, "run", where)

@@ -7,11 +7,13 @@ import tomllib
 from pathlib import Path
 
 from optseq.state.plan.arms import parse_workload
+from optseq.state.plan.compare import KEYS as COMPARE_KEYS, CompareSettings, ToleranceError, parse_tolerance
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
 from optseq.state.plan.levers import LeverReader
 from optseq.state.plan.model import (
-    CODE_CHANGES, LANGS, MARKS, MAX_LEVERS, MAX_PLAN_BYTES, TRIGGERS, DecisionPoint, Fact, OrderItem, Plan, PlanError, StatusItem,
+    CODE_CHANGES, LANGS, MARKS, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S, TRIGGERS, DecisionPoint, Fact,
+    OrderItem, Plan, PlanError, StatusItem,
 )
 from optseq.state.plan.runner import parse_runner
 from optseq.state.plan.volume import check_volume, parse_volume
@@ -94,7 +96,7 @@ class _Loader(LeverReader):
 
     def plan(self, data: dict) -> Plan:
         self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
-                               "volume", "workload"}, "")
+                               "volume", "workload", "compare"}, "")
         head = self.get(data, "plan", "", dict, what="a [plan] table")
         self.check_keys(head, {"title", "as_of", "lang", "intro", "table", "code_changes"}, "plan")
         # every text field given in several languages must give the plan's: it is read first
@@ -138,6 +140,7 @@ class _Loader(LeverReader):
             volume=parse_volume(self, data["volume"]) if "volume" in data else None,
             code_changes=code_changes,
             workload=self.workload,
+            compare=parse_compare(self, data["compare"]) if "compare" in data else CompareSettings(),
         )
         cross_check(self, plan)
         check_volume(self, plan)
@@ -176,3 +179,26 @@ class _Loader(LeverReader):
             raise self.fail(f"{where}.on", f"unknown trigger {on!r} (one of {', '.join(TRIGGERS)})")
         return DecisionPoint(self.get(raw, "id", where, str), self.get(raw, "lever", where, str), on,
                              self.text(raw, "text", where), self.strings(raw, "reopens", where))
+
+
+def parse_compare(loader, raw) -> CompareSettings:
+    """The plan's `[compare]` (state/plan/compare.py), every value checked and refused in one line."""
+    where = "compare"
+    if not isinstance(raw, dict):
+        raise loader.fail(where, f"expected a [compare] table, got {type(raw).__name__}")
+    loader.check_keys(raw, COMPARE_KEYS, where)
+    tolerance = None
+    if "tolerance" in raw:
+        try:
+            tolerance = parse_tolerance(loader.get(raw, "tolerance", where, (str, int, float)))
+        except ToleranceError as exc:
+            raise loader.fail(f"{where}.tolerance", str(exc)) from None
+    repeats = loader.at_most(loader.positive(raw, "repeats", where, int, None), MAX_PAIRS, f"{where}.repeats", "pairs")
+    most = loader.at_most(loader.positive(raw, "max_repeats", where, int, None), MAX_PAIRS, f"{where}.max_repeats",
+                          "pairs")
+    if repeats is not None and most is not None and most < repeats:
+        raise loader.fail(f"{where}.max_repeats", f"{most} is below repeats ({repeats})")
+    timeout = loader.positive(raw, "timeout_s", where, (int, float), None)
+    if timeout is not None:
+        timeout = float(loader.at_most(timeout, MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)"))
+    return CompareSettings(tolerance=tolerance, repeats=repeats, max_repeats=most, timeout_s=timeout)

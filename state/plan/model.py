@@ -5,6 +5,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from optseq.state.plan.compare import CompareSettings
 from optseq.state.plan.gates import Expr, atoms
 from optseq.state.plan.runner import RunnerConfig
 from optseq.state.plan.workload import Arms, Workload
@@ -208,7 +209,8 @@ class Lever:
 
     @property
     def needs_plan(self) -> bool:
-        return self.plan_doc is None and self.code == "none"
+        """No plan doc and no code: a branch lever's code is its branch, which is its plan."""
+        return self.plan_doc is None and self.code == "none" and not (self.arms is not None and self.arms.branch)
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,8 @@ class Plan:
     """The plan's `[workload]`: the command its command-pair levers change, and how it is measured."""
     code_changes: str = "warn"
     """`[plan] code_changes`: "warn" shows a code change since a lever's run in status; "stale" re-queues it."""
+    compare: CompareSettings = field(default_factory=CompareSettings)
+    """The plan's `[compare]`: the commit gate's tolerance and budget."""
 
     def lever(self, lever_id: str) -> Lever:
         for lever in self.levers:

@@ -90,6 +90,18 @@ class Arms:
     """The workload's environment: both arms run with it, under the lever's own."""
     whole: bool = False
     """baseline and candidate are two whole commands: the lever can be measured, not composed."""
+    candidate_ref: str | None = None
+    """A branch lever: the candidate runs the command at this ref's commit (resolved when a run starts), in a
+    worktree of its own; its change is that code, which joins the stack once the commit is merged."""
+    baseline_ref: str | None = None
+    """The baseline's ref; None = the plan repository's HEAD."""
+    setup: tuple[str, ...] = ()
+    """Run once in each commit's worktree before the arms run there (the workload's, unless the lever says)."""
+
+    @property
+    def branch(self) -> bool:
+        """Whether the candidate is another commit's code (a branch lever)."""
+        return self.candidate_ref is not None
 
     @property
     def composes(self) -> bool:
@@ -109,6 +121,9 @@ class Arms:
 
         if not self.whole:
             adds = " ".join([*self.candidate_args, *(f"{k}={v}" for k, v in self.candidate_env)])
+            if self.branch:
+                adds = f"the code of {self.candidate_ref} (vs {self.baseline_ref or 'HEAD'})" + (
+                    f" and {adds}" if adds else "")
             arms = " ".join(self.baseline) + "; candidate adds " + adds + (
                 f", baseline {env(self.baseline_env)}" if self.baseline_env else "")
         else:
@@ -149,6 +164,8 @@ class Workload:
     guards: tuple[ArmGuard, ...] = ()
     warmup: int | None = None
     order: str | None = None
+    setup: tuple[str, ...] = ()
+    """Run once in each commit's worktree (a branch lever's, a compare's) before the command runs there."""
 
 
 @dataclass(frozen=True)
@@ -161,10 +178,15 @@ class Stack:
     env: tuple[tuple[str, str], ...] = ()
     outside: tuple[str, ...] = ()
     """Adopted levers written as two whole commands: measured on the stack, never part of it."""
+    unmerged: tuple[str, ...] = ()
+    """Adopted branch levers whose commit is not merged yet: not in the stack until it is."""
 
     def to_dict(self) -> dict:
-        return {"levers": list(self.levers), "args": list(self.args), "env": dict(self.env),
-                "outside": list(self.outside)}
+        found = {"levers": list(self.levers), "args": list(self.args), "env": dict(self.env),
+                 "outside": list(self.outside)}
+        if self.unmerged:
+            found["unmerged"] = list(self.unmerged)
+        return found
 
 
 def compose(adopted: list[tuple[str, "Arms | None"]]) -> Stack:

@@ -32,13 +32,27 @@ class LeverWords:
         return self.plan.lever(lever_id)
 
     def mark(self, lever_id: str) -> str:
+        if self.m.unmerged(lever_id):  # adopted, but the merge that puts it in the stack is still to do
+            return MARKS["now"]
         return MARKS[MARK[self.model(lever_id).state]]
+
+    def code_text(self, lever_id: str) -> str:
+        """An adopted branch lever's code: `merge option-b (a1b2c3d) to put it in the stack`, `in the code since
+        e4f5a6b`; '' for every other lever."""
+        model, unmerged = self.model(lever_id), self.m.unmerged(lever_id)
+        if unmerged:
+            return self.w["unmerged"].format(ref=unmerged["ref"], commit=str(unmerged.get("commit") or "?")[:7])
+        if model.landed:
+            return self.w["landed"].format(since=str(model.landed.get("since"))[:7])
+        return ""
 
     def state_text(self, lever_id: str) -> str:
         w, model = self.w, self.model(lever_id)
         state = model.state
         if state in DECIDED:
-            return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {})
+            code = self.code_text(lever_id)
+            return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {}) + (
+                f" — {code}" if code else "")
         if state == "stale":
             return w["stale"].format(reason=model.stale_reason or model.outcome or "")
         if state == "closed":
@@ -114,6 +128,10 @@ class LeverWords:
         if isinstance(expr, Atom):
             if expr.fact:
                 return [w["needs_fact"].format(fact=expr.fact)]
+            unmerged = self.m.unmerged(expr.lever)
+            if unmerged:
+                return [w["needs_merge"].format(lever=expr.lever, ref=unmerged["ref"],
+                                                commit=str(unmerged.get("commit") or "?")[:7])]
             got = ctx.outcome_of(expr.lever)
             if got is None:
                 if expr.outcome == "decided":

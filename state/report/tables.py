@@ -29,7 +29,8 @@ class Tables(LeverWords):
             if model.plan_doc:
                 where = code(model.plan_doc) + (f" ({lever.plan_note})" if lever.plan_note else "")
             elif lever.arms is not None:
-                where = lever.plan_note or w["arms"]
+                where = lever.plan_note or (w["arms_branch"].format(ref=lever.arms.candidate_ref)
+                                            if lever.arms.branch else w["arms"])
             else:
                 where = lever.plan_note or w["no_plan"]
             state = self.plan_words(lever_id, lever.status)
@@ -45,7 +46,8 @@ class Tables(LeverWords):
         for lever in self.plan.levers:
             model = self.model(lever.id)
             record = model.decision
-            note = w["stale"].format(reason=model.stale_reason) if model.state == "stale" else ""
+            note = _joined(w["stale"].format(reason=model.stale_reason) if model.state == "stale" else "",
+                           self.code_text(lever.id))
             if record is not None and record.get("source") == "plan":
                 if lever.prior and lever.prior.estimate is not None:
                     rows.append([lever.title, model.outcome or "", "—", f"{lever.prior.estimate:.2f}×", "—", "—",

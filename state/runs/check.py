@@ -35,7 +35,8 @@ def check(seq, lever_id: str, say: Callable[[str], None] = print) -> int:
         if lever.arms is not None:
             on_stack = stack(seq.plan, seq.machine, lever_id)
             say(f"{lever_id}: on the stack {' + '.join(on_stack.levers) or '(nothing adopted)'}"
-                + (f"; outside it: {', '.join(on_stack.outside)}" if on_stack.outside else ""))
+                + (f"; outside it: {', '.join(on_stack.outside)}" if on_stack.outside else "")
+                + (f"; adopted, not merged (not in it): {', '.join(on_stack.unmerged)}" if on_stack.unmerged else ""))
             env["OPTSEQ_ARMS"] = json.dumps(lever.arms.to_dict(on_stack))
             outcome = Launcher(RunSpec(argv=[*lever.run, "--check"], env=env, timeout_s=lever.timeout_s)).run(
                 on_log=say)

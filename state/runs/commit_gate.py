@@ -10,15 +10,11 @@ does P(`slower`) at a true ratio on the threshold's other side.
 """
 from __future__ import annotations
 
-import math
-import re
-
+from optseq.state.plan.compare import MAX_TOLERANCE, ToleranceError, parse_tolerance  # noqa: F401 (the gate's words)
 from optseq.state.plan.model import Guard, Rule
 
 DEFAULT_TOLERANCE = 0.05
 """A slowdown this small passes the gate when `--tolerance` and the plan's `[compare] tolerance` are silent."""
-MAX_TOLERANCE = 1.0
-"""A gate that lets HEAD take twice BASE's time is no gate; a typo (`--tolerance 30` meant as 30%) is refused."""
 DEFAULT_REPEATS = 10
 """Pairs of arm runs the first pass measures (each arm run its own process: the pair of launches is the unit)."""
 DEFAULT_MAX_REPEATS = 160
@@ -28,30 +24,6 @@ VERDICTS = {"adopt": "not slower", "reject": "slower", "inconclusive": "inconclu
 """The rule's outcome -> the gate's verdict."""
 EXIT = {"not slower": 0, "slower": 1, "inconclusive": 3, "failed": 4, "guard": 5}
 """`optseq compare`'s exit code per verdict (2 is bad input, 130 Ctrl-C, as for every command)."""
-
-
-class ToleranceError(ValueError):
-    """A tolerance that is not a fraction in (0, 1]; str() is the one line shown."""
-
-
-def parse_tolerance(text: str | float | int) -> float:
-    """`3%`, `3 %`, `0.03` -> 0.03. A bare number of 1 or more is refused (30 is not 30%: say `30%`)."""
-    if isinstance(text, bool):
-        raise ToleranceError(f"tolerance {text!r}: expected a fraction such as 0.03 or a percentage such as 3%")
-    if isinstance(text, (int, float)):
-        value, shown = float(text), repr(text)
-    else:
-        shown = repr(text)
-        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*", text)
-        if not match:
-            raise ToleranceError(f"tolerance {shown}: expected a fraction such as 0.03 or a percentage such as 3%")
-        value = float(match.group(1)) / (100.0 if match.group(2) else 1.0)
-        if not match.group(2) and value >= 1:
-            raise ToleranceError(f"tolerance {shown}: a bare number is a fraction (0.03 = 3%); write {text.strip()}% "
-                                 f"for a percentage")
-    if not math.isfinite(value) or not 0 < value <= MAX_TOLERANCE:
-        raise ToleranceError(f"tolerance {shown}: expected more than 0% and at most {MAX_TOLERANCE:.0%}")
-    return value
 
 
 def threshold(tolerance: float) -> float:

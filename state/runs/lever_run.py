@@ -103,6 +103,8 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
         raise InputError(str(exc)) from None
     hold = seq.hold_lever(lever_id)  # this run holds its lever, not the store: other levers run elsewhere
     try:
+        reattach = any(a.get("lever") == lever_id for a in seq.detached_runs())
+        code = _code(seq, lever) if lever.arms is not None and lever.arms.branch and not reattach else None
         with seq.lock:
             with seq.writing():
                 seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
@@ -124,18 +126,51 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                               "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name}
                     if lever.arms is not None:
                         fields["arms"] = lever.arms.to_dict(stack(seq.plan, seq.machine, lever_id))
+                    if code is not None:
+                        fields["code"], fields["arms"]["trees"] = code
                     record = seq.append("runs", fields)
                 # inside the transaction: a run whose folder cannot be made never started, and is not recorded
                 run_dir = seq.store.run_dir(record["id"])
             run_id = record["id"]
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control,
                 arms=record.get("arms"), resume=resume)
-        return _run(seq, lever, run_id, run_dir, record["infra"], go)
+        from optseq.state.code.worktrees import held, using
+
+        with using(held(record.get("arms"))):  # its worktrees stay while it runs, whoever prunes the cache
+            return _run(seq, lever, run_id, run_dir, record["infra"], go)
     finally:
         hold.release()
 
 
+def _code(seq, lever) -> tuple[dict, dict]:
+    """A branch lever's commits as its run starts, and the arms driver's trees for them (worktrees made now):
+    InputError, before anything is recorded, for a ref that names nothing, a repository without commits, a
+    candidate already in the baseline, a lever whose branch has landed."""
+    from optseq.state.code import branch
+
+    seq.check_runnable(lever.id)  # before any checkout: a lever that cannot run costs no worktree
+    arms = lever.arms
+    commits = branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever.id)
+    branch.check_apart(commits, lever.id)
+    trees, _ = branch.trees(commits, arms.setup)
+    return commits.to_dict(), trees
+
+
 def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunReport:
+    outcome, tally, pass_no, step, started = measure(seq, lever, run_id, run_dir, infra, go)
+    with seq.lock:
+        tally.elapsed_s = time.monotonic() - started
+        try:
+            return RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
+        except StoreUnwritable as exc:
+            raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
+                                  f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
+                                  "the next optseq that can write finishes the run from them") from None
+
+
+def measure(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go):
+    """The run's passes, launched (or read back) until its rule stops asking: (the last pass's outcome, what was
+    collected, passes, the last step, the run's monotonic start)."""
     rule = lever.rule
     tally = Collected(samples_file=run_dir / "samples.jsonl")
     passes = None
@@ -195,14 +230,7 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
         if not step.more:
             break
         requested = step.more
-    with seq.lock:
-        tally.elapsed_s = time.monotonic() - started
-        try:
-            return RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
-        except StoreUnwritable as exc:
-            raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
-                                  f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
-                                  "the next optseq that can write finishes the run from them") from None
+    return outcome, tally, pass_no, step, started
 
 
 class Unfinishable(Exception):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from optseq.state.plan.workload import Stack, compose
@@ -11,9 +12,12 @@ def stack(plan, machine, without: str) -> Stack:
     """What both arms of `without`'s run carry: the adopted levers' changes (flags, environment) in the order they
     were adopted, the measured lever itself left out (its baseline is the stack without it, also when it is
     re-measured after adoption). A lever written as two whole commands reaches later runs through OPTSEQ_INFRA
-    only: there is no third command the two compose into."""
-    adopted = [lid for lid in machine.adoption_order() if lid != without]
-    return compose([(lid, plan.lever(lid).arms if plan.has_lever(lid) else None) for lid in adopted])
+    only: there is no third command the two compose into. An adopted branch lever joins once its commit is merged
+    (its code is then the baseline's, its flags and environment the stack's); until then it is named `unmerged`."""
+    adopted = [lid for lid in machine.stack_order() if lid != without]
+    found = compose([(lid, plan.lever(lid).arms if plan.has_lever(lid) else None) for lid in adopted])
+    unmerged = tuple(lid for lid in machine.adoption_order() if lid != without and machine.unmerged(lid))
+    return replace(found, unmerged=unmerged) if unmerged else found
 
 
 def config_of(name: str) -> dict:

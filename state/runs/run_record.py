@@ -25,13 +25,16 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     warnings = collected.warnings[:MAX_STORED_WARNINGS]
     if len(collected.warnings) > MAX_STORED_WARNINGS:
         warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
+    code = (seq.store.get("runs", run_id) or {}).get("code")
     fields: dict[str, Any] = {
         "status": status, "ended": _ended(seq, run_id), "elapsed_s": collected.elapsed_s,
         "exit_code": outcome.exit_code, "detail": detail,
         "passes": passes, "env": collected.env,
         # the lever as this run ran it: an edit of the plan afterwards makes its numbers stale, naming the part
+        # a branch lever's code is its two commits (`code`), not the working tree's state
         "fingerprint": {**fingerprint(collected.env, seq.machine.infra()),
-                        "definition": definition(lever, seq.plan.path), "repo": _repo(lever, seq.plan.path)},
+                        "definition": definition(lever, seq.plan.path),
+                        **({"code": code, "repo": None} if code else {"repo": _repo(lever, seq.plan.path)})},
         "samples_file": str(collected.samples_file) if collected.samples else None,
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
@@ -136,7 +139,7 @@ def _repo(lever, plan_path) -> dict | None:
     """The repository the lever's command ran in (its arms' cwd, else the plan's folder) as the run ends."""
     from pathlib import Path
 
-    from optseq.state.runs import repo
+    from optseq.state.code import repo
 
     return repo.state(lever.arms.cwd if lever.arms is not None else Path(plan_path).resolve().parent)
 

@@ -281,7 +281,7 @@ class Out:  # stdout: counts the records, and at the document's end what the col
 sys.stdout = Out()
 code = main(["runs", "--json", *sys.argv[1:]])
 sys.stdout = sys.__stdout__
-print(code, Out.records, found[0])
+print(code, Out.records, found[0], gc.get_threshold()[0])
 """
 
 
@@ -298,6 +298,8 @@ def test_runs_json_leaves_no_garbage_piling_up_record_by_record(tmp_path):
     out = subprocess.run([OPTSEQ[0], str(probe), "--plan", str(DEFAULT_PLAN), "--db", str(db)], capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    code, records, unreachable = map(int, out.stdout.split())
+    code, records, unreachable, threshold = map(int, out.stdout.split())
     assert code == 0 and records > 250  # runs, decisions and events of 100 runs
-    assert unreachable < 2 * records, (unreachable, records)  # what one collection's threshold leaves, not ~36 each
+    # what the collector has not reached yet is at most one generation-0 threshold of allocations (where the last
+    # collection fell depends on the history's bytes); piling up, it would be ~36 objects a record, ~10,000 here
+    assert unreachable <= threshold, (unreachable, records, threshold)

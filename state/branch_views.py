@@ -1,0 +1,45 @@
+"""What `status`, the console and the export say of a branch lever's code: merged or not, and a baseline that moved
+since its run (state/code/ asks git; this turns the answers into a view)."""
+from __future__ import annotations
+
+from optseq.state.lifecycle.states import DECIDED
+
+
+def branch_view(plan, machine, lever_id: str) -> dict | None:
+    """{ref, baseline_ref, commit (measured), state, since, text}; state is `unmerged` (adopted, its commit not in
+    the baseline yet), `landed`, or None (not adopted). None for a lever that is not a branch lever."""
+    arms = plan.lever(lever_id).arms
+    if arms is None or not arms.branch:
+        return None
+    model = machine.models[lever_id]
+    code = machine.branch_code(lever_id) or {}
+    commit = (code.get("candidate") or {}).get("commit")
+    if model.landed:
+        state, text = "landed", f"in the code since {str(model.landed.get('since'))[:7]}"
+    elif machine.unmerged(lever_id):
+        state, text = "unmerged", machine.pending(lever_id)
+    else:
+        state, text = None, None
+    return {"ref": arms.candidate_ref, "baseline_ref": arms.baseline_ref or "HEAD", "commit": commit,
+            "state": state, "since": (model.landed or {}).get("since"), "text": text}
+
+
+def branch_warnings(plan, machine, model, cache: dict) -> list[str]:
+    """Under `code_changes = "warn"`, a branch lever measured against a baseline that has moved since (under
+    "stale" the move made it stale instead); git is asked once per `cache`."""
+    arms = model.lever.arms
+    if arms is None or not arms.branch or model.landed or model.state not in (*DECIDED, "measured") \
+            or plan.code_changes != "warn":
+        return []
+    from optseq.state.code import branch, landing
+
+    run_id, code = landing.evidence(machine, model.lever.id)
+    if code is None:
+        return []
+    key = ("branch", model.lever.id, run_id)
+    if key not in cache:
+        cache[key] = branch.moves(code, arms.baseline_ref, arms.candidate_ref)
+    moved = cache[key]
+    text = landing.base_moved(arms.baseline_ref or "HEAD", run_id, code["baseline"]["commit"], moved) \
+        if moved is not None else None
+    return [text] if text else []

@@ -1,0 +1,156 @@
+"""A branch lever's commits: its refs resolved when a run starts (what the run records), checked out into
+worktrees for the arms, and what has happened to them since (the branch moved, the base moved, the commit landed).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from optseq.state.code import git as g
+from optseq.state.errors import InputError
+
+
+@dataclass(frozen=True)
+class Side:
+    """One arm's code: the ref as written and the commit it named at the run's start."""
+
+    ref: str
+    commit: str
+
+    def text(self) -> str:
+        return f"{self.ref} ({g.short(self.commit)})"
+
+
+@dataclass(frozen=True)
+class Commits:
+    """What a branch lever's run (or a compare) measures: two commits of one repository."""
+
+    repo: str
+    """The repository's root (the working tree the plan's folder is in)."""
+    rel: str
+    """Where the arms run, relative to the root: the plan's cwd, found again in each commit's worktree."""
+    baseline: Side
+    candidate: Side
+
+    def to_dict(self) -> dict:
+        return {"repo": self.repo, "rel": self.rel,
+                "baseline": {"ref": self.baseline.ref, "commit": self.baseline.commit},
+                "candidate": {"ref": self.candidate.ref, "commit": self.candidate.commit}}
+
+    @classmethod
+    def of(cls, data: dict) -> "Commits":
+        return cls(data["repo"], data.get("rel", "."), Side(**data["baseline"]), Side(**data["candidate"]))
+
+
+def repository(cwd: str | Path, who: str) -> Path:
+    """The root of the git repository holding `cwd`; InputError when there is none or it has no commits."""
+    root = g.toplevel(cwd)
+    if root is None:
+        raise InputError(f"{who}: {cwd} is not in a git repository (a branch lever and optseq compare measure "
+                         "commits: git init and commit the workload first)")
+    if not g.has_commits(root):
+        raise InputError(f"{who}: the repository at {root} has no commits yet (commit the workload first)")
+    return root
+
+
+def resolve(cwd: str | Path, baseline_ref: str | None, candidate_ref: str, who: str) -> Commits:
+    """Both refs as commits now, in the repository holding `cwd`; InputError naming the ref that names none."""
+    root = repository(cwd, who)
+    sides = []
+    for key, ref in (("baseline_ref", baseline_ref or "HEAD"), ("candidate_ref", candidate_ref)):
+        try:
+            commit = g.resolve(root, ref)
+        except g.GitError as exc:
+            raise InputError(f"{who}: {exc}") from None
+        if commit is None:
+            raise InputError(f"{who}: {key} {ref!r} names no commit in {root} (`git branch -a` lists the branches; "
+                             f"a remote one is origin/NAME, fetched first)")
+        sides.append(Side(ref, commit))
+    rel = os.path.relpath(Path(cwd).resolve(), root.resolve())
+    return Commits(str(root), rel, sides[0], sides[1])
+
+
+def check_apart(commits: Commits, who: str) -> None:
+    """A candidate commit already in the baseline's history leaves nothing of it to measure against the baseline."""
+    base, cand = commits.baseline, commits.candidate
+    try:
+        inside = g.is_ancestor(commits.repo, cand.commit, base.commit)
+    except g.GitError as exc:
+        raise InputError(f"{who}: {exc}") from None
+    if inside:
+        same = "is the same commit as" if cand.commit == base.commit else "is already in the history of"
+        raise InputError(f"{who}: {cand.text()} {same} {base.text()}: the baseline holds the candidate's code, "
+                         f"so there is nothing of it to measure (optseq compare BASE HEAD measures two commits)")
+
+
+def trees(commits: Commits, setup: tuple[str, ...] | list[str]) -> tuple[dict, list]:
+    """The spec's `trees` for the arms driver, and the worktrees it names (made now where missing); InputError
+    when git cannot make one."""
+    from optseq.state.code import worktrees
+
+    made, spec = [], {"rel": commits.rel, "setup": list(setup) or None}
+    for arm, side in (("baseline", commits.baseline), ("candidate", commits.candidate)):
+        try:
+            tree = worktrees.ensure(commits.repo, side.commit, side.ref)
+        except (g.GitError, OSError) as exc:
+            raise InputError(f"cannot check out {side.text()} into optseq's worktrees ({worktrees.cache_root()}): "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+        made.append(tree)
+        spec[arm] = tree.for_driver(side.ref)
+    return spec, made
+
+
+@dataclass(frozen=True)
+class Moves:
+    """What happened to a measured branch lever's code since its run."""
+
+    candidate_now: str | None
+    """The commit its candidate ref names now; None when the ref is gone."""
+    candidate_ahead: int | None
+    """Commits the ref gained since the run (None when it was rewritten: the run's commit is not in it)."""
+    baseline_now: str | None
+    baseline_ahead: int | None
+    landed: str | None
+    """Where the run's candidate commit came into the baseline's history (a merge, or the commit itself); None
+    while it is not there."""
+
+
+def moves(code: dict, baseline_ref: str | None, candidate_ref: str) -> Moves | None:
+    """The refs now against a run's commits (`code`, as Commits.to_dict keeps it); None when git cannot say
+    (the repository is gone, git is missing)."""
+    try:
+        was = Commits.of(code)
+    except (KeyError, TypeError):
+        return None
+    root = was.repo
+    if not Path(root).is_dir():
+        return None
+    try:
+        cand_now = g.resolve(root, candidate_ref)
+        base_now = g.resolve(root, baseline_ref or "HEAD")
+        cand_ahead = _ahead(root, was.candidate.commit, cand_now)
+        base_ahead = _ahead(root, was.baseline.commit, base_now)
+        landed = (g.landed_in(root, was.candidate.commit, base_now)
+                  if base_now and g.is_ancestor(root, was.candidate.commit, base_now) else None)
+    except g.GitError:
+        return None
+    return Moves(cand_now, cand_ahead, base_now, base_ahead, landed)
+
+
+def _ahead(root: str, old: str, new: str | None) -> int | None:
+    if new is None or new == old:
+        return 0 if new == old else None
+    return g.count(root, old, new) if g.is_ancestor(root, old, new) else None
+
+
+def moved_text(ref: str, run_id, old: str, now: str | None, ahead: int | None) -> str | None:
+    """`option-b moved 3 commits since run 7 (a1b2c3d → 9f8e7d6)`, a rewritten or deleted ref; None when it
+    names the run's commit still."""
+    if now == old:
+        return None
+    if now is None:
+        return f"{ref} no longer names a commit (run {run_id} measured {g.short(old)})"
+    if ahead is None:
+        return f"{ref} was rewritten since run {run_id} ({g.short(old)} is not in it now; it names {g.short(now)})"
+    return f"{ref} moved {ahead} commit{'s' * (ahead != 1)} since run {run_id} ({g.short(old)} → {g.short(now)})"

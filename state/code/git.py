@@ -1,0 +1,100 @@
+"""Git, asked through its command line: one small function per question, each a read of the repository except
+`worktree add` and `worktree remove` (worktrees.py), which write only under git's own directory and optseq's cache.
+
+Every call runs with GIT_OPTIONAL_LOCKS=0, so that no read refreshes the user's index behind their back, and
+with stdin closed and a hang guard.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+GIT_WAIT_S = 120.0
+"""A hang guard: a worktree checkout of a large repository takes seconds, a read milliseconds."""
+
+
+class GitError(Exception):
+    """Git could not answer; str() is one line naming the repository and what git said."""
+
+
+def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S) -> str:
+    """git's stdout (stripped) for `git -C cwd ARGS`; GitError with its last stderr line on another exit."""
+    proc = _call(cwd, args, timeout)
+    if proc.returncode not in ok:
+        said = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        raise GitError(f"git {' '.join(args[:2])} in {cwd} failed: {said[-1] if said else f'exit {proc.returncode}'}")
+    return proc.stdout.strip()
+
+
+def _call(cwd: str | Path, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, env=env, errors="replace")
+    except FileNotFoundError:
+        raise GitError("git is not installed (a branch lever and optseq compare ask git for commits)") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} in {cwd} did not answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise GitError(f"git {args[0]} in {cwd} could not start: {exc.strerror or exc}") from None
+
+
+def toplevel(path: str | Path) -> Path | None:
+    """The root of the working tree holding `path`; None outside any git repository (or without git)."""
+    try:
+        root = git(path, "rev-parse", "--show-toplevel")
+    except GitError:
+        return None
+    return Path(root) if root else None
+
+
+def common_dir(root: str | Path) -> Path:
+    """The repository's own git directory, shared by all its worktrees: what identifies the repository."""
+    found = Path(git(root, "rev-parse", "--git-common-dir"))
+    return (Path(root) / found).resolve() if not found.is_absolute() else found.resolve()
+
+
+def has_commits(root: str | Path) -> bool:
+    return git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1)) != ""
+
+
+def resolve(root: str | Path, ref: str) -> str | None:
+    """The full commit id `ref` names now (a branch, tag, commit or expression such as HEAD~2); None when it
+    names none. `--end-of-options`: a ref is never read as an option, whatever the plan or the CI passes."""
+    found = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", ok=(0, 1, 128))
+    return found if len(found) == 40 and all(c in "0123456789abcdef" for c in found) else None
+
+
+def is_ancestor(root: str | Path, commit: str, of: str) -> bool:
+    """Whether `commit` is in `of`'s history (`of` itself included)."""
+    proc = _call(root, ("merge-base", "--is-ancestor", commit, of), GIT_WAIT_S)
+    if proc.returncode not in (0, 1):
+        said = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+        raise GitError(f"git merge-base in {root} failed: {said[-1] if said else f'exit {proc.returncode}'}")
+    return proc.returncode == 0
+
+
+def count(root: str | Path, old: str, new: str) -> int | None:
+    """Commits in `new` that `old` lacks; None when git cannot say (a commit that no longer exists)."""
+    try:
+        found = git(root, "rev-list", "--count", f"{old}..{new}")
+    except GitError:
+        return None
+    return int(found) if found.isdigit() else None
+
+
+def landed_in(root: str | Path, commit: str, head: str) -> str:
+    """The commit of `head`'s first-parent line that brought `commit` in: its merge, or `commit` itself when the
+    line runs through it (a fast-forward, or work committed on the line). `commit` must be an ancestor of `head`."""
+    line = git(root, "rev-list", "--first-parent", "--ancestry-path", f"{commit}..{head}").split()
+    if not line:
+        return commit  # commit is head
+    oldest = line[-1]
+    first_parent = git(root, "rev-parse", "--verify", "--quiet", f"{oldest}^1", ok=(0, 1, 128))
+    return commit if first_parent == commit else oldest
+
+
+def short(commit: str | None) -> str:
+    """The 7-character form a person reads and types."""
+    return str(commit or "")[:7]

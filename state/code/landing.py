@@ -1,0 +1,89 @@
+"""What a branch lever's code did since its run, as the records that say so: `landed` (its adopted commit is in
+the baseline's history now, at the merge that brought it), `unlanded` (no longer: a reset, another checkout) and
+`stale` (its branch moved, or, where the plan says code changes make numbers stale, its base moved).
+
+The sequencer appends them when it opens the store to write (and after a run), so the lever machine stays a
+replay of records: every process that reads the store sees the same landing, whatever git says to it now.
+"""
+from __future__ import annotations
+
+from optseq.state.code import branch
+from optseq.state.code import git as g
+
+MEASURED = ("adopted", "rejected", "deferred", "decided", "measured")
+"""States whose numbers stand on a run (the machine's DECIDED and measured)."""
+
+
+def events(machine, plan) -> list[dict]:
+    """The landed / unlanded / stale events the branch levers' code calls for now (none twice: each follows the
+    machine's state, which the previous one changed)."""
+    found = []
+    for lever in plan.levers:
+        arms = lever.arms
+        model = machine.models.get(lever.id)
+        if arms is None or not arms.branch or model is None or model.state not in (*MEASURED, "stale"):
+            continue
+        run_id, code = evidence(machine, lever.id)
+        if code is None:
+            continue
+        moved = branch.moves(code, arms.baseline_ref, arms.candidate_ref)
+        if moved is None:
+            continue  # no repository or no git here: nothing can be said, and nothing is guessed
+        base = arms.baseline_ref or "HEAD"
+        commit = code["candidate"]["commit"]
+        if model.outcome == "adopt" and not model.landed and moved.landed:
+            found.append({"type": "landed", "lever": lever.id, "commit": commit, "since": moved.landed,
+                          "base": base, "run": run_id})
+            continue
+        if model.landed and not moved.landed:
+            found.append({"type": "unlanded", "lever": lever.id, "commit": commit, "base": base, "run": run_id})
+            continue
+        if model.landed or moved.landed or model.state == "stale":
+            continue  # landed code is the baseline's now: where its branch goes next is other work
+        reason = branch.moved_text(arms.candidate_ref, run_id, commit, moved.candidate_now, moved.candidate_ahead)
+        if reason is None and plan.code_changes == "stale":
+            reason = base_moved(base, run_id, code["baseline"]["commit"], moved)
+        if reason:
+            found.append({"type": "stale", "lever": lever.id, "reason": reason, "run": run_id})
+    return found
+
+
+def evidence(machine, lever_id: str) -> tuple[int | None, dict | None]:
+    """The run a branch lever's numbers stand on and the commits it recorded; for an adopt made by hand with no run
+    behind it, the commits its refs name now."""
+    model = machine.models[lever_id]
+    runs = (model.decision or {}).get("runs") or ([model.last_run["id"]] if model.state == "measured"
+                                                  and model.last_run else [])
+    for run_id in runs:
+        code = machine.runs.fingerprint(run_id).get("code")
+        if isinstance(code, dict):
+            return run_id, code
+    arms = model.lever.arms
+    if model.outcome != "adopt" or runs:
+        return None, None
+    root = g.toplevel(arms.cwd)
+    try:
+        base, cand = (g.resolve(root, arms.baseline_ref or "HEAD"), g.resolve(root, arms.candidate_ref)) if root \
+            else (None, None)
+    except g.GitError:
+        return None, None
+    if not base or not cand:
+        return None, None
+    return None, {"repo": str(root), "rel": ".", "baseline": {"ref": arms.baseline_ref or "HEAD", "commit": base},
+                  "candidate": {"ref": arms.candidate_ref, "commit": cand}}
+
+
+def base_moved(base: str, run_id, old: str, moved: "branch.Moves") -> str | None:
+    """`HEAD moved 4 commits since run 7 (a1b2c3d → 9f8e7d6)`: the baseline the run measured against is not the
+    baseline now."""
+    if moved.baseline_now is None or moved.baseline_now == old:
+        return None
+    text = branch.moved_text(base, run_id, old, moved.baseline_now, moved.baseline_ahead)
+    return f"the baseline moved: {text}" if text else None
+
+
+def landed_text(landed: dict | None) -> str | None:
+    """`in the code since e4f5a6b`."""
+    if not landed:
+        return None
+    return f"in the code since {g.short(landed.get('since'))}"

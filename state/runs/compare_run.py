@@ -1,0 +1,193 @@
+"""`optseq compare BASE [HEAD]`: the plan's workload (or a command-pair lever's candidate arm) measured at two commits
+as the two arms, by the same pass loop, pair accounting and sequential test as a lever run, against a tolerance.
+
+It is recorded as a run of no lever (`kind = "compare"`), so `optseq runs` and the console list it, and it moves
+no lever. Both arms run the same command on the current stack (the adopted levers' flags and environment), each in
+a worktree of its commit, after the workload's `setup` there.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from optseq.state.code import branch
+from optseq.state.errors import InputError
+from optseq.state.plan.arms import guard_rules
+from optseq.state.plan.model import Lever
+from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
+from optseq.state.runs import commit_gate
+from optseq.state.runs.lever_run import RunControl, measure
+from optseq.state.runs.measured_on import fingerprint, stack
+from optseq.state.runs.run_pass import Go
+from optseq.state.store.records import utc_now
+
+COMPARE_ID = "compare"
+"""The name a compare's pseudo-lever goes by in its progress lines; no lever may be a run keyword, nor this."""
+DEFAULT_TIMEOUT_S = 3600.0
+
+
+@dataclass
+class Gate:
+    """What a compare measures and holds HEAD to."""
+
+    arms: Arms
+    """The one command both commits run (its candidate_args already in it)."""
+    target: str
+    """`workload`, or the lever whose candidate arm is measured."""
+    tolerance: float
+    rule: object
+    timeout_s: float
+
+
+@dataclass
+class CompareReport:
+    run_id: int
+    status: str
+    """How the run ended: succeeded, failed, timeout, cancelled, interrupted, unavailable."""
+    verdict: str
+    """not slower | slower | inconclusive | guard | failed."""
+    message: str
+    """`fast (41b7152) is not slower than main (974f1b9)`."""
+    reason: str
+    """The rule's figures and why they decide (or how the run failed)."""
+    code: dict
+    tolerance: float
+    summary: dict = field(default_factory=dict)
+    reproduce: str = ""
+    pairs: list = field(default_factory=list)
+    """Every counted pair of launches: pass, pair, base, head, ratio (HEAD's speed over BASE's), first."""
+
+    @property
+    def exit_code(self) -> int:
+        return commit_gate.EXIT.get(self.verdict, commit_gate.EXIT["failed"])
+
+    def to_dict(self) -> dict:
+        return {"run_id": self.run_id, "status": self.status, "verdict": self.verdict, "exit_code": self.exit_code,
+                "message": self.message, "reason": self.reason, "tolerance": self.tolerance, "base": self.code.get("baseline"),
+                "head": self.code.get("candidate"), "summary": self.summary, "reproduce": self.reproduce,
+                "pairs": self.pairs}
+
+
+def gate(seq, lever_id: str | None, tolerance: float | None) -> Gate:
+    """The command and rule a compare runs: InputError for a plan with nothing to compare."""
+    settings = seq.plan.compare
+    tol = tolerance if tolerance is not None else settings.tolerance or commit_gate.DEFAULT_TOLERANCE
+    if lever_id is not None:
+        lever = seq.lever(lever_id)
+        if lever.arms is None:
+            raise InputError(f"compare --lever {lever_id}: a protocol bench (it measures its own two arms); compare "
+                             "runs one command at two commits: a command-pair lever's, or the plan's [workload]")
+        arms, target = lever.arms, lever_id
+        if arms.whole:
+            raise InputError(f"compare --lever {lever_id}: its arms are two whole commands; compare runs one command "
+                             "at two commits (write the lever as a change to one command)")
+        command, env = apply_args(arms.baseline, arms.candidate_args), arms.candidate_env
+    else:
+        workload = seq.plan.workload
+        if workload is None:
+            raise InputError(f"{seq.plan.path}: no [workload] to compare (give --lever ID, a command-pair lever, or "
+                             "declare the workload its levers change)")
+        if workload.source is None:
+            raise InputError(f"{seq.plan.path}: workload.metric: missing (compare reads HEAD's and BASE's number "
+                             "from it)")
+        arms = Arms(baseline=workload.command, candidate=workload.command, metric=workload.metric,
+                    source=workload.source, unit=workload.unit, higher_is_better=bool(workload.higher_is_better),
+                    cwd=workload.cwd, warmup=workload.warmup if workload.warmup is not None else 1,
+                    order=workload.order or "alternate", guards=workload.guards, workload_env=workload.env,
+                    setup=workload.setup)
+        command, env, target = workload.command, (), "workload"
+    one = Arms(baseline=command, candidate=command, metric=arms.metric, source=arms.source, unit=arms.unit,
+               higher_is_better=arms.higher_is_better, baseline_env=env, candidate_env=env, cwd=arms.cwd,
+               warmup=arms.warmup, order=arms.order, guards=arms.guards, workload_env=arms.workload_env,
+               setup=arms.setup or (seq.plan.workload.setup if seq.plan.workload else ()))
+    rule = commit_gate.rule(one.metric, tol, settings.repeats or commit_gate.DEFAULT_REPEATS,
+                            settings.max_repeats or commit_gate.DEFAULT_MAX_REPEATS, guard_rules(one.guards))
+    return Gate(one, target, tol, rule, settings.timeout_s or DEFAULT_TIMEOUT_S)
+
+
+def compare(seq, base_ref: str, head_ref: str = "HEAD", *, lever_id: str | None = None,
+            tolerance: float | None = None, on_event=None, on_log=None, control: RunControl | None = None,
+            argv: list[str] | None = None) -> CompareReport:
+    """Blocking: resolve both refs, check them out, measure, record; InputError before anything is recorded for a
+    ref that names nothing, a plan outside git, nothing to compare."""
+    control = control or RunControl()
+    found = gate(seq, lever_id, tolerance)
+    from optseq.state.runners.interface import RunnerError
+
+    try:
+        runner = seq.runner
+    except RunnerError as exc:
+        raise InputError(str(exc)) from None
+    if seq.readonly:
+        raise InputError(f"the store {seq.store.directory} is read-only here; a compare is recorded in it")
+    commits = branch.resolve(found.arms.cwd, base_ref, head_ref, "compare")
+    trees, made = branch.trees(commits, found.arms.setup)
+    on_stack = stack(seq.plan, seq.machine, lever_id or "")
+    spec = {**found.arms.to_dict(on_stack), "trees": trees}
+    reproduce = "optseq compare " + " ".join([base_ref, head_ref] + (["--lever", lever_id] if lever_id else [])
+                                             + ["--tolerance", commit_gate.tolerance_text(found.tolerance)])
+    about = {"base": commits.to_dict()["baseline"], "head": commits.to_dict()["candidate"], "target": found.target,
+             "tolerance": found.tolerance, "threshold": found.rule.min_speedup, "reproduce": reproduce}
+    with seq.lock:
+        with seq.writing():
+            infra = seq.machine.infra()
+            record = seq.append("runs", {"kind": "compare", "status": "running", "argv": list(ARMS_RUN),
+                                         "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
+                                         "runner": runner.name, "arms": spec, "code": commits.to_dict(),
+                                         "compare": about})
+            run_dir = seq.store.run_dir(record["id"])
+    lever = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=found.timeout_s,
+                  rule=found.rule, arms=found.arms)
+    go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control, arms=spec)
+    from optseq.state.code.worktrees import using
+
+    with using(made):
+        outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
+    tally.elapsed_s = time.monotonic() - started
+    return _finish(seq, record["id"], found, commits, outcome, tally, passes, step, reproduce)
+
+
+def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, reproduce) -> CompareReport:
+    failure = step.failure if step else None
+    status = "failed" if failure else outcome.status
+    detail = failure or outcome.detail
+    summary: dict = {}
+    verdict = "failed"
+    if status == "succeeded" and step is not None and step.stats is not None and not step.error:
+        rule_verdict = step.verdict
+        guard_failed = any(g.get("ok") is False for g in rule_verdict.guards)
+        verdict = commit_gate.verdict_of(rule_verdict.outcome, guard_failed)
+        summary = {"stats": step.stats.to_dict(), "verdict": rule_verdict.to_dict(), "gate": verdict,
+                   "rule": f"{found.rule.metric} sequential bound vs {found.rule.min_speedup:.4g}× "
+                           f"(tolerance {commit_gate.tolerance_text(found.tolerance)})"}
+        detail = rule_verdict.reason
+    elif status == "succeeded":
+        detail = step.error if step is not None and step.error else detail
+        summary = {"error": detail}
+    fields = {"status": status, "ended": utc_now(), "elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code,
+              "detail": detail, "passes": passes, "env": tally.env, "verdict": verdict, "summary": summary,
+              "fingerprint": {**fingerprint(tally.env, seq.machine.infra()), "code": commits.to_dict(), "repo": None},
+              "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
+              "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes}
+    if status in ("failed", "timeout"):
+        fields["log_tail"] = outcome.log_tail
+    with seq.lock:
+        with seq.writing():
+            seq.store.update("runs", run_id, fields)
+        seq.machine.runs.compare({"id": run_id, **fields})
+    base, head = commits.baseline.text(), commits.candidate.text()
+    said = {"slower": "slower than", "not slower": "not slower than", "inconclusive": "not told apart from",
+            "guard": "outside a guard against", "failed": "not measured against"}[verdict]
+    return CompareReport(run_id=run_id, status=status, verdict=verdict, message=f"{head} is {said} {base}",
+                         reason=detail,
+                         code=commits.to_dict(), tolerance=found.tolerance, summary=summary, reproduce=reproduce,
+                         pairs=_pairs(tally.book))
+
+
+def _pairs(book) -> list[dict]:
+    if book is None:
+        return []
+    first = {True: "BASE", False: "HEAD", None: None}
+    return [{"pass": p.run, "pair": p.pair, "base": p.baseline, "head": p.candidate, "ratio": r,
+             "first": first[p.baseline_first]} for p, r in zip(book.pairs, book.ratios())]
