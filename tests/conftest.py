@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ import pytest
 # two oversubscribed cores made one model_size child 40 times slower than idle (over 300 s). The tests
 # assert what a bench says, never how fast it is, so its children (which inherit this) use one thread.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# optseq's worktree cache (branch levers, compare) lives in the user's cache directory: a test's stay in a folder of
+# the test session's own, which the runs the tests launch inherit
+os.environ.setdefault("OPTSEQ_WORKTREES", tempfile.mkdtemp(prefix="optseq-worktrees-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
