@@ -112,9 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run each arm of a lever once on the current stack and show what it got; records nothing")
     s.add_argument("lever")
 
-    s = sub.add_parser("doctor", parents=[common], help="check the store file by file; --rebuild rebuilds a lost or "
-                                                        "damaged hot file from the journals (keeping a copy)")
-    s.add_argument("--rebuild", action="store_true")
+    s = sub.add_parser("doctor", parents=[common], help="check the store file by file, and list optseq's worktrees; "
+                                                        "--rebuild rebuilds a lost or damaged hot file from the "
+                                                        "journals (keeping a copy)")
+    s.add_argument("--rebuild", action="store_true", help="rebuild the hot file from the journals, keeping a copy")
+    s.add_argument("--prune", action="store_true",
+                   help="remove optseq's worktrees (branch levers, compare) that no run holds now")
 
     s = sub.add_parser("validate", parents=[common], help="check a plan file")
     s.add_argument("plan_file", nargs="?", type=Path)
@@ -220,7 +223,7 @@ def _main(args) -> int:
         if args.command == "doctor":  # the store alone: no plan, and a store that refuses to open is its subject
             from optseq.console.doctor_cmd import run_doctor
 
-            return run_doctor(db, args.rebuild)
+            return run_doctor(db, args.rebuild, args.prune)
         if plan_path is None:
             return _fail(NO_PLAN)
         if _unstorable_path(db):

@@ -39,7 +39,7 @@ def add_compare_parser(sub, common) -> None:
 def run_compare(seq, args) -> int:
     from optseq.console.run_cmd import Progress
     from optseq.state.runs.commit_gate import ToleranceError, parse_tolerance
-    from optseq.state.runs.compare_run import COMPARE_ID, compare, gate
+    from optseq.state.runs.compare_run import COMPARE_ID, compare, prepare
     from optseq.state.runs.lever_run import RunControl
 
     try:
@@ -48,18 +48,18 @@ def run_compare(seq, args) -> int:
         raise InputError(f"--tolerance: {exc}") from None
     if args.summary is not None and not args.summary.parent.is_dir():
         raise InputError(f"--summary {args.summary}: its folder does not exist")
-    found = gate(seq, args.lever, tolerance)  # what is measured, refused in one line before anything runs
+    found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
     control = RunControl()
     from optseq.state.plan.model import Lever
 
     spec = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, rule=found.rule, arms=found.arms)
     progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
-    progress.say(f"compare: {args.head} against {args.base}, tolerance {found.tolerance * 100:.4g}% "
-                 f"({'the workload' if found.target == 'workload' else found.target + ' candidate arm'})")
+    progress.say(f"compare: {commits.candidate.text()} against {commits.baseline.text()}, tolerance "
+                 f"{found.tolerance * 100:.4g}% ({'the workload' if found.target == 'workload' else found.target})")
     previous = signal.signal(signal.SIGINT, lambda *_: (progress.say("compare: Ctrl-C: cancelling"), control.cancel()))
     try:
-        report = compare(seq, args.base, args.head, lever_id=args.lever, tolerance=tolerance, on_event=progress.event,
-                         on_log=progress.log, control=control)
+        report = compare(seq, found, commits, lever_id=args.lever, on_event=progress.event, on_log=progress.log,
+                         control=control)
     finally:
         signal.signal(signal.SIGINT, previous)
         progress.close()

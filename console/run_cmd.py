@@ -185,6 +185,11 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
             seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
     except InputError as exc:
         return _refused(seq, target, str(exc), as_json, NOTHING if "unknown lever" not in str(exc) else BAD_INPUT)
+    if not group:
+        try:
+            seq.check_refs(target)  # a branch lever's refs: the plan's input, refused before the run says it starts
+        except InputError as exc:
+            return _refused(seq, target, str(exc), as_json, BAD_INPUT)
     if first is None and not reports:
         return _refused(seq, target, f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
     ran: list[str] = [r.lever for r in reports]

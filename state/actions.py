@@ -230,6 +230,16 @@ class Actions:
                              f"so nothing of it is left to measure against the baseline (optseq compare {since}^ "
                              f"{since} measures what the merge did)")
 
+    def check_refs(self, lever_id: str) -> None:
+        """A branch lever's refs name commits of a repository, apart from each other: InputError naming the ref, in
+        one line, before a run says it starts."""
+        arms = self.lever(lever_id).arms
+        if arms is None or not arms.branch:
+            return
+        from optseq.state.code import branch
+
+        branch.check_apart(branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever_id), lever_id)
+
     def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None):
         """Blocking: launch, stream, judge and decide; returns a lever_run.RunReport."""
         from optseq.state.runs import lever_run

@@ -84,21 +84,20 @@ def check_apart(commits: Commits, who: str) -> None:
                          f"so there is nothing of it to measure (optseq compare BASE HEAD measures two commits)")
 
 
-def trees(commits: Commits, setup: tuple[str, ...] | list[str]) -> tuple[dict, list]:
-    """The spec's `trees` for the arms driver, and the worktrees it names (made now where missing); InputError
-    when git cannot make one."""
+def trees(commits: Commits, setup: tuple[str, ...] | list[str], hold) -> dict:
+    """The spec's `trees` for the arms driver, its worktrees made now where missing and held on `hold` (an
+    ExitStack the run closes when it ends); InputError when git cannot make one."""
     from optseq.state.code import worktrees
 
-    made, spec = [], {"rel": commits.rel, "setup": list(setup) or None}
+    spec = {"rel": commits.rel, "setup": list(setup) or None}
     for arm, side in (("baseline", commits.baseline), ("candidate", commits.candidate)):
         try:
-            tree = worktrees.ensure(commits.repo, side.commit, side.ref)
+            tree = worktrees.ensure(commits.repo, side.commit, side.ref, hold)
         except (g.GitError, OSError) as exc:
             raise InputError(f"cannot check out {side.text()} into optseq's worktrees ({worktrees.cache_root()}): "
                              f"{getattr(exc, 'strerror', None) or exc}") from None
-        made.append(tree)
         spec[arm] = tree.for_driver(side.ref)
-    return spec, made
+    return spec
 
 
 @dataclass(frozen=True)

@@ -63,9 +63,10 @@ def repo_folder(root: str | Path) -> Path:
     return cache_root() / f"{name}-{hashlib.sha1(str(common).encode()).hexdigest()[:10]}"
 
 
-def ensure(root: str | Path, commit: str, ref: str) -> Tree:
-    """The checkout of `commit` (a full id), made now unless a finished one is there. GitError when git cannot make
-    it; a checkout left half-made by a killed optseq is removed and made again."""
+def ensure(root: str | Path, commit: str, ref: str, hold: contextlib.ExitStack) -> Tree:
+    """The checkout of `commit` (a full id), made now unless a finished one is there, and held (shared) on `hold`
+    before the lock that made it is let go, so that no prune removes it before its run uses it. GitError when git
+    cannot make it; a checkout left half-made by a killed optseq is removed and made again."""
     if not COMMIT.fullmatch(commit):
         raise ValueError(f"not a full commit id: {commit!r}")
     folder = repo_folder(root)
@@ -77,6 +78,7 @@ def ensure(root: str | Path, commit: str, ref: str) -> Tree:
         if meta.get("ready") and (tree.path / ".git").exists():
             refs = list(dict.fromkeys([*meta.get("refs", []), ref]))
             _write(tree.beside(".json"), {**meta, "refs": refs, "used": now})
+            hold.enter_context(_flock(tree.beside(".use"), fcntl.LOCK_SH))
             return tree
         if tree.path.exists() or tree.path.is_symlink():
             _remove(meta.get("repo") or str(root), tree.path)
@@ -87,6 +89,7 @@ def ensure(root: str | Path, commit: str, ref: str) -> Tree:
             g.git(tree.path, "submodule", "update", "--init", "--recursive", "--quiet")
         _write(tree.beside(".json"), {"repo": str(Path(root).resolve()), "git_dir": str(g.common_dir(root)),
                                       "commit": commit, "refs": [ref], "created": now, "used": now, "ready": True})
+        hold.enter_context(_flock(tree.beside(".use"), fcntl.LOCK_SH))
     return tree
 
 

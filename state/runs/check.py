@@ -7,6 +7,7 @@ launched once, asked for one pair, and its samples and quality events are shown 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import time
@@ -37,9 +38,17 @@ def check(seq, lever_id: str, say: Callable[[str], None] = print) -> int:
             say(f"{lever_id}: on the stack {' + '.join(on_stack.levers) or '(nothing adopted)'}"
                 + (f"; outside it: {', '.join(on_stack.outside)}" if on_stack.outside else "")
                 + (f"; adopted, not merged (not in it): {', '.join(on_stack.unmerged)}" if on_stack.unmerged else ""))
-            env["OPTSEQ_ARMS"] = json.dumps(lever.arms.to_dict(on_stack))
-            outcome = Launcher(RunSpec(argv=[*lever.run, "--check"], env=env, timeout_s=lever.timeout_s)).run(
-                on_log=say)
+            spec = lever.arms.to_dict(on_stack)
+            with contextlib.ExitStack() as hold:
+                if lever.arms.branch:  # each arm at its commit, in its worktree, after the setup there
+                    from optseq.state.code import branch
+
+                    commits = branch.resolve(lever.arms.cwd, lever.arms.baseline_ref, lever.arms.candidate_ref,
+                                             lever_id)
+                    spec["trees"] = branch.trees(commits, lever.arms.setup, hold)
+                env["OPTSEQ_ARMS"] = json.dumps(spec)
+                outcome = Launcher(RunSpec(argv=[*lever.run, "--check"], env=env, timeout_s=lever.timeout_s)).run(
+                    on_log=say)
             if outcome.exit_code not in (0, 1):  # the driver says its own failure; this is a crash or a timeout
                 say(f"{lever_id}: {outcome.detail}")
             return 0 if outcome.exit_code == 0 else 1

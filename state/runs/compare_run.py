@@ -7,6 +7,7 @@ a worktree of its commit, after the workload's `setup` there.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -106,26 +107,36 @@ def gate(seq, lever_id: str | None, tolerance: float | None) -> Gate:
     return Gate(one, target, tol, rule, settings.timeout_s or DEFAULT_TIMEOUT_S)
 
 
-def compare(seq, base_ref: str, head_ref: str = "HEAD", *, lever_id: str | None = None,
-            tolerance: float | None = None, on_event=None, on_log=None, control: RunControl | None = None,
-            argv: list[str] | None = None) -> CompareReport:
-    """Blocking: resolve both refs, check them out, measure, record; InputError before anything is recorded for a
-    ref that names nothing, a plan outside git, nothing to compare."""
-    control = control or RunControl()
+def prepare(seq, base_ref: str, head_ref: str = "HEAD", lever_id: str | None = None,
+            tolerance: float | None = None) -> tuple[Gate, branch.Commits]:
+    """What a compare measures, and both refs as commits now; InputError, before anything runs or is recorded,
+    for a plan with nothing to compare, a plan outside git, a ref that names nothing, a read-only store."""
     found = gate(seq, lever_id, tolerance)
+    if seq.readonly:
+        raise InputError(f"the store {seq.store.directory} is read-only here; a compare is recorded in it")
+    return found, branch.resolve(found.arms.cwd, base_ref, head_ref, "compare")
+
+
+def compare(seq, found: Gate, commits: branch.Commits, *, lever_id: str | None = None, on_event=None,
+            on_log=None, control: RunControl | None = None) -> CompareReport:
+    """Blocking: check both commits out, measure, record (`prepare` gives `found` and `commits`)."""
     from optseq.state.runners.interface import RunnerError
 
     try:
         runner = seq.runner
     except RunnerError as exc:
         raise InputError(str(exc)) from None
-    if seq.readonly:
-        raise InputError(f"the store {seq.store.directory} is read-only here; a compare is recorded in it")
-    commits = branch.resolve(found.arms.cwd, base_ref, head_ref, "compare")
-    trees, made = branch.trees(commits, found.arms.setup)
+    go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control or RunControl())
+    with contextlib.ExitStack() as hold:  # both worktrees held until the compare ends
+        trees = branch.trees(commits, found.arms.setup, hold)
+        return _compare(seq, found, commits, trees, runner, lever_id, go)
+
+
+def _compare(seq, found: Gate, commits, trees: dict, runner, lever_id, go: Go) -> CompareReport:
     on_stack = stack(seq.plan, seq.machine, lever_id or "")
     spec = {**found.arms.to_dict(on_stack), "trees": trees}
-    reproduce = "optseq compare " + " ".join([base_ref, head_ref] + (["--lever", lever_id] if lever_id else [])
+    reproduce = "optseq compare " + " ".join([commits.baseline.ref, commits.candidate.ref]
+                                             + (["--lever", lever_id] if lever_id else [])
                                              + ["--tolerance", commit_gate.tolerance_text(found.tolerance)])
     about = {"base": commits.to_dict()["baseline"], "head": commits.to_dict()["candidate"], "target": found.target,
              "tolerance": found.tolerance, "threshold": found.rule.min_speedup, "reproduce": reproduce}
@@ -139,11 +150,8 @@ def compare(seq, base_ref: str, head_ref: str = "HEAD", *, lever_id: str | None 
             run_dir = seq.store.run_dir(record["id"])
     lever = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=found.timeout_s,
                   rule=found.rule, arms=found.arms)
-    go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control, arms=spec)
-    from optseq.state.code.worktrees import using
-
-    with using(made):
-        outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
+    go.arms = spec
+    outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
     tally.elapsed_s = time.monotonic() - started
     return _finish(seq, record["id"], found, commits, outcome, tally, passes, step, reproduce)
 

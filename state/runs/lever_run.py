@@ -1,6 +1,7 @@
 """One lever run end to end: record it, launch it (extending it for more pairs), judge it, decide."""
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -102,9 +103,10 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     except RunnerError as exc:
         raise InputError(str(exc)) from None
     hold = seq.hold_lever(lever_id)  # this run holds its lever, not the store: other levers run elsewhere
+    trees = contextlib.ExitStack()  # its worktrees, held while it runs, whoever prunes the cache
     try:
         reattach = any(a.get("lever") == lever_id for a in seq.detached_runs())
-        code = _code(seq, lever) if lever.arms is not None and lever.arms.branch and not reattach else None
+        code = _code(seq, lever, trees) if lever.arms is not None and lever.arms.branch and not reattach else None
         with seq.lock:
             with seq.writing():
                 seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
@@ -134,15 +136,17 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
             run_id = record["id"]
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control,
                 arms=record.get("arms"), resume=resume)
-        from optseq.state.code.worktrees import held, using
+        if code is None:
+            from optseq.state.code.worktrees import held, using
 
-        with using(held(record.get("arms"))):  # its worktrees stay while it runs, whoever prunes the cache
-            return _run(seq, lever, run_id, run_dir, record["infra"], go)
+            trees.enter_context(using(held(record.get("arms"))))  # a re-attached run's
+        return _run(seq, lever, run_id, run_dir, record["infra"], go)
     finally:
+        trees.close()
         hold.release()
 
 
-def _code(seq, lever) -> tuple[dict, dict]:
+def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[dict, dict]:
     """A branch lever's commits as its run starts, and the arms driver's trees for them (worktrees made now):
     InputError, before anything is recorded, for a ref that names nothing, a repository without commits, a
     candidate already in the baseline, a lever whose branch has landed."""
@@ -152,8 +156,7 @@ def _code(seq, lever) -> tuple[dict, dict]:
     arms = lever.arms
     commits = branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever.id)
     branch.check_apart(commits, lever.id)
-    trees, _ = branch.trees(commits, arms.setup)
-    return commits.to_dict(), trees
+    return commits.to_dict(), branch.trees(commits, arms.setup, hold)
 
 
 def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunReport:
