@@ -104,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--why", default="", help="rationale (required)")
     s.add_argument("--unmeasured", action="store_true", help="an experiment's config no run of it measured here")
 
+    s = sub.add_parser("landed", parents=[common],
+                       help="an adopted branch lever whose code reached the baseline as another commit (a squash or "
+                            "rebase merge): it lands there")
+    s.add_argument("lever")
+    s.add_argument("commit", help="the baseline's commit that holds the branch's code, e.g. the squash commit")
+    s.add_argument("--why", default="", help="rationale (required)")
+
     s = sub.add_parser("runs", parents=[common], help="runs, decisions and events, newest last")
     s.add_argument("lever", nargs="?")
     s.add_argument("--json", action="store_true")
@@ -253,7 +260,7 @@ def _main(args) -> int:
             from optseq.console.tui import run_tui  # the only path that loads textual
 
             return run_tui(plan_path, db, parallel=args.parallel)
-        write = args.run is not None or args.command in ("record", "plan", "fact", "decide", "compare")
+        write = args.run is not None or args.command in ("record", "plan", "fact", "decide", "compare", "landed")
         return _dispatch(args, plan_path, db, write)
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))
@@ -298,6 +305,8 @@ def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
             return _say(seq.set_fact(args.name, args.value == "true"))
         if command == "decide":
             return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
+        if command == "landed":
+            return _say(seq.mark_landed(args.lever, args.commit, args.why))
         if command == "check":
             from optseq.state.runs.check import check
 

@@ -230,6 +230,38 @@ class Actions:
                              f"so nothing of it is left to measure against the baseline (optseq compare {since}^ "
                              f"{since} measures what the merge did)")
 
+    def mark_landed(self, lever_id: str, ref: str, why: str) -> list[str]:
+        """An adopted branch lever whose code reached the baseline as another commit (a squash or rebase merge,
+        which git's history cannot tie to the branch): it lands at `ref`, which must be in the baseline's history.
+        The rationale is required, as for any decision by hand."""
+        from optseq.state.code import branch, git
+
+        lever = self.lever(lever_id)
+        arms, model = lever.arms, self.machine.models[lever_id]
+        if arms is None or not arms.branch:
+            raise InputError(f"{lever_id} is not a branch lever (no candidate_ref): an adopt of it is in effect "
+                             "already")
+        if model.outcome != "adopt":
+            raise InputError(f"{lever_id} is {model.state}: only an adopted branch lever lands")
+        if model.landed:
+            raise InputError(f"{lever_id} is in the code since {git.short(model.landed.get('since'))} already")
+        if not (why or "").strip():
+            raise InputError("a landing by hand needs a rationale (--why TEXT), e.g. \"squash-merged in #123\"")
+        root = branch.repository(arms.cwd, lever_id)
+        base_ref = arms.baseline_ref or "HEAD"
+        commit, base = git.resolve(root, ref), git.resolve(root, base_ref)
+        if commit is None:
+            raise InputError(f"{lever_id}: {ref!r} names no commit in {root}")
+        if base is None or not git.is_ancestor(root, commit, base):
+            raise InputError(f"{lever_id}: {git.short(commit)} is not in {base_ref}'s history ({git.short(base)}): "
+                             "it lands where the baseline holds it")
+        code = self.machine.branch_code(lever_id) or {}
+        with self.writing():
+            self.append("events", {"type": "landed", "lever": lever_id, "since": commit, "base": base_ref,
+                                   "commit": (code.get("candidate") or {}).get("commit"), "manual": True,
+                                   "why": why})
+        return [f"{lever_id}: in the code since {git.short(commit)} (by hand: {why})"]
+
     def check_refs(self, lever_id: str) -> None:
         """A branch lever's refs name commits of a repository, apart from each other: InputError naming the ref, in
         one line, before a run says it starts."""

@@ -35,7 +35,7 @@ def events(machine, plan) -> list[dict]:
             found.append({"type": "landed", "lever": lever.id, "commit": commit, "since": moved.landed,
                           "base": base, "run": run_id})
             continue
-        if model.landed and not moved.landed:
+        if model.landed and not still_in(code["repo"], model.landed, moved.baseline_now):
             found.append({"type": "unlanded", "lever": lever.id, "commit": commit, "base": base, "run": run_id})
             continue
         if model.landed or moved.landed or model.state == "stale":
@@ -46,6 +46,17 @@ def events(machine, plan) -> list[dict]:
         if reason:
             found.append({"type": "stale", "lever": lever.id, "reason": reason, "run": run_id})
     return found
+
+
+def still_in(root: str, landed: dict, base_now: str | None) -> bool:
+    """Whether the commit a lever landed at (its merge, or a squash commit marked by hand) is in the baseline still."""
+    since = landed.get("since")
+    if not base_now or not since:
+        return False
+    try:
+        return g.is_ancestor(root, since, base_now)
+    except g.GitError:
+        return True  # git cannot say (the commit is gone from this clone): nothing is taken back on a guess
 
 
 def evidence(machine, lever_id: str) -> tuple[int | None, dict | None]:

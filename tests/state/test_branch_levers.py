@@ -194,3 +194,20 @@ candidate_ref = "fsat"
     refused = cli(lone, tmp_path / "db3", "compare", "main", code=2)
     assert "has no commits yet" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "db3" / "journal" / "runs.jsonl").exists()  # nothing was recorded
+
+
+@pytest.mark.slow
+def test_a_squash_merged_branch_lands_where_the_user_says_and_only_in_the_baselines_history(tmp_path):
+    repo = make_repo(tmp_path)
+    db = tmp_path / "db"
+    cli(repo, db, "--run", "fast")
+    repo.git("merge", "--quiet", "--squash", "fast")
+    repo.git("commit", "--quiet", "-m", "fast path (squashed)")
+    squash = repo.commit("main")
+    assert status(repo, db)["fast"]["branch"]["state"] == "unmerged"  # git cannot tie the copy to the branch
+    assert "needs a rationale" in cli(repo, db, "landed", "fast", squash, code=2).stderr
+    assert "is not in HEAD's history" in cli(repo, db, "landed", "fast", "fast", "--why", "x", code=2).stderr
+    said = cli(repo, db, "landed", "fast", "HEAD", "--why", "squash-merged in #12").stdout
+    assert said.strip() == f"fast: in the code since {squash[:7]} (by hand: squash-merged in #12)"
+    levers = status(repo, db)
+    assert levers["fast"]["note"] == f"in the code since {squash[:7]}" and levers["later"]["state"] == "ready"
