@@ -157,6 +157,13 @@ def test_adopted_then_merged_then_moved_each_shows_in_status_and_the_export(tmp_
         f"same moved 1 commit since run 2 ({same_was[:7]} → {same_now[:7]})"), levers["same"]
     assert f"same moved 1 commit since run 2" in cli(repo, db, "export", "--lang", "en").stdout
 
+    # the machine is a replay of the records: a plan edit (no snapshot of it) replays them all to the same state
+    plan = repo.root / "optseq.toml"
+    plan.write_text(plan.read_text(encoding="utf-8").replace('title = "on top of fast"', 'title = "atop fast"'),
+                    encoding="utf-8")
+    replayed = status(repo, db)
+    assert replayed["fast"]["note"] == f"in the code since {merge[:7]}" and replayed["later"]["state"] == "ready"
+
     # taken out of the baseline again (a reset), it leaves the stack and what stood on it waits again
     repo.git("reset", "--quiet", "--keep", "HEAD~1")
     levers = status(repo, db)
