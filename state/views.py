@@ -187,7 +187,11 @@ class ReadViews:
             for lever in self.plan.levers:
                 model = machine.models[lever.id]
                 state, lid = model.state, lever.id
-                if state == "unplanned":
+                if machine.unmerged(lid):
+                    found = machine.unmerged(lid)
+                    items.append(f"{lid}: merge {found['ref']}" + (f" ({str(found['commit'])[:7]})" if found["commit"]
+                                                                    else "") + " to put it in the stack")
+                elif state == "unplanned":
                     items.append(f"{lid}: write its plan (optseq plan {lid} PATH)")
                 elif state == "measured":
                     why = _remeasured(model) or _last_verdict(model)
