@@ -84,7 +84,8 @@ def ensure(root: str | Path, commit: str, ref: str, hold: contextlib.ExitStack) 
             _remove(meta.get("repo") or str(root), tree.path)
         for suffix in (".setup.json", ".setup.log"):  # a setup done in a checkout that is gone says nothing now
             tree.beside(suffix).unlink(missing_ok=True)
-        g.git(root, "worktree", "add", "--detach", "--quiet", str(tree.path), commit)
+        # --force: a checkout whose folder was deleted by hand is still registered with git; make it again
+        g.git(root, "worktree", "add", "--detach", "--force", "--quiet", str(tree.path), commit)
         if (tree.path / ".gitmodules").exists():
             g.git(tree.path, "submodule", "update", "--init", "--recursive", "--quiet")
         _write(tree.beside(".json"), {"repo": str(Path(root).resolve()), "git_dir": str(g.common_dir(root)),
