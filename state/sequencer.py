@@ -224,6 +224,8 @@ class Sequencer(Actions, ReadViews):
             return []
         from optseq.state.code import landing
 
+        self.__dict__.pop("repo_cache", None)  # what the views asked git (a baseline that moved) is asked again
+
         if not landing.events(self.machine, self.plan):
             return []
         with self.writing():

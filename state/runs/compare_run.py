@@ -183,7 +183,7 @@ def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, rep
     with seq.lock:
         with seq.writing():
             seq.store.update("runs", run_id, fields)
-        seq.machine.runs.compare({"id": run_id, **fields})
+            seq.machine.runs.compare({"id": run_id, **fields})  # before the transaction keeps the snapshot
     base, head = commits.baseline.text(), commits.candidate.text()
     said = {"slower": "slower than", "not slower": "not slower than", "inconclusive": "not told apart from",
             "guard": "outside a guard against", "failed": "not measured against"}[verdict]
