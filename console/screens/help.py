@@ -12,6 +12,8 @@ decide / --run`. The table's cursor row is the lever an action applies to, and i
 *why / next* column says which key to press on which lever (`p on option_b: write its
 plan`). At 80 columns the footer shows the common keys only; every key is listed here,
 and Ctrl+P opens the command palette with every action, view and lever by name.
+
+*unmerged*: a branch lever (`candidate_ref`) adopted but not merged yet; not in the stack until you merge it.
 """
 
 

@@ -155,11 +155,12 @@ class MainScreen(Following, Screen):
         table = self.query_one(LeverTable)
         with self.seq.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
+            compares = list(self.seq.machine.runs.compares)
         table.show(status["levers"], runs, priors, running, steps)
         self.query_one(StatusLine).show(status, running, self.holder)
         for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
             graph.show(self.seq.plan, status["levers"], running, runs)
-        self.panel.show_store(runs, self.seq.readonly)
+        self.panel.show_store(runs, self.seq.readonly, compares)
         self._views = {v["id"]: v for v in status["levers"]}
         self.show_lever(table.selected)
         self.refresh_bindings()

@@ -8,13 +8,15 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Tree
 
-from optseq.console.widgets.figures import STATE_MARK, last_estimate, state_text
+from optseq.console.widgets.branch_words import code_note
+from optseq.console.widgets.figures import last_estimate, mark_of, state_text
 from optseq.state.plan.gates import atoms
 
 MARK_STYLE = {"ready": "bold green", "running": "bold green", "measured": "yellow", "blocked": "dim",
-              "decided": "cyan", "stale": "bold yellow", "closed": "dim strike"}
+              "decided": "cyan", "unmerged": "yellow", "stale": "bold yellow", "closed": "dim strike"}
 LEGEND = "ready: can run · measured: no decision yet · blocked: a gate unmet · stale: re-measure"
-"""The graph's top line, short enough for 80 columns; decided, running and closed say themselves."""
+"""The graph's top line, short enough for 80 columns; decided, running and closed say themselves, and unmerged
+(an adopted branch not merged yet) is in the help, and its line says what to do (`· merge fast (bf379ab)`)."""
 
 
 class DependencyGraph(Tree[str]):
@@ -59,8 +61,7 @@ class DependencyGraph(Tree[str]):
         for child, edges in parents.items():
             parent, outcome = edges[0]
             children.setdefault(parent, []).append((child, outcome))
-        self.marks = {v["id"]: ("running" if v["id"] in running else STATE_MARK.get(v["state"], "blocked"))
-                      for v in views}
+        self.marks = {v["id"]: ("running" if v["id"] in running else mark_of(v)) for v in views}
         line = self.cursor_line
         self.clear()
         placed: set[str] = set()
@@ -95,13 +96,16 @@ class DependencyGraph(Tree[str]):
         text.append(view["id"])
         text.append(f" [{mark}]", style=MARK_STYLE.get(mark, ""))
         detail = "running" if view["id"] in running else state_text(view)
-        # the mark already says `decided`: `[decided] NO-GO`, never `[decided] decided NO-GO`
+        # the mark already says `decided`: `[decided] NO-GO`, never `[decided] decided NO-GO`; `[unmerged] adopted`
         detail = detail.removeprefix(mark).strip()
         if detail:
             text.append(f" {detail}", style="dim")
         figure = last_estimate(view, runs, None)
         if figure != "-":
             text.append(f" {figure}")
+        code = code_note(view)  # a branch lever: the commit to merge, where it landed, or what moved
+        if code:
+            text.append(f" · {code}", style="dim")
         if also:
             text.append(f" · {joint} after {', '.join(also)}", style="dim")
         if facts:

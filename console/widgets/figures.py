@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from optseq.console.widgets.branch_words import UNMERGED, unmerged
 from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
 from optseq.state.runs.measured_on import at_ci_size
 
@@ -12,6 +13,18 @@ STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "s
               "adopted": "decided", "rejected": "decided", "deferred": "decided", "decided": "decided"}
 """The graph's mark for each machine state; words, so NO_COLOR loses nothing. `measured` is its own mark:
 it has numbers but no decision, which `ready` would contradict."""
+
+
+def shown_state(view: dict) -> str:
+    """The table's state cell: `unmerged` for an adopted branch lever whose commit is not merged yet (the help
+    screen says what that is), else state_text."""
+    return UNMERGED if unmerged(view) else state_text(view)
+
+
+def mark_of(view: dict) -> str:
+    """The graph's mark: STATE_MARK's, but `unmerged` for an adopted branch not merged yet, which `decided`
+    would show as done."""
+    return UNMERGED if unmerged(view) else STATE_MARK.get(view["state"], "blocked")
 
 
 def plain_title(title: str) -> str:

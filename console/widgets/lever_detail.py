@@ -5,6 +5,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from optseq.console.widgets.branch_words import UNMERGED, branch_state, moved_note, short
 from optseq.console.widgets.figures import estimate_text, plain_title, run_line, state_text
 from optseq.console.widgets.next_step import in_keys
 
@@ -35,12 +36,19 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append(f"\n{label}\n", style="bold")
 
         text.append(f"{view['id']}", style="bold")
-        text.append(f"  {plain_title(view['title'])}  [{view['kind']}]  {state_text(view)}\n")
+        unmerged = branch_state(view) == UNMERGED
+        text.append(f"  {plain_title(view['title'])}  [{view['kind']}]  {state_text(view)}"
+                    + (f", {UNMERGED}" if unmerged else "") + "\n")
         branch = view.get("branch")
-        code = (f"branch {branch['ref']} against {branch['baseline_ref']}"
-                + (f", measured at {str(branch['commit'])[:7]}" if branch.get("commit") else "")
-                + (f"; {branch['text']}" if branch.get("text") else "")) if branch else view.get("code")
-        text.append(f"plan doc: {view.get('plan_doc') or 'not written'}   code: {code}\n")
+        if branch:
+            # a line of its own: what was measured, and (unmerged, landed) the state layer's sentence whole
+            text.append(f"plan doc: {view.get('plan_doc') or 'not written'}\n")
+            text.append(f"code: branch {branch['ref']} against {branch['baseline_ref']}"
+                        + (f", measured at {short(branch['commit'])}" if branch.get("commit") else "") + "\n")
+            if branch.get("text"):
+                text.append(f"  {branch['text']}\n", style="bold" if unmerged else "")
+        else:
+            text.append(f"plan doc: {view.get('plan_doc') or 'not written'}   code: {view.get('code')}\n")
         if view.get("requires"):
             text.append(f"requires: {view['requires']}\n")
         if lever.rule is not None:
@@ -63,6 +71,10 @@ class LeverDetail(VerticalScroll, can_focus=True):
         if view.get("stale"):
             head("stale")
             text.append(f"  {view.get('stale_reason') or 'invalidated'}\n")
+        if view.get("warnings"):  # what `optseq status` notes: a baseline moved since the run, code changed…
+            head("warnings")
+            for warning in view["warnings"]:
+                text.append(f"  {in_keys(warning)}\n")
         if view.get("criteria"):
             head("criteria")
             self._criteria(text, view["criteria"], lever)
@@ -70,8 +82,11 @@ class LeverDetail(VerticalScroll, can_focus=True):
         runs = history.get("runs", [])
         if not runs:
             text.append("  none yet\n")
+        evidence = _evidence_run(view)
         for run in runs[-MAX_RUNS:][::-1]:
             text.append(f"  {run_line(run)}\n")
+            if run.get("id") == evidence:
+                text.append(f"      {_measured_code(view)}\n")
         head("decisions")
         self._decisions(text, view, history, lever)
         self._text = text
@@ -122,6 +137,33 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append("  " + "  ".join(p for p in parts if p) + "\n")
             if d.get("why"):
                 text.append(f"    why: {d['why']}\n")
+
+
+def _evidence_run(view: dict) -> int | None:
+    """The run a branch lever's commit was measured in (its standing decision's, or its last while measured):
+    its line in the runs list says what became of that commit. None for other levers."""
+    if not (view.get("branch") or {}).get("commit"):
+        return None
+    runs = (view.get("decision") or {}).get("runs") or []
+    if not runs and view["state"] == "measured":
+        runs = [(view.get("last_run") or {}).get("id")]
+    return runs[0] if runs else None
+
+
+def _measured_code(view: dict) -> str:
+    """`measured fast at bf379ab: adopted, not merged yet` / `…: merged, in the code since 2744101` /
+    `…: same moved 1 commit since`."""
+    branch = view["branch"]
+    said = f"measured {branch['ref']} at {short(branch['commit'])}"
+    moved = moved_note(view)
+    if moved:  # first: numbers of a commit the branch has left say nothing of the branch now, merged or not
+        return f"{said}: {moved} since"
+    state = branch_state(view)
+    if state == UNMERGED:
+        return f"{said}: adopted, not merged yet"
+    if state == "landed":
+        return f"{said}: merged, {branch.get('text') or 'in the code'}"
+    return said
 
 
 def _latest_split(history: dict) -> str:

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from optseq.console.widgets.figures import last_estimate, plain_title, state_text
+from optseq.console.widgets.figures import last_estimate, plain_title, shown_state
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),
@@ -127,7 +127,7 @@ class LeverTable(DataTable):
     @staticmethod
     def _cells(view: dict, runs: list[dict], prior: float | None, running: Collection[str] = (),
                step: str = "") -> tuple[str, ...]:
-        state = "running" if view["id"] in running else state_text(view)
+        state = "running" if view["id"] in running else shown_state(view)
         plan = PurePosixPath(view["plan_doc"]).name if view.get("plan_doc") else "-"
         saved = _saved(view)
         return (view["id"], plain_title(view["title"]), state, last_estimate(view, runs, prior),

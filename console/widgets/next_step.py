@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from optseq.console.widgets.branch_words import UNMERGED, code_note, moved_note
 from optseq.state.plan import gates
 
 CLI_HINT = re.compile(r"\s*\(optseq (?P<cmd>plan|decide|fact|record|--run) (?P<arg>[\w.-]+)[^()]*\)")
@@ -78,18 +79,18 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
             return _runnable(lever, view, ctx), None
         if state != "blocked":
             # decided: nothing asked of the user, but a re-measure that failed is worth knowing, and an adopted
-            # branch says whether it is merged
+            # branch says whether it is merged (the merge is git's, no key of the console's)
             if view.get("last_failure"):
                 return Step(None, lever_id, view["last_failure"]), None
-            code = (view.get("branch") or {}).get("text")
+            code = code_note(view)
             return (Step(None, lever_id, code) if code else None), None
         for atom in gates.atoms(lever.requires):
             if gates.holds(atom, ctx):
                 continue
             if atom.fact:
                 return Step("f", lever_id, f"set fact {atom.fact} true"), None
-            if ctx.pending_of(atom.lever):
-                return Step(None, atom.lever, f"gate: {atom.lever} {ctx.pending_of(atom.lever)}"), None
+            if ctx.pending_of(atom.lever):  # adopted, not merged: the gate's lever row says which commit
+                return Step(None, atom.lever, f"gate: {atom.lever} {UNMERGED}"), None
             outcome = ctx.outcome_of(atom.lever)
             if outcome is not None:
                 return Step(None, atom.lever, f"gate: {atom.lever} decided {outcome}, needs {atom.outcome}"), None
@@ -122,7 +123,8 @@ def _runnable(lever, view: dict, ctx) -> Step:
     if view["state"] == "stale":
         if not gates.holds(lever.requires, ctx):
             return Step(None, lever.id, "stale, waits for its gate")
-        what = "re-measure"
+        moved = moved_note(view, brief=True)  # a branch that moved since the run, first: the why of the cell
+        what = f"{moved}, re-run" if moved else "re-measure"
     else:
         what = "retry" if view.get("last_failure") else "run it"
     # `r: retry, last run 7 failed: exited 1`, until a run or a decision follows that run

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
+from optseq.console.widgets.compare_list import CompareList
 from optseq.console.widgets.figures import estimate_text, run_stats
 from optseq.console.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.widgets.run_tally import Tally
@@ -115,6 +116,9 @@ class RunPanel(Vertical):
         yield Static("estimate: -", id="run-estimate")
         yield Static("samples: none yet", id="run-samples")
         yield Log(max_lines=LOG_LINES, id="run-log")
+        # under the log, newest first: where the pane is short (a long plan at 24 rows, a run's progress row) the
+        # oldest compares are cut, never the run's log below its two lines
+        yield CompareList(id="run-compares")
 
     # -- commands from the UI thread -----------------------------------------------------------
     @property
@@ -128,8 +132,10 @@ class RunPanel(Vertical):
             return self.group_rows.running()
         return {self.lever} if self.lever else set()
 
-    def show_store(self, runs: list[dict], readonly: bool) -> None:
-        """Idle and before any run of this console: what the store holds, and how to start a run if one can."""
+    def show_store(self, runs: list[dict], readonly: bool, compares: list[dict] = ()) -> None:
+        """The newest compares; idle and before any run of this console, what the store holds, and how to start a
+        run if one can."""
+        self.query_one(CompareList).show(list(compares))
         if self.running or self.last_report is not None:
             return
         latest = max(runs, key=lambda r: r.get("id", 0), default=None)

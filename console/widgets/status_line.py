@@ -6,6 +6,7 @@ from collections.abc import Collection
 from rich.text import Text
 from textual.widgets import Static
 
+from optseq.console.widgets.branch_words import unmerged, unmerged_note
 from optseq.console.widgets.next_step import todo_hint
 
 
@@ -29,8 +30,12 @@ class StatusLine(Static):
             parts = [f"next: {status['next']} (n runs it)"]
         else:  # nothing can run: the first thing only the user can do (the full list is in optseq status)
             parts = ["next: nothing to run"]
+            # a merge is the user's too, though not the state layer's to-do (git's, not optseq's)
+            merges = [v for v in status.get("levers") or () if unmerged(v)]
             if todo:
                 parts.append(todo_hint(todo[0]) + (f" (+{len(todo) - 1} more)" if len(todo) > 1 else ""))
+            elif merges:
+                parts.append(f"{merges[0]['id']}: {unmerged_note(merges[0])} to put it in the stack")
         if running:
             parts.append(f"running: {', '.join(sorted(running))}")
         if holder:
