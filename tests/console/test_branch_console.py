@@ -166,9 +166,6 @@ def test_a_compare_from_another_shell_shows_in_the_run_tab(tmp_path):
     run(go())
 
 
-@pytest.mark.xfail(reason="state/runs/compare_run.py _finish updates the machine's compares after writing() kept "
-                          "the snapshot: a process that opens the store later reads the compare as running",
-                   strict=False)
 def test_a_console_opened_after_a_compare_shows_its_verdict(tmp_path):
     repo = make_repo(tmp_path)
     db = tmp_path / "state"
