@@ -183,8 +183,24 @@ class Sequencer(Actions, ReadViews):
             if run["status"] == "interrupted" and pgid and groups.group_alive(pgid, run_id=str(run["id"])):
                 groups.kill_group(pgid, run_id=str(run["id"]))
         for run in self.store.recovered:
+            if run["status"] == "interrupted" and run.get("submission_id"):
+                self._stop_left_job(run)
             if run["status"] == "interrupted":
                 self._finish_from_logs(run["id"])
+
+    def _stop_left_job(self, run: dict) -> None:
+        """A compare on a cluster whose optseq died: nobody re-attaches to it, so its job is stopped (best effort)."""
+        from optseq.state.runners.ray_stop import stop_left
+
+        try:
+            address = (self.store.get("runs", run["id"]) or {}).get("ray_address")
+            run_dir = self.store.run_dir(run["id"])
+        except StoreError as exc:
+            address, run_dir = None, None
+            self.warnings.append(f"run {run['id']}: {exc}")
+        said = stop_left(address, run["submission_id"], run_dir)
+        self.warnings.append(f"run {run['id']} (a compare) is interrupted: its optseq stopped, and a compare is not "
+                             f"re-attached; {said}")
 
     def _finish_from_logs(self, run_id: int) -> None:
         """A run whose passes all ran before its optseq stopped is decided from their logs (state/runs/finish_logs)."""

@@ -5,7 +5,8 @@ optseq hands the driver, in the spec's `trees`, the repository-relative folder t
 `setup` command (or none) and per arm `{ref, commit, path | ship, setup_mark, setup_log, setup_lock}`: `path` is
 a checkout optseq made on this machine; `ship` a folder the job's working directory holds, copied once into
 `$OPTSEQ_NODE_TREES` (default: the node's temp folder) so that a commit's setup runs once per node, whatever
-pair of commits a job shipped it with. A setup that ended well leaves its mark (the command it ran); one that
+pair of commits a job shipped it with (its symlinks, which a zip unpacked by Ray cannot hold, made again from
+the list shipped beside it). A setup that ended well leaves its mark (the command it ran); one that
 failed leaves none, so the next run tries again (a missing compiler installed since, say).
 """
 from __future__ import annotations
@@ -69,8 +70,23 @@ def _from_shipment(shipped: Path, commit: str) -> Path:
             if root.exists():
                 shutil.rmtree(root)
             shutil.copytree(shipped, root, symlinks=True)
+            _links(shipped, root)
             (cache / f"{commit}.copied").write_text(commit, encoding="utf-8")
     return root
+
+
+def _links(shipped: Path, root: Path) -> None:
+    """The commit's symlinks, made again from the list shipped beside its folder: a zip unpacked by Ray holds a
+    link as a file of its target (state/runners/ray_trees.py)."""
+    listed = shipped.with_name(shipped.name + ".links.json")
+    if not listed.is_file():
+        return
+    for rel, target in json.loads(listed.read_text(encoding="utf-8")).items():
+        link = root / rel
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
 
 
 def _setup(arm: str, tree: dict, root: Path, setup: list[str], files: dict, spec: dict, say) -> None:

@@ -2,7 +2,9 @@
 
 One job runs the lever's whole command, so every pair is measured on one node and one GPU. The job's
 code is expected on the nodes already (an image or a shared file system): the job runs the same command
-line, in the same working directory, with the run's OPTSEQ_* variables in its runtime env.
+line, in the same working directory, with the run's OPTSEQ_* variables in its runtime env. A branch lever's
+or a compare's two commits are the exception: they travel with each job as its working directory
+(ray_trees.py), and the job starts there.
 
 Output. `tail_job_logs` replays the log from the start on every attach and can end before the last lines
 arrive, so what it yields is fed by character offset (a replay feeds nothing twice), and `get_job_logs` is
@@ -15,6 +17,8 @@ died with its node) is `interrupted`, never the lever's failure. A request no li
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import shlex
 import sys
@@ -56,11 +60,14 @@ class RayRunner:
                 except ImportError:
                     raise RunnerError("the ray runner needs Ray here: pip install 'optseq[ray]' "
                                       "(ray[default])") from None
+                # its INFO lines on uploading a working directory would land on optseq's stderr: the pass's log
+                # says what a job carries
+                logging.getLogger("ray.dashboard.modules.dashboard_sdk").setLevel(logging.WARNING)
                 try:
                     self._client = JobSubmissionClient(self.config.address)
                 except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError by case
                     raise RunnerError(f"cannot reach the Ray cluster at {self.config.address}: "
-                                      f"{_one_line(exc)}") from None
+                                      f"{one_line(exc)}") from None
             return self._client
 
     def launch(self, spec: RunSpec, *, run_id: int, attempt: int, resources=None, tag: str = "",
@@ -101,8 +108,13 @@ class RayRunner:
             raise
         except Exception as exc:
             raise RunnerError(f"cannot list the nodes of the Ray cluster at {self.config.address}: "
-                              f"{_one_line(exc)}") from None
+                              f"{one_line(exc)}") from None
         return [dict(r.get("resources_total") or {}) for r in rows if r.get("state") == "ALIVE"]
+
+
+def cancel_marker(run_dir: Path, sid: str) -> Path:
+    """The file that makes job `sid` exit before its command should a node start it after all."""
+    return run_dir / f"{sid}.cancelled"
 
 
 def submission_id(tag: str, run_id: int, attempt: int) -> str:
@@ -119,6 +131,8 @@ class RayLaunch:
         self._cancelled = False
         self._fed = 0
         """Characters of the job's log fed so far."""
+        self.shipment = None
+        """The commits this pass's job carries (ray_trees.Shipment), or None."""
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -131,18 +145,23 @@ class RayLaunch:
         # Ray queues a stop behind the start of a job still waiting for a node, so a job cancelled while
         # pending would start later: its marker (on the shared file system) makes it exit before the command
         marker = shlex.quote(str(self.cancel_marker()))
-        return (f"if [ -e {marker} ]; then echo 'optseq: cancelled while pending; not started'; exit 0; fi; "
-                f"cd {shlex.quote(cwd)} && exec {shlex.join(argv)}")
+        # a job carrying its commits starts in them (its unpacked working directory), not in this machine's cwd
+        go = f"exec {shlex.join(argv)}" if self.shipment else f"cd {shlex.quote(cwd)} && exec {shlex.join(argv)}"
+        return f"if [ -e {marker} ]; then echo 'optseq: cancelled while pending; not started'; exit 0; fi; {go}"
 
     def cancel_marker(self) -> Path:
-        base = Path(self.spec.log_path).parent if self.spec.log_path else Path(os.getcwd())
-        return base / f"{self.sid}.cancelled"
+        return cancel_marker(Path(self.spec.log_path).parent if self.spec.log_path else Path(os.getcwd()), self.sid)
 
     def env(self) -> dict[str, str]:
         # the supervisor reads the grace period from its own environment, which is the job's runtime env
         forwarded = {k: os.environ[k] for k in self.runner.config.forward_env if k in os.environ}
-        return {"PYTHONUNBUFFERED": "1", **forwarded, **dict(self.spec.env),
+        shipped = {"OPTSEQ_ARMS": self.shipment.arms} if self.shipment else {}
+        return {"PYTHONUNBUFFERED": "1", **forwarded, **dict(self.spec.env), **shipped,
                 "RAY_JOB_STOP_WAIT_TIME_S": str(max(1, round(self.spec.grace_s)))}
+
+    def runtime_env(self) -> dict:
+        shipped = {"working_dir": str(self.shipment.zip)} if self.shipment else {}
+        return {**shipped, "env_vars": self.env()}
 
     def run(self, on_event=None, on_log=None, on_start=None) -> RunOutcome:
         with log_file(self.spec) as log:
@@ -167,6 +186,8 @@ class RayLaunch:
                 transcript.note(f"re-attached to Ray job {self.sid} at {self.runner.config.address}")
                 return self.follow(client, transcript, started)
             problem = self.runner.infeasible(self.request)
+            if problem is None:
+                problem = self._ship(transcript)
             if problem:
                 transcript.note(problem)
                 transcript.unavailable_reason = problem
@@ -179,11 +200,28 @@ class RayLaunch:
             transcript.note(str(exc))
             return self._outcome(transcript, "interrupted", str(exc), started)
         except Exception as exc:
-            detail = f"Ray refused the job {self.sid}: {_one_line(exc)}"
+            detail = f"Ray refused the job {self.sid}: {one_line(exc)}"
             transcript.note(detail)
             return self._outcome(transcript, "interrupted", detail, started)
         transcript.note(f"submitted as Ray job {self.sid} to {self.runner.config.address}")
         return self.follow(client, transcript, started)
+
+    def _ship(self, transcript: Transcript) -> str | None:
+        """The pass's commits packed to travel with its job (built once per pair, then taken from optseq's cache);
+        why they cannot travel, or None. RunnerError when a checkout cannot be read."""
+        from optseq.state.runners import ray_trees
+
+        try:
+            self.shipment = ray_trees.shipment(self.spec.env.get("OPTSEQ_ARMS"))
+        except ray_trees.TooLarge as exc:
+            return str(exc)
+        if self.shipment is not None:
+            trees = json.loads(self.shipment.arms)["trees"]
+            sides = " and ".join(trees[arm]["commit"][:7] for arm in ray_trees.ARMS)
+            how = "packed now" if self.shipment.fresh else "packed before, from optseq's cache"
+            transcript.note(f"the job carries {sides} as its working directory "
+                            f"({ray_trees.size_text(self.shipment.zip.stat().st_size)}, {how})")
+        return None
 
     def _exists(self, client) -> bool:
         try:
@@ -193,7 +231,7 @@ class RayLaunch:
             if "does not exist" in str(exc) or "not found" in str(exc).lower():
                 return False
             raise RunnerError(f"cannot ask the Ray cluster at {self.runner.config.address} about job {self.sid}: "
-                              f"{_one_line(exc)}") from None
+                              f"{one_line(exc)}") from None
 
     def _submit(self, client, transcript: Transcript) -> None:
         """Submit, waiting out a cluster whose job agents are still starting (Ray answers 500 "try again later")."""
@@ -202,7 +240,7 @@ class RayLaunch:
         while True:
             try:
                 client.submit_job(entrypoint=self.entrypoint(), submission_id=self.sid,
-                                  runtime_env={"env_vars": self.env()}, metadata={"optseq": self.sid}, **self.request)
+                                  runtime_env=self.runtime_env(), metadata={"optseq": self.sid}, **self.request)
                 return
             except Exception as exc:
                 if "already exists" in str(exc) and self._exists(client):
@@ -223,7 +261,7 @@ class RayLaunch:
             stopped = asyncio.run(self._follow(client, transcript, started))
             info = client.get_job_info(self.sid)
         except Exception as exc:
-            detail = f"lost touch with Ray job {self.sid} ({_one_line(exc)}); not the lever's failure"
+            detail = f"lost touch with Ray job {self.sid} ({one_line(exc)}); not the lever's failure"
             transcript.note(detail)
             transcript.finish()
             return self._outcome(transcript, "interrupted", detail, started)
@@ -231,7 +269,7 @@ class RayLaunch:
         try:
             full = client.get_job_logs(self.sid)
         except Exception as exc:  # the log lived on a node that is gone: what streamed is all there is
-            lost = _one_line(exc)
+            lost = one_line(exc)
             transcript.note(f"the full log of Ray job {self.sid} is gone ({lost}); the streamed "
                             "log is the record")
             full = ""
@@ -317,7 +355,7 @@ class RayLaunch:
         if status == "STOPPED":
             return "cancelled", f"Ray job {self.sid} was stopped outside optseq"
         if error in LOST:
-            return "interrupted", (f"Ray lost job {self.sid} ({error}: {_one_line(info.message)}); "
+            return "interrupted", (f"Ray lost job {self.sid} ({error}: {one_line(info.message)}); "
                                    "not the lever's failure")
         if transcript.failure is not None:
             return "failed", transcript.failure
@@ -328,10 +366,10 @@ class RayLaunch:
                 return "succeeded", "exited 0 after done"
             return "failed", "exited 0 without a done event"
         if code not in (None, 0) or error in ("JOB_ENTRYPOINT_COMMAND_ERROR", "JOB_ENTRYPOINT_COMMAND_START_ERROR"):
-            return "failed", f"exited {code}" if code not in (None, 0) else _one_line(info.message)
+            return "failed", f"exited {code}" if code not in (None, 0) else one_line(info.message)
         # no exit code from the lever: the job ended around it (a runtime env that failed, a supervisor gone)
         return "interrupted", (f"Ray job {self.sid} failed without the lever exiting ({error or 'no error type'}: "
-                               f"{_one_line(info.message)}); not the lever's failure")
+                               f"{one_line(info.message)}); not the lever's failure")
 
     def _outcome(self, transcript: Transcript, status: str, detail: str, started: float,
                  exit_code: int | None = None) -> RunOutcome:
@@ -339,7 +377,7 @@ class RayLaunch:
                              exit_code=exit_code)
 
 
-def _one_line(value) -> str:
+def one_line(value) -> str:
     # Ray's HTTP errors carry the server's whole traceback: its head says what happened
     text = " ".join(str(value or "").split("Traceback (most recent call last)")[0].split()).rstrip(": ")
     return text if len(text) <= 300 else text[:297] + "..."

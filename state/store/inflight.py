@@ -31,15 +31,26 @@ class RunsInFlight:
     def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[dict[str, Any]]:
         """Runs in flight whose process is gone: "interrupted" when they ran here (returned with their pgid),
         "detached" when they run on a cluster under a submission id (they go on there, and stay `running`
-        until a later optseq re-attaches to them)."""
+        until a later optseq re-attaches to them). A run of no lever (a compare) is never re-attached, since
+        `--run LEVER` is what re-attaches: it is "interrupted" wherever it ran (returned with its submission id,
+        whose job the caller may stop)."""
         with self._mutex:
             self._check_writable("runs")
             ended = utc_now()
             with self.batch():
-                gone = [a for a in self.active_runs() if orphaned(a, is_alive)]  # under the lock now
+                # under the lock now; a lever-less run an older optseq left detached ends here too
+                gone = [a for a in self.active_runs() if orphaned(a, is_alive) or (a.get("detached") and
+                                                                                   not a.get("lever"))]
                 out = []
                 for a in gone:
                     found = {"id": a["run"], "lever": a.get("lever"), "pid": a.get("pid"), "pgid": a.get("pgid")}
+                    if a.get("submission_id") and not a.get("lever"):
+                        note = (f"optseq (pid {a.get('pid')}) stopped while this run's job {a['submission_id']} ran "
+                                "on the cluster; a run of no lever (a compare) cannot be re-attached, so it ends "
+                                "here, and its job may still be running there")
+                        self.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
+                        out.append({**found, "status": "interrupted", "submission_id": a["submission_id"]})
+                        continue
                     if a.get("submission_id"):
                         note = (f"optseq (pid {a.get('pid')}) stopped while this run's job "
                                 f"{a['submission_id']} ran on the cluster; the next optseq --run re-attaches to it")

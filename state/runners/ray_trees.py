@@ -1,0 +1,230 @@
+"""A branch lever's (or a compare's) two commits, shipped with each of its Ray jobs: the job's working directory is
+a zip holding each commit's files as `trees/<commit>/`, and its arms spec names those folders (`ship`) instead of
+this machine's checkouts; on the node the arms driver copies each commit once into the node's own cache and runs
+the workload's setup there once per commit (engine/arms/trees.py).
+
+What is shipped: the files git tracks at the commit, read from optseq's worktree of it (so submodules, LFS content
+and line endings are as a local run has them), a file a local setup changed there read from the commit instead;
+never `.git`, nothing untracked (what a local setup built stays here: the node runs its own). Ray unpacks a zip's
+symlink as a file holding its target, so each commit's symlinks travel as a list beside it
+(`trees/<commit>.links.json`) and the driver makes them again.
+
+Why a zip file, not a folder: Ray packs a folder itself and leaves out what the folder's `.gitignore` and
+`.rayignore` files and its default excludes (.git, .venv, venv, __pycache__) name, so a tracked file among them
+would not reach the node; a zip file is uploaded as it is, once per content (Ray names it by its hash). It is kept
+in optseq's worktree cache beside the two checkouts, as `ray/<baseline>-<candidate>.zip`: a later pass, a
+re-attached run or another run of the same pair builds nothing. `prune` removes them.
+
+The limit: Ray's job submission uploads the working directory to the dashboard, which takes less than 100 MiB
+(ray_constants.DASHBOARD_CLIENT_MAX_SIZE; the GCS's own limit, GCS_STORAGE_MAX_SIZE, is 512 MiB). A pair whose
+zip reaches it is refused before anything is submitted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from optseq.state.runners.interface import RunnerError
+
+LIMIT = 100 * 1024 * 1024
+"""Bytes a job's working directory may reach (exclusive): the dashboard's upload limit."""
+ARMS = ("baseline", "candidate")
+STAMP = (1980, 1, 1, 0, 0, 0)
+"""Every entry's time: the zip's bytes, and so Ray's name for it, depend on the files alone."""
+MANIFEST = "optseq-shipment.json"
+"""The commits the zip holds, as a second entry at its top: Ray strips a lone top folder from an archive it
+fetches from a remote URI, a rule that must never take `trees/` away."""
+GIT_WAIT_S = 120.0
+LINK, GITLINK = 0o120000, 0o160000
+"""git's modes of a symlink and of a submodule."""
+
+
+class TooLarge(RunnerError):
+    """A pair of commits whose zip reaches LIMIT; str() is the one line shown."""
+
+
+@dataclass(frozen=True)
+class Shipment:
+    zip: Path
+    arms: str
+    """The OPTSEQ_ARMS the job gets: each tree as `{ship, ref, commit}`, no path of this machine."""
+    fresh: bool
+    """Packed now, not taken from the cache."""
+
+
+def shipment(arms_json: str | None, limit: int | None = None) -> Shipment | None:
+    """The pass's shipment when its arms spec names checkouts on this machine (made now unless cached), else None.
+    TooLarge for a pair over the limit (LIMIT unless told); RunnerError when a checkout cannot be read."""
+    limit = LIMIT if limit is None else limit
+    spec = json.loads(arms_json) if arms_json else {}
+    trees = spec.get("trees") if isinstance(spec, dict) else None
+    if not isinstance(trees, dict) or not all(isinstance(trees.get(a), dict) and trees[a].get("path") for a in ARMS):
+        return None
+    path = cached(trees)
+    fresh = not path.is_file()
+    if fresh:
+        build(trees, path, limit)
+    size = path.stat().st_size
+    if size >= limit:  # one built under a larger limit
+        raise TooLarge(_too_large(trees, size, limit))
+    shipped = {**trees, **{arm: {"ship": f"trees/{trees[arm]['commit']}", "ref": trees[arm]["ref"],
+                                 "commit": trees[arm]["commit"]} for arm in ARMS}}
+    return Shipment(path, json.dumps({**spec, "trees": shipped}), fresh)
+
+
+def cached(trees: dict) -> Path:
+    """Where the pair's zip is kept: in the repository's folder of optseq's worktree cache, where its checkouts are."""
+    folder = Path(trees["baseline"]["path"]).parent
+    return folder / "ray" / f"{trees['baseline']['commit']}-{trees['candidate']['commit']}.zip"
+
+
+def build(trees: dict, dest: Path, limit: int) -> None:
+    """Both commits' files into `dest` (written aside, then moved in: a concurrent build of the same pair is
+    harmless)."""
+    commits = {trees[arm]["commit"]: trees[arm] for arm in ARMS}
+    part = None
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+        os.close(handle)
+        part = Path(name)
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as pack:
+            for commit, tree in commits.items():
+                _add_tree(pack, commit, Path(tree["path"]), tree["ref"], trees, limit)
+            pack.writestr(_info(MANIFEST), json.dumps({"trees": list(commits)}))
+        os.replace(part, dest)
+    except (OSError, UnicodeError) as exc:  # a full disk; a file name that is not UTF-8, which a zip cannot hold
+        raise RunnerError(f"cannot pack the trees to ship to Ray in {dest.parent}: "
+                          f"{getattr(exc, 'strerror', None) or exc}") from None
+    finally:
+        if part is not None:
+            part.unlink(missing_ok=True)
+
+
+def _add_tree(pack: zipfile.ZipFile, commit: str, root: Path, ref: str, trees: dict, limit: int) -> None:
+    if not root.is_dir():
+        raise RunnerError(f"cannot ship {ref} ({commit[:7]}) to Ray: its checkout {root} is gone (optseq doctor "
+                          "--prune removed it?); run it again")
+    changed = _changed(root)
+    links = {}
+    pack.writestr(_info(f"trees/{commit}/", 0o40755), b"")
+    for mode, rel in _tracked(root):
+        if mode == GITLINK:
+            continue  # a submodule not checked out; one that is has its files listed
+        name = f"trees/{commit}/{rel}"
+        if rel in changed:
+            data = _blob(root, commit, rel, filtered=mode != LINK)
+            if data is None:
+                continue  # staged there, never committed
+            if mode == LINK:
+                links[rel] = os.fsdecode(data)
+            else:
+                pack.writestr(_info(name, mode), data)
+        elif mode == LINK:
+            links[rel] = os.readlink(root / rel)
+        else:
+            with open(root / rel, "rb") as src, pack.open(_info(name, mode), "w") as out:
+                shutil.copyfileobj(src, out, 1024 * 1024)
+        if pack.fp.tell() >= limit:
+            raise TooLarge(_too_large(trees, pack.fp.tell(), limit, partial=True))
+    if links:
+        pack.writestr(_info(f"trees/{commit}.links.json"), json.dumps(links))
+
+
+def _too_large(trees: dict, size: int, limit: int, partial: bool = False) -> str:
+    sides = " and ".join(f"{trees[a]['ref']} ({trees[a]['commit'][:7]})" for a in ARMS)
+    return (f"the files of {sides} are {'over ' if partial else ''}{size_text(size)} zipped; a Ray job's working "
+            f"directory must stay under {size_text(limit)} (Ray's upload limit): keep large files out of the repository "
+            "and have the workload's setup fetch them on the node")
+
+
+def size_text(n: int) -> str:
+    return f"{n / 1024 ** 2:.3g} MiB" if n >= 1024 ** 2 else f"{n / 1024:.3g} KiB" if n >= 1024 else f"{n} B"
+
+
+def _info(name: str, mode: int = 0o100644) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, STAMP)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = (mode & 0xFFFF) << 16 | (0x10 if name.endswith("/") else 0)
+    return info
+
+
+def _tracked(root: Path) -> list[tuple[int, str]]:
+    """(git's mode, path) of every file the checkout tracks, its submodules' included."""
+    out = _git(root, "ls-files", "-z", "--stage", "--recurse-submodules")
+    found = {}
+    for entry in os.fsdecode(out).split("\0"):
+        if "\t" in entry:
+            head, rel = entry.split("\t", 1)
+            found[rel] = int(head.split(" ", 1)[0], 8)
+    return [(mode, rel) for rel, mode in found.items()]
+
+
+def _changed(root: Path) -> set[str]:
+    """Tracked files the checkout no longer holds as committed (a local setup that rewrote a lock file, say)."""
+    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all")
+    changed, skip = set(), False
+    for entry in os.fsdecode(out).split("\0"):
+        if skip or len(entry) < 4:
+            skip = False
+            continue
+        changed.add(entry[3:])
+        skip = "R" in entry[:2] or "C" in entry[:2]  # a rename's source path follows
+    return changed
+
+
+def _blob(root: Path, commit: str, rel: str, filtered: bool) -> bytes | None:
+    """The file as committed (converted as a checkout converts it, when `filtered`); None when the commit has no
+    such file."""
+    if _git(root, "cat-file", "-e", f"{commit}:{rel}", ok=(0, 128)) is None:
+        return None
+    return _git(root, "cat-file", *(["--filters"] if filtered else ["blob"]), f"{commit}:{rel}")
+
+
+def _git(root: Path, *args: str, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    """git's stdout; None for an exit in `ok` other than 0; RunnerError for any other."""
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, stdin=subprocess.DEVNULL,
+                              env=env, timeout=GIT_WAIT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RunnerError(f"cannot read the files to ship to Ray from {root}: git {args[0]}: {exc}") from None
+    if proc.returncode == 0:
+        return proc.stdout
+    if proc.returncode in ok:
+        return None
+    said = [line for line in proc.stderr.decode(errors="replace").splitlines() if line.strip()]
+    raise RunnerError(f"cannot read the files to ship to Ray from {root}: git {args[0]}: "
+                      f"{said[-1].strip() if said else f'exit {proc.returncode}'}")
+
+
+def listing(cache_root: Path | None = None) -> list[Path]:
+    """Every pair's zip kept in optseq's worktree cache."""
+    return sorted(_folder_files(cache_root, "*.zip"))
+
+
+def prune(cache_root: Path | None = None) -> list[Path]:
+    """Remove every pair's zip, and what a killed optseq left half-packed (a run still going packs its pair again
+    at its next pass, from the checkouts it holds). Returns the zips removed."""
+    removed = listing(cache_root)
+    for path in _folder_files(cache_root, "*"):
+        path.unlink(missing_ok=True)
+        try:
+            path.parent.rmdir()  # once empty
+        except OSError:
+            pass
+    return removed
+
+
+def _folder_files(cache_root: Path | None, pattern: str) -> list[Path]:
+    from optseq.state.code.worktrees import cache_root as worktrees_root
+
+    root = cache_root or worktrees_root()
+    return list(root.glob(f"*/ray/{pattern}")) if root.is_dir() else []  # pathlib's `*` takes dot files too
