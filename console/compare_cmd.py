@@ -3,6 +3,7 @@
 a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -34,6 +35,12 @@ def add_compare_parser(sub, common) -> None:
                    help="also write the markdown summary here (it is appended to $GITHUB_STEP_SUMMARY when set)")
     s.add_argument("-v", "--verbose", action="store_true",
                    help="echo every line the arms print (`compare| line`, on stderr)")
+    # also after the subcommand, as a CI line reads best (`optseq compare main HEAD --runner ray`); SUPPRESS keeps
+    # a value given before it
+    s.add_argument("--runner", choices=["local", "ray"], default=argparse.SUPPRESS,
+                   help="where the arms run (default: $OPTSEQ_RUNNER, else the plan's [runner], else local)")
+    s.add_argument("--ray-address", metavar="ADDR", default=argparse.SUPPRESS,
+                   help="the Ray cluster's job API (default: $OPTSEQ_RAY_ADDRESS, else the plan's [runner])")
 
 
 def run_compare(seq, args) -> int:

@@ -34,8 +34,12 @@ def worktree_lines() -> list[str]:
     from optseq.state.code import worktrees
 
     found = worktrees.listing()
-    if not found:
+    shipped = _shipped()
+    if not found and not shipped:
         return []
+    if not found:
+        return [f"worktrees in {worktrees.cache_root()}: none; {len(shipped)} pairs packed for Ray jobs "
+                f"({_size(sum(p.stat().st_size for p in shipped))}): `optseq doctor --prune` removes them"]
     lines = [f"worktrees in {worktrees.cache_root()} (a cache of checkouts, one per commit): {len(found)}, "
              f"{_size(sum(t['bytes'] for t in found))}"]
     for tree in found:
@@ -44,20 +48,34 @@ def worktree_lines() -> list[str]:
                                                                                else [])
         lines.append(f"  {tree['commit'][:7]}  {refs}  of {tree['repo'] or '(repository unknown)'}  "
                      f"{', '.join(how)}, last used {tree['used'] or '-'}")
+    if shipped:
+        lines.append(f"  and {len(shipped)} pair{'s' * (len(shipped) != 1)} of commits packed for Ray jobs "
+                     f"({_size(sum(p.stat().st_size for p in shipped))})")
     free = [t for t in found if not t["in_use"]]
-    if free:
+    if free or shipped:
         lines.append(f"  `optseq doctor --prune` removes the {len(free)} no run holds now "
-                     f"({_size(sum(t['bytes'] for t in free))}; a later run checks its commit out again)")
+                     f"({_size(sum(t['bytes'] for t in free))}; a later run checks its commit out again)"
+                     + (" and the packed pairs" if shipped else ""))
     return lines
+
+
+def _shipped() -> list:
+    from optseq.state.runners.ray_trees import listing
+
+    return listing()
 
 
 def prune_lines() -> list[str]:
     from optseq.state.code import worktrees
 
+    from optseq.state.runners.ray_trees import prune as prune_shipped
+
     removed, kept = worktrees.prune()
+    packed = prune_shipped()
     lines = [f"pruned {t['commit'][:7]} ({', '.join(t['refs']) or '-'}) of {t['repo'] or '(repository unknown)'}: "
              f"{t['path']}" for t in removed]
     lines += [f"kept {t['commit'][:7]} ({', '.join(t['refs']) or '-'}): a run holds it" for t in kept]
+    lines += [f"pruned the pair packed for Ray jobs: {path}" for path in packed]
     return lines or [f"no worktrees in {worktrees.cache_root()}"]
 
 
