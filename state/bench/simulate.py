@@ -8,7 +8,8 @@ measures the pairs it is asked for, and its samples go through the pair accounti
 and the rule (optseq.state.runs.passes.ABPasses, the code a lever run uses), until it adopts, rejects or spends
 its budget. The table gives, per setting, how often it adopted (a false adopt when the true ratio is at the
 threshold, power above it), rejected (a false reject at the threshold), or stayed inconclusive, and what a run
-took: launches, pairs, and the seconds those cost at the bench's launch and pair costs.
+took: launches, pairs, and the seconds those cost at the bench's launch and pair costs. The same command writes
+the commit gate's table (`optseq compare`, state/bench/sim_compare.py) into a section of its own.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from optseq.state.bench import perf_doc
+from optseq.state.bench import perf_doc, sim_compare
 from optseq.state.bench.sim_bench import ORDERS, Noise, launch
 from optseq.state.plan.model import Rule
 from optseq.state.runs.passes import ABPasses
@@ -212,22 +213,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.draws < 1:
         p.error(f"--draws {args.draws}: needs at least one draw")
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, total: int, what: str = "decision") -> None:
         end = "\n" if done == total else ""
-        print(f"\rsimulating: {done}/{total} settings", end=end, file=sys.stderr, flush=True)
+        print(f"\rsimulating: {done}/{total} {what} settings", end=end, file=sys.stderr, flush=True)
 
-    rows = table(args.draws, progress if sys.stderr.isatty() else None)
+    shown = progress if sys.stderr.isatty() else None
+    rows = table(args.draws, shown)
+    compared = sim_compare.table(args.draws, shown and (lambda done, total: progress(done, total, "compare")))
     command = "python -m optseq.state.bench.simulate" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
         f" --write {args.write}" if args.write else "")
-    section = render(rows, command, sim_costs.comparison(rows))
+    sections = {SECTION: render(rows, command, sim_costs.comparison(rows)),
+                sim_compare.SECTION: sim_compare.render(compared, command)}
     if args.write:
         try:
-            perf_doc.write_section(args.write, section, SECTION)
+            for name, section in sections.items():
+                perf_doc.write_section(args.write, section, name)
         except perf_doc.SectionError as e:
             p.exit(2, f"optseq.state.bench.simulate: {e}\n")
         print(f"wrote {args.write}")
     else:
-        print(section)
+        print("\n\n".join(sections.values()))
     return 0
 
 

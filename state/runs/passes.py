@@ -196,13 +196,21 @@ class ABPasses:
 
     def _settled(self, stats, verdict, why: str = ""):
         """The verdict of a run that stops undecided, with what would likely settle it."""
+        from optseq.state.runs.stats import UNITS
+
         reason = verdict.reason + (f"; stopped: {why}" if why else "")
         straddles = stats.ci_low is None or stats.ci_low <= self.rule.min_speedup <= stats.ci_high
-        if self.plan is not None and stats.above is not None and verdict.outcome == "inconclusive" and straddles:
+        if stats.above is not None and verdict.outcome == "inconclusive" and straddles:
+            # settle counts sign-test units: launches of a bench, or pairs where every arm run is a process
             extra = settle(stats.above, stats.below)
-            reason += (f"; about {extra} more launch{'es' * (extra != 1)} would likely settle it at the effect "
-                       f"measured so far" if extra is not None else
-                       "; the launches fall about evenly around the threshold: more would not likely settle it")
+            unit = stats.replicate
+            if extra is None:
+                reason += (f"; the {UNITS[unit]} fall about evenly around the threshold: more would not likely "
+                           f"settle it")
+            else:
+                arms = f" ({2 * extra} launches of the arms)" if unit == "pair" else ""
+                reason += (f"; about {extra} more {UNITS[unit] if extra != 1 else unit}{arms} would likely settle it "
+                           f"at the effect measured so far")
         return replace(verdict, reason=reason)
 
 

@@ -84,4 +84,9 @@ def test_the_command_writes_its_section_and_keeps_the_others(tmp_path):
     assert "bench figures" in text and text.count("<!-- section:decisions -->") == 1
     assert "| per-launch offsets | threshold (1.1× vs 1.1×) | 5 | launch sd 1%, 1% per sample |" in text
     assert "Worst false-adopt rate at the threshold" in text and "pyperf 20 × 3" in text
+    # the commit gate's table is the same command's, in a section of its own after the decisions
+    assert text.count("<!-- section:compare -->") == 1 and text.index("section:decisions") < text.index(
+        "section:compare")
+    assert "| warm-up 10%, fading over ~4 runs | 5% | slower by the tolerance (1.05×) | random, 2% a run |" in text
+    assert "Worst P(not slower) at a slowdown equal to the tolerance" in text and "5 draws per row" in text
     assert not (tmp_path / "performance.md.tmp").exists()
