@@ -5,7 +5,6 @@ import os
 import stat
 from pathlib import Path
 
-from textual.containers import Vertical
 from textual.markup import escape
 from textual.widgets import Input, Select
 from textual.worker import Worker, WorkerState
@@ -100,10 +99,10 @@ class ExportDialog(FormDialog):
     def _write(self, target: str, lang: str, force: bool) -> None:
         self.busy = True
         self.show_error("")
-        # the loading cover takes the focus from whatever it hides, and a frame drawn meanwhile moves it on (to
-        # Cancel, or nowhere): it goes back where it was once the write ends and the dialog stays
+        # the busy sign covers the buttons, never the path: a cover takes the focus from what it hides, in a frame
+        # drawn whenever the machine gets to it, and an Enter meant for the path then lands on Cancel
         self._focus_before = self.focused
-        self.query_one(Vertical).loading = True
+        self.query_one(".form-buttons").loading = True
         self._job = (target, lang)
         self.run_worker(lambda: self.export(target, lang, force), name="export", thread=True, exit_on_error=False)
 
@@ -115,7 +114,7 @@ class ExportDialog(FormDialog):
         if event.worker.name != "export" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR):
             return
         self.busy = False
-        self.query_one(Vertical).loading = False
+        self.query_one(".form-buttons").loading = False
         if event.state == WorkerState.SUCCESS:
             path, text = event.worker.result
             self.dismiss((Path(path), text))

@@ -224,9 +224,7 @@ async def submit_export(app, pilot, path: Path, lang: str = "en"):
 
 def settled(dialog) -> bool:
     """The dialog's export worker is done (or none was started): not busy, no loading indicator."""
-    from textual.containers import Vertical
-
-    return not dialog.busy and not dialog.query_one(Vertical).loading
+    return not dialog.busy and not dialog.query_one(".form-buttons").loading
 
 
 def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_existing_one(db, tmp_path):
@@ -246,6 +244,8 @@ def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_exist
             assert app.screen is dialog  # the dialog stays open, the path still there to fix
             assert dialog.query_one("#path").value == str(missing)
             assert not app._notifications  # inline, not a notification
+            # the focus is back on the path once the write's cover is gone: an Enter there writes, not Cancel
+            await until(pilot, lambda: dialog.focused is dialog.query_one("#path"), what="the focus on the path")
             dialog.query_one("#path").value = str(good)
             await pilot.pause()
             assert dialog.error == ""  # fixing the path clears the refusal
