@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                 epilog="New here? `optseq init` writes a starter plan and benchmark into this folder; "
                        "then `optseq --run ready`.")
     p.add_argument("--run", metavar="TARGET", default=None,
-                   help="run levers headless: a lever id, next, ready (all ready, in order) or stale")
+                   help="run levers headless: a lever id, next, ready (all ready, in order), stale, or watch "
+                        "(re-check every adopted gain on the current code; exit 6 when one eroded)")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="with --run: echo every line the lever's command prints (`lever| line`, on stderr)")
@@ -244,8 +245,8 @@ def _main(args) -> int:
         if args.parallel < 1 or args.parallel > 64:
             return _fail(f"--parallel {args.parallel}: expected 1 to 64 levers at once")
         console = args.run is None and args.command is None
-        if args.parallel > 1 and args.run not in ("ready", "stale") and not console:
-            return _fail(f"--parallel applies to --run ready or --run stale, or the console's R "
+        if args.parallel > 1 and args.run not in ("ready", "stale", "watch") and not console:
+            return _fail(f"--parallel applies to --run ready, stale or watch, or the console's R "
                          f"(got {'--run ' + args.run if args.run else args.command})")
         if args.verbose and args.run is None and args.command != "compare":
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")

@@ -20,6 +20,8 @@ from optseq.state.sequencer import Sequencer
 from optseq.console.safe_stream import CLEAR_LINE  # noqa: E402
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
+ERODED = 6
+"""`--run watch` found an adopted gain eroded (a nightly job fails on it); 1 still means a run failed."""
 INTERRUPTED = 130
 """Ctrl-C ended the runs (128 + SIGINT, as a shell says it): whatever the run it cancelled came to."""
 
@@ -194,12 +196,17 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
         return _refused(seq, target, f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
+    if target == "watch" and first is not None:
+        from optseq.state.runs.watch_cost import preamble
+
+        for line in preamble(seq):
+            print(f"optseq: {line}", file=sys.stderr, flush=True)
     if parallel > 1 and group and target != "next" and first is not None:
         _run_parallel(seq, target, parallel, control, reports, echo)
         lever_id = None
     while lever_id is not None and not control.cancelled:
         ran.append(lever_id)
-        _run_one(seq, lever_id, control, reports, echo)
+        _run_one(seq, lever_id, control, reports, echo, watch=target == "watch")
         if not group or target == "next":
             break
         # the next target comes from the state this run left (it may have made levers ready or stale), and from
@@ -214,13 +221,14 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
     return _summarise(seq, target, reports, as_json)
 
 
-def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, echo: bool = False) -> None:
+def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, echo: bool = False,
+             watch: bool = False) -> None:
     spec = _lever(seq, lever_id)
     progress = Progress(sys.stderr, lever_id, lever_spec=spec, echo=echo)
     # at once, before the command's start-up (an import of torch, a compile) keeps the terminal silent
-    progress.say(f"{lever_id}: starting run ({asks(spec) if spec is not None else 'one pass'})")
+    progress.say(f"{lever_id}: starting {'watch' if watch else 'run'} ({asks(spec) if spec is not None else 'one pass'})")
     try:
-        report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control)
+        report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control, watch=watch)
     except InputError as exc:  # refused at its start (e.g. a lever a reversal closed meanwhile)
         progress.close()
         print(f"optseq: {exc}", file=sys.stderr)
@@ -243,6 +251,8 @@ def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int
                 print(f"to do: {item}")
     if not reports:
         return NOTHING
+    if any(r.verdict == "eroded" for r in reports):
+        return ERODED
     if any(r.exit_code == RUN_FAILED for r in reports):
         return RUN_FAILED
     if all(r.exit_code == NOTHING for r in reports):
@@ -283,7 +293,7 @@ def summary_line(report: RunReport) -> str:
             figures += f" p={p_text(stats['p_value'])}"
     # an undecided run says so in words: "bounds straddle" alone leaves a reader to infer it
     decided = f"  → {report.decision}" if report.decision else (
-        "  → inconclusive" if report.verdict == "inconclusive" else "")
+        f"  → {report.verdict}" if report.verdict in ("inconclusive", "holds", "eroded") else "")
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
     why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
     noise = stats.get("noise") or (report.summary or {}).get("noise")
@@ -301,6 +311,11 @@ def _lever(seq: Sequencer, lever_id: str):
 def _nothing_why(seq: Sequencer, target: str) -> str:
     status = seq.status()
     todo = status["todo"]
+    if target == "watch":
+        skipped = [f"{v['id']} ({v['branch']['text']})" for v in status["levers"]
+                   if (v.get("branch") or {}).get("state") == "landed"]
+        return "no adopted lever has a command to watch it with" + (
+            f"; merged branches are the baseline now: {', '.join(skipped)}" if skipped else "")
     if target == "stale":
         stale = [v["id"] for v in status["levers"] if v["state"] == "stale"]
         if not stale:

@@ -272,11 +272,25 @@ class Actions:
 
         branch.check_apart(branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever_id), lever_id)
 
-    def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None):
-        """Blocking: launch, stream, judge and decide; returns a lever_run.RunReport."""
+    def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None, watch: bool = False):
+        """Blocking: launch, stream, judge and decide (a watch: judge whether the adopted gain holds, deciding
+        nothing); returns a lever_run.RunReport."""
         from optseq.state.runs import lever_run
 
-        return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control)
+        return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control, watch=watch)
+
+    def check_watchable(self, lever_id: str) -> None:
+        """A watch checks an adopted lever in the stack on the current code: InputError (one line) for any other."""
+        model = self.machine.models[lever_id]
+        if model.outcome != "adopt":
+            raise InputError(f"{lever_id} is {model.state}, not adopted: a watch re-checks an adopted gain "
+                             f"(optseq --run {lever_id} measures it)")
+        if not model.lever.run:
+            raise InputError(f"{lever_id} was adopted by hand and has no command to measure it with")
+        if model.landed:
+            since = str(model.landed.get("since"))[:7]
+            raise InputError(f"{lever_id} is in the code since {since}: its branch is the baseline now (optseq "
+                             f"compare {since}^ {since} measures what the merge did)")
 
     @property
     def runner(self):
@@ -291,7 +305,7 @@ class Actions:
     def runner(self, value) -> None:
         self._runner = value
 
-    GROUPS = ("next", "ready", "stale")
+    GROUPS = ("next", "ready", "stale", "watch")
 
     def targets(self, target: str) -> list[str]:
         """Lever ids for `--run TARGET` as things stand now: an id, `next`, `ready` (ready and stale, in
@@ -301,8 +315,17 @@ class Actions:
             return [nxt] if nxt else []
         if target in ("ready", "stale"):
             return self.machine.runnable(("stale",) if target == "stale" else ("ready", "stale"))
+        if target == "watch":
+            return self.watchable()
         self.lever(target)
         return [target]
+
+    def watchable(self) -> list[str]:
+        """What `--run watch` re-checks, in dependency order: every adopted lever with a command, not unavailable
+        on this device, whose code is not the baseline's already (a merged branch)."""
+        machine = self.machine
+        return machine.in_order(lid for lid, m in machine.models.items() if m.outcome == "adopt" and m.lever.run
+                                and not m.landed and m.unavailable is None and m.state != "running")
 
     def pick(self, target: str, done=()) -> str | None:
         """The next lever of group `target` from the current state, skipping those in `done`: a run may

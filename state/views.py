@@ -39,6 +39,8 @@ class ReadViews:
                 "warnings": code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
                 + self.branch_warnings(model) + outside_stack(model) + size_warnings(model),
                 "branch": self.branch_view(lever.id),
+                "watch": dict(model.watch) if model.watch else None,
+                "eroded": self.machine.eroded_text(lever.id),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
                 "remeasured": _remeasured(model),
@@ -187,6 +189,9 @@ class ReadViews:
             for lever in self.plan.levers:
                 model = machine.models[lever.id]
                 state, lid = model.state, lever.id
+                if machine.eroded_text(lid):
+                    items.append(f"{lid}: its gain {machine.eroded_text(lid)}: decide it again (optseq decide {lid} "
+                                 f"adopt|reject --why …) or re-measure it (optseq --run {lid})")
                 if machine.unmerged(lid):
                     found = machine.unmerged(lid)
                     items.append(f"{lid}: merge {found['ref']}" + (f" ({str(found['commit'])[:7]})" if found["commit"]
@@ -294,6 +299,8 @@ def _note(view: dict) -> str:
     if view["why_blocked"]:
         return "; ".join(view["why_blocked"])
     parts = [view["last_failure"]] if view.get("last_failure") else []
+    if view.get("eroded"):
+        parts.append(view["eroded"])
     if (view.get("branch") or {}).get("text"):
         parts.append(view["branch"]["text"])
     if view["stale_reason"]:

@@ -14,6 +14,8 @@ plan`). At 80 columns the footer shows the common keys only; every key is listed
 and Ctrl+P opens the command palette with every action, view and lever by name.
 
 *unmerged*: a branch lever (`candidate_ref`) adopted but not merged yet; not in the stack until you merge it.
+*eroded*: an adopted lever whose gain a watch (`w`) found gone on the current code; it stays in the stack until
+you decide it again (`d`) or re-run it (`r`).
 """
 
 

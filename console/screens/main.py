@@ -29,7 +29,8 @@ from optseq.console.widgets.status_line import StatusLine
 from optseq.state.errors import InputError
 from optseq.state.store.store import StoreError
 
-WRITES = {"run_selected", "run_next", "run_ready_parallel", "cancel_run", "record_criterion", "mark_plan", "set_fact", "decide"}
+WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
+          "set_fact", "decide"}
 """Actions that write to the store: disabled while another optseq holds it."""
 VIEWS = ("detail", "graph", "run", "history")
 
@@ -39,6 +40,8 @@ ACTIONS = [
     Binding("R", "run_ready_parallel", "Run ready ∥",
             tooltip="measure the ready levers several at once (optseq --parallel N sets how many; on a cluster, "
                     "one per node), each decided as it lands"),
+    Binding("w", "watch", "Watch", tooltip="re-check every adopted gain on the current code and stack (one lever "
+                                            "at a time here; on a cluster, --parallel at once): holds or eroded"),
     Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group); during R, "
                                                      "the selected lever's run alone"),
     Binding("c", "record_criterion", "Criterion", tooltip="record a criterion result of a decision lever"),
@@ -254,6 +257,17 @@ class MainScreen(Following, Screen):
             self.notify(f"up to {self.parallel} levers at once on this machine: their timings share its cores",
                         severity="warning")
         self.panel.start_group(self.seq, "ready", self.parallel)
+        self.action_view("run")
+
+    def action_watch(self) -> None:
+        if self.panel.running:
+            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+            return
+        if not self.seq.watchable():
+            self.notify("nothing to watch: no adopted lever has a command to measure it with", severity="warning")
+            return
+        # here the levers share this machine's cores, which a watch's figures must not: one at a time
+        self.panel.start_group(self.seq, "watch", self.parallel if self.seq.runner.name != "local" else 1)
         self.action_view("run")
 
     def _start(self, lever_id: str) -> None:

@@ -13,7 +13,8 @@ from optseq.console.widgets.figures import last_estimate, mark_of, state_text
 from optseq.state.plan.gates import atoms
 
 MARK_STYLE = {"ready": "bold green", "running": "bold green", "measured": "yellow", "blocked": "dim",
-              "decided": "cyan", "unmerged": "yellow", "stale": "bold yellow", "closed": "dim strike"}
+              "decided": "cyan", "unmerged": "yellow", "eroded": "bold red", "stale": "bold yellow",
+              "closed": "dim strike"}
 LEGEND = "ready: can run · measured: no decision yet · blocked: a gate unmet · stale: re-measure"
 """The graph's top line, short enough for 80 columns; decided, running and closed say themselves, and unmerged
 (an adopted branch not merged yet) is in the help, and its line says what to do (`· merge fast (bf379ab)`)."""

@@ -21,9 +21,16 @@ def shown_state(view: dict) -> str:
     return UNMERGED if unmerged(view) else state_text(view)
 
 
+ERODED = "eroded"
+"""The table's state and the graph's mark for an adopted lever whose gain a watch found gone: still in the stack
+(nothing leaves it silently), and `adopted` alone would say its gain stands."""
+
+
 def mark_of(view: dict) -> str:
     """The graph's mark: STATE_MARK's, but `unmerged` for an adopted branch not merged yet, which `decided`
-    would show as done."""
+    would show as done, and `eroded` for a gain a watch found gone."""
+    if view.get("eroded") and view["state"] == "adopted":
+        return ERODED
     return UNMERGED if unmerged(view) else STATE_MARK.get(view["state"], "blocked")
 
 
@@ -35,6 +42,8 @@ def plain_title(title: str) -> str:
 def state_text(view: dict) -> str:
     """`decided NO-GO`, `adopted`, `blocked`… : the state, with the outcome when it is not implied."""
     state, outcome = view["state"], view.get("outcome")
+    if view.get("eroded") and state == "adopted":
+        return ERODED
     implied = {"adopted": "adopt", "rejected": "reject", "deferred": "defer"}
     if outcome and implied.get(state) != outcome:
         return f"{state} {outcome}"

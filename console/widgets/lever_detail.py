@@ -49,6 +49,11 @@ class LeverDetail(VerticalScroll, can_focus=True):
                 text.append(f"  {branch['text']}\n", style="bold" if unmerged else "")
         else:
             text.append(f"plan doc: {view.get('plan_doc') or 'not written'}   code: {view.get('code')}\n")
+        if view.get("eroded"):
+            text.append(f"watch: {view['eroded']}\n", style="bold")
+        elif (view.get("watch") or {}).get("verdict"):
+            watch = view["watch"]
+            text.append(f"watch: {watch['verdict']} at run {watch.get('run')}\n")
         if view.get("requires"):
             text.append(f"requires: {view['requires']}\n")
         if lever.rule is not None:

@@ -82,6 +82,8 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
             # branch says whether it is merged (the merge is git's, no key of the console's)
             if view.get("last_failure"):
                 return Step(None, lever_id, view["last_failure"]), None
+            if view.get("eroded"):  # the user decides: again as adopted (or reject), or a re-run that decides
+                return Step("d", lever_id, "gain eroded: decide, or r"), None
             code = code_note(view)
             return (Step(None, lever_id, code) if code else None), None
         for atom in gates.atoms(lever.requires):

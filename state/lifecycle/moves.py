@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from optseq.state.plan import gates
 from optseq.state.lifecycle.staleness import Staleness
+from optseq.state.lifecycle.watched import Watched
 from optseq.state.lifecycle.states import DECIDED, OUTCOME_TRIGGER, RUNNABLE, LeverModel
 
 
-class RecordMoves(Staleness):
+class RecordMoves(Watched, Staleness):
     """The record-driven half of PlanMachine: it keeps `models`, `facts`, `runs`, `fired`, `last_device` and
     `effects`, and gives `context()`."""
 
@@ -66,6 +67,11 @@ class RecordMoves(Staleness):
         self.runs.started(record)
         if record.get("status") not in ("running", "queued"):
             self.runs.ended(record)
+        if record.get("watch"):
+            # a watch checks a standing adopt: the lever's state does not move while it runs, nor after
+            if record.get("status") not in ("running", "queued"):
+                self._watched(model, record)
+            return
         if model.state not in RUNNABLE:
             return  # a run of a lever whose state moved on (e.g. closed) stays in history only
         model.start()
@@ -81,7 +87,9 @@ class RecordMoves(Staleness):
         model = self.models[lever_id]
         final = dict(record or {}, status=status, lever=lever_id)
         self.runs.ended(final)
-        if model.state == "running":
+        if final.get("watch"):
+            self._watched(model, final)
+        elif model.state == "running":
             self._ended(model, final, status, verdict)
         effects, self.effects = self.effects, []
         return effects
@@ -129,6 +137,7 @@ class RecordMoves(Staleness):
         getattr(model, trigger)()
         model.outcome, model.decision_seq, model.decision = outcome, seq, record
         model.landed = None  # a branch adopted anew lands anew
+        model.watch = None  # and is watched anew
         model.stale_reason = ""
         model.cleared = None
         cause = f"{lever_id} decided {outcome}"

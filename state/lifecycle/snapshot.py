@@ -18,7 +18,7 @@ from optseq.state.lifecycle.run_index import RunIndex
 VERSION = 1
 """The layout below; a snapshot of another version is replayed over, never read."""
 FIELDS = ("plan_doc", "outcome", "decision_seq", "decision", "stale_reason", "closed_by", "closed_by_lever",
-          "origin", "cleared", "last_run", "unavailable", "landed")
+          "origin", "cleared", "last_run", "unavailable", "landed", "watch")
 """LeverModel fields kept as they are (JSON already)."""
 
 

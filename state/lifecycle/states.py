@@ -79,6 +79,9 @@ class LeverModel:
     """{reason, run, device} while the last run was `unavailable`: skipped by `next` until the device changes."""
     results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     """(candidate, criterion) -> (pass|fail, evidence)."""
+    watch: dict | None = None
+    """The latest watch of the standing adopt (`optseq --run watch`): {run, verdict (holds | eroded | inconclusive),
+    estimate, ci_low, ci_high, commit, at}. An eroded gain stays in the stack until the user decides."""
     landed: dict | None = None
     """An adopted branch lever whose commit is in the baseline's history: {commit, since, at}. Until then its
     decision is not in effect: it is not in the stack, and no gate on it holds."""
@@ -114,7 +117,7 @@ class LeverModel:
             self.cleared = {"decision": self.decision, "outcome": self.outcome, "why": why, "run": run}
         self.outcome = self.decision = self.decision_seq = None
         self.stale_reason = ""
-        self.landed = None
+        self.landed = self.watch = None
 
 
 for _origin in RUNNABLE:

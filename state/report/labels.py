@@ -58,6 +58,8 @@ LABELS: dict[str, dict[str, str]] = {
         "unmerged": "스택에 넣으려면 {ref} ({commit}) merge 필요",
         "unmerged_mark": "⏳ merge 대기",
         "landed": "{since}부터 코드에 포함",
+        "eroded": "이득 소실: run {run}{commit}에서 {now}, 채택 시 {was}",
+        "eroded_was_run": "{figure} (run {run}{commit})",
         # gate reasons
         "needs_decided": "{lever} 결정 필요",
         "needs_outcome": "{lever} {outcome} 필요",
@@ -126,6 +128,8 @@ LABELS: dict[str, dict[str, str]] = {
         "unmerged": "merge {ref} ({commit}) to put it in the stack",
         "unmerged_mark": "⏳ awaiting merge",
         "landed": "in the code since {since}",
+        "eroded": "eroded: {now} at run {run}{commit} against {was} when adopted",
+        "eroded_was_run": "{figure} at run {run}{commit}",
         "needs_decided": "needs {lever} decided",
         "needs_outcome": "needs {lever} {outcome}",
         "wrong_outcome": "{lever} was decided {got}, needs {want}",

@@ -46,13 +46,28 @@ class LeverWords:
             return self.w["landed"].format(since=str(model.landed.get("since"))[:7])
         return ""
 
+    def eroded_text(self, lever_id: str) -> str:
+        """`eroded: 1.04× [0.98, 1.09] at run 19 (d4e5f6a) against 1.31× at run 4 (a1b2c3d) when adopted`, in the
+        doc's language; '' unless the latest watch of the standing adopt found its gain eroded."""
+        watch = self.model(lever_id).watch or {}
+        if watch.get("verdict") != "eroded":
+            return ""
+        now = _ratio(watch.get("estimate")) + (f" [{number(watch['ci_low']):.2f}, {number(watch['ci_high']):.2f}]"
+                                               if number(watch.get("ci_low")) is not None
+                                               and number(watch.get("ci_high")) is not None else "")
+        estimate, run, commit = self.m.adopted_figure(lever_id)
+        was = _ratio(estimate) if run is None else self.w["eroded_was_run"].format(
+            figure=_ratio(estimate), run=run, commit=f" ({str(commit)[:7]})" if commit else "")
+        return self.w["eroded"].format(now=now, run=watch.get("run"), was=was,
+                                       commit=f" ({str(watch['commit'])[:7]})" if watch.get("commit") else "")
+
     def state_text(self, lever_id: str) -> str:
         w, model = self.w, self.model(lever_id)
         state = model.state
         if state in DECIDED:
-            code = self.code_text(lever_id)
-            return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {}) + (
-                f" — {code}" if code else "")
+            extra = [t for t in (self.eroded_text(lever_id), self.code_text(lever_id)) if t]
+            return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {}) + "".join(
+                f" — {t}" for t in extra)
         if state == "stale":
             return w["stale"].format(reason=model.stale_reason or model.outcome or "")
         if state == "closed":
@@ -161,6 +176,11 @@ def short_name(lever: Lever) -> str:
 
 def _snapshot(model: LeverModel) -> tuple:
     return model.state, model.outcome, model.plan_doc, dict(model.results), model.decision_seq
+
+
+def _ratio(value) -> str:
+    found = number(value)
+    return f"{found:.2f}×" if found is not None else "?"
 
 
 def number(value) -> float | None:

@@ -47,7 +47,7 @@ class Tables(LeverWords):
             model = self.model(lever.id)
             record = model.decision
             note = _joined(w["stale"].format(reason=model.stale_reason) if model.state == "stale" else "",
-                           self.code_text(lever.id))
+                           self.eroded_text(lever.id), self.code_text(lever.id))
             if record is not None and record.get("source") == "plan":
                 if lever.prior and lever.prior.estimate is not None:
                     rows.append([lever.title, model.outcome or "", "—", f"{lever.prior.estimate:.2f}×", "—", "—",

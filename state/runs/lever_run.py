@@ -85,7 +85,7 @@ class RunReport:
 
 
 def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: LogSink | None = None,
-              control: RunControl | None = None) -> RunReport:
+              control: RunControl | None = None, watch: bool = False) -> RunReport:
     """Blocking. Store writes take the sequencer's lock; the command runs without it.
 
     A/B levers run in passes: the first asks for the rule's `repeats` pairs, and while the sequential
@@ -96,6 +96,8 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     control = control or RunControl()
     lever = seq.lever(lever_id)
     _check_decidable(lever)
+    if watch:
+        seq.check_watchable(lever_id)
     from optseq.state.runners.interface import RunnerError
 
     try:
@@ -126,6 +128,9 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                     infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
                     fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
                               "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name}
+                    if watch:
+                        seq.check_watchable(lever_id)  # again, after the catch-up: a decision may have come
+                        fields["watch"] = True
                     if lever.arms is not None:
                         fields["arms"] = lever.arms.to_dict(stack(seq.plan, seq.machine, lever_id))
                     if code is not None:

@@ -29,13 +29,13 @@ class Landed:
 
 
 class GroupRun:
-    """Up to `width` levers of `target` (ready | stale) at once; `cancel()` from any thread stops them all."""
+    """Up to `width` levers of `target` (ready | stale | watch) at once; `cancel()` from any thread stops them all."""
 
     def __init__(self, seq, target: str, width: int, sinks: Sinks,
                  on_started: Callable[[str, int], None] | None = None,
                  on_landed: Callable[[Landed], None] | None = None):
-        if target not in ("ready", "stale"):
-            raise InputError(f"a parallel run takes ready or stale levers, not {target!r}")
+        if target not in ("ready", "stale", "watch"):
+            raise InputError(f"a parallel run takes ready, stale or watched levers, not {target!r}")
         self.seq, self.target, self.width, self.sinks = seq, target, max(1, width), sinks
         self.on_started = on_started or (lambda lever, running: None)
         self.on_landed = on_landed or (lambda landed: None)
@@ -101,7 +101,8 @@ class GroupRun:
     def _one(self, lever_id: str, own: RunControl) -> None:
         on_event, on_log = self.sinks(lever_id)
         try:
-            report = self.seq.run_lever(lever_id, on_event=on_event, on_log=on_log, control=own)
+            report = self.seq.run_lever(lever_id, on_event=on_event, on_log=on_log, control=own,
+                                        watch=self.target == "watch")
             self._finished.put(Landed(lever_id, report))
         except InputError as exc:  # refused at its start: a run that ended meanwhile closed or took it
             self._finished.put(Landed(lever_id, None, str(exc)))

@@ -5,6 +5,7 @@ import os
 from typing import Any
 
 from optseq.state.errors import InputError
+from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
 from optseq.state.plan.definition import definition
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
@@ -25,7 +26,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     warnings = collected.warnings[:MAX_STORED_WARNINGS]
     if len(collected.warnings) > MAX_STORED_WARNINGS:
         warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
-    code = (seq.store.get("runs", run_id) or {}).get("code")
+    stored = seq.store.get("runs", run_id) or {}
+    code, watch = stored.get("code"), bool(stored.get("watch"))
     fields: dict[str, Any] = {
         "status": status, "ended": _ended(seq, run_id), "elapsed_s": collected.elapsed_s,
         "exit_code": outcome.exit_code, "detail": detail,
@@ -60,9 +62,10 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
             summary = {"stats": stats.to_dict(), "verdict": verdict.to_dict(), "rule": _rule_text(rule)}
             if step.split is not None:
                 summary["split"] = step.split.to_dict()
-            verdict_name = verdict.outcome
-            decision = verdict.outcome if verdict.outcome in ("adopt", "reject") else None
-            message = f"{lever.id}: {verdict.outcome} — {verdict.reason}"
+            verdict_name = WATCH_VERDICTS[verdict.outcome] if watch else verdict.outcome
+            # a watch checks the standing adopt: it says whether the gain holds, and decides nothing
+            decision = verdict.outcome if verdict.outcome in ("adopt", "reject") and not watch else None
+            message = f"{lever.id}: {verdict_name} — {verdict.reason}"
             why = verdict.reason
     except ValueError as exc:  # samples the statistics refuse (StatsError): the run stands, undecided
         summary = {"error": str(exc)}
@@ -82,6 +85,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         where["bench_size"] = collected.env["bench_size"]
     fields["summary"] = summary
     fields["verdict"] = verdict_name
+    if watch:
+        fields["watch"] = True  # in the final record too: a process catching up reads the update alone
     with seq.writing():
         seq.store.update("runs", run_id, fields)
         seq.run_ended(lever.id, status, verdict_name, {"id": run_id, "lever": lever.id, **fields})
