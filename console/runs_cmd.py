@@ -64,7 +64,7 @@ def run_row(run: dict) -> tuple[str, ...]:
     return (str(run.get("id")), "compare" if run.get("kind") == "compare" else str(run.get("lever") or "-"),
             when_text(run) or "-", outcome_text(run), _ratio_text(stats) or "-", units_text(stats) or "-",
             duration_text(run) or "-", arms_text(stats) or "-",
-            "; ".join(p for p in (compare_text(run), run_note(run)) if p))
+            "; ".join(p for p in ("a watch" if run.get("watch") else "", compare_text(run), run_note(run)) if p))
 
 
 def compare_text(run: dict) -> str:
