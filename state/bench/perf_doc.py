@@ -56,3 +56,13 @@ def write_section(path: Path, section: str, name: str) -> None:
         except OSError:
             pass
         raise
+
+
+def rows_of(settings: list, measure, progress=None) -> list:
+    """`measure(setting)` for each setting in order, `progress(done, total)` told after each (a long table's rows)."""
+    rows = []
+    for setting in settings:
+        rows.append(measure(setting))
+        if progress:
+            progress(len(rows), len(settings))
+    return rows

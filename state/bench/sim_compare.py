@@ -12,6 +12,7 @@ import math
 import random
 from dataclasses import dataclass
 
+from optseq.state.bench import perf_doc
 from optseq.state.runs import commit_gate
 from optseq.state.runs.passes import ABPasses
 
@@ -171,13 +172,7 @@ def settings() -> list[Setting]:
 
 
 def table(draws: int, progress=None) -> list[Row]:
-    rows = []
-    every = settings()
-    for setting in every:
-        rows.append(simulate(setting, draws))
-        if progress:
-            progress(len(rows), len(every))
-    return rows
+    return perf_doc.rows_of(settings(), lambda setting: simulate(setting, draws), progress)
 
 
 

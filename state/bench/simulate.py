@@ -154,13 +154,7 @@ def settings() -> list[Setting]:
 
 
 def table(draws: int = DRAWS, progress=None) -> list[Row]:
-    rows = []
-    every = settings()
-    for setting in every:
-        rows.append(simulate(setting, draws))
-        if progress:
-            progress(len(rows), len(every))
-    return rows
+    return perf_doc.rows_of(settings(), lambda setting: simulate(setting, draws), progress)
 
 
 def render(rows: list[Row], command: str, costs: list[str] = ()) -> str:
