@@ -209,9 +209,8 @@ def render(rows: list[Row], calibrated: tuple[float, float], command: str, pool:
     for name in DETECTORS:
         worst = max((r for r in rows if not r.step), key=lambda r: r.other[name])
         weakest = min((r for r in rows if abs(r.step - 0.2) < 1e-9), key=lambda r: r.found[name])
-        lines.append(f"{name}: at most {worst.pct(worst.other, name)} false without a change, at least "
-                     f"{weakest.pct(weakest.found, name)} found at a 20% step (worst rows: {worst.profile.label}; "
-                     f"{weakest.profile.label}).")
+        lines.append(f"{name}: at most {worst.pct(worst.other, name)} false without a change (“{worst.profile.label}”), "
+                     f"at least {weakest.pct(weakest.found, name)} found at a 20% step (“{weakest.profile.label}”).")
     lines += ["", f"<!-- /section:{SECTION} -->"]
     return "\n".join(lines)
 

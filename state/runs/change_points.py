@@ -69,7 +69,7 @@ def standard_errors(estimates: Sequence[float], lows: Sequence[float | None],
     sign test's bounds are order statistics of six launches), so one narrower than the history's typical
     interval is taken at the typical width; a wider one counts as it is. Without it, the one run whose six
     launches happened to agree outweighs ten others, and a history without a change gets one where it sits
-    (17% of quiet simulated histories; 0% with the floor).
+    (about one quiet simulated history in ten did, in the bench's trials before the floor).
     A run without an interval (stopped before its test had enough launches to bound anything, or stored
     before intervals were) counts as the least certain run that has one: it knows no more than any of them.
     When no run has one, every run gets the spread the history itself shows from run to run.
