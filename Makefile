@@ -62,6 +62,13 @@ paint-bench: $(DEV_STAMP)
 simulate: $(DEV_STAMP)
 	$(BIN)/python -m optseq.state.bench.simulate --write docs/performance.md
 
+# Change points: on seeded simulated lever histories (each run a real pass-loop run on the simulated bench), how
+# often a step is found within ±2 runs and how often one is reported without a change, for ruptures' defaults and
+# optseq's detector, into docs/performance.md (its own section)
+.PHONY: change-points
+change-points: $(DEV_STAMP)
+	$(BIN)/python -m optseq.state.bench.change_points --write docs/performance.md $(ARGS)
+
 # On a GPU machine: AMP and compile at hidden 64 and 1024, then model_size, into docs/performance.md
 # (its own section). Where the machine's python3 already holds a CUDA torch and nothing can be
 # installed, skip the venv: `make gpu-check GPU_PYTHON=python3`.

@@ -18,8 +18,17 @@ OK = 0
 def print_runs(seq, lever: str | None, as_json: bool) -> int:
     if as_json:  # written as it is read: the first run at once, memory bounded
         return write_json(seq.history_stream(lever), sys.stdout)
-    print(render_history(seq.history(lever)))
+    history = seq.history(lever)
+    print(render_history(history, change_lines(history["runs"]) if lever is not None else ()))
     return OK
+
+
+def change_lines(runs: list[dict]) -> list[str]:
+    """One line per change point in a lever's runs, with the commits between its two sides counted by git: a hint
+    of where to look, under the runs it falls between."""
+    from optseq.state.runs.lever_changes import change_text, changes, count_commits
+
+    return [change_text(change, count_commits(change)) for change in changes(runs)]
 
 
 def write_json(sections: Iterable[tuple[str, Iterator[dict]]], out: TextIO) -> int:
@@ -79,7 +88,8 @@ def compare_text(run: dict) -> str:
                                                  if isinstance(tolerance, (int, float)) else ""))
 
 
-def render_history(history: dict) -> str:
+def render_history(history: dict, changes: Iterable[str] = ()) -> str:
+    """The runs table, the `changes` lines under it (change_lines), then the decisions and criteria."""
     lines = []
     if history["runs"]:
         rows = [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
@@ -87,6 +97,7 @@ def render_history(history: dict) -> str:
         for row in rows:
             cells = [row[0].rjust(widths[0]), *(c.ljust(w) for c, w in zip(row[1:-1], widths[1:]))]
             lines.append("  ".join([*cells, row[-1]]).rstrip())
+    lines += changes
     for d in history["decisions"]:
         mark = " (superseded)" if d.get("superseded") else ""
         how = "auto" if d.get("auto") else "manual"

@@ -1,13 +1,16 @@
-"""A lever's estimates over its runs, with the 95% CI as bars and the rule's threshold as a labelled line.
+"""A lever's estimates over its runs, with the 95% CI as bars, the rule's threshold as a labelled line, and its
+change points as vertical lines, each named in a line under the plot with the commits around it.
 
 Plotext (through textual-plotext's `Plot`) is imported when a plot is first drawn, not when the console
 starts: the History tab and the wide screen's side pane are not on the first screen at 80 columns, and a
-lever without runs shows a line of text.
+lever without runs shows a line of text. The change points are found in a thread once the plot is first
+drawn (the detector imports ruptures and scipy, a second or so the first time), and drawn when they come.
 """
 from __future__ import annotations
 
 import math
 
+from rich.console import Group
 from rich.text import Text
 from textual.app import RenderResult
 from textual.widget import Widget
@@ -63,6 +66,19 @@ class HistoryPlot(Widget):
         self._plot = None
         self._figure: tuple | None = None
         """What the next render draws: (title, threshold, ticks, bottom, top); None once it is drawn."""
+        self._spec: tuple | None = None
+        """The figure of the lever shown, kept to draw it again when its change points come."""
+        self.changes: list | None = None
+        """The change points of the runs shown (lever_changes.Change), oldest first; None until they are found."""
+        self.captions: list[str] = []
+        """One line per change point, under the plot."""
+        self.settled = False
+        """Whether the change points of the runs shown are in (`changes` is [] while they are being found)."""
+        self._runs: list[dict] = []
+        self._shown = 0
+        """Counts the shows of other runs: change points found for an earlier one are dropped."""
+        self._key: tuple | None = None
+        """The lever and runs shown, as far as their change points go."""
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
@@ -80,7 +96,12 @@ class HistoryPlot(Widget):
         self.lever = lever.id
         self.points = points(runs)  # the export's charts draw the same points (state.history_points)
         self.y_range = None
-        self._figure = None
+        self._figure = self._spec = None
+        key = (lever.id, tuple((r.get("id"), str(r.get("summary"))) for r in runs))
+        if key != self._key:  # a refresh with the same runs keeps its change points: no frame without them
+            self._runs, self.changes, self.captions, self.settled = list(runs), None, [], False
+            self._key = key
+            self._shown += 1
         if not self.points:
             if not lever.run:  # a decision lever (or a hand-decided one) never has runs to plot
                 self.message = f"{lever.id}: nothing to measure (decided by criteria or by hand)"
@@ -98,7 +119,31 @@ class HistoryPlot(Widget):
         step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
         bottom, top = ticks[0] - step / 2, ticks[-1] + step / 2
         self.y_range = (bottom, top)
-        self._figure = (f"{lever.id}: estimate × per run (95% CI)", threshold, ticks, bottom, top)
+        self._figure = self._spec = (f"{lever.id}: estimate × per run (95% CI)", threshold, ticks, bottom, top)
+        self.refresh()
+
+    def _find_changes(self) -> None:
+        """Start finding the shown runs' change points, off the UI thread; `_found` takes them."""
+        from optseq.state.runs.lever_changes import MIN_RUNS, changes
+
+        shown, runs = self._shown, self._runs
+        if len(self.points) < MIN_RUNS:
+            self.changes, self.settled = [], True
+            return
+        self.changes = []  # asked: the plot is drawn without them until they come
+        self.run_worker(lambda: self.app.call_from_thread(self._found, shown, changes(runs)), thread=True,
+                        group="change-points", exit_on_error=False)
+
+    def _found(self, shown: int, found: list) -> None:
+        if shown != self._shown or self._spec is None:
+            return  # another lever (or new runs) since they were asked for
+        from optseq.state.runs.lever_changes import change_text
+
+        ids = {p[0] for p in self.points}
+        self.changes = [c for c in found if c.run in ids and c.previous in ids]
+        self.captions = [change_text(c, brief=True) for c in self.changes]
+        self.settled = True
+        self._figure = self._spec
         self.refresh()
 
     def _draw(self) -> None:
@@ -112,6 +157,12 @@ class HistoryPlot(Widget):
                 # the CI as a bar (plotext's error() is symmetric), kept off the frame
                 plt.plot([x, x], [max(low, bottom), min(high, top)], color="gray")
         plt.plot(xs, [p[1] for p in self.points], marker="dot", label="estimate")
+        at = {p[0]: x for x, p in zip(xs, self.points)}
+        for change in self.changes or ():
+            x = at[change.run] - 0.5  # between the last run at the old level and the first at the new
+            plt.vline(x, color="orange")
+            plt.text(f"{change.before:.2f}→{change.after:.2f}×", x=x, y=top - (top - bottom) / 20,
+                     alignment="center", color="orange")
         if threshold is not None:
             plt.hline(threshold, color="red")
             plt.text(f"min {threshold:g}×", x=xs[0], y=threshold, alignment="left")
@@ -124,15 +175,22 @@ class HistoryPlot(Widget):
     def render(self) -> RenderResult:
         if self.message:  # a plain line, not an empty frame with axes and nothing in it
             return Text(self.message, style="dim")
+        if self.changes is None:
+            self._find_changes()
         if self._figure is not None:
             self._draw()
         plot = self.plt
         width, height = self.size
+        captions = self.captions[:max(height // 4, 1)]  # the plot keeps most of the pane
+        height = max(height - len(captions), 1)
         # as PlotextPlot.render: both calls, or plotext does not take a new size (textual-plotext issue 5)
         plot.plotsize(width, height)
         plot._set_size(width, height)
         plot.theme(_theme(self.app))
-        return Text.from_ansi(plot.build())
+        drawn = Text.from_ansi(plot.build())
+        if not captions:
+            return drawn
+        return Group(drawn, *(Text(line, style="orange1", no_wrap=True, overflow="ellipsis") for line in captions))
 
 
 def _theme(app) -> str:

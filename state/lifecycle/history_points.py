@@ -31,10 +31,32 @@ def points(runs: Iterable[dict]) -> list[Point]:
     out: list[Point] = []
     for run in sorted(runs, key=lambda r: r.get("id") or 0)[-MAX_RUNS:]:
         stats = run_stats(run)
-        estimate = _finite(stats.get("estimate"))
+        estimate = finite(stats.get("estimate"))
         if estimate is not None and run.get("id") is not None:
-            out.append((run["id"], estimate, _finite(stats.get("ci_low")), _finite(stats.get("ci_high"))))
+            out.append((run["id"], estimate, finite(stats.get("ci_low")), finite(stats.get("ci_high"))))
     return out
+
+
+def measured_at(run: dict) -> dict:
+    """What code and device a run measured, compactly: {commit, device}, with `base` (the baseline's commit) for
+    a branch lever, whose `commit` is its candidate's, and `dirty` when the working tree had uncommitted changes.
+    From the run's kept `on` (the machine's recent runs), else its fingerprint (a journal record); keys it does
+    not know are left out, so a run from before commits were kept gives {}."""
+    on = run.get("on")
+    if isinstance(on, dict):
+        return on
+    fingerprint = run.get("fingerprint") if isinstance(run.get("fingerprint"), dict) else {}
+    code, repo = fingerprint.get("code"), fingerprint.get("repo")
+    out: dict = {}
+    if isinstance(code, dict):  # a branch lever: its two commits, not the working tree
+        out["commit"] = (code.get("candidate") or {}).get("commit")
+        out["base"] = (code.get("baseline") or {}).get("commit")
+    elif isinstance(repo, dict):
+        out["commit"] = repo.get("head")
+        if repo.get("diff"):
+            out["dirty"] = True
+    out["device"] = fingerprint.get("device")
+    return {k: v for k, v in out.items() if v}
 
 
 def threshold(lever) -> float | None:
@@ -47,7 +69,7 @@ def threshold(lever) -> float | None:
     return float(rule.min_speedup)
 
 
-def _finite(value: Any) -> float | None:
+def finite(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None

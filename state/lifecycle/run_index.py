@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from optseq.state.lifecycle.history_points import measured_at
+
 KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "elapsed_s", "detail", "reason",
         "summary", "passes", "n_samples", "infra")
-"""The fields of a finished run that the views read; logs, warnings and env stay in the journal."""
+"""The fields of a finished run that the views read; logs, warnings and env stay in the journal. Beside them,
+`on`: the run's commit and device (history_points.measured_at), absent from runs kept before it was."""
 
 
 RECENT = 30
@@ -55,6 +58,9 @@ class RunIndex:
         if self.running.get(lever) == rid:
             del self.running[lever]
         kept = {k: record[k] for k in KEPT if k in record}
+        on = measured_at(record)
+        if on:  # the commit and device beside each point of the plot and the export's change lines
+            kept["on"] = on
         if "started" not in kept and (self.stacks.get(rid) or {}).get("started"):
             kept["started"] = self.stacks[rid]["started"]
         if rid in self.stacks or record.get("infra") is not None:

@@ -77,6 +77,15 @@ LABELS: dict[str, dict[str, str]] = {
         "reopens": "; 다시 볼 lever: {levers}",
         "stays_closed": "; {lever}: closed 유지, {why}",
         "stays_blocked": "; {lever}: 대기 유지, {why}",
+        # change points in a lever's history (report/change_lines.py)
+        "changes": "변화 지점",
+        "changes_intro": "lever의 측정 비율이 run 사이에서 다른 수준으로 옮겨간 곳: 어디를 볼지에 대한 힌트일 뿐 결정이 "
+                         "아님 (결정은 각 run의 paired test).",
+        "change_at": "run {run}에서 변화: {before} → {after}",
+        "change_commits": ", 커밋 {span} 사이 ({command})",
+        "change_same_commit": ", 양쪽 모두 커밋 {commit}",
+        "change_no_commit": ", 기록된 커밋 없음",
+        "change_device": "; 장치 {old} → {new}",
     },
     "en": {
         "pending": "Pending levers",
@@ -144,6 +153,14 @@ LABELS: dict[str, dict[str, str]] = {
         "reopens": "; reopens: {levers}",
         "stays_closed": "; {lever} stays closed: {why}",
         "stays_blocked": "; {lever} stays blocked: {why}",
+        "changes": "Change points",
+        "changes_intro": "Where a lever's measured ratio moved to another level between its runs: a hint of where to "
+                         "look, never a decision (each run's paired test decides).",
+        "change_at": "change at run {run}: {before} → {after}",
+        "change_commits": ", between commits {span} ({command})",
+        "change_same_commit": ", at commit {commit} on both sides",
+        "change_no_commit": ", no commit recorded",
+        "change_device": "; device {old} → {new}",
     },
 }
 

@@ -93,7 +93,10 @@ class Tables(LeverWords):
                               + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
                                  if record.get("id") in gone else ""))
                       for _, lever, outcome, record in history]
-        if not rows and not history and not links:
+        changed = self.change_lines()
+        if changed:
+            lines += (["", *changed] if rows or links or history else changed)
+        if not rows and not history and not links and not changed:
             lines.append(w["nothing_measured"])
         return "\n".join(lines)
 

@@ -1,0 +1,40 @@
+"""The export's change points: one line per lever whose kept runs moved to another level, naming the commits
+around the change (state/runs/lever_changes.py finds them; `optseq runs LEVER` has every run and counts the commits)."""
+from __future__ import annotations
+
+from optseq.state.report.escape import bullet, code, heading, one_line
+
+
+class ChangeLines:
+    """Section 6's change points, from the machine's recent runs of each lever (what the history plot shows)."""
+
+    def change_lines(self) -> list[str]:
+        """A heading, a line on what a change point is, and one bullet per lever with a change, in plan order;
+        [] when no lever has one (and no detector is imported for a plan with too few runs)."""
+        from optseq.state.runs.lever_changes import MIN_RUNS, changes, series
+
+        bullets = []
+        for lever in self.plan.levers:
+            runs = self.m.runs.recent.get(lever.id, [])
+            found = changes(runs) if len(series(runs)) >= MIN_RUNS else []
+            if found:
+                bullets.append(bullet(f"{lever.title}: " + "; ".join(self.change_text(c) for c in found)))
+        if not bullets:
+            return []
+        return [heading(3, self.w["changes"]), "", self.w["changes_intro"], "", *bullets]
+
+    def change_text(self, change) -> str:
+        w = self.w
+        text = w["change_at"].format(run=change.run, before=f"{change.before:.2f}×", after=f"{change.after:.2f}×")
+        commits = change.commits()
+        if commits is None:
+            text += w["change_no_commit"]
+        elif commits[0] == commits[1]:
+            text += w["change_same_commit"].format(commit=commits[0])
+        else:
+            span = f"{commits[0]}..{commits[1]}"
+            text += w["change_commits"].format(span=span, command=code(f"git log {span}"))
+        old, new = change.old.get("device"), change.new.get("device")
+        if old and new and old != new:
+            text += w["change_device"].format(old=one_line(old), new=one_line(new))
+        return text

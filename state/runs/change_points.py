@@ -1,0 +1,217 @@
+"""Change points in a series of measured ratios: where a lever's runs moved to another level, each run weighed by
+its interval. A hint of where to look (the commits around it), never a decision: that is each run's paired test.
+
+The detector is binary segmentation (ruptures.Binseg, Scott & Knott's split-the-best-then-recurse, the
+hierarchical search E-Divisive means also makes) on the runs' log ratios with a Gaussian cost whose variances
+are the runs' own: a run with a narrow interval counts for more than one with a wide interval, and a split
+gains what a likelihood-ratio test of "one level" against "two levels" would. Three guards keep a noisy
+history from producing one:
+
+* the variance of a run is its interval's plus the run-to-run spread its interval does not explain
+  (`extra_variance`, from successive differences, which a step moves once and a median ignores);
+* a split is made only when its gain clears `penalty(n)`, the 99th percentile of the largest gain in an
+  n-run history without a change whose intervals are exact (simulated; `python -m
+  optseq.state.bench.change_points` measures the false rate it gives);
+* every change found is confirmed by the two-sample test of the level before against the level after, each
+  side's variance scaled up by the scatter it shows beyond its intervals (its Birge ratio), which must clear
+  the same penalty; the weakest change that fails is dropped and the rest tested again.
+
+ruptures (and numpy, scipy with it) is imported when a history is analysed, never when this module is.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+MIN_SIZE = 2
+"""Runs on each side of a change: a single run off the line is an outlier until the next run agrees."""
+Z95 = 1.959963984540054
+"""A 95% interval's half-width in standard errors."""
+MIN_SE = 1e-3
+"""The standard error of a run whose interval is a point (every launch measured the same rounded ratio): no
+bench resolves a ratio finer than 0.1%, and a zero would give that run all the weight."""
+TRIM = 0.9
+"""The share of successive differences the run-to-run variance is estimated from, the smallest."""
+TRIMMED_CHI2_1 = 0.6230154841346819
+"""The mean of a chi-square with one degree of freedom below its 90th percentile (2.7055): of d²/var(d) for a
+difference of two normal runs, its largest tenth left out. P(χ²₃ < 2.7055) / 0.9, as x·f₁(x) = f₃(x)."""
+LEVEL = 0.01
+"""The false change points a history without a change gets, at most, when its runs' intervals are exact."""
+
+
+@dataclass(frozen=True)
+class Shift:
+    """One change point: the ratio moved from `before` to `after` between points `at` − 1 and `at`."""
+
+    at: int
+    """Index of the first point after the change."""
+    before: float
+    after: float
+    """The weighted geometric mean ratio of the level before and of the level after (each up to the next change)."""
+    z: float
+    """The confirming test's statistic: the levels' difference in standard errors (signed, after − before)."""
+
+
+def penalty(n: int) -> float:
+    """The gain a split of an n-run history must clear: 6.0 + 4.2·log(log n), fitted to the 99th percentile
+    of the largest split gain in simulated histories without a change whose intervals are exact (6.7 at
+    4 runs, 9.5 at 10, 11.5 at 50, 13.8 at 1,000, 14.8 at 3,000), rounded up where the fit fell below."""
+    return 6.0 + 4.2 * math.log(math.log(max(n, 4)))
+
+
+def standard_errors(estimates: Sequence[float], lows: Sequence[float | None],
+                    highs: Sequence[float | None]) -> list[float]:
+    """Each run's standard error of its log ratio, from its 95% interval ((log high − log low) / 2·1.96), never
+    below the history's median one.
+
+    The floor: an interval bounded by a few launches is itself a noisy measure of its run's precision (the
+    sign test's bounds are order statistics of six launches), so one narrower than the history's typical
+    interval is taken at the typical width; a wider one counts as it is. Without it, the one run whose six
+    launches happened to agree outweighs ten others, and a history without a change gets one where it sits
+    (about one quiet simulated history in ten did, in the bench's trials before the floor).
+    A run without an interval (stopped before its test had enough launches to bound anything, or stored
+    before intervals were) counts as the least certain run that has one: it knows no more than any of them.
+    When no run has one, every run gets the spread the history itself shows from run to run.
+    """
+    out: list[float | None] = []
+    for estimate, low, high in zip(estimates, lows, highs):
+        if low is None or high is None or not (0 < low <= high):
+            out.append(None)
+        else:
+            out.append(max((math.log(high) - math.log(low)) / (2 * Z95), MIN_SE))
+    known = [se for se in out if se is not None]
+    if not known:
+        return [max(_spread([math.log(e) for e in estimates]), MIN_SE)] * len(out)
+    typical, fill = _median(known), max(known)
+    return [fill if se is None else max(se, typical) for se in out]
+
+
+def extra_variance(logs: Sequence[float], ses: Sequence[float]) -> float:
+    """The run-to-run variance the intervals do not explain (a machine's day, a driver), as a variance added
+    to every run's: the τ² that makes the mean of d²/(se₁² + se₂² + 2τ²) over successive differences d, its
+    largest tenth left out, what it is for normal noise (TRIMMED_CHI2_1). 0 when the intervals explain the
+    spread or more (a sequential interval is wider than the spread it bounds). A step moves one difference,
+    which the trimming leaves out; a median would too, but estimates τ² from 49 differences about half as
+    well, and a τ² estimated low lets a noisy history through."""
+    pairs = [((b - a) ** 2, sa * sa + sb * sb) for a, b, sa, sb in zip(logs, logs[1:], ses, ses[1:])]
+    if not pairs:
+        return 0.0
+    kept = max(1, math.ceil(TRIM * len(pairs)))
+
+    def trimmed(tau2: float) -> float:
+        return sum(sorted(d2 / (v + 2 * tau2) for d2, v in pairs)[:kept]) / kept
+
+    if trimmed(0.0) <= TRIMMED_CHI2_1:
+        return 0.0
+    low, high = 0.0, max(d2 for d2, _ in pairs)
+    for _ in range(60):  # bisection: the trimmed mean falls as τ² grows
+        mid = (low + high) / 2
+        low, high = (mid, high) if trimmed(mid) > TRIMMED_CHI2_1 else (low, mid)
+    return high
+
+
+def find(estimates: Sequence[float], lows: Sequence[float | None] | None = None,
+         highs: Sequence[float | None] | None = None) -> list[Shift]:
+    """The change points of a series of positive ratios in time order, each with its interval (None where a
+    run has none); [] for fewer than 2·MIN_SIZE runs, where no change can have two runs on each side."""
+    n = len(estimates)
+    if n < 2 * MIN_SIZE:
+        return []
+    lows = list(lows) if lows is not None else [None] * n
+    highs = list(highs) if highs is not None else [None] * n
+    logs = [math.log(e) for e in estimates]
+    ses = standard_errors(estimates, lows, highs)
+    tau2 = extra_variance(logs, ses)
+    weights = [1.0 / (se * se + tau2) for se in ses]
+    bounds = _segment(logs, weights, penalty(n))
+    return _confirmed(logs, weights, bounds, penalty(n))
+
+
+def _segment(logs: list[float], weights: list[float], pen: float) -> list[int]:
+    """ruptures' binary segmentation under the weighted cost: the change indexes, ascending."""
+    import numpy as np
+    import ruptures
+
+    cost = weighted_cost()(np.asarray(weights, dtype=float))
+    found = ruptures.Binseg(custom_cost=cost, min_size=MIN_SIZE, jump=1).fit(np.asarray(logs, dtype=float))
+    return [int(b) for b in found.predict(pen=pen)[:-1]]
+
+
+def _confirmed(logs: list[float], weights: list[float], bounds: list[int], pen: float) -> list[Shift]:
+    """The changes whose levels differ by the confirming test; the weakest that fails goes first, then the rest
+    are tested again against the levels its removal joins."""
+    bounds = list(bounds)
+    while True:
+        edges = [0, *bounds, len(logs)]
+        levels = [_level(logs[a:b], weights[a:b]) for a, b in zip(edges, edges[1:])]
+        tests = []
+        for i, at in enumerate(bounds):
+            (m1, v1), (m2, v2) = levels[i], levels[i + 1]
+            tests.append((m2 - m1) / math.sqrt(v1 + v2))
+        weakest = min(range(len(tests)), key=lambda i: abs(tests[i]), default=None)
+        if weakest is None or tests[weakest] ** 2 >= pen:
+            return [Shift(at, math.exp(levels[i][0]), math.exp(levels[i + 1][0]), tests[i])
+                    for i, at in enumerate(bounds)]
+        del bounds[weakest]
+
+
+def _level(logs: list[float], weights: list[float]) -> tuple[float, float]:
+    """A level's weighted mean and that mean's variance, scaled up by its Birge ratio (the scatter of its runs
+    around the mean over what their variances allow) where that is above 1, never down."""
+    total = sum(weights)
+    mean = sum(w * y for w, y in zip(weights, logs)) / total
+    birge = sum(w * (y - mean) ** 2 for w, y in zip(weights, logs)) / (len(logs) - 1) if len(logs) > 1 else 1.0
+    return mean, max(1.0, birge) / total
+
+
+def weighted_cost():
+    """The ruptures cost class (made on first use, so that importing this module imports no ruptures): a
+    segment's Σ w·(y − ȳ_w)², the weighted mean's residual sum of squares, from cumulative sums in O(1)."""
+    global _COST
+    if _COST is None:
+        import numpy as np
+        from ruptures.base import BaseCost
+
+        class WeightedL2(BaseCost):
+            """Gaussian mean-shift cost with each point's own known variance (1/weight)."""
+
+            model = "weighted_l2"
+            min_size = MIN_SIZE
+
+            def __init__(self, weights):
+                self.weights = np.asarray(weights, dtype=float)
+                self.signal = None
+
+            def fit(self, signal):
+                y = np.asarray(signal, dtype=float).reshape(len(self.weights), -1)[:, 0]
+                self.signal = y.reshape(-1, 1)
+                w = self.weights
+                self._s0 = np.concatenate(([0.0], np.cumsum(w)))
+                self._s1 = np.concatenate(([0.0], np.cumsum(w * y)))
+                self._s2 = np.concatenate(([0.0], np.cumsum(w * y * y)))
+                return self
+
+            def error(self, start, end):
+                s0 = self._s0[end] - self._s0[start]
+                s1 = self._s1[end] - self._s1[start]
+                return max(float(self._s2[end] - self._s2[start] - s1 * s1 / s0), 0.0)
+
+        _COST = WeightedL2
+    return _COST
+
+
+_COST = None
+
+
+def _spread(logs: list[float]) -> float:
+    """The run-to-run standard deviation from successive differences (median absolute difference over
+    0.6745·√2): what a history says of its own noise, a step among its runs moving one difference."""
+    diffs = [abs(b - a) for a, b in zip(logs, logs[1:])]
+    return _median(diffs) / (0.6744897501960817 * math.sqrt(2)) if diffs else 0.0
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2

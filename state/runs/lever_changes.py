@@ -1,0 +1,135 @@
+"""A lever's change points in terms of its runs: which run the ratio moved at, from what to what, and the commits,
+device and stack on each side, for `optseq runs LEVER`, the console's history plot and the export.
+
+A hint of where to look, never a decision: the decision is still each run's paired test.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from optseq.state.lifecycle.history_points import finite, measured_at, run_stats
+
+MIN_RUNS = 3
+"""A lever's history is looked at from this many runs with an estimate; change_points.MIN_SIZE runs must lie
+on each side of a change, so a change shows from four."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change point between two runs of one lever."""
+
+    run: int
+    """The first run at the new level."""
+    previous: int
+    """The last run at the old level."""
+    before: float
+    after: float
+    old: dict = field(default_factory=dict)
+    new: dict = field(default_factory=dict)
+    """measured_at of the runs either side: {commit, device, base, dirty}, what each knows."""
+    stacks: tuple[str, str] = ("", "")
+    """The stack either side as `optseq status` names it (adopted levers, model), where the two differ."""
+    root: str | None = None
+    """The repository the runs measured (their fingerprint's), where git can count the commits between."""
+
+    def commits(self) -> tuple[str, str] | None:
+        """The short commits either side, when both runs recorded one."""
+        old, new = self.old.get("commit"), self.new.get("commit")
+        return (str(old)[:7], str(new)[:7]) if old and new else None
+
+
+def series(runs) -> list[dict]:
+    """A lever's runs with a positive finite estimate, oldest first: what its change points are found in."""
+    out = []
+    for run in sorted(runs, key=lambda r: r.get("id") or 0):
+        estimate = finite(run_stats(run).get("estimate"))
+        if estimate is not None and estimate > 0 and run.get("id") is not None:
+            out.append(run)
+    return out
+
+
+def changes(runs) -> list[Change]:
+    """The change points of these runs of one lever (all its runs, or the newest the machine keeps), oldest
+    first; [] below MIN_RUNS runs with an estimate, and without importing the detector's libraries."""
+    points = series(runs)
+    if len(points) < MIN_RUNS:
+        return []
+    from optseq.state.runs import change_points
+
+    stats = [run_stats(r) for r in points]
+    found = change_points.find([s["estimate"] for s in stats], [finite(s.get("ci_low")) for s in stats],
+                               [finite(s.get("ci_high")) for s in stats])
+    out = []
+    for shift in found:
+        previous, first = points[shift.at - 1], points[shift.at]
+        out.append(Change(first["id"], previous["id"], shift.before, shift.after, measured_at(previous),
+                          measured_at(first), _stacks(previous, first), _root(first) or _root(previous)))
+    return out
+
+
+def change_text(change: Change, count: int | None = None, brief: bool = False) -> str:
+    """`change at run 15: 1.29× → 1.05×, between commits 9a8b7c0..d4e5f61, 4 commits: git log 9a8b7c0..d4e5f61`,
+    with the device and the stack where they changed too; `count` is the commits between, where git told.
+    `brief`: `commits 9a8b7c0..d4e5f61` and no command, for a line under a plot."""
+    text = f"change at run {change.run}: {change.before:.2f}× → {change.after:.2f}×"
+    commits = change.commits()
+    if commits is None:
+        text += ", no commit recorded"
+    elif commits[0] == commits[1]:
+        text += f", at commit {commits[0]} on both sides"
+    elif brief:
+        text += f", commits {commits[0]}..{commits[1]}"
+    else:
+        span = f"{commits[0]}..{commits[1]}"
+        counted = f"{count} commit{'' if count == 1 else 's'}: " if count is not None else ""
+        text += f", between commits {span}, {counted}git log {span}"
+    return text + "".join(f"; {part}" for part in also(change))
+
+
+def also(change: Change) -> list[str]:
+    """What else differs across the change: the baseline's commit (a branch lever), uncommitted changes, the
+    device, the stack."""
+    old, new = change.old, change.new
+    parts = []
+    if old.get("base") and new.get("base") and old["base"] != new["base"]:
+        parts.append(f"baseline {str(old['base'])[:7]}..{str(new['base'])[:7]}")
+    dirty = [str(r) for r, on in ((change.previous, old), (change.run, new)) if on.get("dirty")]
+    if dirty:
+        parts.append(f"uncommitted changes in run {' and '.join(dirty)}")
+    if old.get("device") and new.get("device") and old["device"] != new["device"]:
+        parts.append(f"device {old['device']} → {new['device']}")
+    if change.stacks[0] != change.stacks[1]:
+        parts.append(f"stack {change.stacks[0] or 'none'} → {change.stacks[1] or 'none'}")
+    return parts
+
+
+def count_commits(change: Change) -> int | None:
+    """Commits in the new run's commit that the old run's lacks, from git in the runs' repository; None where
+    it cannot say (no repository recorded, a commit rebased away, no git)."""
+    commits = change.commits()
+    if change.root is None or commits is None or change.old["commit"] == change.new["commit"]:
+        return None
+    from optseq.state.code import git
+
+    return git.count(change.root, change.old["commit"], change.new["commit"])
+
+
+def _stacks(previous: dict, first: dict) -> tuple[str, str]:
+    return _stack(previous.get("infra")), _stack(first.get("infra"))
+
+
+def _stack(infra) -> str:
+    """`amp+compile, model h64x2`: the adopted levers and the model a run's arms both carried."""
+    if not isinstance(infra, dict):
+        return ""
+    adopted = "+".join(str(a) for a in infra.get("adopted") or ())
+    model = (infra.get("model") or {}).get("name") if isinstance(infra.get("model"), dict) else None
+    return ", ".join(p for p in (adopted, f"model {model}" if model else "") if p)
+
+
+def _root(run: dict) -> str | None:
+    fingerprint = run.get("fingerprint") if isinstance(run.get("fingerprint"), dict) else {}
+    repo, code = fingerprint.get("repo"), fingerprint.get("code")
+    root = (repo or {}).get("root") if isinstance(repo, dict) else (code or {}).get("repo") \
+        if isinstance(code, dict) else None
+    return str(root) if root else None

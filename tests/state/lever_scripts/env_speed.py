@@ -1,0 +1,32 @@
+"""A stand-in lever whose candidate is STEP_LEVER_RATIO times the baseline's speed (its environment sets it), so a
+test can step a lever's true ratio between runs: per-launch offsets (sd 1%) and per-sample noise (1%) drawn from
+the run and the pass, so every launch brings fresh numbers and two runs differ as real ones do."""
+import json
+import os
+import random
+import sys
+
+
+def emit(**event):
+    print(json.dumps(event), flush=True)
+
+
+def main() -> int:
+    ratio = float(os.environ["STEP_LEVER_RATIO"])
+    pairs = int(os.environ.get("OPTSEQ_REPEATS", "5"))
+    rng = random.Random(f"{os.environ.get('OPTSEQ_RUN_ID')}:{os.environ.get('OPTSEQ_PASS')}")
+    emit(event="env", device="test-device", python=sys.version.split()[0], code_hash="env-speed")
+    launch = rng.lognormvariate(0.0, 0.01)
+    for i in range(pairs):
+        base = 100.0 * (1 + rng.gauss(0.0, 0.01))
+        cand = 100.0 * ratio * launch * (1 + rng.gauss(0.0, 0.01))
+        emit(event="sample", arm="baseline", metric="items_per_s", value=base, unit="items/s",
+             higher_is_better=True, pair=i)
+        emit(event="sample", arm="candidate", metric="items_per_s", value=cand, unit="items/s",
+             higher_is_better=True, pair=i)
+    emit(event="done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
