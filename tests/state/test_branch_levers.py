@@ -218,3 +218,19 @@ def test_a_squash_merged_branch_lands_where_the_user_says_and_only_in_the_baseli
     assert said.strip() == f"fast: in the code since {squash[:7]} (by hand: squash-merged in #12)"
     levers = status(repo, db)
     assert levers["fast"]["note"] == f"in the code since {squash[:7]}" and levers["later"]["state"] == "ready"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["warn", "stale"])
+def test_a_baseline_that_moved_warns_or_under_code_changes_stale_makes_the_run_stale(tmp_path, policy):
+    repo = make_repo(tmp_path, plan_extra=f'code_changes = "{policy}"\n')
+    db = tmp_path / "db"
+    cli(repo, db, "--run", "same", code=None)
+    was = repo.commit("main")
+    repo.git("commit", "--quiet", "--allow-empty", "-m", "the team's next commit")  # HEAD moves: the baseline
+    said = f"the baseline moved: HEAD moved 1 commit since run 1 ({was[:7]} → {repo.commit('main')[:7]})"
+    same = status(repo, db)["same"]
+    if policy == "stale":
+        assert same["state"] == "stale" and same["stale_reason"] == said
+    else:
+        assert same["state"] == "rejected" and same["warnings"] == [said] and same["note"] == said
