@@ -82,7 +82,7 @@ def test_two_ready_levers_run_at_once_and_the_lever_they_open_follows(tmp_path):
 
 def test_parallel_is_refused_where_it_means_nothing(tmp_path):
     env = {**os.environ, "OPTSEQ_PLAN": str(plan(tmp_path)), "OPTSEQ_DB": str(tmp_path / "db")}
-    for args, words in ((["--run", "left", "--parallel", "2"], "--parallel applies to --run ready or --run stale"),
+    for args, words in ((["--run", "left", "--parallel", "2"], "--parallel applies to --run ready, stale or watch"),
                         (["--run", "ready", "--parallel", "0"], "--parallel 0: expected 1 to 64")):
         proc = subprocess.run([*OPTSEQ, *args], env=env, capture_output=True, text=True, timeout=CEILING_S)
         assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr
