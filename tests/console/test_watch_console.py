@@ -42,7 +42,8 @@ def test_w_watches_and_an_eroded_gain_is_marked_in_the_table_detail_and_graph(ad
             await until(pilot, lambda: panel.running, "the watch to start")
             await until(pilot, lambda: not panel.running, "the watch to land")
             await until(pilot, lambda: cell(app, "fast", "state") == "eroded", "fast marked eroded")
-            assert cell(app, "on_top", "state").startswith("stale")
+            # the table shows each run as it lands: on_top's last, after the group's end
+            await until(pilot, lambda: cell(app, "on_top", "state").startswith("stale"), "on_top stale")
             assert cell(app, "fast", "why").startswith("d: gain eroded")
             await select_lever(pilot, "fast")
             await pilot.press("1")
@@ -69,6 +70,7 @@ def test_a_watch_whose_gains_hold_leaves_them_adopted(adopted, monkeypatch):
             await select_lever(pilot, "fast")
             await pilot.press("1")
             await until(pilot, lambda: "watch: holds at run 3" in detail(app), "the watch's verdict")
-            assert cell(app, "fast", "state") == "adopted" and cell(app, "on_top", "state") == "adopted"
+            await until(pilot, lambda: cell(app, "on_top", "state") == "adopted", "on_top's watch landed")
+            assert cell(app, "fast", "state") == "adopted"
 
     run(go())
