@@ -18,7 +18,13 @@ TORCH_INDEX ?= $(if $(NVIDIA),,$(TORCH_CPU_INDEX))
 # 2026-12-04 with `pip download`: the CPU wheel 183 MiB and its 9 dependencies (sympy, networkx, ...) 10 MiB, 202 MB
 # in all; PyPI's default, 29 files, 2.74 GB: its wheel 502 MiB, 19 CUDA packages (nvidia-*, cuda-*, triton)
 # 2,102 MiB, the same 9 dependencies.
-TORCH_SAYS := $(if $(TORCH_INDEX),$(if $(filter $(TORCH_CPU_INDEX),$(TORCH_INDEX)),  installing $(TORCH) CPU build (about 200 MB to download) from $(TORCH_INDEX): no NVIDIA driver here;  make TORCH_INDEX= for PyPI's default (a CUDA build and its CUDA libraries$(,) about 2.7 GB),  installing $(TORCH) from $(TORCH_INDEX)),  installing $(TORCH) from PyPI's default index: on Linux a CUDA build and its CUDA libraries$(,) about 2.7 GB  to download$(if $(NVIDIA),$(,) as this machine has an NVIDIA driver); make TORCH_INDEX=$(TORCH_CPU_INDEX) for the CPU  build (about 200 MB))
+TORCH_SAYS := $(if $(TORCH_INDEX),$(if $(filter $(TORCH_CPU_INDEX),$(TORCH_INDEX)),\
+  installing $(TORCH) CPU build (about 200 MB to download) from $(TORCH_INDEX)$(if $(NVIDIA),,: no NVIDIA driver\
+  here); make TORCH_INDEX= for PyPI's default (a CUDA build and its CUDA libraries$(,) about 2.7 GB),\
+  installing $(TORCH) from $(TORCH_INDEX)),\
+  installing $(TORCH) from PyPI's default index: on Linux a CUDA build and its CUDA libraries$(,) about 2.7 GB to\
+  download$(if $(NVIDIA),$(,) as this machine has an NVIDIA driver); make TORCH_INDEX=$(TORCH_CPU_INDEX) for the\
+  CPU build (about 200 MB))
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.optseq-installed
