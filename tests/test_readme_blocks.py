@@ -100,3 +100,26 @@ def test_the_block_validates(tmp_path, where, info, body):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"{where} ({info or 'a whole plan'}): {proc.stderr.strip()}"
     assert "Traceback" not in proc.stderr
+
+
+def test_the_users_path_comes_before_the_reference():
+    """A newcomer meets install, the console, the seed story and their own repo before statistics and Ray."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    path = ["## Quick start", "## The console", "## The seed story: the default plan", "## Use optseq on your repo",
+            "## Levers that are code: branches, and the commit gate", "## Gains held to account: the watch",
+            "## Tests", "## Reference"]
+    assert [h for h in headings if h in path] == path, headings
+    lines = text.splitlines()
+    yours = lines.index("## Use optseq on your repo")
+    for reference in ("How optseq decides", "Ray cluster", "Hours saved", "Layout", "The plan"):
+        at = [i for i, line in enumerate(lines) if line.startswith("#") and reference in line]
+        assert all(i > yours for i in at), f"{reference!r} comes before Use optseq on your repo"
+    assert text.count("\n") < 700, "the README grew past 700 lines: move reference into docs/"
+
+
+def test_every_doc_the_readme_names_exists():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\bdocs/[a-z_]+\.md\b", text))
+    assert {"docs/statistics.md", "docs/ray.md", "docs/serve.md", "docs/store.md"} <= named
+    assert [doc for doc in sorted(named) if not (ROOT / doc).is_file()] == []
