@@ -47,7 +47,13 @@ class Following:
         wrong and where until the file is fixed. A lever running reads its plan when it ends (as `--run ready`
         reads it between levers)."""
         seen = _signature(self.seq.plan.path)
-        if seen == self._plan_seen and not _racy(seen) or self.panel.running:
+        if seen == self._plan_seen and not _racy(seen):
+            return False
+        if self.panel.running:
+            if seen != self._plan_seen and seen != getattr(self, "_plan_told", None):
+                self._plan_told = seen
+                self.notify(f"{self.seq.plan.path} changed on disk: read again once the run of "
+                            f"{', '.join(sorted(self.panel.running_levers))} ends", timeout=10, markup=False)
             return False
         before = {v["id"]: v for v in self.seq.lever_views()}
         try:

@@ -12,7 +12,7 @@ import pytest
 
 from optseq.console.app import make_app
 from tests.conftest import OPTSEQ
-from tests.console.test_app import SIZE, TINY_LEVER, cell, run, until
+from tests.console.test_app import SIZE, TINY_LEVER, cell, run, select_lever, until
 from tests.console.test_app import _steady_env  # noqa: F401  the autouse fixture, here too
 
 PLAN = f"""[plan]
@@ -154,5 +154,48 @@ def test_a_toml_syntax_error_names_its_line_and_a_fix_clears_it(adopted):
             edit(plan, 'title = "Later lever', 'title = "Later lever"')
             await until(pilot, lambda: not banner_shown(app), what="the banner gone")
             assert cell(app, "fast", "state") == "adopted"
+
+    run(go())
+
+
+def test_an_edit_while_a_lever_runs_is_read_once_the_run_ends(adopted, tmp_path, monkeypatch):
+    plan, db = adopted
+    hold = tmp_path / "let-go"
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(hold))  # the run waits after its first pair until the file exists
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: cell(app, "fast", "state") == "adopted", what="the adoption")
+            await select_lever(pilot, "later")
+            await pilot.press("r")
+            await until(pilot, lambda: app.main.panel.running, what="later's run")
+            edit(plan, "min_speedup = 1.2", "min_speedup = 1.3")  # fast's rule
+            # the run goes on under the plan it started with (as `--run ready` reads an edit between levers)
+            assert app.main.follow_plan() is False
+            assert app.seq.plan.lever("fast").rule.min_speedup == 1.2 and cell(app, "fast", "state") == "adopted"
+            said = f"{plan} changed on disk: read again once the run of later ends"
+            await until(pilot, lambda: said in [n.message for n in app._notifications], what="the wait said")
+            hold.touch()
+            await until(pilot, lambda: not app.main.panel.running, what="later's run to end")
+            await until(pilot, lambda: cell(app, "fast", "state") == "stale adopt", what="the edit read")
+            assert app.seq.plan.lever("fast").rule.min_speedup == 1.3
+
+    run(go())
+
+
+def test_a_lever_added_to_the_plan_gets_its_row_and_its_palette_command(tmp_path, db):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN, encoding="utf-8")
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: cell(app, "later", "state") == "ready", what="the first screen")
+            added = PLAN.split("[[levers]]")[2].replace('"later"', '"third"').replace("Later lever", "Third lever")
+            plan.write_text(PLAN + "\n[[levers]]" + added, encoding="utf-8")
+            await until(pilot, lambda: "third" in app.main.query_one("#levers")._ids, what="the new row")
+            assert cell(app, "third", "state") == "ready" and cell(app, "third", "title") == "Third lever"
+            assert "Lever third" in [c.title for c in app.get_system_commands(app.main)]
 
     run(go())
