@@ -55,22 +55,25 @@ class Following:
                 self.notify(f"{self.seq.plan.path} changed on disk: read again once the run of "
                             f"{', '.join(sorted(self.panel.running_levers))} ends", timeout=10, markup=False)
             return False
-        before = {v["id"]: v for v in self.seq.lever_views()}
+        plan, before = self.seq.plan, getattr(self, "_views", {})  # the views on screen now
         try:
-            changed = self.seq.reload_plan()
+            self.seq.reload_plan()
         except PlanError as exc:
             self._plan_seen = seen
             self.plan_banner(str(exc))
             return False
-        except (InputError, StoreError) as exc:  # the store is busy or full: the plan stays unread, tried again
-            self.notify(str(exc), severity="warning", markup=False)
+        except (InputError, StoreError) as exc:  # the store is busy or full: tried again at the next look
+            if seen != getattr(self, "_plan_told", None):
+                self._plan_told = seen
+                self.notify(str(exc), severity="warning", markup=False)
+        else:
+            self._plan_seen = seen
+            self.plan_banner(None)
+        if self.seq.plan is plan:
             return False
-        self._plan_seen = seen
-        self.plan_banner(None)
-        if changed:
-            self._follow_code_when_branches()
-            self._say_stale(before)
-        return changed
+        self._follow_code_when_branches()
+        self._say_stale(before)
+        return True
 
     def _say_stale(self, before: dict[str, dict]) -> None:
         """What the edit made stale, in status's words (the detail pane and `optseq status` give the same)."""
@@ -85,12 +88,14 @@ class Following:
             if banners:
                 banners.first().set_class(False, "-shown")
             return
-        from optseq.console.widgets.plan_banner import PlanBanner
+        if banners:
+            banner = banners.first()
+        else:
+            from optseq.console.widgets.plan_banner import PlanBanner
 
-        if not banners:
-            self.mount(PlanBanner(id="plan-banner"), before=0)
-            banners = self.query("#plan-banner")
-        banners.first().show_error(error)
+            banner = PlanBanner(id="plan-banner")
+            self.mount(banner, before=0)
+        banner.show_error(error)
 
     def _follow_code(self) -> None:
         try:
