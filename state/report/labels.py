@@ -20,6 +20,7 @@ LABELS: dict[str, dict[str, str]] = {
         "history": "이전 결정",
         "history_more": "이전 결정 {n}건 더 (`optseq runs {lever}`)",
         "nothing_measured": "아직 측정 결과 없음.",
+        "nothing_pending": "결정 대기 중인 lever 없음.",
         # results table
         "col_outcome": "결과",
         "col_metric": "지표",
@@ -101,6 +102,7 @@ LABELS: dict[str, dict[str, str]] = {
         "history": "History",
         "history_more": "{n} earlier decisions (`optseq runs {lever}`)",
         "nothing_measured": "Nothing measured yet.",
+        "nothing_pending": "No lever is waiting for a decision.",
         "col_outcome": "Outcome",
         "col_metric": "Metric",
         "col_ratio": "Ratio",
