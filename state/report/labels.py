@@ -1,5 +1,8 @@
-"""The export's fixed words, one dict per language; plan text never passes through here."""
+"""The export's fixed words, one dict per language; plan text never passes through here. The hours-saved calculus
+writes its sentences below the report: their table (CALCULUS, state/calculus/words.py) is taken in here."""
 from __future__ import annotations
+
+from optseq.state.calculus.words import WORDS as CALCULUS  # noqa: F401  the hours-saved section's sentences
 
 MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
 """The doc's marks for lifecycle.states.MARK's words; the same in every language."""
