@@ -206,7 +206,7 @@ class Inputs:
         return out
 
     def _plan_priority(self) -> dict[str, tuple]:
-        """The plan's recommended order: its [[order]] items first, then kind and plan order (as `next`)."""
+        """The plan's recommended order: its [[order]] items first, then kind and plan order."""
         listed = [lid for item in self.plan.order for lid in item.levers]
         pos = {lid: i for i, lid in reversed(list(enumerate(listed)))}
         return {lid: (pos.get(lid, len(listed)), KINDS.index(self.plan.lever(lid).kind), self.plan.lever(lid).index)

@@ -101,7 +101,7 @@ class Orders(Inputs):
         return (-round(result.net_h, 9), len(result.reruns), tuple(self.priority[i] for i in result.order))
 
     def topo(self, items, placed=(), relaxed=False, before=None) -> list[str]:
-        """`items` in the plan's priority among those whose gates allow them (stable, like `next`)."""
+        """`items` in the plan's priority among those whose gates allow them (stable)."""
         placed, left, out = set(placed), set(items), []
         while left:
             free = [i for i in left if self._free(i, placed, relaxed, before)]

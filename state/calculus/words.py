@@ -115,6 +115,13 @@ class Said(str):
     def in_lang(self, lang: str) -> str:
         return _fill(lang, self.key, self.fields)
 
+    def __reduce__(self):  # a copy or a pickle is made again from the key and fields, not from the English
+        return _said, (self.key, self.fields)
+
+
+def _said(key: str, fields: dict) -> Said:
+    return Said(key, **fields)
+
 
 def said_in(text: str, lang: str) -> str:
     """`text` in `lang` where it is a Said; any other string as it is."""

@@ -116,3 +116,17 @@ def test_every_sentence_is_given_in_both_languages():
         for key, text in WORDS[lang].items():
             fields = set(re.findall(r"(?<!\{)\{(\w+)", text)) - {"s"}  # `s`: the English plural alone
             assert fields == set(re.findall(r"(?<!\{)\{(\w+)", WORDS["en"][key])) - {"s"}, (lang, key)
+
+
+def test_a_sentence_copied_or_pickled_is_said_again_in_either_language():
+    import copy
+    import pickle
+
+    from optseq.state.calculus.words import Said
+
+    said = Said("order_reruns", order="a → b", saved="1.00", cost="0.00", net="1.00", n=1, s="",
+                reruns=[Said("rerun_hours", experiment="grow", lever="b", hours="—")])
+    assert said == "a → b: saves 1.00 h, costs 0.00 h, forces 1 re-run (grow after b: — h); net 1.00 h"
+    for again in (copy.deepcopy(said), pickle.loads(pickle.dumps(said))):
+        assert again == said and again.in_lang("ko") == "a → b: 1.00 h 절약, 비용 0.00 h, 재실행 1개 (b 뒤 grow: — h); 순 1.00 h"
+    assert json.loads(json.dumps({"verdict": said}))["verdict"] == str(said)  # whatif --json: the English
