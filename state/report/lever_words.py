@@ -166,9 +166,10 @@ class LeverWords:
         return max(mine, key=lambda r: r.get("seq", 0)) if mine else None
 
     def plan_words(self, lever_id: str, plan_text: str) -> str:
-        """The plan's own words while nothing has happened to the lever since; generated text after."""
+        """The plan's own words while nothing has happened to the lever since (marked if it is next all the same);
+        generated text after."""
         if lever_id not in self.changed and plan_text:
-            return plan_text
+            return plan_text + self.next_mark(lever_id)
         return self.state_text(lever_id)
 
 

@@ -73,8 +73,8 @@ def story(tmp_path_factory):
     return states
 
 
-def titles_in(lang: str) -> dict[str, str]:
-    plan = localized(plan_loader.load(DEFAULT_PLAN), lang)
+def titles_in(lang: str, path=DEFAULT_PLAN) -> dict[str, str]:
+    plan = localized(plan_loader.load(path), lang)
     return {lever.title: lever.id for lever in plan.levers}
 
 
@@ -119,6 +119,20 @@ def test_the_pending_table_lists_only_undecided_levers(story):
     rows = pending_rows(story[-1][3]["en"], titles_in("en"))
     assert not {"option_b", "model_size", "julia_port"} & set(rows)
     assert {"amp", "option_a", "tensorrt", "compile"} <= set(rows)
+
+
+def test_a_lever_next_before_anything_happened_is_marked_on_the_plans_own_words(tmp_path):
+    """The starter plan `optseq init` writes: fast_sum can run at once, and its row still has the plan's words."""
+    import os
+
+    starter = DEFAULT_PLAN.parent / "starter" / "optseq.toml"
+    env = dict(os.environ, OPTSEQ_DB=str(tmp_path / "state"), OPTSEQ_PLAN=str(starter))
+    status = json.loads(cli(env, "status", "--json"))
+    assert status["next"] == "fast_sum"
+    for lang in ("ko", "en"):
+        rows = pending_rows(cli(env, "export", "--lang", lang), titles_in(lang, starter))
+        assert [lid for lid, state in rows.items() if "(next)" in state] == ["fast_sum"], (lang, rows)
+        assert rows["fast_sum"] == "not measured yet (next)"  # the plan's words, marked
 
 
 def test_a_plan_with_every_lever_decided_says_so_instead_of_an_empty_table(tmp_path):
