@@ -149,8 +149,10 @@ def test_a_plan_with_every_lever_decided_says_so_instead_of_an_empty_table(tmp_p
         assert section(cli(env, "export", "--lang", lang), "Pending levers") == [line]
 
 
-def test_the_console_says_the_next_the_doc_marks(tmp_path, monkeypatch):
-    """The console's status line, under Pilot, on the state where the doc and the console disagreed."""
+@pytest.mark.parametrize("upto", ["fresh", "option_b adopted", "model size again: stale levers"])
+def test_the_console_says_the_next_the_doc_marks(tmp_path, monkeypatch, upto):
+    """The console's status line, under Pilot: nothing to run, a ready lever (where the doc and the console
+    disagreed), and a stale one."""
     import os
 
     from optseq.console.app import make_app
@@ -158,9 +160,10 @@ def test_the_console_says_the_next_the_doc_marks(tmp_path, monkeypatch):
 
     db = tmp_path / "state"
     env = dict(os.environ, OPTSEQ_DB=str(db), OPTSEQ_PLAN=str(DEFAULT_PLAN))
-    for _, steps in STORY[:4]:
+    for name, steps in STORY[:[n for n, _ in STORY].index(upto) + 1]:
         for step in steps:
             cli(env, *step)
+    nxt = json.loads(cli(env, "status", "--json"))["next"]
     monkeypatch.delenv("OPTSEQ_PLAN", raising=False)
     monkeypatch.delenv("OPTSEQ_DB", raising=False)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
@@ -174,4 +177,8 @@ def test_the_console_says_the_next_the_doc_marks(tmp_path, monkeypatch):
             return app.main.query_one("#status").text
 
     line = run(go())
-    assert marked == ["model_size"] and re.match(r"next: model_size \(n runs it\)", line), (marked, line)
+    if nxt is None:
+        assert marked == [] and line.startswith("next: nothing to run"), (marked, line)
+    else:
+        assert marked == [nxt] and re.match(rf"next: {nxt} \(n runs it\)", line), (marked, line)
+    assert upto != "option_b adopted" or nxt == "model_size"
