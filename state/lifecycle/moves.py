@@ -6,6 +6,7 @@ from optseq.state.plan import gates
 from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.watched import Watched
 from optseq.state.lifecycle.states import DECIDED, OUTCOME_TRIGGER, RUNNABLE, LeverModel
+from optseq.state.lifecycle.words import say, text, unmet
 
 
 class RecordMoves(Watched, Staleness):
@@ -44,6 +45,7 @@ class RecordMoves(Watched, Staleness):
                 model.plan_written()
         elif kind == "stale" and model is not None and (model.state in DECIDED or model.state == "measured"):
             model.stale_reason = record.get("reason", "")
+            model.stale_said = record.get("said")  # derived events keep it; a stack change's has none
             model.invalidate()
         elif kind == "landed" and model is not None and model.outcome == "adopt" and model.landed is None:
             # the adopted branch is in the baseline's history: its decision takes effect, as an adopt does
@@ -51,13 +53,14 @@ class RecordMoves(Watched, Staleness):
             model.landed = {"commit": record.get("commit"), "since": record.get("since"), "at": record.get("at")}
             self.refresh()
             self._remeasure(model.lever.id, "adopt", record.get("seq") or 0, before,
-                            cause=f"{model.lever.id} landed (in the code since {str(record.get('since'))[:7]})")
+                            cause=say("landed", lever=model.lever.id, since=str(record.get("since"))[:7]))
         elif kind == "unlanded" and model is not None and model.landed:
             before = self._stack()
             model.landed = None
             self.refresh()
-            self._left_stack(before, f"{str(record.get('commit'))[:7]} is no longer in "
-                                     f"{record.get('base') or 'the baseline'}'s history")
+            commit = str(record.get("commit"))[:7]
+            self._left_stack(before, say("unlanded", commit=commit, base=record["base"]) if record.get("base")
+                             else say("unlanded_baseline", commit=commit))
 
     def _run(self, record: dict) -> None:
         if record.get("kind") == "compare":
@@ -106,9 +109,10 @@ class RecordMoves(Watched, Staleness):
             # the latest evidence rules: a re-measure that cannot tell takes the lever out of the stack
             # until someone decides it again (a conclusive verdict is followed by its own decision)
             if verdict == "inconclusive" and model.outcome is not None:
-                why = f"re-measured inconclusive in run {run_id}" + (f": {reason}" if reason else "")
+                why = (say("superseded_remeasured_why", run=run_id, reason=reason) if reason
+                       else say("superseded_remeasured", run=run_id))
                 self._supersede(model, why, run=run_id)
-                model.clear_decision(why, run=run_id)
+                model.clear_decision(text(why), run=run_id)
         else:
             model.abort()
             model.unavailable = ({"reason": reason, "run": run_id,
@@ -120,7 +124,7 @@ class RecordMoves(Watched, Staleness):
                     other.unavailable = None
             self.last_device = device
         self.refresh()
-        self._left_stack(before, f"{model.lever.id} re-measured inconclusive in run {run_id}")
+        self._left_stack(before, say("remeasured", lever=model.lever.id, run=run_id))
 
     def _decide(self, lever_id: str, outcome: str, seq: int, record: dict) -> None:
         model = self.models[lever_id]
@@ -138,9 +142,9 @@ class RecordMoves(Watched, Staleness):
         model.outcome, model.decision_seq, model.decision = outcome, seq, record
         model.landed = None  # a branch adopted anew lands anew
         model.watch = None  # and is watched anew
-        model.stale_reason = ""
+        model.stale_reason, model.stale_said = "", None
         model.cleared = None
-        cause = f"{lever_id} decided {outcome}"
+        cause = say("decided", lever=lever_id, outcome=outcome)
         reversal = previous is not None and previous != outcome
         if reversal:
             self._reopen(lever_id)
@@ -159,20 +163,21 @@ class RecordMoves(Watched, Staleness):
                             and not gates.holds(other.lever.requires, ctx)):
                         # a gate on this lever needs no more words; one further down names the missing link
                         direct = lever_id in {a.lever for a in gates.atoms(other.lever.requires)}
-                        unmet = "; ".join(gates.unmet(other.lever.requires, ctx))
-                        self._close(lid, lever_id, cause if direct else f"{cause} ({unmet})", record)
+                        why = cause if direct else say("decided_gate", lever=lever_id, outcome=outcome,
+                                                       reasons=unmet(other.lever.requires, ctx))
+                        self._close(lid, lever_id, why, record)
                         changed = True
         self.refresh()
         self._remeasure(lever_id, outcome, seq, before)
         self._left_stack(before, cause)
 
-    def _close(self, lever_id: str, by: str, why: str, record: dict) -> None:
+    def _close(self, lever_id: str, by: str, why: dict, record: dict) -> None:
         target = self.models[lever_id]
         if target.state == "closed":
             return
-        self._supersede(target, f"closed: {why}", by=record.get("id"))
-        target.clear_decision(f"closed: {why}")
-        target.closed_by, target.closed_by_lever = why, by
+        self._supersede(target, say("closed", why=why), by=record.get("id"))
+        target.clear_decision(text(say("closed", why=why)))
+        target.closed_by, target.closed_said, target.closed_by_lever = text(why), why, by
         target.close()
 
     def _reopen(self, lever_id: str) -> None:
@@ -185,19 +190,21 @@ class RecordMoves(Watched, Staleness):
                           and m.lever.criteria and other.lever.id in getattr(
                               m.lever.criteria.branch(m.outcome), "closes", ())), None)
             if still is not None:
-                other.closed_by, other.closed_by_lever = f"{still.lever.id} decided {still.outcome}", still.lever.id
+                other.closed_said = say("decided", lever=still.lever.id, outcome=still.outcome)
+                other.closed_by, other.closed_by_lever = text(other.closed_said), still.lever.id
                 continue
             other.closed_by = other.closed_by_lever = ""
+            other.closed_said = None
             other.reopen()
 
-    def _supersede(self, model: LeverModel, why: str, by: int | None = None, run: int | None = None) -> None:
+    def _supersede(self, model: LeverModel, why: dict, by: int | None = None, run: int | None = None) -> None:
         """A stored decision that leaves the stack without a decision of its own lever is marked superseded
         by a derived event naming what did it (a reversal decision or a re-measure run)."""
         decision = model.decision
         if model.outcome is None or not decision or decision.get("id") is None or decision.get("source") == "plan":
             return
         self.effects.append({"type": "superseded", "lever": model.lever.id, "decision": decision["id"],
-                             "by": by, "run": run, "reason": why, "derived": True})
+                             "by": by, "run": run, "reason": text(why), "said": why, "derived": True})
 
     def refresh(self) -> None:
         """Move levers across their gates until nothing changes (a fact or decision may cascade)."""

@@ -17,9 +17,10 @@ from optseq.state.lifecycle.run_index import RunIndex
 
 VERSION = 1
 """The layout below; a snapshot of another version is replayed over, never read."""
-FIELDS = ("plan_doc", "outcome", "decision_seq", "decision", "stale_reason", "closed_by", "closed_by_lever",
-          "origin", "cleared", "last_run", "unavailable", "landed", "watch")
-"""LeverModel fields kept as they are (JSON already)."""
+FIELDS = ("plan_doc", "outcome", "decision_seq", "decision", "stale_reason", "stale_said", "closed_by", "closed_said",
+          "closed_by_lever", "origin", "cleared", "last_run", "unavailable", "landed", "watch")
+"""LeverModel fields kept as they are (JSON already). A field a snapshot of an older release lacks reads None: the
+saids are optional (the export falls back to the stored text), so such a snapshot stays VERSION 1."""
 
 
 def plan_key(plan: Plan) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from optseq.state.plan import gates
 from optseq.state.plan.definition import changed
 from optseq.state.lifecycle.states import DECIDED, LeverModel
+from optseq.state.lifecycle.words import say, text, unmet
 
 
 class Staleness:
@@ -26,7 +27,8 @@ class Staleness:
             stack[source] = self.models[source].outcome
         return stack
 
-    def _remeasure(self, lever_id: str, outcome: str, seq: int, before: dict[str, str], cause: str = "") -> None:
+    def _remeasure(self, lever_id: str, outcome: str, seq: int, before: dict[str, str],
+                   cause: dict | None = None) -> None:
         """A decision of a lever that others name in remeasure_when makes their earlier measured decisions stale
         (`cause` says what moved it, where not its decision: a branch that landed)."""
         # a decision that keeps this lever out of the stack (a reject or defer of a lever not in it) changes
@@ -38,7 +40,8 @@ class Staleness:
             measured = other.state == "measured" or (other.state in DECIDED and other.decision_seq is not None
                                                       and other.decision_seq < seq)
             if moved and lever_id in other.lever.remeasure_when and measured and other.lever.run:
-                self._stale(other, f"{cause or f'{lever_id} decided {outcome}'} after {other.lever.id} was measured")
+                why = cause or say("decided", lever=lever_id, outcome=outcome)
+                self._stale(other, say("after_measured", cause=why, lever=other.lever.id))
 
     def _edited(self) -> None:
         """A lever whose numbers were measured on another definition of it (the plan was edited since) is stale,
@@ -52,16 +55,17 @@ class Staleness:
                 before = self.runs.fingerprint(run_id).get("definition")
                 parts = changed(before, self.definitions[model.lever.id]) if isinstance(before, dict) else []
                 if parts:
-                    self._stale(model, f"plan changed: {model.lever.id}'s {' and '.join(parts)} "
-                                       f"(since run {run_id})")
+                    self._stale(model, say("plan_changed", lever=model.lever.id, parts=parts, run=run_id))
                     break
 
-    def _stale(self, model: LeverModel, reason: str) -> None:
-        model.stale_reason = reason
+    def _stale(self, model: LeverModel, said: dict) -> None:
+        """`said`: why, as lifecycle/words says it; its English is the reason status prints."""
+        model.stale_reason, model.stale_said = text(said), said
         model.invalidate()
-        self.effects.append({"type": "stale", "lever": model.lever.id, "reason": reason, "derived": True})
+        self.effects.append({"type": "stale", "lever": model.lever.id, "reason": model.stale_reason, "said": said,
+                             "derived": True})
 
-    def _left_stack(self, before: dict[str, str], cause: str) -> None:
+    def _left_stack(self, before: dict[str, str], cause: dict) -> None:
         """Whatever was measured with a lever that has left the stack goes stale (its baseline had it), and a
         decided lever gated on it that lost its gate too."""
         after = self._stack()
@@ -74,12 +78,11 @@ class Staleness:
                     continue
                 run = self._measured_with(other, gone, outcome)
                 if run is not None:
-                    self._stale(other, f"{gone} left the stack ({cause}) after {other.lever.id} "
-                                       f"was measured with it in run {run}")
+                    self._stale(other, say("left_stack_run", gone=gone, cause=cause, lever=other.lever.id, run=run))
                 elif (gone in {a.lever for a in gates.atoms(other.lever.requires)}
                       and not gates.holds(other.lever.requires, ctx)):
-                    self._stale(other, f"{gone} left the stack ({cause}); "
-                                       + "; ".join(gates.unmet(other.lever.requires, ctx)))
+                    self._stale(other, say("left_stack_gate", gone=gone, cause=cause,
+                                           reasons=unmet(other.lever.requires, ctx)))
 
     def _measured_with(self, model: LeverModel, gone: str, outcome: str):
         """The first evidence run of `model`'s decision (a measured lever's: its last run) whose stack held `gone`

@@ -66,7 +66,12 @@ class LeverModel:
     decision_seq: int | None = None
     decision: dict | None = None
     stale_reason: str = ""
+    stale_said: dict | None = None
+    """stale_reason as lifecycle/words says it, for the export's language; None where the reason came without one
+    (a stack change, a record of an older release)."""
     closed_by: str = ""
+    closed_said: dict | None = None
+    """closed_by as lifecycle/words says it (as stale_said)."""
     closed_by_lever: str = ""
     """The lever whose decision closed this one: a later decision of that lever reopens it."""
     origin: str = ""
@@ -116,7 +121,7 @@ class LeverModel:
         if self.outcome is not None:
             self.cleared = {"decision": self.decision, "outcome": self.outcome, "why": why, "run": run}
         self.outcome = self.decision = self.decision_seq = None
-        self.stale_reason = ""
+        self.stale_reason, self.stale_said = "", None
         self.landed = self.watch = None
 
 

@@ -4,6 +4,7 @@ the current code and stack, and the lever's state does not move. An eroded gain 
 from __future__ import annotations
 
 from optseq.state.lifecycle.states import DECIDED, LeverModel
+from optseq.state.lifecycle.words import say, text
 
 VERDICTS = {"adopt": "holds", "reject": "eroded", "inconclusive": "inconclusive"}
 """The rule's outcome on a watch run -> what it says of the adopted gain."""
@@ -36,13 +37,14 @@ class Watched:
                        "ci_low": stats.get("ci_low"), "ci_high": stats.get("ci_high"),
                        "commit": commit_of(record.get("fingerprint")), "at": record.get("ended")}
         if verdict == "eroded" and was != "eroded":
-            why = f"{model.lever.id}'s gain eroded ({self.eroded_text(model.lever.id)})"
+            eroded = self.eroded_said(model.lever.id)
             for other in self.models.values():
                 if other is model or other.state not in (*DECIDED, "measured") or not other.lever.run:
                     continue
                 run = self._measured_with(other, model.lever.id, "adopt")
                 if run is not None:
-                    self._stale(other, f"{why} after {other.lever.id} was measured on top of it in run {run}")
+                    self._stale(other, say("eroded_after", lever=model.lever.id, eroded=eroded, other=other.lever.id,
+                                           run=run))
 
     def adopted_figure(self, lever_id: str) -> tuple[float | None, int | None, str | None]:
         """The gain the standing adopt claimed: (estimate, run, commit), each None where unknown (a plan's prior has
@@ -60,25 +62,28 @@ class Watched:
     def eroded_text(self, lever_id: str) -> str | None:
         """`eroded: 1.04× [0.98, 1.09] at run 19 (commit d4e5f6) against 1.31× when adopted at run 4 (a1b2c3)`;
         None unless the latest watch of the standing adopt found the gain eroded."""
+        said = self.eroded_said(lever_id)
+        return text(said) if said else None
+
+    def eroded_said(self, lever_id: str) -> dict | None:
+        """eroded_text as lifecycle/words says it."""
         watch = self.models[lever_id].watch or {}
         if watch.get("verdict") != "eroded":
             return None
-        return "eroded: " + _figures(watch) + _against(*self.adopted_figure(lever_id))
+        bounds = (f" [{watch['ci_low']:.2f}, {watch['ci_high']:.2f}]" if isinstance(watch.get("ci_low"), (int, float))
+                  and isinstance(watch.get("ci_high"), (int, float)) else "")
+        commit = say("commit", commit=str(watch["commit"])[:7]) if watch.get("commit") else ""
+        return say("eroded", figure=_x(watch.get("estimate")) + bounds, run=watch.get("run"), commit=commit,
+                   against=_against(*self.adopted_figure(lever_id)))
 
 
 def _x(value) -> str:
     return f"{value:.2f}×" if isinstance(value, (int, float)) else "?"
 
 
-def _figures(watch: dict) -> str:
-    bounds = (f" [{watch['ci_low']:.2f}, {watch['ci_high']:.2f}]" if isinstance(watch.get("ci_low"), (int, float))
-              and isinstance(watch.get("ci_high"), (int, float)) else "")
-    commit = f" (commit {str(watch['commit'])[:7]})" if watch.get("commit") else ""
-    return f"{_x(watch.get('estimate'))}{bounds} at run {watch.get('run')}{commit}"
-
-
-def _against(estimate, run, commit) -> str:
+def _against(estimate, run, commit) -> dict | str:
     if estimate is None:
         return ""
-    where = f" at run {run}" if run is not None else " (the plan's figure)"
-    return f" against {_x(estimate)} when adopted{where}" + (f" ({str(commit)[:7]})" if commit else "")
+    if run is None:
+        return say("against_plan", figure=_x(estimate))
+    return say("against_run", figure=_x(estimate), run=run, commit=f" ({str(commit)[:7]})" if commit else "")

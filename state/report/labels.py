@@ -1,8 +1,11 @@
 """The export's fixed words, one dict per language; plan text never passes through here. The hours-saved calculus
-writes its sentences below the report: their table (CALCULUS, state/calculus/words.py) is taken in here."""
+writes its sentences below the report: their table (CALCULUS, state/calculus/words.py) is taken in here, and so are
+the lifecycle's (LIFECYCLE, state/lifecycle/words.py: why a lever went stale or closed, why a decision left the
+stack), which the machine keeps beside their English."""
 from __future__ import annotations
 
 from optseq.state.calculus.words import WORDS as CALCULUS  # noqa: F401  the hours-saved section's sentences
+from optseq.state.lifecycle.words import WORDS as LIFECYCLE  # noqa: F401  stale, closed and superseded reasons
 
 MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
 """The doc's marks for lifecycle.states.MARK's words; the same in every language."""

@@ -7,9 +7,10 @@ import re
 from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.plan import gates
 from optseq.state.plan.gates import Atom
-from optseq.state.report.labels import MARKS
+from optseq.state.report.labels import LABELS, MARKS
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
+from optseq.state.lifecycle.words import said_in
 from optseq.state.plan.model import Lever, Plan
 
 
@@ -22,6 +23,14 @@ class LeverWords:
         self.changed = {lid for lid, model in machine.models.items()
                         if _snapshot(model) != _snapshot(fresh.models[lid])}
         self.next = machine.next()
+        self.lang = next((k for k, v in LABELS.items() if v is words), "en")
+
+    def stale_reason(self, model: LeverModel) -> str:
+        """Why the lever went stale, in the doc's language where the machine kept its said (else as stored)."""
+        return said_in(model.stale_said, model.stale_reason, self.lang)
+
+    def closed_reason(self, model: LeverModel) -> str:
+        return said_in(model.closed_said, model.closed_by, self.lang)
 
     # -- what a lever is now, in words ---------------------------------------------------------
     def model(self, lever_id: str) -> LeverModel:
@@ -73,9 +82,9 @@ class LeverWords:
             return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {}) + "".join(
                 f" — {t}" for t in extra)
         if state == "stale":
-            return w["stale"].format(reason=model.stale_reason or model.outcome or "") + self.next_mark(lever_id)
+            return w["stale"].format(reason=self.stale_reason(model) or model.outcome or "") + self.next_mark(lever_id)
         if state == "closed":
-            return w["closed"].format(reason=model.closed_by)
+            return w["closed"].format(reason=self.closed_reason(model))
         if state == "ready":
             text = w["ready"] + self.next_mark(lever_id)
             if model.unavailable:

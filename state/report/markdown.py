@@ -111,7 +111,8 @@ class _Doc(Tables, Graph, Hours, ChangeLines):
         text = self.w["reopens"].format(levers=", ".join(short_name(self.lever(l)) for l in open_now)) \
             if open_now else ""
         for lever_id, how in shut.items():
-            why = self.w["and"].join(self.unmet(self.lever(lever_id).requires)) or self.model(lever_id).closed_by
+            why = (self.w["and"].join(self.unmet(self.lever(lever_id).requires))
+                   or self.closed_reason(self.model(lever_id)))
             text += self.w[how].format(lever=short_name(self.lever(lever_id)), why=why)
         return text
 

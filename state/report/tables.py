@@ -5,6 +5,7 @@ import re
 
 from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.lifecycle.states import DECIDED
+from optseq.state.lifecycle.words import said_in
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.lever_words import LeverWords, number, utc_day
 from optseq.state.runs.stats import arms_text
@@ -54,7 +55,7 @@ class Tables(LeverWords):
         for lever in self.plan.levers:
             model = self.model(lever.id)
             record = model.decision
-            note = _joined(w["stale"].format(reason=model.stale_reason) if model.state == "stale" else "",
+            note = _joined(w["stale"].format(reason=self.stale_reason(model)) if model.state == "stale" else "",
                            self.eroded_text(lever.id), self.code_text(lever.id))
             if record is not None and record.get("source") == "plan":
                 if lever.prior and lever.prior.estimate is not None:
@@ -126,7 +127,8 @@ class Tables(LeverWords):
 
     def superseded_reasons(self) -> dict:
         """decision id -> why it left the stack, from the derived `superseded` events (reversal, re-measure)."""
-        return {e["decision"]: e.get("reason", "") for e in self.records.get("events", ())
+        return {e["decision"]: said_in(e.get("said"), e.get("reason", ""), self.lang)
+                for e in self.records.get("events", ())
                 if e.get("type") == "superseded" and e.get("decision") is not None}
 
     def stats_cells(self, stats: dict) -> list[str]:

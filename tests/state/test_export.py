@@ -290,7 +290,7 @@ def test_no_go_status_marks_port_closed_and_dates_the_heading(plan):
         "- ✅ Cython 봇 (~2.55× on opponent_act)",
         "- ✅ Option A 코드: 머지됨, default off",
         "- ✅ AMP 코드: 머지됨, default off",
-        "- — Julia port 작업: closed: julia_port decided NO-GO",
+        "- — Julia port 작업: closed: julia_port NO-GO 결정",
     ]
 
 
@@ -469,7 +469,7 @@ def test_results_row_for_a_decision_with_stats(plan):
         "| **Option B** (per-worker interleaved traversal) | adopt | adv_samples_per_s | 1.42× | [1.31, 1.55] "
         "| 10 | 0.002 | 2026-12-01 | 자동 |  |",
         "| **AMP** trainer | adopt | train_samples_per_s | 1.20× | [1.12, 1.30] | 7 | <0.001 | 2026-12-03 | 자동 "
-        "| stale: model_size decided h128x6 after amp was measured |",
+        "| stale: amp 측정 뒤 model_size h128x6 결정 |",
     ]
     results = section(doc, "측정 결과")
     history = results[results.index("### 이전 결정") + 2:]
@@ -484,12 +484,12 @@ def test_measured_state_text_everywhere(plan):
     # model_size and option_b are decided: the status and the results have them, the pending table no more
     assert [row.split(" | ")[0] for row in rows[2:]] == ["| **AMP** trainer", "| **torch.compile** trainer",
                                                           "| **TensorRT** inference", "| **Option A re-enable**"]
-    assert rows[2].endswith("| stale: model_size decided h128x6 after amp was measured |")
+    assert rows[2].endswith("| stale: amp 측정 뒤 model_size h128x6 결정 |")
     assert rows[3].endswith("| 측정 중 (9) |")
     assert rows[5].endswith("| 준비됨 (next) |")  # option_a: ready on either gate, an infra lever first
     status = section(doc, "현재 진행 상태")
     assert status[0] == "## 현재 진행 상태 (2026-12-04)"
-    assert "- ✅ AMP 코드: 머지됨, default off — stale: model_size decided h128x6 after amp was measured" in status
+    assert "- ✅ AMP 코드: 머지됨, default off — stale: amp 측정 뒤 model_size h128x6 결정" in status
     assert "- ⏳ torch.compile: 측정 중 (9)" in status
     order = section(doc, "권장 순서와 사유")
     assert order[4].startswith("**2. 인프라 최적화 먼저, 모델 크기 실험 뒤에** ✅ — ")
