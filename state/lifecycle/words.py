@@ -84,25 +84,28 @@ def say(key: str, **fields) -> dict:
     return {"key": key, "fields": fields}
 
 
-def text(said: dict, lang: str = "en") -> str:
-    """`said` in `lang`."""
+def text(said: dict, lang: str = "en", words: dict[str, dict[str, str]] | None = None) -> str:
+    """`said` in `lang`, from `words` (a table as WORDS is: the lifecycle's by default)."""
+    words = words or WORDS
+
     def value(name, v):
         if isinstance(v, dict) and "key" in v:
-            return text(v, lang)
+            return text(v, lang, words)
         if isinstance(v, list):
-            return JOINS.get(name, WORDS[lang]["and"]).join(str(value(name, item)) for item in v)
+            return JOINS.get(name, words[lang]["and"]).join(str(value(name, item)) for item in v)
         return v
 
     fields = said.get("fields") or {}
-    return WORDS[lang][said["key"]].format(**{name: value(name, v) for name, v in fields.items()})
+    return words[lang][said["key"]].format(**{name: value(name, v) for name, v in fields.items()})
 
 
-def said_in(said: dict | None, fallback: str, lang: str) -> str:
-    """A stored reason in `lang` where its said was kept (and its key is known here), else its stored text (a
+def said_in(said: dict | None, fallback: str, lang: str, words: dict[str, dict[str, str]] | None = None) -> str:
+    """A stored sentence in `lang` where its said was kept (and its key is known here), else its stored text (a
     record written before saids were kept, or by a move that keeps none)."""
-    if isinstance(said, dict) and said.get("key") in WORDS[lang]:
+    words = words or WORDS
+    if isinstance(said, dict) and said.get("key") in words[lang]:
         try:
-            return text(said, lang)
+            return text(said, lang, words)
         except (KeyError, IndexError, ValueError):  # a said of another release's fields: its text stands
             return fallback
     return fallback

@@ -1,11 +1,12 @@
 """The export's fixed words, one dict per language; plan text never passes through here. The hours-saved calculus
 writes its sentences below the report: their table (CALCULUS, state/calculus/words.py) is taken in here, and so are
 the lifecycle's (LIFECYCLE, state/lifecycle/words.py: why a lever went stale or closed, why a decision left the
-stack), which the machine keeps beside their English."""
+stack), which the machine keeps beside their English, and a run's (RUNS, state/runs/words.py: its noise line)."""
 from __future__ import annotations
 
 from optseq.state.calculus.words import WORDS as CALCULUS  # noqa: F401  the hours-saved section's sentences
 from optseq.state.lifecycle.words import WORDS as LIFECYCLE  # noqa: F401  stale, closed and superseded reasons
+from optseq.state.runs.words import WORDS as RUNS  # noqa: F401  a run's noise line
 
 MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
 """The doc's marks for lifecycle.states.MARK's words; the same in every language."""

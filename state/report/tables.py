@@ -9,6 +9,7 @@ from optseq.state.lifecycle.words import said_in
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.lever_words import LeverWords, number, utc_day
 from optseq.state.runs.stats import arms_text
+from optseq.state.report.labels import RUNS
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
@@ -64,14 +65,14 @@ class Tables(LeverWords):
             elif record is not None and record.get("stats"):
                 rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
                              utc_day(record.get("at")), w["auto"] if record.get("auto") else w["manual"],
-                             _joined(note, figures_note(record["stats"]))])
+                             _joined(note, figures_note(record["stats"], self.lang))])
             elif record is None and self.inconclusive_text(model):
                 # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
                 run = self.latest("runs", lever.id) or {}
                 stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
                 cells = self.stats_cells(stats) if stats else ["—"] * 5
                 rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.get("ended") or run.get("at")),
-                             w["auto"], _joined(self.inconclusive_text(model), figures_note(stats))])
+                             w["auto"], _joined(self.inconclusive_text(model), figures_note(stats, self.lang))])
             past = [(0, lever, lever.prior.outcome, {"source": "plan"})] if lever.prior and model.decision_seq != 0 \
                 else []
             for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
@@ -144,15 +145,16 @@ class Tables(LeverWords):
         ]
 
 
-def figures_note(stats: dict | None) -> str:
-    """What a benchmarker reads beside the ratio: each arm's median (IQR) with its n, and the run's noise line.
-    Empty for stats that carry neither (a decision stored before per-arm figures were kept)."""
+def figures_note(stats: dict | None, lang: str = "en") -> str:
+    """What a benchmarker reads beside the ratio: each arm's median (IQR) with its n, and the run's noise line (in
+    `lang` where the run kept its said). Empty for stats that carry neither (a decision stored before per-arm
+    figures were kept)."""
     stats = stats if isinstance(stats, dict) else {}
     arms = arms_text(stats, names=True)
     n = (stats.get("baseline") or {}).get("n") if isinstance(stats.get("baseline"), dict) else None
     if arms and isinstance(n, int):
         arms += f", n={n}"
-    return _joined(arms, str(stats.get("noise") or ""))
+    return _joined(arms, said_in(stats.get("noise_said"), str(stats.get("noise") or ""), lang, RUNS))
 
 
 def _joined(*parts: str) -> str:

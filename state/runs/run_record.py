@@ -6,10 +6,12 @@ from typing import Any
 
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
+from optseq.state.lifecycle.words import say, text
 from optseq.state.plan.definition import definition
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
 from optseq.state.runs.run_pass import Collected
+from optseq.state.runs.words import WORDS as RUN_WORDS
 from optseq.state.store.records import utc_now
 
 MAX_STORED_WARNINGS = 40
@@ -71,14 +73,14 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         summary = {"error": str(exc)}
         verdict_name = "inconclusive"
         message = f"{lever.id}: measured, but the samples could not be judged: {exc}"
-    noise = noise_line(collected.loads, summary.get("stats"), rule) if status == "succeeded" else None
-    if noise:
-        # on the run's warnings, and where the views read it: the stats (an A/B run's), else the summary
+    said = noise_said(collected.loads, summary.get("stats"), rule) if status == "succeeded" else None
+    if said:
+        # on the run's warnings, and where the views read it: the stats (an A/B run's), else the summary; its
+        # said beside it, for the export's language
+        noise = text(said, "en", RUN_WORDS)
         warnings.append(noise)
-        if isinstance(summary.get("stats"), dict):
-            summary["stats"]["noise"] = noise
-        else:
-            summary["noise"] = noise
+        where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
+        where["noise"], where["noise_said"] = noise, said
     if isinstance(collected.env.get("bench_size"), str) and summary and "error" not in summary:
         # with the figures themselves, so every view that shows them (decisions carry the stats) can say so
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
@@ -126,18 +128,23 @@ def noise_line(loads, stats: dict | None, rule) -> str | None:
     """One line when the run's figures may be blurred, else None: this machine's load average above its cores
     at a launch's start or end (another job was competing for it), or a baseline whose spread within a launch
     (stats' baseline_spread, an IQR over the median) is wider than the min_speedup − 1 the rule must resolve."""
+    said = noise_said(loads, stats, rule)
+    return text(said, "en", RUN_WORDS) if said else None
+
+
+def noise_said(loads, stats: dict | None, rule) -> dict | None:
+    """noise_line as a said of runs/words.py, for the export to say in its language."""
     parts = []
     readings = [x for x in loads or () if isinstance(x, (int, float))]
     cores = os.cpu_count() or 1
     if readings and max(readings) > cores:
-        parts.append(f"load average {max(readings):.1f} on {cores} core{'s' * (cores != 1)} while it ran")
+        parts.append(say("noisy_load", load=f"{max(readings):.1f}", cores=cores, s="s" * (cores != 1)))
     spread = (stats or {}).get("baseline_spread")
     floor = getattr(rule, "min_speedup", None)
     if (isinstance(spread, (int, float)) and isinstance(floor, (int, float)) and not getattr(rule, "choose", None)
             and floor > 1 and spread > floor - 1):
-        parts.append(f"the baseline's spread within a launch (IQR {spread:.0%} of its median) is wider than the "
-                     f"{floor - 1:.0%} the rule must resolve ({floor:g}×)")
-    return "noisy: " + "; ".join(parts) + "; its figures may not repeat" if parts else None
+        parts.append(say("noisy_spread", spread=f"{spread:.0%}", floor=f"{floor - 1:.0%}", min_speedup=f"{floor:g}"))
+    return say("noisy", reasons=parts) if parts else None
 
 
 def _repo(lever, plan_path) -> dict | None:

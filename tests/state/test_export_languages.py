@@ -194,3 +194,22 @@ def test_the_gates_reasons_are_said_as_status_says_them():
             seen += len(english)
         machine.apply("decisions", {"id": seen + 100, "seq": seen + 100, "lever": decision[0], "outcome": decision[1]})
     assert seen
+
+
+def test_a_runs_noise_line_is_said_in_the_docs_language(tmp_path, cli_env):
+    """A busy machine's warning: the run and the CLI keep its English, the export's results say it in the doc's."""
+    from tests.state.test_bench_figures import optseq, plan_env
+
+    # the load reading is overridden: no test loads the machine to see the warning
+    env = plan_env(tmp_path, cli_env, ["--ratio", "1.5"], OPTSEQ_LOADAVG="1000")
+    optseq(env, "--run", "lever")
+    cores = os.cpu_count()
+    english = f"noisy: load average 1000.0 on {cores} core{'s' * (cores != 1)} while it ran; its figures may not repeat"
+    (run,) = json.loads(optseq(env, "runs", "--json").stdout)["runs"]
+    assert run["summary"]["stats"]["noise"] == english
+    docs = {lang: optseq(env, "export", "--lang", lang).stdout for lang in ("ko", "en")}
+    korean = f"측정 잡음: 실행 중 load average 1000.0 (코어 {cores}개); 수치가 재현되지 않을 수 있음"
+    assert english in docs["en"] and korean not in docs["en"]
+    assert korean in docs["ko"] and english not in docs["ko"]
+    row = next(r for r in docs["ko"].splitlines() if r.startswith("| A lever | adopt |"))
+    assert not ENGLISH_RUN.search(optseqs_own(row, ["A lever"])), row
