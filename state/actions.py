@@ -11,6 +11,7 @@ from pathlib import Path
 
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.states import DECIDED, TransitionRefused
+from optseq.state.lifecycle.words import say, text
 from optseq.state.plan.workload import conflict
 from optseq.state.runs.configs import measured_configs, spelled
 
@@ -343,17 +344,18 @@ class Actions:
                 continue
             for evidence in evidence_runs:
                 old = self.machine.runs.fingerprint(evidence)
-                reason = _stack_change(old, fp)
-                if reason and evidence != run_id:
-                    self.append("events", {"type": "stale", "lever": lever_id, "reason": reason,
+                said = _stack_change(old, fp)
+                if said and evidence != run_id:
+                    self.append("events", {"type": "stale", "lever": lever_id, "reason": text(said), "said": said,
                                            "run": run_id})
                     break
 
 
-def _stack_change(old: dict, new: dict) -> str | None:
+def _stack_change(old: dict, new: dict) -> dict | None:
+    """Why a number measured on `old`'s stack is stale on `new`'s, as lifecycle/words says it."""
     if old.get("device") and new.get("device") and old["device"] != new["device"]:
-        return f"device changed: measured on {old['device']}, now {new['device']}"
+        return say("device_changed", was=old["device"], now=new["device"])
     a, b = (old.get("versions") or {}).get("torch"), (new.get("versions") or {}).get("torch")
     if a and b and a != b:
-        return f"torch changed: measured on {a}, now {b}"
+        return say("torch_changed", was=a, now=b)
     return None

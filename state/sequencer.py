@@ -11,6 +11,7 @@ from optseq.state.errors import InputError
 from optseq.state.lifecycle import snapshot
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED
+from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.model import Plan
 from optseq.state.store.inflight import FINAL
@@ -233,12 +234,12 @@ class Sequencer(Actions, ReadViews):
                 was = self.machine.runs.fingerprint(run_id).get("repo")
                 how = code_moved(was, self.repo_now(was["root"])) if isinstance(was, dict) else None
                 if how:
-                    moved.append((lever_id, f"workload code changed since run {run_id}: {how}"))
+                    moved.append((lever_id, say("code_changed", run=run_id, how=how)))
                     break
         if moved:
             with self.writing():
-                for lever_id, reason in moved:
-                    self.append("events", {"type": "stale", "lever": lever_id, "reason": reason})
+                for lever_id, said in moved:
+                    self.append("events", {"type": "stale", "lever": lever_id, "reason": text(said), "said": said})
 
     def code_moves(self) -> list[dict]:
         """Branch levers whose code moved since their run: an adopted commit merged (`landed`) or taken out again,

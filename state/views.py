@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from optseq.state import branch_views
 from optseq.state.lever_warnings import code_warnings, outside_stack, size_warnings
 from optseq.state.code import repo
+from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
 from optseq.state.supersession import Marks
 
@@ -70,7 +71,7 @@ class ReadViews:
             was = self.machine.runs.fingerprint(run_id).get("repo")
             moved = code_moved(was, self.repo_now(was["root"]) if isinstance(was, dict) else None)
             if moved:
-                return [f"workload code changed since run {run_id}: {moved}"]
+                return [text(say("code_changed", run=run_id, how=moved))]  # the words a stale reason keeps
         return []
 
     def branch_view(self, lever_id: str) -> dict | None:
@@ -378,15 +379,17 @@ def evidence_runs(model) -> list:
     return []
 
 
-def code_moved(was: dict | None, now: dict | None) -> str | None:
-    """How the workload's repository moved since a run: `measured 14 commits ago (3f2a9c1d)`, `with
-    uncommitted changes since`; None when it did not, or either side is unknown."""
+def code_moved(was: dict | None, now: dict | None) -> dict | None:
+    """How the workload's repository moved since a run, as lifecycle/words says it: `measured 14 commits ago
+    (3f2a9c1d)`, `the uncommitted changes differ from the ones it was measured with`; None when it did not, or
+    either side is unknown."""
     if not isinstance(was, dict) or not isinstance(now, dict) or was.get("root") != now.get("root"):
         return None
     if was.get("head") != now.get("head"):
         count = repo.commits_between(now["root"], was["head"], now["head"])
-        ago = f"{count} commit{'s' * (count != 1)} ago" if count is not None else "on a commit HEAD does not hold"
-        return f"measured {ago} ({str(was['head'])[:8]})"
+        head = str(was["head"])[:8]
+        return (say("code_not_held", head=head) if count is None
+                else say("code_commits_ago", count=count, s="s" * (count != 1), head=head))
     if was.get("diff") != now.get("diff"):
-        return "the uncommitted changes differ from the ones it was measured with"
+        return say("code_diff")
     return None

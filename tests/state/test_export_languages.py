@@ -213,3 +213,66 @@ def test_a_runs_noise_line_is_said_in_the_docs_language(tmp_path, cli_env):
     assert korean in docs["ko"] and english not in docs["ko"]
     row = next(r for r in docs["ko"].splitlines() if r.startswith("| A lever | adopt |"))
     assert not ENGLISH_RUN.search(optseqs_own(row, ["A lever"])), row
+
+
+def test_an_edited_lever_is_stale_in_the_docs_language(tmp_path):
+    """A plan edit since the run: status says what changed in English, each doc in its own language."""
+    from tests.state.test_workload import cli as run_cli, lever, plan_file
+
+    plan = plan_file(tmp_path, lever("la", 'candidate_args = ["--a=2"]'))
+    db = tmp_path / "db"
+    run = json.loads(run_cli(plan, db, "--run", "la", "--json").stdout)["runs"][0]["run_id"]
+    plan.write_text(plan.read_text(encoding="utf-8").replace('["--a=2"]', '["--a=3"]'), encoding="utf-8")
+    (la,) = json.loads(run_cli(plan, db, "status", "--json").stdout)["levers"]
+    assert la["stale_reason"] == f"plan changed: la's candidate_args (since run {run})"
+    docs = {lang: run_cli(plan, db, "export", "--lang", lang).stdout for lang in ("ko", "en")}
+    assert f"stale: plan changed: la's candidate_args (since run {run})" in docs["en"]
+    assert f"stale: plan 변경: la의 candidate_args (run {run} 이후)" in docs["ko"]
+    assert "plan changed" not in docs["ko"]
+
+
+def test_a_device_change_is_stale_in_the_docs_language(tmp_path, cli_env, db):
+    """A number measured on another device: the stale event keeps its said beside status's English."""
+    from optseq.state.sequencer import Sequencer
+    from tests.state.test_lever_run import run_once, write_plan
+
+    plan = write_plan(tmp_path, ["--ratio", "1.5"])
+    run_once(plan, db)
+    with Sequencer.open(plan, db, mode="write") as seq:
+        run = seq.store.all("runs")[-1]
+        was = run["fingerprint"]["device"]
+        seq.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    (view,) = json.loads(cli(env, "status", "--json"))["levers"]
+    assert view["stale_reason"] == f"device changed: measured on {was}, now NVIDIA H200"
+    assert f"stale: device changed: measured on {was}, now NVIDIA H200" in cli(env, "export", "--lang", "en")
+    assert f"stale: 장치 변경: {was}에서 측정, 지금은 NVIDIA H200" in cli(env, "export", "--lang", "ko")
+
+
+@pytest.mark.slow
+def test_a_code_change_is_stale_in_the_docs_language(tmp_path):
+    """With code_changes = "stale", the workload's commits since the run: status's English, the doc's language."""
+    from tests.state.test_workload import BENCH, cli as run_cli, git, lever, plan_file
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "bench.py").write_text(BENCH.read_text(encoding="utf-8"), encoding="utf-8")
+    workload = ('[workload]\ncommand = ["python", "bench.py", "--a=1"]\n'
+                "metric = { name = \"rate\", regex = 'rate: ([0-9.]+)', unit = \"items/s\" }\nwarmup = 0\n")
+    plan = plan_file(repo, lever("la", 'candidate_args = ["--a=2"]'), workload=workload)
+    plan.write_text(plan.read_text(encoding="utf-8").replace('lang = "en"', 'lang = "en"\ncode_changes = "stale"'),
+                    encoding="utf-8")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "bench")
+    db = tmp_path / "db"
+    run = json.loads(run_cli(plan, db, "--run", "la", "--json").stdout)["runs"][0]["run_id"]
+    head = json.loads(run_cli(plan, db, "runs", "--json").stdout)["runs"][0]["fingerprint"]["repo"]["head"][:8]
+    for i in range(2):
+        (repo / "bench.py").write_text((repo / "bench.py").read_text() + f"\n# change {i}\n", encoding="utf-8")
+        git(repo, "commit", "-qam", f"change {i}")
+    (la,) = json.loads(run_cli(plan, db, "status", "--json").stdout)["levers"]
+    assert la["stale_reason"] == f"workload code changed since run {run}: measured 2 commits ago ({head})"
+    assert f"stale: {la['stale_reason']}" in run_cli(plan, db, "export", "--lang", "en").stdout
+    ko = run_cli(plan, db, "export", "--lang", "ko").stdout
+    assert f"stale: run {run} 이후 워크로드 코드 변경: 커밋 2개 전에 측정 ({head})" in ko
