@@ -103,11 +103,11 @@ def test_the_hours_section_is_in_the_doc_language(exports):
         assert english in docs["en"] and korean not in docs["en"]
 
 
-@pytest.mark.parametrize("table", ["calculus", "lifecycle"])
+@pytest.mark.parametrize("table", ["calculus", "lifecycle", "runs"])
 def test_every_sentence_is_given_in_both_languages(table):
-    from optseq.state.report.labels import CALCULUS, LIFECYCLE
+    from optseq.state.report.labels import CALCULUS, LIFECYCLE, RUNS
 
-    words = {"calculus": CALCULUS, "lifecycle": LIFECYCLE}[table]
+    words = {"calculus": CALCULUS, "lifecycle": LIFECYCLE, "runs": RUNS}[table]
     assert LABELS["ko"].keys() == LABELS["en"].keys()
     assert words["ko"].keys() == words["en"].keys()
     for lang in ("ko", "en"):  # the same fields in each language's sentence
@@ -166,14 +166,17 @@ def test_a_snapshot_without_the_reasons_saids_is_quoted_as_stored(tmp_path):
     assert levers["amp"]["stale_reason"] == "model_size decided h32x2 after amp was measured"
 
 
-def test_no_lifecycle_sentence_is_english_in_korean():
-    """Each of the lifecycle's sentences, filled with ids and figures, writes no English run in Korean (the seed
-    story reaches a few of them; a plan edit, a branch that left the baseline or an eroded gain the rest)."""
-    from optseq.state.lifecycle.words import WORDS, text
+@pytest.mark.parametrize("table", ["lifecycle", "runs"])
+def test_no_stored_sentence_is_english_in_korean(table):
+    """Each of the sentences the store keeps a said of, filled with ids and figures, writes no English run in
+    Korean (the seed story reaches a few of them; a branch that left the baseline or an eroded gain the rest)."""
+    from optseq.state.lifecycle.words import text
+    from optseq.state.report.labels import LIFECYCLE, RUNS
 
-    for key, sentence in WORDS["ko"].items():
+    words = {"lifecycle": LIFECYCLE, "runs": RUNS}[table]
+    for key, sentence in words["ko"].items():
         fields = {name: "x_1" for name in re.findall(r"(?<!\{)\{(\w+)", sentence)}
-        said = text({"key": key, "fields": fields}, "ko")
+        said = text({"key": key, "fields": fields}, "ko", words)
         assert not ENGLISH_RUN.search(said), (key, said)
 
 
