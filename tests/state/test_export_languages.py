@@ -141,7 +141,7 @@ def test_stale_and_closed_reasons_are_said_in_the_docs_language(exports):
     assert "closed: julia_port decided NO-GO" in docs["en"]
     assert "stale: amp 측정 뒤 model_size h32x2 결정" in docs["ko"]
     assert "closed: julia_port NO-GO 결정" in docs["ko"]
-    assert "after amp was measured" not in docs["ko"] and "julia_port decided" not in docs["ko"]
+    assert "after amp was measured" not in docs["ko"] and "julia_port decided" not in optseqs_own(docs["ko"], [])
 
 
 def test_a_snapshot_without_the_reasons_saids_is_quoted_as_stored(tmp_path):
@@ -279,3 +279,18 @@ def test_a_code_change_is_stale_in_the_docs_language(tmp_path):
     assert f"stale: {la['stale_reason']}" in run_cli(plan, db, "export", "--lang", "en").stdout
     ko = run_cli(plan, db, "export", "--lang", "ko").stdout
     assert f"stale: run {run} 이후 워크로드 코드 변경: 커밋 2개 전에 측정 ({head})" in ko
+
+
+def test_a_decision_a_reversal_closed_is_superseded_in_the_docs_language(tmp_path, cli_env):
+    """The port adopted on GO, then closed by NO-GO: runs --json says why in English, each doc's history in its own."""
+    (tmp_path / "port.md").write_text("# port\n", encoding="utf-8")
+    cli(cli_env, "record", "julia_port", "torch_jl", "c4", "pass", "--evidence", "1.1x of PyTorch")
+    cli(cli_env, "plan", "port", str(tmp_path / "port.md"))
+    cli(cli_env, "decide", "port", "adopt", "--why", "merged")
+    cli(cli_env, "decide", "julia_port", "NO-GO", "--why", "re-measured")
+    (decision,) = json.loads(cli(cli_env, "runs", "port", "--json"))["decisions"]
+    assert decision["superseded_by"].endswith(": closed: julia_port decided NO-GO")
+    docs = {lang: cli(cli_env, "export", "--lang", lang) for lang in ("ko", "en")}
+    assert "— superseded: closed: julia_port decided NO-GO" in docs["en"]
+    assert "— 대체됨: closed: julia_port NO-GO 결정" in docs["ko"]
+    assert "julia_port decided" not in optseqs_own(docs["ko"], [])  # the graph's source names its classes
