@@ -102,6 +102,9 @@ class RecordMoves(Watched, Staleness):
         run_id = record.get("id")
         reason = _run_reason(record)
         model.last_run = {"id": run_id, "status": status, "verdict": verdict, "reason": reason}
+        said = _rule_said(record, reason)
+        if said:  # the rule's reason as runs/words says it, for the export's language
+            model.last_run["said"] = said
         device = (record.get("fingerprint") or {}).get("device")
         if status == "succeeded":
             model.finish()
@@ -231,6 +234,14 @@ def _verdict_of(run: dict) -> str | None:
     if "chosen" in summary:
         return summary.get("chosen") or "inconclusive"
     return None
+
+
+def _rule_said(run: dict, reason: str) -> dict | None:
+    """The said the rule's verdict kept beside `reason` (runs/words.py), where `reason` is that verdict's."""
+    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else {}
+    said = verdict.get("said")
+    return said if isinstance(said, dict) and verdict.get("reason") == reason else None
 
 
 def _run_reason(run: dict) -> str:

@@ -7,7 +7,7 @@ import re
 from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.plan import gates
 from optseq.state.plan.gates import Atom
-from optseq.state.report.labels import LABELS, MARKS
+from optseq.state.report.labels import LABELS, MARKS, RUNS
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
 from optseq.state.lifecycle.words import said_in
@@ -134,7 +134,7 @@ class LeverWords:
         run = model.last_run or {}
         if model.state != "measured" or run.get("verdict") != "inconclusive":
             return ""
-        reason = run.get("reason") or "—"
+        reason = said_in(run.get("said"), run.get("reason") or "—", self.lang, RUNS)
         cleared = model.cleared or {}
         if cleared.get("run") is not None and cleared.get("run") == run.get("id"):
             was = self.decision_text(self.lever(model.lever.id), cleared.get("outcome"), cleared.get("decision") or {})

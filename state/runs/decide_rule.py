@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from optseq.state.lifecycle.words import say, text
 from optseq.state.plan.model import Rule
-from optseq.state.runs.stats import UNITS, PairedStats, StatsError, count_text
+from optseq.state.runs.stats import UNITS, PairedStats, StatsError
+from optseq.state.runs.words import WORDS
 
 OUTCOMES = ("adopt", "reject", "inconclusive")
 MIN_ORDERED = 8
@@ -25,9 +27,18 @@ class Verdict:
     """One readable line: the figures that decided it."""
     guards: tuple[dict[str, Any], ...] = ()
     """Per guard: name, value (worst seen; None if never reported), limit_max, limit_min, ok (None if unreported)."""
+    said: dict | None = field(default=None, compare=False)
+    """`reason` as runs/words says it, for the export's language; None where the reason was written otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "reason": self.reason, "guards": [dict(g) for g in self.guards]}
+        out = {"outcome": self.outcome, "reason": self.reason, "guards": [dict(g) for g in self.guards]}
+        if self.said is not None and text(self.said, "en", WORDS) == self.reason:  # a reason added to since: its text
+            out["said"] = self.said
+        return out
+
+
+def _verdict(outcome: str, said: dict, rows) -> Verdict:
+    return Verdict(outcome, text(said, "en", WORDS), rows, said)
 
 
 def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]] = ()) -> Verdict:
@@ -48,42 +59,44 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
     missing = [g["name"] for g in rows if g["ok"] is None]
     speed = _speed(stats)
     need = _x(rule.min_speedup)
-    units, count = UNITS[stats.replicate], len(stats.units)
+    count = len(stats.units)
+    units = say(UNITS[stats.replicate])  # the plural the counts below say, said in the doc's language
     above = sum(r > rule.min_speedup for r in stats.units)
     below = sum(r < rule.min_speedup for r in stats.units)
+    figures = {"speed": speed, "need": need, "count": count, "units": units, "above": above, "below": below,
+               "needed": stats.needed}
     if failed:
         first = failed[0]
-        why = f"guard {first['name']} = {_num(first['value'])} {breach(first)}"
-        if len(failed) > 1:
-            why += f" (and {', '.join(g['name'] for g in failed[1:])})"
-        if stats.estimate is not None:
-            why += f", though {speed}"
-        return Verdict("reject", why, rows)
+        others = say("guard_others", names=", ".join(g["name"] for g in failed[1:])) if len(failed) > 1 else ""
+        though = say("though", speed=speed) if stats.estimate is not None else ""
+        return _verdict("reject", say("guard_failed", name=first["name"], value=_num(first["value"]),
+                                      breach=_breach(first), others=others, though=though), rows)
     first = one_arm_first(stats)
     if first:
-        return Verdict("inconclusive", f"{speed}: the {first} ran first in all {stats.ordered} pairs, so a warm-up "
-                                       f"or a drift counts for one arm: not decided (counterbalance the arms, as "
-                                       f"kit.pairs does)", rows)
+        return _verdict("inconclusive", say("one_arm_first", speed=speed, arm=first, ordered=stats.ordered), rows)
     if stats.ci_high is not None and stats.ci_high < rule.min_speedup:
-        return Verdict("reject", f"{speed}: 95% upper bound below {need} ({below} of {count} {units} below, "
-                                 f"{stats.needed} needed)", rows)
+        return _verdict("reject", say("upper_below", **_only(figures, "speed", "need", "below", "count", "units",
+                                                             "needed")), rows)
     if missing:
-        return Verdict("inconclusive", f"guard {', '.join(missing)} not reported" + (
-            f" ({speed})" if stats.estimate is not None else ""), rows)
+        paren = say("paren", speed=speed) if stats.estimate is not None else ""
+        return _verdict("inconclusive", say("guard_missing", names=", ".join(missing), speed=paren), rows)
     if stats.n == 0:
-        return Verdict("inconclusive", f"no complete pairs of {stats.metric}{_dropped(stats)}", rows)
+        return _verdict("inconclusive", say("no_pairs", metric=stats.metric, dropped=_dropped(stats)), rows)
     if stats.ci_low is None:
-        return Verdict("inconclusive", f"{speed}: {count_text(count, stats.replicate)} cannot decide yet "
-                                       f"({stats.needed} on one side of {need} needed)", rows)
+        unit = say(stats.replicate if count == 1 else UNITS[stats.replicate])
+        return _verdict("inconclusive", say("cannot_yet", speed=speed, count=count, unit=unit, needed=stats.needed,
+                                            need=need), rows)
     if stats.ci_low > rule.min_speedup:
         if stats.mean_ratio is not None and stats.mean_ratio < rule.min_speedup:
-            return Verdict("inconclusive", f"{speed}: not adopted: the median clears {need} ({above} of {count} "
-                                           f"{units} above) but total time does not ({_x(stats.mean_ratio)}): "
-                                           f"slow outliers, a stall or a tail", rows)
-        return Verdict("adopt", f"{speed}: 95% lower bound clears {need} ({above} of {count} {units} above, "
-                                f"{stats.needed} needed)" + ("; guards hold" if rows else ""), rows)
-    return Verdict("inconclusive", f"{speed}: 95% bounds straddle {need} ({above} above, {below} below of {count} "
-                                   f"{units}; {stats.needed} on one side needed)", rows)
+            return _verdict("inconclusive", say("mean_below", mean=_x(stats.mean_ratio),
+                                                **_only(figures, "speed", "need", "above", "count", "units")), rows)
+        return _verdict("adopt", say("lower_clears", guards=say("guards_hold") if rows else "",
+                                     **_only(figures, "speed", "need", "above", "count", "units", "needed")), rows)
+    return _verdict("inconclusive", say("straddle", **figures), rows)
+
+
+def _only(fields: dict, *names: str) -> dict:
+    return {name: fields[name] for name in names}
 
 
 def one_arm_first(stats: PairedStats) -> str | None:
@@ -165,25 +178,30 @@ def _is_number(v) -> bool:
 
 
 def breach(row: dict[str, Any]) -> str:
+    return text(_breach(row), "en", WORDS)
+
+
+def _breach(row: dict[str, Any]) -> dict:
     if row["limit_max"] is not None and (math.isnan(row["value"]) or row["value"] > row["limit_max"]):
-        return f"exceeds max {_num(row['limit_max'])}"
-    return f"is below min {_num(row['limit_min'])}"
+        return say("exceeds_max", limit=_num(row["limit_max"]))
+    return say("below_min", limit=_num(row["limit_min"]))
 
 
-def _speed(stats: PairedStats) -> str:
+def _speed(stats: PairedStats) -> dict:
+    """The figures a verdict names first, as a said of runs/words.py."""
     if stats.estimate is None:
-        return f"no complete pairs of {stats.metric}{_dropped(stats)}"
-    text = f"{stats.metric} {_x(stats.estimate)}"
-    if stats.ci_low is not None:
-        text += f" [{_x(stats.ci_low)}, {_x(stats.ci_high)}]"
-    text += f" n={stats.n}" + (f" in {count_text(stats.launches, 'launch')}" if stats.replicate == "launch" else "")
-    if stats.p_value is not None:
-        text += f" p={stats.p_value:.2g}"
-    return text + _dropped(stats)
+        return say("no_pairs", metric=stats.metric, dropped=_dropped(stats))
+    bounds = f" [{_x(stats.ci_low)}, {_x(stats.ci_high)}]" if stats.ci_low is not None else ""
+    launches = (say("in_launches", count=stats.launches,
+                    unit=say("launch" if stats.launches == 1 else UNITS["launch"]))
+                if stats.replicate == "launch" else "")
+    return say("speed", metric=stats.metric, estimate=_x(stats.estimate), bounds=bounds, n=stats.n,
+               launches=launches, p=f" p={stats.p_value:.2g}" if stats.p_value is not None else "",
+               dropped=_dropped(stats))
 
 
-def _dropped(stats: PairedStats) -> str:
-    return f", {stats.dropped} sample{'s' * (stats.dropped != 1)} not counted" if stats.dropped else ""
+def _dropped(stats: PairedStats) -> dict | str:
+    return say("dropped", n=stats.dropped, s="s" * (stats.dropped != 1)) if stats.dropped else ""
 
 
 def _x(v: float) -> str:

@@ -13,13 +13,14 @@ import dataclasses
 import json
 import os
 import re
+import subprocess
 
 import pytest
 
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.prose import localized
 from optseq.state.report.labels import LABELS
-from tests.conftest import DEFAULT_PLAN
+from tests.conftest import DEFAULT_PLAN, OPTSEQ
 from tests.state.test_one_next import STORY, cli
 
 HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
@@ -294,3 +295,21 @@ def test_a_decision_a_reversal_closed_is_superseded_in_the_docs_language(tmp_pat
     assert "— superseded: closed: julia_port decided NO-GO" in docs["en"]
     assert "— 대체됨: closed: julia_port NO-GO 결정" in docs["ko"]
     assert "julia_port decided" not in optseqs_own(docs["ko"], [])  # the graph's source names its classes
+
+
+def test_an_inconclusive_run_says_why_in_the_docs_language(tmp_path, cli_env):
+    """A guard the bench never reports: the run cannot tell; status keeps the rule's English, each doc its own."""
+    from tests.state.test_bench_figures import optseq, plan_env
+
+    env = plan_env(tmp_path, cli_env, ["--ratio", "1.5"], OPTSEQ_LOADAVG="0",
+                   rule='metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12, '
+                        "guards = [{ name = \"loss\", max = 1.0 }]")
+    subprocess.run([*OPTSEQ, "--run", "lever"], env=env, capture_output=True, text=True, timeout=300)
+    (run,) = json.loads(optseq(env, "runs", "--json").stdout)["runs"]
+    reason = run["summary"]["verdict"]["reason"]
+    assert run["verdict"] == "inconclusive" and reason.startswith("guard loss not reported (items_per_s 1.")
+    docs = {lang: optseq(env, "export", "--lang", lang).stdout for lang in ("ko", "en")}
+    assert f"inconclusive in run {run['id']}: {reason}" in docs["en"]
+    assert f"run {run['id']} 결과 inconclusive: guard loss 보고 없음 (items_per_s 1." in docs["ko"]
+    assert reason not in docs["ko"]
+    assert not [line for line in optseqs_own(docs["ko"], ["A lever"]).splitlines() if ENGLISH_RUN.search(line)]
