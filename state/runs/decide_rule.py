@@ -31,10 +31,10 @@ class Verdict:
     """`reason` as runs/words says it, for the export's language; None where the reason was written otherwise."""
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"outcome": self.outcome, "reason": self.reason, "guards": [dict(g) for g in self.guards]}
-        if self.said is not None and text(self.said, "en", WORDS) == self.reason:  # a reason added to since: its text
-            out["said"] = self.said
-        return out
+        # a reason the pass loop added to since its said was made keeps its text alone
+        said = self.said if self.said is not None and text(self.said, "en", WORDS) == self.reason else None
+        return {"outcome": self.outcome, "reason": self.reason, "guards": [dict(g) for g in self.guards],
+                "said": said}
 
 
 def _verdict(outcome: str, said: dict, rows) -> Verdict:

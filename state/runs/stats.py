@@ -79,6 +79,8 @@ class PairedStats:
     noise: str | None = None
     """One line when the figures may be blurred (a busy machine, a baseline wider than the rule resolves);
     the run's end fills it in (state/runs/run_record.py)."""
+    noise_said: dict | None = None
+    """`noise` as runs/words.py says it, for the export's language; filled in with it."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "estimate": self.estimate, "ci_low": self.ci_low,
@@ -90,7 +92,8 @@ class PairedStats:
                 "method": f"sequential sign test over {UNITS[self.replicate]}",
                 "baseline": self.baseline.to_dict() if self.baseline else None,
                 "candidate": self.candidate.to_dict() if self.candidate else None,
-                "baseline_spread": self.baseline_spread, "noise": self.noise}
+                "baseline_spread": self.baseline_spread, "noise": self.noise,
+                "noise_said": self.noise_said}
 
 
 @dataclass(frozen=True)
