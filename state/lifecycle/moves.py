@@ -112,7 +112,7 @@ class RecordMoves(Watched, Staleness):
             # the latest evidence rules: a re-measure that cannot tell takes the lever out of the stack
             # until someone decides it again (a conclusive verdict is followed by its own decision)
             if verdict == "inconclusive" and model.outcome is not None:
-                why = (say("superseded_remeasured_why", run=run_id, reason=reason) if reason
+                why = (say("superseded_remeasured_why", run=run_id, reason=said or reason) if reason
                        else say("superseded_remeasured", run=run_id))
                 self._supersede(model, why, run=run_id)
                 model.clear_decision(text(why), run=run_id)
