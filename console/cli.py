@@ -280,8 +280,10 @@ def _main(args) -> int:
 
         write = args.run is not None or args.command in WRITES
         new = not holds_store(db)
-        if new and not write and args.command not in ("serve", "check") and not console:
-            return _fail(no_store(db, where_db(args)))
+        where = where_db(args)
+        if new and not write and args.command not in ("serve", "check") and not console and where != "default":
+            # a path given by hand may be a typo: reading it must not show a fresh plan as if it were the store
+            return _fail(no_store(db, where))
         if new and (console or args.command == "serve"):
             _create_store(plan_path, db)  # the first use: said before the console takes the screen
         if args.command == "serve":
@@ -294,7 +296,7 @@ def _main(args) -> int:
 
             return run_tui(plan_path, db, parallel=args.parallel)
         # a check records nothing: with no store it reads the plan's fresh state and creates none
-        mode = "write" if write else "read" if new else "auto"
+        mode = "write" if write else "read" if new and args.command == "check" else "auto"
         return _dispatch(args, plan_path, db, mode, new)
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))
@@ -316,10 +318,9 @@ def where_db(args) -> str:
 
 
 def no_store(db: Path, where: str) -> str:
-    """A read's refusal where no store is: a typo'd path must not read as a fresh plan."""
-    if where == "default":
-        return (f"no store at {db} yet: run `optseq` (the console) or `optseq --run next` first, which "
-                f"create it, or give --db the store's directory")
+    """A read's refusal where no store is and the path was given (--db, $OPTSEQ_DB): a typo'd path must not read
+    as a fresh plan. The default folder (.optseq beside the plan a newcomer just wrote) is made by the first
+    command, a read too, which says so (new_store_line)."""
     return (f"no store at {db} (from {where}): check the path; a read creates none, a write (the console, --run, "
             f"record, plan, fact, decide) makes a new one there")
 
