@@ -276,6 +276,7 @@ def _main(args) -> int:
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
+        from optseq.console.store_cmd import WRITES, create_store, no_store, where_db
         from optseq.state.store.layout import holds_store
 
         write = args.run is not None or args.command in WRITES
@@ -285,7 +286,7 @@ def _main(args) -> int:
             # a path given by hand may be a typo: reading it must not show a fresh plan as if it were the store
             return _fail(no_store(db, where))
         if new and (console or args.command == "serve"):
-            _create_store(plan_path, db)  # the first use: said before the console takes the screen
+            create_store(plan_path, db)  # the first use: said before the console takes the screen
         if args.command == "serve":
             from optseq.console.serve import run_serve  # aiohttp and textual-serve; textual only in each tab
 
@@ -306,43 +307,8 @@ def _main(args) -> int:
         return OK
 
 
-WRITES = ("record", "plan", "fact", "decide", "compare", "landed")
-"""Subcommands that write the store, and so create it where there is none (as --run and the console do)."""
-
-
-def where_db(args) -> str:
-    """Where the state directory's path came from, for a message about it."""
-    if getattr(args, "db", None) is not None:
-        return "--db"
-    return "$OPTSEQ_DB" if os.environ.get("OPTSEQ_DB") else "default"
-
-
-def no_store(db: Path, where: str) -> str:
-    """A read's refusal where no store is and the path was given (--db, $OPTSEQ_DB): a typo'd path must not read
-    as a fresh plan. The default folder (.optseq beside the plan a newcomer just wrote) is made by the first
-    command, a read too, which says so (new_store_line)."""
-    return (f"no store at {db} (from {where}): check the path; a read creates none, a write (the console, --run, "
-            f"record, plan, fact, decide) makes a new one there")
-
-
-def new_store_line(db: Path) -> str:
-    return f"optseq: new store at {db}"
-
-
-def _create_store(plan_path: Path, db: Path) -> None:
-    """Make the store the console is about to open, and say so: the plan first, so a bad one makes none."""
-    from optseq.state.plan import loader
-    from optseq.state.store.store import Store, StoreUnwritable
-
-    loader.load(plan_path)
-    try:
-        Store.open(db, mode="write").close()
-    except StoreUnwritable:
-        return  # a folder this user cannot write: the console opens the plan read-only, as it says itself
-    print(new_store_line(db), file=sys.stderr, flush=True)
-
-
 def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
+    from optseq.console.store_cmd import new_store_line
     from optseq.state.sequencer import Sequencer
     from optseq.state.store.layout import holds_store
 
@@ -365,6 +331,8 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
             if getattr(args, "json", False):
                 print(json.dumps(status, ensure_ascii=False, indent=2))
             else:
+                from optseq.console.status_cmd import render_status
+
                 print(render_status(status))
             return OK
         if command == "whatif":
@@ -409,26 +377,6 @@ def _say(lines: list[str]) -> int:
     for line in lines:
         print(line)
     return OK
-
-
-def render_status(status: dict) -> str:
-    from optseq.state.calculus.whatif import fmt_h
-
-    hours = any(lever.get("hours_saved") is not None for lever in status["levers"])
-    rows = [("lever", "state", "outcome", *(("saved h",) if hours else ()), "why / note")]
-    for lever in status["levers"]:
-        # expected hours saved in the plan's order (optseq whatif): only where the plan declares its volume
-        saved = (fmt_h(lever.get("hours_saved")),) if hours else ()
-        rows.append((lever["id"], lever["state"], lever["outcome"] or "-", *saved, lever.get("note") or ""))
-    columns = len(rows[0]) - 1
-    widths = [max(len(r[i]) for r in rows) for i in range(columns)]
-    lines = [f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else "")]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1])
-    # `next` only names a lever that can run; what else waits on the user is the to-do
-    lines.append(f"next: {status['next'] or 'nothing to run'}")
-    lines += [f"to do: {item}" for item in status.get("todo") or ()]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ the first run is on stdout, flushed, before the rest of the journal is read.
 from __future__ import annotations
 
 import json
-import os
+import shutil
 import sys
 import textwrap
 from collections.abc import Iterable, Iterator
@@ -26,17 +26,14 @@ def print_runs(seq, lever: str | None, as_json: bool) -> int:
 
 
 def terminal_width() -> int | None:
-    """The columns the table must fit: $COLUMNS, else the terminal stdout is; None (no limit) when stdout is a
-    file or a pipe, whose reader gets whole lines."""
+    """The columns the table must fit when stdout is a terminal: its width ($COLUMNS first, as ls does); None (no
+    limit) for a file or a pipe, whose reader gets whole lines whatever $COLUMNS a parent process left set."""
     try:
-        columns = int(os.environ.get("COLUMNS", ""))
-        return columns if columns > 0 else None
-    except ValueError:
-        pass
-    try:
-        return os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else None
-    except (OSError, ValueError, AttributeError):
+        if not sys.stdout.isatty():
+            return None
+    except (ValueError, AttributeError):
         return None
+    return shutil.get_terminal_size().columns
 
 
 def change_lines(runs: list[dict]) -> list[str]:

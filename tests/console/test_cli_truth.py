@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import base64
+import fcntl
 import json
 import os
+import pty
 import socket
+import struct
 import subprocess
+import termios
 from pathlib import Path
 
 import pytest
@@ -146,30 +150,50 @@ def test_run_as_a_command_points_at_the_run_option(cli_env, args, suggested):
     assert "invalid choice" not in line
 
 
+def in_terminal(env: dict, *args: str, columns: int) -> str:
+    """What `optseq ARGS` prints on a terminal `columns` wide (a pty of that size, as a user's shell gives it)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    proc = subprocess.Popen([*OPTSEQ, *args], env=env, stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=subprocess.PIPE)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the command exited and closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert proc.wait(timeout=300) == 0, proc.stderr.read()
+    return out.decode().replace("\r\n", "\n")
+
+
 def test_runs_fits_an_80_column_terminal_and_keeps_whole_lines_for_a_pipe(tmp_path, cli_env):
     plan = write_plan(tmp_path, lever("good", ["python", str(AB), "--ratio", "1.5"]),
                       lever("crash", ["python", str(AB), "--mode", "crash"]))
-    env = {k: v for k, v in cli_env.items() if k != "COLUMNS"}
+    env = {k: v for k, v in cli_env.items() if k not in ("COLUMNS", "LINES")}  # the terminal's own size rules
     env.update(OPTSEQ_PLAN=str(plan), OPTSEQ_LOADAVG="0")
     assert optseq(env, "--run", "good").returncode == 0
     assert optseq(env, "--run", "crash").returncode == 1
     assert optseq(env, "decide", "crash", "reject", "--why", "it crashes in the middle of every run, which no "
                   "amount of repeating fixes; the team will look again after the refactor").returncode == 0
-    piped = optseq(env, "runs").stdout
-    assert max(map(len, piped.splitlines())) > 80  # the whole table, as a script reading the pipe has it
-    narrow = optseq({**env, "COLUMNS": "80"}, "runs")
-    assert narrow.returncode == 0, narrow.stderr
-    lines = narrow.stdout.splitlines()
+    piped = optseq({**env, "COLUMNS": "80"}, "runs").stdout
+    assert max(map(len, piped.splitlines())) > 80  # a pipe gets the whole table, as a script reading it wants
+    text = in_terminal(env, "runs", columns=80)
+    lines = text.splitlines()
     assert lines and max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
     # what it says is still there: each run with its outcome and ratio, the crash's reason, the decision's why
-    header = lines[0].split()
-    assert header[:4] == ["run", "lever", "outcome", "ratio"]
+    assert lines[0].split()[:4] == ["run", "lever", "outcome", "ratio"]
     good = next(line for line in lines if line.split()[:3] == ["1", "good", "adopt"])
     assert "1.5" in good
-    words = " ".join(narrow.stdout.split())
+    words = " ".join(text.split())
     assert "exited 1: RuntimeError: simulated crash in the middle of the run" in words
     assert "the team will look again after the refactor" in words
-    assert len(optseq({**env, "COLUMNS": "40"}, "runs").stdout.splitlines()[0]) <= 40
+    assert max(map(len, in_terminal(env, "runs", columns=40).splitlines())) <= 40
+    assert in_terminal(env, "runs", columns=300).splitlines() == piped.splitlines()  # room enough: all of it
 
 
 # -- point 9: serve, a tab closing ------------------------------------------------------------------------------
