@@ -316,60 +316,67 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
         print(f"optseq: {text}", file=sys.stderr, flush=True)
 
     with Sequencer.open(plan_path, db, mode=mode, on_wait=waiting) as seq:
-        if new and holds_store(db):
-            print(new_store_line(db), file=sys.stderr, flush=True)
         for warning in seq.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
-        if args.run is not None:
-            from optseq.console.run_cmd import run_target
+        code = _command_on(seq, args)
+    # said once the command has spoken: a refusal stays its one line (the store it opened is empty, a later
+    # command's to use), and a --run's own lines come first
+    if new and code != BAD_INPUT and holds_store(db):
+        print(new_store_line(db), file=sys.stderr, flush=True)
+    return code
 
+
+def _command_on(seq, args) -> int:
+    if args.run is not None:
+        from optseq.console.run_cmd import run_target
+
+        collector.collecting()
+        return run_target(seq, args.run, args.json, args.parallel, args.verbose)
+    command = args.command or "status"
+    if command == "status":
+        status = seq.status()
+        if getattr(args, "json", False):
+            print(json.dumps(status, ensure_ascii=False, indent=2))
+        else:
+            from optseq.console.status_cmd import render_status
+
+            print(render_status(status))
+        return OK
+    if command == "whatif":
+        from optseq.console.whatif_cmd import run_whatif
+
+        return run_whatif(seq, args.json)
+    if command == "record":
+        return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
+                                         args.evidence))
+    if command == "plan":
+        return _say(seq.write_plan(args.lever, args.path, check=True, missing=args.missing))
+    if command == "fact":
+        return _say(seq.set_fact(args.name, args.value == "true"))
+    if command == "decide":
+        return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
+    if command == "landed":
+        return _say(seq.mark_landed(args.lever, args.commit, args.why))
+    if command == "check":
+        from optseq.state.runs.check import check
+
+        collector.collecting()
+        return check(seq, args.lever, say=lambda line: print(line, flush=True))
+    if command == "runs":
+        from optseq.console.runs_cmd import print_runs
+
+        if args.json:  # each record's json.dumps(indent=…) leaves a cycle of closures: the collector frees them
             collector.collecting()
-            return run_target(seq, args.run, args.json, args.parallel, args.verbose)
-        command = args.command or "status"
-        if command == "status":
-            status = seq.status()
-            if getattr(args, "json", False):
-                print(json.dumps(status, ensure_ascii=False, indent=2))
-            else:
-                from optseq.console.status_cmd import render_status
+        return print_runs(seq, args.lever, args.json)
+    if command == "export":
+        from optseq.console.export_cmd import run_export
 
-                print(render_status(status))
-            return OK
-        if command == "whatif":
-            from optseq.console.whatif_cmd import run_whatif
+        return run_export(seq, args, _fail)
+    if command == "compare":
+        from optseq.console.compare_cmd import run_compare
 
-            return run_whatif(seq, args.json)
-        if command == "record":
-            return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
-                                             args.evidence))
-        if command == "plan":
-            return _say(seq.write_plan(args.lever, args.path, check=True, missing=args.missing))
-        if command == "fact":
-            return _say(seq.set_fact(args.name, args.value == "true"))
-        if command == "decide":
-            return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
-        if command == "landed":
-            return _say(seq.mark_landed(args.lever, args.commit, args.why))
-        if command == "check":
-            from optseq.state.runs.check import check
-
-            collector.collecting()
-            return check(seq, args.lever, say=lambda line: print(line, flush=True))
-        if command == "runs":
-            from optseq.console.runs_cmd import print_runs
-
-            if args.json:  # each record's json.dumps(indent=…) leaves a cycle of closures: the collector frees them
-                collector.collecting()
-            return print_runs(seq, args.lever, args.json)
-        if command == "export":
-            from optseq.console.export_cmd import run_export
-
-            return run_export(seq, args, _fail)
-        if command == "compare":
-            from optseq.console.compare_cmd import run_compare
-
-            collector.collecting()
-            return run_compare(seq, args)
+        collector.collecting()
+        return run_compare(seq, args)
     raise AssertionError(command)
 
 

@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import pty
+import select
 import socket
 import struct
 import subprocess
@@ -104,6 +105,55 @@ def test_a_write_that_makes_a_store_says_so_once(cli_env, tmp_path):
     assert again.returncode == 0 and again.stderr == ""
     st = json.loads(optseq(cli_env, "--db", str(new), "status", "--json").stdout)
     assert st["facts"]["eval_dense"] is False
+
+
+def test_a_refused_write_on_a_new_path_is_still_one_line(cli_env, tmp_path):
+    refused(optseq(cli_env, "--db", str(tmp_path / "new"), "fact", "no_such_fact", "true"), "unknown fact")
+
+
+@pytest.mark.slow  # a console in a terminal
+def test_the_console_makes_its_store_on_first_use_and_says_so_before_it_draws(cli_env, tmp_path):
+    new = tmp_path / "new"
+    env = {k: v for k, v in cli_env.items() if k not in ("COLUMNS", "LINES")}
+    env.update(TERM="xterm-256color", TEXTUAL_ANIMATIONS="none")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen([*OPTSEQ, "--db", str(new)], env=env, stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    os.close(slave)
+    try:
+        screen = read_until(master, lambda out: b"julia_port" in out)
+        before_app = screen.split(b"\x1b[?1049h", 1)[0]  # what came before the console took the screen
+        assert f"optseq: new store at {new}".encode() in before_app, screen[:2000]
+        assert (new / "optseq.json").is_file()
+        os.write(master, b"q")
+        read_until(master, lambda out: False)  # to the end: the console quit
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    again = subprocess.Popen([*OPTSEQ, "--db", str(new), "status"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0 and err == "" and "julia_port" in out
+
+
+def read_until(fd: int, done, guard_s: float = 120.0) -> bytes:
+    """Bytes from a pty until `done(all so far)` or its end; a hang guard only, never a budget."""
+    out = b""
+    while not done(out):
+        ready, _, _ = select.select([fd], [], [], guard_s)
+        assert ready, f"nothing for {guard_s:g} s after: {out[-2000:]!r}"
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
 
 
 def test_the_default_folder_is_made_by_a_newcomers_first_command_and_said(tmp_path):
