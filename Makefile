@@ -1,14 +1,35 @@
 # optseq: `make` sets everything up and opens the console; `make test` runs the suite.
 # `make` installs optseq with the reference workload (`.[engine]`: the default plan's built-in levers are
-# engine benches); `make test` and the developer targets add the dev and ray extras.
-# TORCH picks the torch requirement, installed first: the CPU wheel by default (fast here and in CI);
-# `make TORCH=torch` (or a CUDA index URL via PIP_EXTRA_INDEX_URL) on a GPU machine.
+# engine benches); `make test-fast` and the developer targets add the dev extra, `make test` and `make test-burn`
+# the ray extra too (the suite's Ray cluster tests; the rest of the suite skips without it).
 PYTHON ?= python3
+# TORCH is the torch requirement, installed first (so pip keeps that build); TORCH_INDEX is where pip gets it.
+# A machine with no NVIDIA driver (no nvidia-smi, no /proc/driver/nvidia) gets PyTorch's CPU wheel index, so it
+# downloads the CPU build, not PyPI's default Linux wheel (a CUDA build and its CUDA libraries). A GPU machine gets
+# PyPI's default. `make TORCH_INDEX=` takes PyPI's default anywhere, `make TORCH_INDEX=URL` another index (a CUDA
+# one, e.g. https://download.pytorch.org/whl/cu130). A build of $(TORCH) already on this machine (a wheel in pip's
+# find-links) is installed from there first, and nothing of torch is downloaded.
 TORCH ?= torch==2.13.0
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+, := ,
+NVIDIA := $(shell command -v nvidia-smi >/dev/null 2>&1 || test -d /proc/driver/nvidia && echo yes)
+TORCH_INDEX ?= $(if $(NVIDIA),,$(TORCH_CPU_INDEX))
+# What the torch install says before it downloads. Sizes of torch 2.13.0 for Python 3.11 on x86-64 Linux, measured
+# 2026-12-04 with `pip download`: the CPU wheel 183 MiB and its 9 dependencies (sympy, networkx, ...) 10 MiB, 202 MB
+# in all; PyPI's default, 29 files, 2.74 GB: its wheel 502 MiB, 19 CUDA packages (nvidia-*, cuda-*, triton)
+# 2,102 MiB, the same 9 dependencies.
+TORCH_SAYS := $(if $(TORCH_INDEX),$(if $(filter $(TORCH_CPU_INDEX),$(TORCH_INDEX)),\
+  installing $(TORCH) CPU build (about 200 MB to download) from $(TORCH_INDEX)$(if $(NVIDIA),,: no NVIDIA driver\
+  here); make TORCH_INDEX= for PyPI's default (a CUDA build and its CUDA libraries$(,) about 2.7 GB),\
+  installing $(TORCH) from $(TORCH_INDEX)),\
+  installing $(TORCH) from PyPI's default index: on Linux a CUDA build and its CUDA libraries$(,) about 2.7 GB to\
+  download$(if $(NVIDIA),$(,) as this machine has an NVIDIA driver); make TORCH_INDEX=$(TORCH_CPU_INDEX) for the\
+  CPU build (about 200 MB))
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.optseq-installed
 DEV_STAMP := $(VENV)/.optseq-installed-dev
+RAY_STAMP := $(VENV)/.optseq-installed-ray
 ARGS ?=
 
 .PHONY: run test test-fast test-burn bench simulate clean
@@ -22,17 +43,18 @@ run: $(STAMP)
 JOBS ?= $(shell nproc)
 PYTEST := $(BIN)/python -m pytest -q -n $(JOBS) --dist loadgroup --durations=10
 
-test: $(DEV_STAMP)
+test: $(RAY_STAMP)
 	OPTSEQ_REQUIRE_NATIVE=1 OPTSEQ_REQUIRE_RAY=1 $(PYTEST) $(ARGS)
 
-# The quick loop for developers: everything but the tests marked slow (real benches, training, terminals)
+# The quick loop for developers: everything but the tests marked slow (real benches, training, terminals, the Ray
+# cluster), so it needs no ray
 test-fast: $(DEV_STAMP)
 	OPTSEQ_REQUIRE_NATIVE=1 $(PYTEST) -m "not slow" $(ARGS)
 
 # The suite with every core busy (BURN busy loops, one per core by default), as on a machine running a bench:
 # a test whose verdict depends on the machine's speed fails here first.
 BURN ?= $(shell nproc)
-test-burn: $(DEV_STAMP)
+test-burn: $(RAY_STAMP)
 	@pids=""; for i in $$(seq $(BURN)); do ( while :; do :; done ) & pids="$$pids $$!"; done; \
 	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
 	echo "running the suite beside $(BURN) CPU burners"; \
@@ -49,7 +71,7 @@ store-bench: $(DEV_STAMP)
 
 # What a Ray run costs over a local one (a throwaway two-node cluster on 127.0.0.1), into docs/performance.md
 .PHONY: runner-bench
-runner-bench: $(DEV_STAMP)
+runner-bench: $(RAY_STAMP)
 	$(BIN)/python -m optseq.state.bench.runners --write docs/performance.md $(ARGS)
 
 # The console's first screen (tmux 80×24, keys on screen) and `optseq status` against `import textual.app`, side by
@@ -82,23 +104,41 @@ gpu-check: $(if $(GPU_PYTHON),,$(DEV_STAMP))
 define install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel "cython>=3.0"
-	$(BIN)/python -m pip install -q "$(TORCH)"
+	$(install_torch)
 	$(BIN)/python -m pip install -q --no-build-isolation -e ".[$(1)]"
 	$(BIN)/python -m compileall -q -j 0 console engine native state
 endef
+# torch: a build already on this machine if pip finds one without an index (then its dependencies as usual), else
+# from $(TORCH_INDEX), said first. --index-url: the CPU index holds torch's dependencies too.
+define install_torch
+	@if $(BIN)/python -m pip install -q --no-index --no-deps "$(TORCH)" >/dev/null 2>&1; then \
+		echo "$(TORCH): a build already on this machine (installed, or a wheel in pip's find-links); nothing of torch to download"; \
+		echo '$(BIN)/python -m pip install -q "$(TORCH)"'; $(BIN)/python -m pip install -q "$(TORCH)"; \
+	else \
+		echo "$(strip $(TORCH_SAYS))"; \
+		echo '$(BIN)/python -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) )"$(TORCH)"'; \
+		$(BIN)/python -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX) )"$(TORCH)"; \
+	fi
+endef
 INSTALL_DEPS := pyproject.toml setup.py $(wildcard native/*.pyx native/*.pxd)
 RUN_EXTRAS := engine
-DEV_EXTRAS := engine,dev,ray
+DEV_EXTRAS := engine,dev
+RAY_EXTRAS := engine,dev,ray
 
 # `make`: the console and the reference levers
 $(STAMP): $(INSTALL_DEPS)
 	$(call install,$(RUN_EXTRAS))
 	touch $(STAMP)
 
-# `make test` and the developer targets: that plus the dev and ray extras, which covers $(STAMP) too
+# `make test-fast` and the developer targets: that plus the dev extra, which covers $(STAMP) too
 $(DEV_STAMP): $(INSTALL_DEPS)
 	$(call install,$(DEV_EXTRAS))
 	touch $(STAMP) $(DEV_STAMP)
+
+# `make test`, `make test-burn`, `make runner-bench`: the dev and ray extras, which covers both above
+$(RAY_STAMP): $(INSTALL_DEPS)
+	$(call install,$(RAY_EXTRAS))
+	touch $(STAMP) $(DEV_STAMP) $(RAY_STAMP)
 
 clean:
 	rm -rf $(VENV) build native/*.c native/*.so

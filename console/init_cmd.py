@@ -2,7 +2,9 @@
 
 The two files are real files in the package (configs/starter/ in the repository, optseq/configs/starter/ in an
 install), read with importlib.resources and copied byte for byte: what the user gets is what the repository
-tests. Nothing is ever overwritten without --force, and a refusal writes nothing.
+tests. Nothing is ever overwritten without --force, and a refusal writes nothing. In a git work tree, init
+also keeps optseq's state folder out of git: `.optseq/` is added to DIR's .gitignore (created if missing, never
+twice).
 """
 from __future__ import annotations
 
@@ -42,8 +44,51 @@ def run_init(target: Path, force: bool = False, out=None, err=None) -> int:
     for path, what in zip(written, ("the plan: a fact, a decision gate and two levers on the benchmark",
                                     "a stand-in benchmark: a plain script, replace it with yours")):
         print(f"wrote {_show(path)}  ({what})", file=out)
+    try:
+        ignored = ignore_state(target)
+    except OSError as exc:  # the starter is written; only the ignore line is missing: say so, still a success
+        print(f"optseq init: could not add {STATE_DIR} to {_show(target / '.gitignore')}: "
+              f"{exc.strerror or exc}", file=err)
+    else:
+        if ignored is not None:
+            print(f"added {STATE_DIR} to {_show(ignored)}  (optseq's state, kept out of git)", file=out)
     print(next_steps(target), file=out)
     return OK
+
+
+STATE_DIR = ".optseq/"
+"""The line init adds to .gitignore: the store optseq keeps beside the plan (./.optseq when run there)."""
+
+
+def ignore_state(target: Path) -> Path | None:
+    """Add `.optseq/` to target/.gitignore when `target` is in a git work tree; the file written, or None.
+
+    None outside git, and when the file already ignores the folder (as `.optseq`, `.optseq/`, `/.optseq` or
+    `/.optseq/`): the line is never added twice. An existing file keeps every byte; the line goes at its end.
+    """
+    if not _in_git(target):
+        return None
+    path = target / ".gitignore"
+    try:
+        current = path.read_bytes()
+    except FileNotFoundError:
+        current = b""
+    lines = {line.strip() for line in current.decode("utf-8", "replace").splitlines()}
+    if lines & {".optseq", ".optseq/", "/.optseq", "/.optseq/"}:
+        return None
+    sep = b"" if not current or current.endswith(b"\n") else b"\n"
+    with open(path, "ab") as f:
+        f.write(sep + STATE_DIR.encode() + b"\n")
+    return path
+
+
+def _in_git(target: Path) -> bool:
+    """Whether `target` is inside a git work tree: a `.git` (a folder, or a worktree's file) here or above."""
+    try:
+        here = target.resolve()
+    except OSError:
+        return False
+    return any((folder / ".git").exists() for folder in (here, *here.parents))
 
 
 def templates() -> dict[str, bytes]:
@@ -149,8 +194,8 @@ def next_steps(target: Path) -> str:
     lines += [f"  {cmd.ljust(width)}# {why}" if why else f"  {cmd}" for cmd, why in steps]
     lines += [
         "",
-        f"Then make it yours: in {_show(plan)}, replace each [levers.arms] command with your own benchmark",
-        "(look for REPLACE), name the toggles it reads, and check the file with `optseq validate`.",
+        f"Then make it yours: in {_show(plan)}, replace the [workload] command with your own benchmark",
+        "(look for REPLACE), write each lever as the flags it changes, and check the file with `optseq validate`.",
         "optseq opens ./optseq.toml when you give no --plan and no $OPTSEQ_PLAN, and keeps its state in ./.optseq.",
     ]
     if not here:

@@ -44,31 +44,39 @@ class Sequencer(Actions, ReadViews):
         self.machine = self._load()
         if not self.readonly:
             self._recover()
-            try:
-                if plan.code_changes == "stale":
-                    self._code_staleness()
-                self.code_moves()
-                if self._replayed:
-                    with self.writing():
-                        pass  # keep a snapshot, so the next command need not replay the whole history again
-            except StoreUnwritable as exc:
-                if not getattr(store, "auto", False):
-                    raise
-                store.read_only_now(exc)  # a reader on a full disk: reading needs none of it
+            self._settle()
         if getattr(store, "degraded", None):
             self.warnings.append(store.degraded)
 
+    def _settle(self) -> None:
+        """What a writer does once the machine is loaded under a plan: the code's moves said, a replay kept."""
+        try:
+            if self.plan.code_changes == "stale":
+                self._code_staleness()
+            self.code_moves()
+            if self._replayed:
+                with self.writing():
+                    pass  # keep a snapshot, so the next command need not replay the whole history again
+        except StoreUnwritable as exc:
+            if not getattr(self.store, "auto", False):
+                raise
+            self.store.read_only_now(exc)  # a reader on a full disk: reading needs none of it
+
     def reload_plan(self) -> bool:
-        """Read the plan file again when it changed since it was read (an edit while `--run ready` goes): the
-        next lever runs what the file says now, and a lever run on the old text reads as edited (stale). True
-        when it had changed; PlanError (one line) when the edit is not a valid plan."""
+        """Read the plan file again when it changed since it was read (an edit while `--run ready` goes, or while
+        the console is open): the next lever runs what the file says now, and a lever run on the old text reads as
+        edited (stale), as a fresh `optseq status` would see it. True when it had changed; PlanError (one line)
+        when the edit is not a valid plan, and the plan read last stays."""
         text = _plan_bytes(self.plan.path)
         if text == self._plan_text:
             return False
         plan = plan_loader.load(self.plan.path)
         with self.lock:
             self.plan, self._plan_text = plan, text
+            self._replayed = False
             self.machine = self._load()
+            if not self.readonly:
+                self._settle()
         return True
 
     @classmethod

@@ -1,7 +1,9 @@
 """Shared fixtures: the repository's default plan and a fresh state directory per test."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -12,9 +14,12 @@ import pytest
 # two oversubscribed cores made one model_size child 40 times slower than idle (over 300 s). The tests
 # assert what a bench says, never how fast it is, so its children (which inherit this) use one thread.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-# optseq's worktree cache (branch levers, compare) lives in the user's cache directory: a test's stay in a folder of
-# the test session's own, which the runs the tests launch inherit
-os.environ.setdefault("OPTSEQ_WORKTREES", tempfile.mkdtemp(prefix="optseq-worktrees-"))
+# optseq's worktree cache (branch levers, compare) lives in the user's cache directory: a test's stay in a
+# folder of the test session's own, which the runs the tests launch inherit; removed when the process that made it
+# exits (each xdist worker that finds none set makes its own)
+if "OPTSEQ_WORKTREES" not in os.environ:
+    os.environ["OPTSEQ_WORKTREES"] = tempfile.mkdtemp(prefix="optseq-worktrees-")
+    atexit.register(shutil.rmtree, os.environ["OPTSEQ_WORKTREES"], True)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"

@@ -11,6 +11,7 @@ from optseq.state.plan.compare import KEYS as COMPARE_KEYS, CompareSettings, Tol
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
 from optseq.state.plan.levers import LeverReader
+from optseq.state.plan.lines import key_line
 from optseq.state.plan.model import (
     CODE_CHANGES, LANGS, MARKS, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S, TRIGGERS, DecisionPoint, Fact,
     OrderItem, Plan, PlanError, StatusItem,
@@ -47,10 +48,33 @@ def parse(path: Path) -> Plan:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise PlanError(path, "", f"TOML syntax error: {exc}") from None
+        raise syntax_error(path, text, exc) from None
     except RecursionError:
         raise PlanError(path, "", TOO_DEEP) from None
-    return _Loader(path).plan(data)
+    try:
+        return _Loader(path).plan(data)
+    except PlanError as exc:
+        if not exc.key or exc.line is not None:
+            raise
+        # the key says what, the line where: an editor (or the console's banner) goes straight to it
+        raise PlanError(exc.path, exc.key, exc.problem, line=key_line(text, data, exc.key)) from None
+
+
+def syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> PlanError:
+    """tomllib names the line and column; the error quotes that line too (the key written there, most often)."""
+    at = re.search(r"at line (\d+), column \d+", str(exc))
+    line = int(at.group(1)) if at else None
+    lines = text.splitlines()
+    written = lines[line - 1].strip() if line and line <= len(lines) else ""
+    if len(written) > QUOTED:
+        written = written[:QUOTED - 1] + "…"
+    error = PlanError(path, "", f"TOML syntax error: {exc}" + (f": {written}" if written else ""))
+    error.line = line  # already in tomllib's words
+    return error
+
+
+QUOTED = 60
+"""How much of the line a syntax error is on its message quotes."""
 
 
 MAX_NESTING = 64

@@ -37,10 +37,13 @@ MAX_GATE_DEPTH = 16
 class PlanError(Exception):
     """A plan that cannot be used; str() is the one line shown to the user."""
 
-    def __init__(self, path: Path | str, key: str, problem: str):
+    def __init__(self, path: Path | str, key: str, problem: str, line: int | None = None):
         # keys and values come from the file: keep the error on one line whatever they hold
         self.path, self.key, self.problem = str(path), _printable(key), _printable(problem)
-        super().__init__(f"{self.path}: {self.key}: {self.problem}" if key else f"{self.path}: {self.problem}")
+        self.line = line
+        """Where the key is written (the loader finds it in the text), when it is."""
+        at = f" (line {line})" if line else ""
+        super().__init__(f"{self.path}: {self.key}: {self.problem}{at}" if key else f"{self.path}: {self.problem}{at}")
 
 
 @dataclass(frozen=True)

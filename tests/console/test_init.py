@@ -75,45 +75,40 @@ def test_the_starter_plan_runs_ready_levers_and_decides(env, tmp_path):
     proc = optseq(env, tmp_path, "--run", "ready")
     out = ok(proc)
     line = next(line for line in out.splitlines() if line.startswith("run 1 fast_sum: "))
-    # a decision, or inconclusive said as such: which one is up to the machine's noise, not this test
-    assert "→ adopt" in line or "→ reject" in line or "inconclusive" in line, out
+    # the README says this first run decides: the bench's 2x is far from the rule's 1.5x, and its best-of-15
+    # timings hold on a busy machine (tests/test_init_starter.py runs it beside busy loops)
+    assert "→ adopt" in line, out
     assert (tmp_path / ".optseq").is_dir()  # the state sits next to the plan it found
 
     st = json.loads(ok(optseq(env, tmp_path, "status", "--json")))
     fast_sum = next(lever for lever in st["levers"] if lever["id"] == "fast_sum")
-    assert fast_sum["state"] in ("adopted", "rejected", "measured")
+    assert fast_sum["state"] == "adopted"
 
-    # the gate's last criterion opens no_copy, which runs once fast_sum is decided
+    # the gate's last criterion opens no_copy, measured on top of fast_sum's flag
     assert "GO" in ok(optseq(env, tmp_path, "record", "prototype_works", "prototype", "same_result", "pass"))
-    proc = optseq(env, tmp_path, "--run", "ready", "--json")
-    if fast_sum["state"] == "measured":  # inconclusive: no_copy waits for a decision on fast_sum
-        assert proc.returncode == 3, (proc.stdout, proc.stderr)
-        return
-    report = json.loads(ok(proc))
+    report = json.loads(ok(optseq(env, tmp_path, "--run", "ready", "--json")))
     assert [run["lever"] for run in report["runs"]] == ["no_copy"]
     assert report["runs"][0]["status"] == "succeeded"
-    assert report["runs"][0]["verdict"] in ("adopt", "reject", "inconclusive")
+    assert report["runs"][0]["verdict"] == "adopt", report
 
 
 def test_run_next_on_the_starter_plan(env, tmp_path):
     ok(optseq(env, tmp_path, "init"))
     report = json.loads(ok(optseq(env, tmp_path, "--run", "next", "--json")))
     assert [run["lever"] for run in report["runs"]] == ["fast_sum"]
-    assert report["runs"][0]["verdict"] in ("adopt", "reject", "inconclusive")
+    assert report["runs"][0]["verdict"] == "adopt", report
 
 
-def test_the_stand_in_benchmark_is_plain_and_its_toggles_change_the_work(tmp_path):
+def test_the_stand_in_benchmark_is_plain_and_its_flags_change_the_work(tmp_path):
     tree = ast.parse(template("optseq_bench.py"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"json", "os", "time"}  # the standard library only: no optseq, nothing to install
-    base = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
+    assert imported <= {"json", "sys", "time"}  # the standard library only: no optseq, nothing to install
     outputs = {}
-    for toggles in ({}, {"BENCH_SUM": "builtin"}, {"BENCH_NO_COPY": "1"},
-                    {"BENCH_SUM": "builtin", "BENCH_NO_COPY": "1"}):
-        proc = subprocess.run([sys.executable, str(STARTER / "optseq_bench.py")], env={**base, **toggles},
-                              cwd=tmp_path, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    for flags in ((), ("--sum=builtin",), ("--copy=0",), ("--sum=builtin", "--copy=0")):
+        proc = subprocess.run([sys.executable, str(STARTER / "optseq_bench.py"), *flags], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=HANG_GUARD_S)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
         assert any(line.startswith("items/s: ") for line in lines)
@@ -121,9 +116,12 @@ def test_the_stand_in_benchmark_is_plain_and_its_toggles_change_the_work(tmp_pat
         last = json.loads(lines[-1])
         assert set(last) == {"items_per_s", "checksum"} and last["items_per_s"] > 0
         assert checksum == f"checksum: {last['checksum']}"
-        outputs[tuple(sorted(toggles.items()))] = (lines[0], last["checksum"])
-    assert len({first for first, _ in outputs.values()}) == 4  # each toggle is seen by the script
+        outputs[flags] = (lines[0], last["checksum"])
+    assert len({first for first, _ in outputs.values()}) == 4  # each flag is seen by the script
     assert len({checksum for _, checksum in outputs.values()}) == 1  # and none changes the result
+    proc = subprocess.run([sys.executable, str(STARTER / "optseq_bench.py"), "--sum=fast"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert proc.returncode != 0 and "--sum=fast" in proc.stderr  # a typo is not measured as the default
 
 
 @pytest.mark.parametrize("existing", FILES)

@@ -154,7 +154,9 @@ def test_bad_volume(tmp_path, volume, key, fragment):
 
 def test_a_bad_volume_is_one_line_exit_2_from_the_cli(tmp_path, cli_env):
     path = write(tmp_path, lever="share = 2")
+    line = path.read_text(encoding="utf-8").splitlines().index("share = 2") + 1  # the error says where, too
     for args in (["--plan", str(path), "whatif"], ["validate", str(path)]):
         proc = subprocess.run([*OPTSEQ, *args], env=cli_env, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, proc.stderr
-        assert proc.stderr.strip() == f"optseq: {path}: levers.fast.share: a fraction of an iteration, at most 1, got 2"
+        assert proc.stderr.strip() == (f"optseq: {path}: levers.fast.share: a fraction of an iteration, at most 1, "
+                                       f"got 2 (line {line})")
