@@ -62,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="plan TOML (default: $OPTSEQ_PLAN, else ./optseq.toml, else "
                              "./configs/sequencing.toml; `optseq init` writes a starter ./optseq.toml)")
     common.add_argument("--db", type=Path, default=argparse.SUPPRESS,
-                        help="state directory (default: $OPTSEQ_DB or .optseq)")
+                        help="state directory (default: $OPTSEQ_DB or .optseq); a read (status, runs, export, "
+                             "whatif) of a directory given here or in $OPTSEQ_DB with no store in it is refused, a "
+                             "write or the console makes the store")
     p = _Parser(prog="optseq", parents=[common],
                 description="A live optimization-sequencing plan: levers, gates, runs and decisions.",
                 epilog="New here? `optseq init` writes a starter plan and benchmark into this folder; "
@@ -96,16 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the estimates as JSON")
 
     s = sub.add_parser("record", parents=[common], help="record a criterion result of a decision lever")
-    s.add_argument("lever", help="a decision lever's id (optseq status lists them)")
-    s.add_argument("candidate", help="the candidate the result is for, as the plan's criteria name it")
-    s.add_argument("criterion", help="the criterion's id, e.g. c4")
+    s.add_argument("lever", metavar="LEVER", help="a decision lever's id (optseq status lists them)")
+    s.add_argument("candidate", metavar="CANDIDATE", help="the candidate the result is for, as the plan's criteria name it")
+    s.add_argument("criterion", metavar="CRITERION", help="the criterion's id, e.g. c4")
     s.add_argument("outcome", choices=["pass", "fail"], type=str.lower,  # FAIL as fail, as decide takes go
                    help="pass or fail (any case)")
     s.add_argument("--evidence", default="", help="what the result rests on, kept with it (e.g. \"0.8x of PyTorch\")")
 
     s = sub.add_parser("plan", parents=[common], help="mark a lever's plan as written")
-    s.add_argument("lever", help="the lever whose plan is written")
-    s.add_argument("path", help="the plan doc (from here or from the plan's folder); it must exist unless "
+    s.add_argument("lever", metavar="LEVER", help="the lever whose plan is written")
+    s.add_argument("path", metavar="PATH", help="the plan doc (from here or from the plan's folder); it must exist unless "
                                 "--create or --missing-ok is given")
     missing = s.add_mutually_exclusive_group()
     missing.add_argument("--create", action="store_const", const="create", dest="missing", default="refuse",
