@@ -8,9 +8,10 @@ the first run is on stdout, flushed, before the rest of the journal is read.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
-import textwrap
+import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
@@ -141,8 +142,40 @@ def _table_width(rows: list[tuple[str, ...]], shown: list[int]) -> int:
 
 
 def _fit(line: str, width: int | None) -> list[str]:
-    """The line as is, or wrapped to `width` under an indent (the table's padding kept on the first line)."""
-    if width is None or len(line) <= width:
+    """The line as is, or wrapped at its spaces to `width` terminal cells (a Korean rationale's characters take two)
+    under an indent; the table's padding is kept on the first line, a word wider than a line is cut."""
+    if width is None or cells(line) <= width:
         return [line]
-    return textwrap.wrap(line, width, subsequent_indent=INDENT if width > 2 * len(INDENT) else "",
-                         replace_whitespace=False, break_on_hyphens=False) or [line[:width]]
+    indent = INDENT if width > 2 * len(INDENT) else ""
+    lines, current, gap = [], "", ""
+    for token in re.split(r"( +)", line):
+        if not token:
+            continue
+        if token.startswith(" "):
+            gap = token
+            continue
+        if current.strip() and cells(current + gap + token) > width:
+            lines.append(current)
+            current, gap = indent, ""
+        current += gap + token
+        gap = ""
+        while cells(current) > width:  # one word wider than the line
+            cut = _cut(current, width)
+            lines.append(current[:cut])
+            current = indent + current[cut:]
+    return lines + ([current] if current.strip() else [])
+
+
+def cells(text: str) -> int:
+    """Terminal cells `text` takes: East Asian wide and full-width characters two, combining marks none."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _cut(text: str, width: int) -> int:
+    """How many characters of `text` fill at most `width` cells (one at least)."""
+    used = 0
+    for i, c in enumerate(text):
+        used += cells(c)
+        if used > width:
+            return max(i, 1)
+    return len(text)

@@ -13,6 +13,7 @@ import socket
 import struct
 import subprocess
 import termios
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -200,6 +201,11 @@ def test_run_as_a_command_points_at_the_run_option(cli_env, args, suggested):
     assert "invalid choice" not in line
 
 
+def width(line: str) -> int:
+    """Terminal cells a line takes (East Asian wide characters two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
 def in_terminal(env: dict, *args: str, columns: int) -> str:
     """What `optseq ARGS` prints on a terminal `columns` wide (a pty of that size, as a user's shell gives it)."""
     master, slave = pty.openpty()
@@ -230,19 +236,21 @@ def test_runs_fits_an_80_column_terminal_and_keeps_whole_lines_for_a_pipe(tmp_pa
     assert optseq(env, "--run", "crash").returncode == 1
     assert optseq(env, "decide", "crash", "reject", "--why", "it crashes in the middle of every run, which no "
                   "amount of repeating fixes; the team will look again after the refactor").returncode == 0
+    korean = "리팩터링 뒤에 다시 측정하기로 했고 이번 결과는 참고용으로만 남긴다 (two cells a character)"
+    assert optseq(env, "decide", "crash", "reject", "--why", korean).returncode == 0
     piped = optseq({**env, "COLUMNS": "80"}, "runs").stdout
     assert max(map(len, piped.splitlines())) > 80  # a pipe gets the whole table, as a script reading it wants
     text = in_terminal(env, "runs", columns=80)
     lines = text.splitlines()
-    assert lines and max(map(len, lines)) <= 80, "\n".join(line for line in lines if len(line) > 80)
+    assert lines and max(map(width, lines)) <= 80, "\n".join(line for line in lines if width(line) > 80)
     # what it says is still there: each run with its outcome and ratio, the crash's reason, the decision's why
     assert lines[0].split()[:4] == ["run", "lever", "outcome", "ratio"]
     good = next(line for line in lines if line.split()[:3] == ["1", "good", "adopt"])
     assert "1.5" in good
     words = " ".join(text.split())
     assert "exited 1: RuntimeError: simulated crash in the middle of the run" in words
-    assert "the team will look again after the refactor" in words
-    assert max(map(len, in_terminal(env, "runs", columns=40).splitlines())) <= 40
+    assert "the team will look again after the refactor" in words and korean in words
+    assert max(map(width, in_terminal(env, "runs", columns=40).splitlines())) <= 40
     assert in_terminal(env, "runs", columns=300).splitlines() == piped.splitlines()  # room enough: all of it
 
 
