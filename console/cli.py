@@ -340,9 +340,10 @@ def _command_on(seq, args) -> int:
         if getattr(args, "json", False):
             print(json.dumps(status, ensure_ascii=False, indent=2))
         else:
+            from optseq.console.fit import terminal_width
             from optseq.console.status_cmd import render_status
 
-            print(render_status(status))
+            print(render_status(status, terminal_width()))
         return OK
     if command == "whatif":
         from optseq.console.whatif_cmd import run_whatif

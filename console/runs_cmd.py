@@ -8,12 +8,11 @@ the first run is on stdout, flushed, before the rest of the journal is read.
 from __future__ import annotations
 
 import json
-import re
-import shutil
 import sys
-import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import TextIO
+
+from optseq.console.fit import fit, terminal_width
 
 OK = 0
 
@@ -24,17 +23,6 @@ def print_runs(seq, lever: str | None, as_json: bool) -> int:
     history = seq.history(lever)
     print(render_history(history, change_lines(history["runs"]) if lever is not None else (), terminal_width()))
     return OK
-
-
-def terminal_width() -> int | None:
-    """The columns the table must fit when stdout is a terminal: its width ($COLUMNS first, as ls does); None (no
-    limit) for a file or a pipe, whose reader gets whole lines whatever $COLUMNS a parent process left set."""
-    try:
-        if not sys.stdout.isatty():
-            return None
-    except (ValueError, AttributeError):
-        return None
-    return shutil.get_terminal_size().columns
 
 
 def change_lines(runs: list[dict]) -> list[str]:
@@ -106,7 +94,6 @@ DROPPED_FIRST = ("baseline → candidate: median (IQR)", "started", "pairs", "ti
 """The columns a narrow terminal loses, first to last: the run id, lever, outcome and ratio stay."""
 NOTE_ROOM = 24
 """The width a row leaves its note before a column is dropped for it."""
-INDENT = "    "
 
 
 def render_history(history: dict, changes: Iterable[str] = (), width: int | None = None) -> str:
@@ -123,59 +110,19 @@ def render_history(history: dict, changes: Iterable[str] = (), width: int | None
         widths = {i: max(len(row[i]) for row in rows) for i in shown}
         for row in rows:
             cells = [row[i].rjust(widths[i]) if i == 0 else row[i].ljust(widths[i]) for i in shown]
-            lines += _fit("  ".join([*cells, row[-1]]).rstrip(), width)
+            lines += fit("  ".join([*cells, row[-1]]).rstrip(), width)
     for line in changes:
-        lines += _fit(line, width)
+        lines += fit(line, width)
     for d in history["decisions"]:
         mark = " (superseded)" if d.get("superseded") else ""
         how = "auto" if d.get("auto") else "manual"
-        lines += _fit(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  "
+        lines += fit(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  "
                       f"{d.get('why', '')}".rstrip(), width)
     for c in history["criteria"]:
-        lines += _fit(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
+        lines += fit(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
                       f"{c.get('evidence', '')}".rstrip(), width)
     return "\n".join(lines) or "no runs or decisions yet"
 
 
 def _table_width(rows: list[tuple[str, ...]], shown: list[int]) -> int:
     return sum(max(len(row[i]) for row in rows) for i in shown) + 2 * (len(shown) - 1)
-
-
-def _fit(line: str, width: int | None) -> list[str]:
-    """The line as is, or wrapped at its spaces to `width` terminal cells (a Korean rationale's characters take two)
-    under an indent; the table's padding is kept on the first line, a word wider than a line is cut."""
-    if width is None or cells(line) <= width:
-        return [line]
-    indent = INDENT if width > 2 * len(INDENT) else ""
-    lines, current, gap = [], "", ""
-    for token in re.split(r"( +)", line):
-        if not token:
-            continue
-        if token.startswith(" "):
-            gap = token
-            continue
-        if current.strip() and cells(current + gap + token) > width:
-            lines.append(current)
-            current, gap = indent, ""
-        current += gap + token
-        gap = ""
-        while cells(current) > width:  # one word wider than the line
-            cut = _cut(current, width)
-            lines.append(current[:cut])
-            current = indent + current[cut:]
-    return lines + ([current] if current.strip() else [])
-
-
-def cells(text: str) -> int:
-    """Terminal cells `text` takes: East Asian wide and full-width characters two, combining marks none."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _cut(text: str, width: int) -> int:
-    """How many characters of `text` fill at most `width` cells (one at least)."""
-    used = 0
-    for i, c in enumerate(text):
-        used += cells(c)
-        if used > width:
-            return max(i, 1)
-    return len(text)

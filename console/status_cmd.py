@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 
-def render_status(status: dict) -> str:
+def render_status(status: dict, width: int | None = None) -> str:
+    """The status as a table; with a `width` (a terminal's), no line is wider: a long note wraps under an indent."""
+    from optseq.console.fit import fit
     from optseq.state.calculus.whatif import fmt_h
 
     hours = any(lever.get("hours_saved") is not None for lever in status["levers"])
@@ -13,10 +15,12 @@ def render_status(status: dict) -> str:
         rows.append((lever["id"], lever["state"], lever["outcome"] or "-", *saved, lever.get("note") or ""))
     columns = len(rows[0]) - 1
     widths = [max(len(r[i]) for r in rows) for i in range(columns)]
-    lines = [f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else "")]
+    lines = fit(f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else ""),
+                width)
     for row in rows:
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1])
+        lines += fit("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1], width)
     # `next` only names a lever that can run; what else waits on the user is the to-do
-    lines.append(f"next: {status['next'] or 'nothing to run'}")
-    lines += [f"to do: {item}" for item in status.get("todo") or ()]
+    lines += fit(f"next: {status['next'] or 'nothing to run'}", width)
+    for item in status.get("todo") or ():
+        lines += fit(f"to do: {item}", width)
     return "\n".join(lines)

@@ -21,8 +21,7 @@ def no_store(db: Path, where: str) -> str:
     """A read's refusal where no store is and the path was given (--db, $OPTSEQ_DB): a typo'd path must not read
     as a fresh plan. The default folder (.optseq beside the plan a newcomer just wrote) is made by the first
     command, a read too, which says so (new_store_line)."""
-    return (f"no store at {db} (from {where}): check the path; a read creates none, a write (the console, --run, "
-            f"record, plan, fact, decide) makes a new one there")
+    return f"no store at {db} (from {where}): check the path; the console or a write (--run, record, ...) makes one"
 
 
 def new_store_line(db: Path) -> str:

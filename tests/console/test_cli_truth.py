@@ -254,6 +254,16 @@ def test_runs_fits_an_80_column_terminal_and_keeps_whole_lines_for_a_pipe(tmp_pa
     assert in_terminal(env, "runs", columns=300).splitlines() == piped.splitlines()  # room enough: all of it
 
 
+def test_status_fits_an_80_column_terminal_and_says_all_it_says_in_a_pipe(cli_env):
+    env = {k: v for k, v in cli_env.items() if k not in ("COLUMNS", "LINES")}
+    piped = optseq(env, "status").stdout
+    assert max(map(len, piped.splitlines())) > 80  # the seed plan's blocked levers say why at length
+    text = in_terminal(env, "status", columns=80)
+    assert max(map(width, text.splitlines())) <= 80, text
+    assert text.split() == piped.split()  # wrapped, nothing dropped
+    assert text.splitlines()[1].split()[:2] == ["lever", "state"]
+
+
 # -- point 9: serve, a tab closing ------------------------------------------------------------------------------
 
 def _frame(text: str) -> bytes:
