@@ -4,6 +4,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from optseq.state.runs.pairs import BASELINE, CANDIDATE
+
 
 @dataclass
 class Tally:
@@ -11,6 +13,9 @@ class Tally:
 
     count: int = 0
     pairs: set = field(default_factory=set)
+    """(pass, pair) of every pair with a sample: with `arms`, which of them are complete."""
+    arms: dict = field(default_factory=dict)
+    """(pass, pair) -> the arms it has samples of."""
     last: dict | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -18,8 +23,17 @@ class Tally:
         with self.lock:
             self.count += 1
             if event.get("pair") is not None:
-                self.pairs.add((event.get("run"), event.get("pair")))
+                key = (event.get("run"), event.get("pair"))
+                self.pairs.add(key)
+                self.arms.setdefault(key, set()).add(event.get("arm"))
             self.last = event
+
+    def complete(self) -> int:
+        """Pairs with both arms in: what the progress line and the estimate's `over N pairs` count. A pair whose
+        baseline alone has come is not one yet (`samples: 23 (11 pairs)`, not 12, beside `pair 11 of 18`).
+        Samples of other arms (an experiment's configs) count their pairs as they come."""
+        ab = {BASELINE, CANDIDATE}
+        return sum(1 for arms in self.arms.values() if ab <= arms or not arms & ab)
 
     def text(self) -> str:
         with self.lock:
@@ -30,6 +44,6 @@ class Tally:
             shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
             pair = last.get("pair")
             pair = pair + 1 if isinstance(pair, int) else pair  # samples count pairs from 0, progress from 1
-            pairs = len(self.pairs)
+            pairs = self.complete()
             return (f"samples: {self.count} ({pairs} pair{'s' * (pairs != 1)})  last: pair {pair} "
                     f"{last.get('arm')} {shown} {last.get('unit') or ''}").rstrip()
