@@ -65,6 +65,14 @@ DETAIL_KEYS = [
 """The detail pane scrolled from the table, the focus left where the arrows still move the lever (the help says
 so; the footer names them where it has room)."""
 
+IDLE_X = Binding("x", "nothing_running", show=False)
+"""x while nothing runs: Textual tries a key's next binding when the first one's action is off, so the palette and
+the footer still offer no cancel, and the key still answers."""
+
+
+TOAST_WIDTH = 60
+"""Textual's Toast width (at most half the screen); with its padding, what a notification's lines wrap at."""
+
 
 WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
@@ -73,7 +81,7 @@ WIDE_FROM = 160
 class MainScreen(Following, Screen):
     """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
 
-    BINDINGS = ACTIONS + DETAIL_KEYS + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
+    BINDINGS = ACTIONS + DETAIL_KEYS + [IDLE_X] + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
 
     def __init__(self, seq, export_dir: Path | None, parallel: int = 2) -> None:
         super().__init__()
@@ -183,11 +191,19 @@ class MainScreen(Following, Screen):
         self.refresh_bindings()
 
     def notify(self, message: str, **kwargs) -> None:
-        """One notification at a time, the newest: the space over the table holds one, and a newer one clipped
-        under older ones said nothing at all."""
-        for older in list(self.app._notifications):
-            self.app._unnotify(older, refresh=False)
+        """The newest notifications that fit over the table: older ones go first, as a newer one clipped under
+        them would say nothing at all."""
         super().notify(message, **kwargs)
+        from textual.widgets import ContentSwitcher
+
+        room = self.query_one("#views").query_one(ContentSwitcher).region.y
+        width = max(min(TOAST_WIDTH, self.size.width // 2) - 2, 10)  # Toast's width and padding, app.tcss's
+        for notification in reversed(list(self.app._notifications)):
+            rows = sum(max(1, -(-len(line) // width)) for line in notification.message.splitlines() or [""]) + 1
+            room -= rows
+            if room < 0 and notification.message is not message:
+                self.app._unnotify(notification, refresh=False)
+        self.app._refresh_notifications()
 
     def _fit_toasts(self) -> None:
         """Notifications stand over the table (app.tcss docks them at the top), never lower than the views' tabs:
@@ -253,6 +269,8 @@ class MainScreen(Following, Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in WRITES and self.seq.readonly:
             return None  # shown, greyed out: this console cannot write the store
+        if action == "cancel_run" and not self.panel.running:
+            return None  # x falls through to IDLE_X
         return True
 
     def action_detail_down(self) -> None:
@@ -324,6 +342,9 @@ class MainScreen(Following, Screen):
         # in a parallel group, the selected lever's run alone when it is one of them; else everything that runs
         if not self.panel.cancel(self.selected):
             self.notify("nothing is running", severity="warning")
+
+    def action_nothing_running(self) -> None:
+        self.notify("nothing is running", severity="warning")
 
     def action_record_criterion(self) -> None:
         lever = self.seq.plan.lever(self.selected)
