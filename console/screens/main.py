@@ -57,8 +57,8 @@ ACTIONS = [
 
 SCROLL = Binding.Group("Scroll detail", compact=True)
 DETAIL_KEYS = [
-    Binding("shift+down", "detail_down", "Detail down", group=SCROLL),
-    Binding("shift+up", "detail_up", "Detail up", group=SCROLL),
+    Binding("shift+down", "detail_down", "Detail down", group=SCROLL, key_display="⇧↓"),
+    Binding("shift+up", "detail_up", "Detail up", group=SCROLL, key_display="⇧↑"),
     Binding("shift+pagedown", "detail_page(1)", "Detail page down", show=False),
     Binding("shift+pageup", "detail_page(-1)", "Detail page up", show=False),
 ]

@@ -13,8 +13,8 @@ NARROW_HIDDEN = {"mark_plan", "set_fact"}
 """Left to the help screen, the palette and the table's why / next column below FULL_FROM."""
 READY_FROM = 106
 """R as well, from here: with x shown during a run, every key still ends before the palette hint."""
-SCROLL_FROM = 124
-"""The detail's scroll keys (shift+↑↓) as well, from here; below, the help names them."""
+SCROLL_FROM = 132
+"""The detail's scroll keys (⇧↓⇧↑) as well, from here, with x shown during a run; below, the help names them."""
 SCROLL = {"detail_down", "detail_up"}
 SHORT = {"run_next": "Next", "cancel_run": "Cancel", "mark_plan": "Plan", "run_ready_parallel": "Ready ∥"}
 """Footer labels shorter than the bindings' descriptions (which the palette and the help screen keep)."""
