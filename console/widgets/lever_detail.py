@@ -43,7 +43,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         branch = view.get("branch")
         if step:
             text.append(f"next: {step}\n")
-        saved = saved_line(view, runs_of(history))
+        saved = saved_line(view, history.get("runs") or [])
         if saved:
             text.append(saved + "\n")
         declared = _declared(view, lever)
@@ -150,10 +150,6 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append("  " + "  ".join(p for p in parts if p) + "\n")
             if d.get("why"):
                 text.append(f"    why: {d['why']}\n")
-
-
-def runs_of(history: dict) -> list[dict]:
-    return history.get("runs") or []
 
 
 def _declared(view: dict, lever) -> str:

@@ -12,10 +12,8 @@ class Tally:
     """Samples seen so far in this run; written by the worker thread, read by the UI under `lock`."""
 
     count: int = 0
-    pairs: set = field(default_factory=set)
-    """(pass, pair) of every pair with a sample: with `arms`, which of them are complete."""
     arms: dict = field(default_factory=dict)
-    """(pass, pair) -> the arms it has samples of."""
+    """(pass, pair) -> the arms it has samples of: which pairs are complete."""
     last: dict | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -23,9 +21,7 @@ class Tally:
         with self.lock:
             self.count += 1
             if event.get("pair") is not None:
-                key = (event.get("run"), event.get("pair"))
-                self.pairs.add(key)
-                self.arms.setdefault(key, set()).add(event.get("arm"))
+                self.arms.setdefault((event.get("run"), event.get("pair")), set()).add(event.get("arm"))
             self.last = event
 
     def complete(self) -> int:
@@ -42,8 +38,10 @@ class Tally:
             last = self.last or {}
             value = last.get("value")
             shown = f"{value:.4g}" if isinstance(value, (int, float)) else str(value)
-            pair = last.get("pair")
-            pair = pair + 1 if isinstance(pair, int) else pair  # samples count pairs from 0, progress from 1
+            key = (last.get("run"), last.get("pair"))
+            # the run's pairs in the order they began, counted from 1 as progress does (a sample's own index
+            # starts again at 0 in each pass)
+            pair = list(self.arms).index(key) + 1 if key in self.arms else last.get("pair")
             pairs = self.complete()
             return (f"samples: {self.count} ({pairs} pair{'s' * (pairs != 1)})  last: pair {pair} "
                     f"{last.get('arm')} {shown} {last.get('unit') or ''}").rstrip()
