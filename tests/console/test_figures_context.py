@@ -252,3 +252,21 @@ def test_the_why_next_column_fits_at_80_columns_and_the_detail_has_it_whole(db):
             assert f"next: {full}" in detail(app)
 
     run(go())
+
+
+def test_the_footer_names_the_detail_keys_where_it_has_room(db):
+    from optseq.console.widgets.key_footer import SCROLL_FROM
+
+    def footer_text(app) -> str:
+        strip = list(app.screen._compositor.render_strips())[-1]
+        return "".join(segment.text for segment in strip)
+
+    async def go(width: int) -> str:
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=(width, 24)) as pilot:
+            await until(pilot, lambda: "q Quit" in footer_text(app), what="the footer's keys")
+            return footer_text(app)
+
+    assert "⇧↓⇧↑ Scroll detail" in run(go(SCROLL_FROM))
+    narrow = run(go(80))  # at 80 the help names them; the footer keeps ? and q on screen
+    assert "Scroll detail" not in narrow and "? Help q Quit" in narrow
