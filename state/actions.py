@@ -322,7 +322,7 @@ class Actions:
         """Lever ids for `--run TARGET` as things stand now: an id, `next`, `ready` (ready and stale, in
         dependency order) or `stale`. A group run re-reads the state after each run: see `pick`."""
         if target == "next":
-            nxt = self.machine.next_run()
+            nxt = self.machine.next()
             return [nxt] if nxt else []
         if target in ("ready", "stale"):
             return self.machine.runnable(("stale",) if target == "stale" else ("ready", "stale"))

@@ -111,7 +111,7 @@ class ReadViews:
             "as_of": self.plan.as_of.isoformat(),
             "store": str(getattr(self.store, "directory", "")),
             "readonly": self.readonly,
-            "next": self.machine.next_run(),
+            "next": self.machine.next(),
             "todo": self.todo(),
             "levers": levers,
             "facts": dict(self.machine.facts),

@@ -55,6 +55,25 @@ ACTIONS = [
 """Every action on a key; the command palette and the help screen are built from this list."""
 
 
+SCROLL = Binding.Group("Scroll detail", compact=True)
+DETAIL_KEYS = [
+    Binding("shift+down", "detail_down", "Detail down", group=SCROLL, key_display="⇧↓"),
+    Binding("shift+up", "detail_up", "Detail up", group=SCROLL, key_display="⇧↑"),
+    Binding("shift+pagedown", "detail_page(1)", "Detail page down", show=False),
+    Binding("shift+pageup", "detail_page(-1)", "Detail page up", show=False),
+]
+"""The detail pane scrolled from the table, the focus left where the arrows still move the lever (the help says
+so; the footer names them where it has room)."""
+
+IDLE_X = Binding("x", "nothing_running", show=False)
+"""x while nothing runs: Textual tries a key's next binding when the first one's action is off, so the palette and
+the footer still offer no cancel, and the key still answers."""
+
+
+TOAST_WIDTH = 60
+"""Textual's Toast width (at most half the screen); with its padding, what a notification's lines wrap at."""
+
+
 WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
 
@@ -62,7 +81,7 @@ WIDE_FROM = 160
 class MainScreen(Following, Screen):
     """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
 
-    BINDINGS = ACTIONS + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
+    BINDINGS = ACTIONS + DETAIL_KEYS + [IDLE_X] + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
 
     def __init__(self, seq, export_dir: Path | None, parallel: int = 2) -> None:
         super().__init__()
@@ -120,6 +139,7 @@ class MainScreen(Following, Screen):
             if hasattr(self, "_views"):
                 self.refresh_view()
             self.refresh_bindings()
+        self.call_after_refresh(self._fit_toasts)
 
     _resumed = False
 
@@ -165,15 +185,41 @@ class MainScreen(Following, Screen):
             graph.show(self.seq.plan, status["levers"], running, runs)
         self.panel.show_store(runs, self.seq.readonly, compares)
         self._views = {v["id"]: v for v in status["levers"]}
+        self._steps = steps
+        self.call_after_refresh(self._fit_toasts)
         self.show_lever(table.selected)
         self.refresh_bindings()
+
+    def notify(self, message: str, **kwargs) -> None:
+        """The newest notifications that fit over the table: older ones go first, as a newer one clipped under
+        them would say nothing at all."""
+        super().notify(message, **kwargs)
+        from textual.widgets import ContentSwitcher
+
+        room = self.query_one("#views").query_one(ContentSwitcher).region.y
+        width = max(min(TOAST_WIDTH, self.size.width // 2) - 2, 10)  # Toast's width and padding, app.tcss's
+        for notification in reversed(list(self.app._notifications)):
+            rows = sum(max(1, -(-len(line) // width)) for line in notification.message.splitlines() or [""]) + 1
+            room -= rows
+            if room < 0 and notification.message is not message:
+                self.app._unnotify(notification, refresh=False)
+        self.app._refresh_notifications()
+
+    def _fit_toasts(self) -> None:
+        """Notifications stand over the table (app.tcss docks them at the top), never lower than the views' tabs:
+        below, they hid the detail the notification was about. The newest shows; older ones scroll off the top."""
+        from textual.widgets import ContentSwitcher
+
+        top = self.query_one("#views").query_one(ContentSwitcher).region.y
+        for rack in self.query("#textual-toastrack"):
+            rack.styles.max_height = max(top, 3)
 
     def show_lever(self, lever_id: str | None) -> None:
         if lever_id is None or lever_id not in getattr(self, "_views", {}):
             return
         history = self.seq.lever_history(lever_id)
         lever = self.seq.plan.lever(lever_id)
-        self.query_one(LeverDetail).show(self._views[lever_id], history, lever)
+        self.query_one(LeverDetail).show(self._views[lever_id], history, lever, self._steps.get(lever_id, ""))
         for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
             plot.show(lever, history["runs"])
 
@@ -224,8 +270,18 @@ class MainScreen(Following, Screen):
         if action in WRITES and self.seq.readonly:
             return None  # shown, greyed out: this console cannot write the store
         if action == "cancel_run" and not self.panel.running:
-            return None
+            return None  # x falls through to IDLE_X
         return True
+
+    def action_detail_down(self) -> None:
+        self.query_one(LeverDetail).scroll_relative(y=1, animate=False)
+
+    def action_detail_up(self) -> None:
+        self.query_one(LeverDetail).scroll_relative(y=-1, animate=False)
+
+    def action_detail_page(self, pages: int) -> None:
+        detail = self.query_one(LeverDetail)
+        detail.scroll_relative(y=pages * max(detail.scrollable_content_region.height - 1, 1), animate=False)
 
     def action_view(self, view: str) -> None:
         self.query_one(TabbedContent).active = view
@@ -286,6 +342,9 @@ class MainScreen(Following, Screen):
         # in a parallel group, the selected lever's run alone when it is one of them; else everything that runs
         if not self.panel.cancel(self.selected):
             self.notify("nothing is running", severity="warning")
+
+    def action_nothing_running(self) -> None:
+        self.notify("nothing is running", severity="warning")
 
     def action_record_criterion(self) -> None:
         lever = self.seq.plan.lever(self.selected)
@@ -387,7 +446,7 @@ class MainScreen(Following, Screen):
         except (InputError, StoreError) as exc:
             self.notify(str(exc), severity="error", timeout=8)
             return False
-        for line in lines:
-            self.notify(line)
+        if lines:
+            self.notify("\n".join(lines))  # one notification: each would replace the one before
         self.refresh_view()
         return True

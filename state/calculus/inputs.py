@@ -7,6 +7,7 @@ import math
 
 from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.calculus.figures import LeverFigures, Work
+from optseq.state.calculus.words import Said
 from optseq.state.plan.model import KINDS, Plan
 from optseq.state.plan.volume import SPEEDUP_KINDS
 
@@ -18,6 +19,7 @@ class Inputs:
 
     def __init__(self, plan: Plan, machine):
         self.plan, self.m = plan, machine
+        # each a Said: English as the CLI prints it, said again in the export's language
         self.missing: list[str] = []
         """Inputs without which a figure is left out, each with what would supply it."""
         self.assumptions: list[str] = []
@@ -30,14 +32,12 @@ class Inputs:
                             key=lambda lid: self.m.models[lid].decision_seq or 0)
         """Levers optseq has adopted: in the stack ahead of every order, in the order they were adopted."""
         if self.fixed and plan.volume and plan.volume.s_per_iter is not None:
-            self.assumptions.append(f"adopted since the plan ({', '.join(self.fixed)}): their savings count against "
-                                    "the declared s_per_iter, the plan's stack before them")
+            self.assumptions.append(Said("adopted_since", levers=", ".join(self.fixed)))
         self._name_defaults()
         self.s_per_iter, self.s_source = self._s_per_iter()
         self.work = self._work() if plan.volume else []
         if plan.volume is None:
-            self.missing.insert(0, "volume: the plan declares no [volume] (planned experiments and s_per_iter): "
-                                   "no hours can be weighed")
+            self.missing.insert(0, Said("no_volume"))
         self.at_slot: dict[str, float] = {}
         """experiment lever -> the planned hours that run at its place in an order."""
         for w in self.work:
@@ -84,15 +84,14 @@ class Inputs:
             fig.s, fig.s_source, fig.n = float(stats["estimate"]), "measured", stats.get("n")
             fig.s_low, fig.s_high = _number(stats.get("ci_low")), _number(stats.get("ci_high"))
             if at_ci_size(stats):
-                self.assumptions.append(f"{lever_id}: S {fig.s:.2f}× is the reference workload's at CI size, "
-                                        "not the plan's workload")
+                self.assumptions.append(Said("s_ci_size", lever=lever_id, s=fig.s))
         elif expect and expect.speedup is not None:
             fig.s, fig.s_source = expect.speedup, "prior"
-            self.assumptions.append(f"{lever_id}: S {expect.speedup:.2f}× is a prior"
-                                    + (f" ({expect.note})" if expect.note else ""))
+            self.assumptions.append(Said("s_prior_note", lever=lever_id, s=expect.speedup, note=expect.note)
+                                    if expect.note else Said("s_prior", lever=lever_id, s=expect.speedup))
         elif lever.prior and lever.prior.estimate is not None:
             fig.s, fig.s_source = lever.prior.estimate, "prior"
-            self.assumptions.append(f"{lever_id}: S {lever.prior.estimate:.2f}× is the plan's prior")
+            self.assumptions.append(Said("s_plan_prior", lever=lever_id, s=lever.prior.estimate))
         # the units the run's test counted (launches, or pairs where each arm run is its own process): a resample
         # of pairs inside one launch would take their shared speed for independent evidence
         units = (stats or {}).get("units") or (stats or {}).get("ratios") or ()
@@ -104,13 +103,13 @@ class Inputs:
             fig.q, fig.q_source = p_median_at_least(ratios, threshold), "measured"
         elif expect and expect.p_adopt is not None:
             fig.q, fig.q_source = expect.p_adopt, "prior"
-            self.assumptions.append(f"{lever_id}: q {expect.p_adopt:.2f} is a prior (expect.p_adopt)")
+            self.assumptions.append(Said("q_prior", lever=lever_id, q=expect.p_adopt))
         lacking = [k for k, v in (("S", fig.s), ("q", fig.q)) if v is None]
         if lacking:
-            keys = {"S": "speedup", "q": "p_adopt"}
-            declare = "declare expect = { " + ", ".join(keys[k] for k in lacking) + " }"
-            self.missing.append(f"{lever_id}: {' and '.join(lacking)}: not measured and no prior ("
-                                + (f"optseq --run {lever_id}, or {declare}" if lever.run else declare) + ")")
+            keys = ", ".join({"S": "speedup", "q": "p_adopt"}[k] for k in lacking)
+            inputs = Said("both", a="S", b="q") if len(lacking) == 2 else lacking[0]
+            self.missing.append(Said("lacking_run" if lever.run else "lacking", lever=lever_id, inputs=inputs,
+                                     keys=keys))
         if lever.share is not None:
             fig.share, fig.share_source = lever.share, "declared"
         if lever.effort_h is not None:
@@ -124,8 +123,7 @@ class Inputs:
                 fig.run_h += hours * gpus
                 fig.runs_counted += 1
         if fig.runs_unknown:
-            self.missing.append(f"{lever_id}: {fig.runs_unknown} run(s) without start and end times: their hours "
-                                "are not in C")
+            self.missing.append(Said("runs_untimed", lever=lever_id, n=fig.runs_unknown))
         return fig
 
     def _name_defaults(self) -> None:
@@ -133,13 +131,13 @@ class Inputs:
         figs = self.levers.values()
         shares = [f.id for f in figs if f.share_source == "default"]
         if shares:
-            self.defaults.append(f"share not declared, 1 counted (the whole iteration): {', '.join(shares)}")
+            self.defaults.append(Said("share_default", levers=", ".join(shares)))
         effort = [f for f in figs if f.effort_source == "default"]
         if effort:
-            self.defaults.append(f"effort_h not declared, 0 h counted: {', '.join(f.id for f in effort)}")
+            self.defaults.append(Said("effort_default", levers=", ".join(f.id for f in effort)))
         free = [f.id for f in effort if not f.runs_counted]
         if free:
-            self.defaults.append(f"no run yet either, so C = 0: {', '.join(free)}")
+            self.defaults.append(Said("no_cost", levers=", ".join(free)))
 
     def _s_per_iter(self) -> tuple[float | None, str]:
         volume = self.plan.volume
@@ -151,14 +149,14 @@ class Inputs:
             if measured is not None:
                 return measured, "measured"
             if volume.s_per_iter is None:
-                self.missing.append(f"volume.s_per_iter: not declared, and {lever_id} has no measured {metric} yet")
+                self.missing.append(Said("s_per_iter_unmeasured", lever=lever_id, metric=metric))
                 return None, "missing"
         if volume.s_per_iter is None:
             if any(e.s_per_iter is None for e in volume.experiments):
-                self.missing.append("volume.s_per_iter: not declared (seconds per training iteration)")
+                self.missing.append(Said("s_per_iter_missing"))
             return None, "missing"
         if "s_per_iter" in volume.assumed:
-            self.assumptions.append(f"volume.s_per_iter = {volume.s_per_iter:g} s (assumed)")
+            self.assumptions.append(Said("s_per_iter_assumed", s=volume.s_per_iter))
         return volume.s_per_iter, "declared"
 
     def _measured_seconds(self, lever_id: str, metric: str) -> float | None:
@@ -180,11 +178,10 @@ class Inputs:
                     stack *= 1 - self.levers[other].f
             scale = {"s": 1.0, "": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}.get(str(picked[0].get("unit") or ""))
             if at_ci_size(summary):
-                self.assumptions.append(f"volume.s_per_iter: {lever_id}'s {metric} is the reference workload's "
-                                        "at CI size, not the plan's workload")
+                self.assumptions.append(Said("s_per_iter_ci_size", lever=lever_id, metric=metric))
             if scale is None:
-                self.missing.append(f"volume.s_per_iter_from: {lever_id}'s {metric} is in "
-                                    f"{picked[0].get('unit')!r}, not seconds")
+                self.missing.append(Said("s_per_iter_unit", lever=lever_id, metric=metric,
+                                         unit=picked[0].get("unit")))
                 return None
             return scale * sum(float(c["median"]) for c in picked) / len(picked) / stack
         return None
@@ -195,12 +192,12 @@ class Inputs:
         out = []
         for e in volume.experiments:
             if e.assumed:
-                self.assumptions.append(f"{e.id}: " + ", ".join(f"{key} {getattr(e, key):g}" for key in e.assumed)
-                                        + " (assumed)")
+                self.assumptions.append(Said("experiment_assumed", experiment=e.id,
+                                             values=", ".join(f"{key} {getattr(e, key):g}" for key in e.assumed)))
             seconds = e.s_per_iter if e.s_per_iter is not None else self.s_per_iter
             state = self.state(e.lever) if e.lever else None
             if state == "closed":
-                self.notes.append(f"{e.id}: {e.lever} is closed: its planned runs count nothing")
+                self.notes.append(Said("experiment_closed", experiment=e.id, lever=e.lever))
                 continue
             done = 1 if state == "decided" else 0
             run_h = None if seconds is None else e.configs * e.iterations * seconds / 3600
@@ -209,7 +206,7 @@ class Inputs:
         return out
 
     def _plan_priority(self) -> dict[str, tuple]:
-        """The plan's recommended order: its [[order]] items first, then kind and plan order (as `next`)."""
+        """The plan's recommended order: its [[order]] items first, then kind and plan order."""
         listed = [lid for item in self.plan.order for lid in item.levers]
         pos = {lid: i for i, lid in reversed(list(enumerate(listed)))}
         return {lid: (pos.get(lid, len(listed)), KINDS.index(self.plan.lever(lid).kind), self.plan.lever(lid).index)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from optseq.state.calculus.inputs import Inputs
+from optseq.state.calculus.words import Said, plural
 from optseq.state.plan.gates import Atom
 from optseq.state.plan.volume import SPEEDUP_KINDS
 
@@ -100,7 +101,7 @@ class Orders(Inputs):
         return (-round(result.net_h, 9), len(result.reruns), tuple(self.priority[i] for i in result.order))
 
     def topo(self, items, placed=(), relaxed=False, before=None) -> list[str]:
-        """`items` in the plan's priority among those whose gates allow them (stable, like `next`)."""
+        """`items` in the plan's priority among those whose gates allow them (stable)."""
         placed, left, out = set(placed), set(items), []
         while left:
             free = [i for i in left if self._free(i, placed, relaxed, before)]
@@ -178,17 +179,16 @@ class Orders(Inputs):
         return out
 
 
-def verdict(planned: OrderResult, best: OrderResult, count: int, method: str, agrees: bool) -> str:
-    tried = f"{count} order{'s' * (count != 1)} tried" if method == "every order" else f"greedy, {count} tried"
+def verdict(planned: OrderResult, best: OrderResult, count: int, method: str, agrees: bool) -> Said:
+    tried = Said("tried_every", n=count, s=plural(count)) if method == "every order" else Said("tried_greedy", n=count)
     fewer = len(planned.reruns) - len(best.reruns)
     if agrees:
-        text = f"the plan's order nets as much as any ({tried}): {planned.net_h:.2f} h"
         avoided = [r for r in planned.reruns if r not in best.reruns]
         if fewer > 0 and avoided:
             # equal hours, fewer re-runs: the re-runs it avoids have no hours yet (their lever lacks S or q)
-            text += (f"; {' → '.join(best.order)} also avoids {fewer} re-run{'s' * (fewer != 1)} of unknown hours ("
-                     + ", ".join(f"{r['experiment']} after {r['lever']}" for r in avoided) + ")")
-        return text
-    return (f"the calculus disagrees with the plan's order: {' → '.join(best.order)} nets {best.net_h:.2f} h "
-            f"against the plan's {planned.net_h:.2f} h (+{best.net_h - planned.net_h:.2f} h"
-            + (f", {fewer} fewer re-run{'s' * (fewer != 1)}" if fewer > 0 else "") + f"; {tried})")
+            return Said("agrees_avoids", tried=tried, net=planned.net_h, order=" → ".join(best.order), n=fewer,
+                        s=plural(fewer), reruns=[Said("rerun_after", experiment=r["experiment"], lever=r["lever"])
+                                                 for r in avoided])
+        return Said("agrees", tried=tried, net=planned.net_h)
+    return Said("disagrees_fewer" if fewer > 0 else "disagrees", order=" → ".join(best.order), best=best.net_h,
+                planned=planned.net_h, gain=best.net_h - planned.net_h, n=fewer, s=plural(fewer), tried=tried)

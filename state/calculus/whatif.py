@@ -20,6 +20,7 @@ order search in orders.py.
 from __future__ import annotations
 
 from optseq.state.calculus.orders import EPS_H, OrderResult, Orders, verdict
+from optseq.state.calculus.words import Said, plural
 from optseq.state.plan.model import Plan
 
 FORMULA = "H = q · share · (1 − 1/S) · V − C;  V* = C / (q · share · (1 − 1/S))"
@@ -61,8 +62,7 @@ class Calculus(Orders):
         for lid in self.levers:
             fig = self.levers[lid]
             if fig.straddles_one:
-                self.notes.append(f"{lid}: its S interval [{fig.s_low:.2f}, {fig.s_high:.2f}] straddles 1: it may "
-                                     "slow an iteration (H low–high in the table)")
+                self.notes.append(Said("straddles", lever=lid, low=fig.s_low, high=fig.s_high))
         out.update(assumptions=self.assumptions, defaults=self.defaults, notes=self.notes, missing=self.missing)
         return out
 
@@ -84,24 +84,24 @@ class Calculus(Orders):
                 "experiments": rows, "hours": sum(known) if known else None}
 
 
-def order_text(result: dict) -> str:
+def order_text(result: dict) -> Said:
     """`a → b: saves X h, costs Y h, forces N re-runs (…); net Z h` of an order's to_dict()."""
     reruns = result["reruns"]
-    text = " → ".join(result["order"]) + f": saves {fmt_h(result['saved_h'])} h, costs {fmt_h(result['cost_h'])} h"
-    if reruns:
-        text += f", forces {len(reruns)} re-run{'s' * (len(reruns) != 1)} (" + ", ".join(
-            f"{r['experiment']} after {r['lever']}: {fmt_h(r['hours'])} h" for r in reruns) + ")"
-    return text + f"; net {fmt_h(result['net_h'])} h"
+    fields = dict(order=" → ".join(result["order"]), saved=fmt_h(result["saved_h"]), cost=fmt_h(result["cost_h"]),
+                  net=fmt_h(result["net_h"]))
+    if not reruns:
+        return Said("order", **fields)
+    return Said("order_reruns", n=len(reruns), s=plural(len(reruns)), **fields,
+                reruns=[Said("rerun_hours", experiment=r["experiment"], lever=r["lever"], hours=fmt_h(r["hours"]))
+                        for r in reruns])
 
 
-def sequencing_text(seq: dict) -> str:
+def sequencing_text(seq: dict) -> Said:
     """One line of the infra-first check: the plan's gate against the experiment run first."""
-    lever, exp, n = seq["lever"], seq["experiment"], seq["reverse_reruns"]
-    head = (f"{lever} before {exp} (the plan's gate) nets {fmt_h(seq['first_h'])} h; {exp} first nets "
-            f"{fmt_h(seq['reverse_h'])} h ({n} re-run{'s' * (n != 1)})")
-    if seq["holds"]:
-        return f"{head}: {lever} first holds, by {fmt_h(seq['gain_h'])} h"
-    return f"{head}: the calculus would run {exp} first, {fmt_h(-seq['gain_h'])} h better"
+    n, gain = seq["reverse_reruns"], seq["gain_h"]
+    return Said("gate_holds" if seq["holds"] else "gate_fails", lever=seq["lever"], experiment=seq["experiment"],
+                first=fmt_h(seq["first_h"]), reverse=fmt_h(seq["reverse_h"]), n=n, s=plural(n),
+                gain=fmt_h(gain if seq["holds"] else -gain))
 
 
 def compute(plan: Plan, machine, search: bool = True) -> dict:

@@ -129,13 +129,6 @@ class PlanMachine(RecordMoves):
             return "NO-GO"
         return None
 
-    def next(self) -> str | None:
-        """The doc's recommended next lever (ready or stale, a decision lever too): the export's "(next)".
-        What can actually run next is `next_run`."""
-        ready = [m.lever for m in self.models.values() if m.state in ("ready", "stale")]
-        ready.sort(key=lambda lever: (KINDS.index(lever.kind), lever.index))
-        return ready[0].id if ready else None
-
     def ready_in_order(self) -> list[str]:
         return self.in_order(lid for lid, m in self.models.items() if m.state in ("ready", "stale"))
 
@@ -160,8 +153,10 @@ class PlanMachine(RecordMoves):
                              if m.state in states and m.lever.run and m.unavailable is None
                              and gates.holds(m.lever.requires, ctx))
 
-    def next_run(self) -> str | None:
-        """The next lever that can run; None when only user actions remain (see Sequencer.todo)."""
+    def next(self) -> str | None:
+        """What is next, the one answer of every view (status and its --json, the console's status line and `n`,
+        `--run next`, the export's "(next)"): the first lever that can run, in dependency order; None when only
+        the user can move the plan on, and then the to-do (Sequencer.todo) says how."""
         levers = self.runnable()
         return levers[0] if levers else None
 

@@ -1,6 +1,7 @@
 """The hours-saved section: the calculus's figures per lever, its orders and verdict, in the doc's language."""
 from __future__ import annotations
 
+from optseq.state.calculus.words import said_in
 from optseq.state.report.escape import block, bullet, cell, code, heading
 from optseq.state.report.labels import LABELS
 from optseq.state.report.lever_words import LeverWords
@@ -29,7 +30,8 @@ HOURS_WORDS = {
         "assumptions": "Assumptions", "defaults": "Defaults", "notes": "Notes", "missing_inputs": "Missing inputs",
     },
 }
-"""The hours-saved section's words (the calculus's own sentences are English, as the CLI prints them)."""
+"""The hours-saved section's words; the calculus's own sentences are in its table (labels.CALCULUS), said here in
+the doc's language."""
 
 
 class Hours(LeverWords):
@@ -64,15 +66,15 @@ class Hours(LeverWords):
                 lines.append("| " + " | ".join(cell(c) for c in row) + " |")
         lines.append("")
         if report["plan_order"]["order"]:
-            lines.append(bullet(f"{w['plan_order']}: {whatif.order_text(report['plan_order'])}"))
+            lines.append(bullet(f"{w['plan_order']}: {whatif.order_text(report['plan_order']).in_lang(lang)}"))
         if report.get("best_order"):
-            lines.append(bullet(f"{w['best_order']}: {whatif.order_text(report['best_order'])}"))
+            lines.append(bullet(f"{w['best_order']}: {whatif.order_text(report['best_order']).in_lang(lang)}"))
         for text in [report.get("verdict")] + [whatif.sequencing_text(s) for s in report.get("sequencing") or ()]:
             if text:
-                lines.append(bullet(text))
+                lines.append(bullet(said_in(text, lang)))
         for key, title in (("assumptions", "assumptions"), ("defaults", "defaults"), ("notes", "notes"),
                            ("missing", "missing_inputs")):
             if report.get(key):
                 lines.append(bullet(w[title] + ":"))
-                lines += ["  " + bullet(item) for item in report[key]]
+                lines += ["  " + bullet(said_in(item, lang)) for item in report[key]]
         return "\n".join(lines)

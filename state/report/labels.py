@@ -1,5 +1,8 @@
-"""The export's fixed words, one dict per language; plan text never passes through here."""
+"""The export's fixed words, one dict per language; plan text never passes through here. The hours-saved calculus
+writes its sentences below the report: their table (CALCULUS, state/calculus/words.py) is taken in here."""
 from __future__ import annotations
+
+from optseq.state.calculus.words import WORDS as CALCULUS  # noqa: F401  the hours-saved section's sentences
 
 MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
 """The doc's marks for lifecycle.states.MARK's words; the same in every language."""
@@ -20,6 +23,7 @@ LABELS: dict[str, dict[str, str]] = {
         "history": "이전 결정",
         "history_more": "이전 결정 {n}건 더 (`optseq runs {lever}`)",
         "nothing_measured": "아직 측정 결과 없음.",
+        "nothing_pending": "결정 대기 중인 lever 없음.",
         # results table
         "col_outcome": "결과",
         "col_metric": "지표",
@@ -101,6 +105,7 @@ LABELS: dict[str, dict[str, str]] = {
         "history": "History",
         "history_more": "{n} earlier decisions (`optseq runs {lever}`)",
         "nothing_measured": "Nothing measured yet.",
+        "nothing_pending": "No lever is waiting for a decision.",
         "col_outcome": "Outcome",
         "col_metric": "Metric",
         "col_ratio": "Ratio",

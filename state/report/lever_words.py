@@ -61,6 +61,10 @@ class LeverWords:
         return self.w["eroded"].format(now=now, run=watch.get("run"), was=was,
                                        commit=f" ({str(watch['commit'])[:7]})" if watch.get("commit") else "")
 
+    def next_mark(self, lever_id: str) -> str:
+        """` (next)` on the lever status and the console call next, and `--run next` runs (PlanMachine.next)."""
+        return self.w["next"] if self.next == lever_id else ""
+
     def state_text(self, lever_id: str) -> str:
         w, model = self.w, self.model(lever_id)
         state = model.state
@@ -69,11 +73,11 @@ class LeverWords:
             return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {}) + "".join(
                 f" — {t}" for t in extra)
         if state == "stale":
-            return w["stale"].format(reason=model.stale_reason or model.outcome or "")
+            return w["stale"].format(reason=model.stale_reason or model.outcome or "") + self.next_mark(lever_id)
         if state == "closed":
             return w["closed"].format(reason=model.closed_by)
         if state == "ready":
-            text = w["ready"] + (w["next"] if self.next == lever_id else "")
+            text = w["ready"] + self.next_mark(lever_id)
             if model.unavailable:
                 text += " — " + w["unavailable"].format(reason=model.unavailable["reason"],
                                                         run=model.unavailable["run"])
@@ -162,9 +166,10 @@ class LeverWords:
         return max(mine, key=lambda r: r.get("seq", 0)) if mine else None
 
     def plan_words(self, lever_id: str, plan_text: str) -> str:
-        """The plan's own words while nothing has happened to the lever since; generated text after."""
+        """The plan's own words while nothing has happened to the lever since (marked if it is next all the same);
+        generated text after."""
         if lever_id not in self.changed and plan_text:
-            return plan_text
+            return plan_text + self.next_mark(lever_id)
         return self.state_text(lever_id)
 
 

@@ -75,7 +75,7 @@ class _Doc(Tables, Graph, Hours, ChangeLines):
                 text = item.text if item.lever not in self.changed else f"{item.text} — {self.state_text(item.lever)}"
             else:
                 mark = self.mark(item.lever)
-                text = item.text if item.lever not in self.changed else \
+                text = item.text + self.next_mark(item.lever) if item.lever not in self.changed else \
                     f"{short_name(lever)}: {self.state_text(item.lever)}"
             lines.append(bullet(f"{mark} {text}"))
         for lever in self.plan.levers:

@@ -19,11 +19,15 @@ class Tables(LeverWords):
     # -- 1. the pending-levers table --------------------------------------------------------------------------
     def table(self) -> str:
         w = self.w
-        rows = list(dict.fromkeys(self.plan.table))
-        rows += [lever.id for lever in self.plan.levers if lever.id not in rows
-                 and self.model(lever.id).state not in ("blocked", "closed", *DECIDED)]
-        lines = [heading(2, w['pending']), "",
-                 f"| {w['col_lever']} | {w['col_plan']} | {w['col_state']} |", "| --- | --- | --- |"]
+        # the plan's own rows, then any other lever that has moved; a decided or closed lever is pending no more
+        # (its outcome is in the status and the results)
+        rows = [lid for lid in dict.fromkeys(self.plan.table) if self.pending(lid)]
+        rows += [lever.id for lever in self.plan.levers if lever.id not in rows and lever.id not in self.plan.table
+                 and self.pending(lever.id) and self.model(lever.id).state != "blocked"]
+        lines = [heading(2, w['pending']), ""]
+        if not rows:
+            return "\n".join(lines + [w["nothing_pending"]])
+        lines += [f"| {w['col_lever']} | {w['col_plan']} | {w['col_state']} |", "| --- | --- | --- |"]
         for lever_id in rows:
             lever, model = self.plan.lever(lever_id), self.model(lever_id)
             if model.plan_doc:
@@ -36,6 +40,10 @@ class Tables(LeverWords):
             state = self.plan_words(lever_id, lever.status)
             lines.append(f"| {cell(lever.title)} | {cell(where)} | {cell(state)} |")
         return "\n".join(lines)
+
+    def pending(self, lever_id: str) -> bool:
+        """Still to be decided: neither decided (adopted, rejected, deferred, a decision lever's outcome) nor closed."""
+        return self.model(lever_id).state not in (*DECIDED, "closed")
 
     # -- 6. results ---------------------------------------------------------------------------------------------
     def results(self) -> str:

@@ -124,8 +124,8 @@ def _ended(seq, run_id) -> str:
 
 def noise_line(loads, stats: dict | None, rule) -> str | None:
     """One line when the run's figures may be blurred, else None: this machine's load average above its cores
-    at a launch's start or end (another job was competing for it), or a baseline whose spread within a launch
-    (stats' baseline_spread, an IQR over the median) is wider than the min_speedup − 1 the rule must resolve."""
+    at a launch's start or end (another job was competing for it), or a baseline whose spread within a launch (or,
+    where each arm run is its own process, from pair to pair: stats' baseline_spread, an IQR over the median) is wider than the min_speedup − 1 the rule must resolve."""
     parts = []
     readings = [x for x in loads or () if isinstance(x, (int, float))]
     cores = os.cpu_count() or 1
@@ -135,7 +135,9 @@ def noise_line(loads, stats: dict | None, rule) -> str | None:
     floor = getattr(rule, "min_speedup", None)
     if (isinstance(spread, (int, float)) and isinstance(floor, (int, float)) and not getattr(rule, "choose", None)
             and floor > 1 and spread > floor - 1):
-        parts.append(f"the baseline's spread within a launch (IQR {spread:.0%} of its median) is wider than the "
+        # a command-pair lever counts pairs, each arm run its own process: no launch holds several of them
+        where = "within a launch" if stats.get("replicate") == "launch" else "from pair to pair"
+        parts.append(f"the baseline's spread {where} (IQR {spread:.0%} of its median) is wider than the "
                      f"{floor - 1:.0%} the rule must resolve ({floor:g}×)")
     return "noisy: " + "; ".join(parts) + "; its figures may not repeat" if parts else None
 

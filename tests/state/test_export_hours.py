@@ -41,9 +41,10 @@ def test_fresh_export_shows_the_calculus_with_the_seeds_prior(plan):
     # S 1.3× (the seed's "인프라 1.3×", a prior), q 0.5 (a prior), share 0.8: H = 0.5 · 0.8 · 0.3/1.3 · 48.33 h
     assert table[OPTION_B] == ["1.30× prior", "0.50 prior", "0.8", "48.3", "0.00", "4.46", "0.00"]
     assert table["**AMP** trainer"] == ["—", "—", "0.2", "25.7", "0.00", "—", "—"]
-    assert "- option_b before model_size (the plan's gate) nets 4.46 h; model_size first nets -0.10 h (2 re-runs): " \
-           "option_b first holds, by 4.56 h" in lines
-    assert "- 가정:" in lines and "  - volume.s_per_iter = 30 s (assumed)" in lines
+    # the calculus's sentences in the doc's language (issue 32: they were English in the Korean doc)
+    assert "- model_size 전에 option_b (plan의 gate): 4.46 h; model_size 먼저: -0.10 h (재실행 2개): " \
+           "option_b 먼저가 4.56 h 더 나음" in lines
+    assert "- 가정:" in lines and "  - volume.s_per_iter = 30 s (가정)" in lines
     assert "- 빠진 입력:" in lines
     # placed after the order it weighs, before the status; the seed's own sections are unchanged around it
     assert doc.index("## 권장 순서와 사유") < doc.index("## 시간 절약") < doc.index("## 현재 진행 상태")

@@ -23,9 +23,9 @@ def test_fresh_plan_matches_the_seed(seq):
     assert st["cython_bot"] == "adopted"
     assert all(st[l] == "blocked" for l in ("port", "option_b", "model_size", "amp", "compile",
                                             "tensorrt", "option_a"))
-    assert seq.machine.next() == "julia_port"  # the doc's next lever (the export marks it)...
-    status = seq.status()  # ...but nothing can run until its last criterion is recorded
-    assert status["next"] is None and status["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
+    status = seq.status()  # nothing can run until julia_port's last criterion is recorded: the to-do says so
+    assert seq.machine.next() is None and status["next"] is None
+    assert status["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
     why = {v["id"]: v["why_blocked"] for v in seq.lever_views()}
     assert any("julia_port" in r and "NO-GO" in r for r in why["option_b"])
     assert any("plan not written" in r for r in why["option_b"])
