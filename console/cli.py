@@ -37,8 +37,20 @@ def default_db() -> Path:
 
 
 class _Parser(argparse.ArgumentParser):
+    argv: list[str] = []
+    """The arguments being parsed, for the hints an error gives."""
+
     def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
-        raise SystemExit(_fail(f"{message} (see optseq --help)"))
+        raise SystemExit(_fail(run_hint(self.argv, message) or f"{message} (see optseq --help)"))
+
+
+def run_hint(argv: list[str], message: str) -> str | None:
+    """`optseq run X` reads as a command; runs are the --run option: say so, with the line that works."""
+    if "invalid choice: 'run'" not in message or "run" not in argv:
+        return None
+    rest = argv[argv.index("run") + 1:]
+    target = rest[0] if rest and not rest[0].startswith("-") else "next"
+    return f"'run' is not a command: levers run with the --run option, e.g. optseq --run {target}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="plan TOML (default: $OPTSEQ_PLAN, else ./optseq.toml, else "
                              "./configs/sequencing.toml; `optseq init` writes a starter ./optseq.toml)")
     common.add_argument("--db", type=Path, default=argparse.SUPPRESS,
-                        help="state directory (default: $OPTSEQ_DB or .optseq)")
+                        help="state directory (default: $OPTSEQ_DB or .optseq); a read (status, runs, export, "
+                             "whatif) of a directory given here or in $OPTSEQ_DB with no store in it is refused, a "
+                             "write or the console makes the store")
     p = _Parser(prog="optseq", parents=[common],
                 description="A live optimization-sequencing plan: levers, gates, runs and decisions.",
                 epilog="New here? `optseq init` writes a starter plan and benchmark into this folder; "
@@ -77,29 +91,36 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace optseq.toml / optseq_bench.py if there")
 
     s = sub.add_parser("status", parents=[common], help="levers, their states and what is next")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the status as JSON (the console's and export's data)")
 
     s = sub.add_parser("whatif", parents=[common], help="hours each pending lever is expected to save, and the "
                                                         "order that saves most")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the estimates as JSON")
 
     s = sub.add_parser("record", parents=[common], help="record a criterion result of a decision lever")
-    s.add_argument("lever")
-    s.add_argument("candidate")
-    s.add_argument("criterion")
-    s.add_argument("outcome", choices=["pass", "fail"], type=str.lower)  # FAIL as fail, as decide takes go
-    s.add_argument("--evidence", default="")
+    s.add_argument("lever", metavar="LEVER", help="a decision lever's id (optseq status lists them)")
+    s.add_argument("candidate", metavar="CANDIDATE", help="the candidate the result is for, as the plan's criteria name it")
+    s.add_argument("criterion", metavar="CRITERION", help="the criterion's id, e.g. c4")
+    s.add_argument("outcome", choices=["pass", "fail"], type=str.lower,  # FAIL as fail, as decide takes go
+                   help="pass or fail (any case)")
+    s.add_argument("--evidence", default="", help="what the result rests on, kept with it (e.g. \"0.8x of PyTorch\")")
 
     s = sub.add_parser("plan", parents=[common], help="mark a lever's plan as written")
-    s.add_argument("lever")
-    s.add_argument("path")
+    s.add_argument("lever", metavar="LEVER", help="the lever whose plan is written")
+    s.add_argument("path", metavar="PATH", help="the plan doc (from here or from the plan's folder); it must exist unless "
+                                "--create or --missing-ok is given")
+    missing = s.add_mutually_exclusive_group()
+    missing.add_argument("--create", action="store_const", const="create", dest="missing", default="refuse",
+                         help="write a short template at PATH first (as the console's p offers), never over a file")
+    missing.add_argument("--missing-ok", action="store_const", const="ok", dest="missing",
+                         help="record PATH as given though no file is there (a doc in another checkout)")
 
     s = sub.add_parser("fact", parents=[common], help="set a named fact used by gates")
-    s.add_argument("name")
-    s.add_argument("value", choices=["true", "false"])
+    s.add_argument("name", help="a fact the plan declares (its [[facts]])")
+    s.add_argument("value", choices=["true", "false"], help="true or false")
 
     s = sub.add_parser("decide", parents=[common], help="decide a lever by hand (rationale required)")
-    s.add_argument("lever")
+    s.add_argument("lever", help="the lever to decide")
     s.add_argument("outcome", help="adopt, reject or defer (speedup, infra); GO or NO-GO (decision); a config its "
                                    "runs measured, or defer (experiment); any case")
     s.add_argument("--why", default="", help="rationale (required)")
@@ -108,27 +129,29 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("landed", parents=[common],
                        help="an adopted branch lever whose code reached the baseline as another commit (a squash or "
                             "rebase merge): it lands there")
-    s.add_argument("lever")
+    s.add_argument("lever", help="the adopted branch lever")
     s.add_argument("commit", help="the baseline's commit that holds the branch's code, e.g. the squash commit")
     s.add_argument("--why", default="", help="rationale (required)")
 
     s = sub.add_parser("runs", parents=[common], help="runs, decisions and events, newest last")
-    s.add_argument("lever", nargs="?")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("lever", nargs="?", help="only this lever's (with its change points); default: all")
+    s.add_argument("--json", action="store_true", help="the whole history as one JSON document, streamed")
 
     s = sub.add_parser("check", parents=[common],
                        help="run each arm of a lever once on the current stack and show what it got; records nothing")
-    s.add_argument("lever")
+    s.add_argument("lever", help="the lever whose arms to run")
 
     s = sub.add_parser("doctor", parents=[common], help="check the store file by file, and list optseq's worktrees; "
                                                         "--rebuild rebuilds a lost or damaged hot file from the "
                                                         "journals (keeping a copy)")
-    s.add_argument("--rebuild", action="store_true", help="rebuild the hot file from the journals, keeping a copy")
+    s.add_argument("--rebuild", action="store_true",
+                   help="rebuild the hot file (optseq.json) from the journals, keeping the old one as a copy")
     s.add_argument("--prune", action="store_true",
                    help="remove optseq's worktrees (branch levers, compare) that no run holds now")
 
     s = sub.add_parser("validate", parents=[common], help="check a plan file")
-    s.add_argument("plan_file", nargs="?", type=Path)
+    s.add_argument("plan_file", nargs="?", type=Path, metavar="PLAN",
+                   help="the plan TOML to check (default: the plan optseq would open, as --plan)")
 
     add_export_parser(sub, common)
     add_compare_parser(sub, common)
@@ -191,7 +214,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _command(argv: list[str] | None) -> int:
     _safe_output()
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    parser.argv = list(argv)
+    args = parser.parse_args(argv)
     _clean_args(args)
     if args.command is None and args.run is None:  # the console: Textual draws its own screen
         return _main(args)
@@ -252,17 +278,29 @@ def _main(args) -> int:
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
+        from optseq.console.store_cmd import WRITES, create_store, no_store, where_db
+        from optseq.state.store.layout import holds_store
+
+        write = args.run is not None or args.command in WRITES
+        new = not holds_store(db)
+        where = where_db(args)
+        if new and not write and args.command not in ("serve", "check") and not console and where != "default":
+            # a path given by hand may be a typo: reading it must not show a fresh plan as if it were the store
+            return _fail(no_store(db, where))
+        if new and (console or args.command == "serve"):
+            create_store(plan_path, db)  # the first use: said before the console takes the screen
         if args.command == "serve":
             from optseq.console.serve import run_serve  # aiohttp and textual-serve; textual only in each tab
 
             collector.collecting()
             return run_serve(plan_path, db, args.host, args.port, args.public)
-        if args.run is None and args.command is None:
+        if console:
             from optseq.console.tui import run_tui  # the only path that loads textual
 
             return run_tui(plan_path, db, parallel=args.parallel)
-        write = args.run is not None or args.command in ("record", "plan", "fact", "decide", "compare", "landed")
-        return _dispatch(args, plan_path, db, write)
+        # a check records nothing: with no store it reads the plan's fresh state and creates none
+        mode = "write" if write else "read" if new and args.command == "check" else "auto"
+        return _dispatch(args, plan_path, db, mode, new)
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
@@ -271,63 +309,77 @@ def _main(args) -> int:
         return OK
 
 
-def _dispatch(args, plan_path: Path, db: Path, write: bool) -> int:
+def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
+    from optseq.console.store_cmd import new_store_line
     from optseq.state.sequencer import Sequencer
+    from optseq.state.store.layout import holds_store
 
     def waiting(text: str) -> None:
         print(f"optseq: {text}", file=sys.stderr, flush=True)
 
-    with Sequencer.open(plan_path, db, mode="write" if write else "auto", on_wait=waiting) as seq:
+    with Sequencer.open(plan_path, db, mode=mode, on_wait=waiting) as seq:
         for warning in seq.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
-        if args.run is not None:
-            from optseq.console.run_cmd import run_target
+        code = _command_on(seq, args)
+    # said once the command has spoken: a refusal stays its one line (the store it opened is empty, a later
+    # command's to use), and a --run's own lines come first
+    if new and code != BAD_INPUT and holds_store(db):
+        print(new_store_line(db), file=sys.stderr, flush=True)
+    return code
 
+
+def _command_on(seq, args) -> int:
+    if args.run is not None:
+        from optseq.console.run_cmd import run_target
+
+        collector.collecting()
+        return run_target(seq, args.run, args.json, args.parallel, args.verbose)
+    command = args.command or "status"
+    if command == "status":
+        status = seq.status()
+        if getattr(args, "json", False):
+            print(json.dumps(status, ensure_ascii=False, indent=2))
+        else:
+            from optseq.console.fit import terminal_width
+            from optseq.console.status_cmd import render_status
+
+            print(render_status(status, terminal_width()))
+        return OK
+    if command == "whatif":
+        from optseq.console.whatif_cmd import run_whatif
+
+        return run_whatif(seq, args.json)
+    if command == "record":
+        return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
+                                         args.evidence))
+    if command == "plan":
+        return _say(seq.write_plan(args.lever, args.path, check=True, missing=args.missing))
+    if command == "fact":
+        return _say(seq.set_fact(args.name, args.value == "true"))
+    if command == "decide":
+        return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
+    if command == "landed":
+        return _say(seq.mark_landed(args.lever, args.commit, args.why))
+    if command == "check":
+        from optseq.state.runs.check import check
+
+        collector.collecting()
+        return check(seq, args.lever, say=lambda line: print(line, flush=True))
+    if command == "runs":
+        from optseq.console.runs_cmd import print_runs
+
+        if args.json:  # each record's json.dumps(indent=…) leaves a cycle of closures: the collector frees them
             collector.collecting()
-            return run_target(seq, args.run, args.json, args.parallel, args.verbose)
-        command = args.command or "status"
-        if command == "status":
-            status = seq.status()
-            if getattr(args, "json", False):
-                print(json.dumps(status, ensure_ascii=False, indent=2))
-            else:
-                print(render_status(status))
-            return OK
-        if command == "whatif":
-            from optseq.console.whatif_cmd import run_whatif
+        return print_runs(seq, args.lever, args.json)
+    if command == "export":
+        from optseq.console.export_cmd import run_export
 
-            return run_whatif(seq, args.json)
-        if command == "record":
-            return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
-                                             args.evidence))
-        if command == "plan":
-            return _say(seq.write_plan(args.lever, args.path, check=True))
-        if command == "fact":
-            return _say(seq.set_fact(args.name, args.value == "true"))
-        if command == "decide":
-            return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
-        if command == "landed":
-            return _say(seq.mark_landed(args.lever, args.commit, args.why))
-        if command == "check":
-            from optseq.state.runs.check import check
+        return run_export(seq, args, _fail)
+    if command == "compare":
+        from optseq.console.compare_cmd import run_compare
 
-            collector.collecting()
-            return check(seq, args.lever, say=lambda line: print(line, flush=True))
-        if command == "runs":
-            from optseq.console.runs_cmd import print_runs
-
-            if args.json:  # each record's json.dumps(indent=…) leaves a cycle of closures: the collector frees them
-                collector.collecting()
-            return print_runs(seq, args.lever, args.json)
-        if command == "export":
-            from optseq.console.export_cmd import run_export
-
-            return run_export(seq, args, _fail)
-        if command == "compare":
-            from optseq.console.compare_cmd import run_compare
-
-            collector.collecting()
-            return run_compare(seq, args)
+        collector.collecting()
+        return run_compare(seq, args)
     raise AssertionError(command)
 
 
@@ -335,26 +387,6 @@ def _say(lines: list[str]) -> int:
     for line in lines:
         print(line)
     return OK
-
-
-def render_status(status: dict) -> str:
-    from optseq.state.calculus.whatif import fmt_h
-
-    hours = any(lever.get("hours_saved") is not None for lever in status["levers"])
-    rows = [("lever", "state", "outcome", *(("saved h",) if hours else ()), "why / note")]
-    for lever in status["levers"]:
-        # expected hours saved in the plan's order (optseq whatif): only where the plan declares its volume
-        saved = (fmt_h(lever.get("hours_saved")),) if hours else ()
-        rows.append((lever["id"], lever["state"], lever["outcome"] or "-", *saved, lever.get("note") or ""))
-    columns = len(rows[0]) - 1
-    widths = [max(len(r[i]) for r in rows) for i in range(columns)]
-    lines = [f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else "")]
-    for row in rows:
-        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1])
-    # `next` only names a lever that can run; what else waits on the user is the to-do
-    lines.append(f"next: {status['next'] or 'nothing to run'}")
-    lines += [f"to do: {item}" for item in status.get("todo") or ()]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

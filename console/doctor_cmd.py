@@ -14,8 +14,10 @@ def run_doctor(db: Path, rebuild: bool, prune: bool = False) -> int:
     if prune:
         for line in prune_lines():
             print(line)
-    if not db.is_dir():
-        print(f"optseq: no store at {db}", file=sys.stderr)
+    from optseq.state.store.layout import holds_store
+
+    if not holds_store(db):  # a folder with neither the hot file nor journals: a typo'd --db, or nothing made yet
+        print(f"optseq: no store at {db}: nothing to check (the console or a write makes one)", file=sys.stderr)
         return OK if prune else DAMAGED
     if rebuild:
         for line in rebuild_hot(db):  # a StoreError (damaged journal, sound hot file) is main's one-line refusal

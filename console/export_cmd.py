@@ -18,7 +18,8 @@ DEFAULT_TARGET = _DefaultTarget()
 
 def add_export_parser(sub, common) -> None:
     s = sub.add_parser("export", parents=[common], help="write the plan and its state as markdown")
-    s.add_argument("--lang", choices=["ko", "en"], default=None)
+    s.add_argument("--lang", choices=["ko", "en"], default=None,
+                   help="the doc's language: ko or en (default: the plan's lang)")
     # a str, not a Path: Path("") is ".", and an empty -o must be refused as empty
     s.add_argument("-o", "--output", nargs="?", const=DEFAULT_TARGET, default=None, metavar="FILE",
                    help="write to FILE (its directory must exist, outside the state directory); -o alone writes "

@@ -157,7 +157,10 @@ def measure(repeat: int, plan: Path, db: Path, say=lambda _: None) -> list[Round
     optseq = optseq_command()
     textual = [sys.executable, "-c", "import textual.app"]
     status = [*optseq, "status", "--plan", str(plan), "--db", str(db)]
-    # a round not counted: the store is created, the files are in the page cache, .pyc files are written
+    from optseq.state.store.store import Store
+
+    Store.open(db, mode="write").close()  # a read (status) of a --db with no store is refused: the store is made first
+    # a round not counted: the files are in the page cache, .pyc files are written
     child(status)
     child(textual)
     paint(tmux, optseq, plan, db)

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from optseq.console.fit import fit, terminal_width
+
 OK = 0
 
 
@@ -19,7 +21,7 @@ def print_runs(seq, lever: str | None, as_json: bool) -> int:
     if as_json:  # written as it is read: the first run at once, memory bounded
         return write_json(seq.history_stream(lever), sys.stdout)
     history = seq.history(lever)
-    print(render_history(history, change_lines(history["runs"]) if lever is not None else ()))
+    print(render_history(history, change_lines(history["runs"]) if lever is not None else (), terminal_width()))
     return OK
 
 
@@ -88,21 +90,39 @@ def compare_text(run: dict) -> str:
                                                  if isinstance(tolerance, (int, float)) else ""))
 
 
-def render_history(history: dict, changes: Iterable[str] = ()) -> str:
-    """The runs table, the `changes` lines under it (change_lines), then the decisions and criteria."""
+DROPPED_FIRST = ("baseline → candidate: median (IQR)", "started", "pairs", "time")
+"""The columns a narrow terminal loses, first to last: the run id, lever, outcome and ratio stay."""
+NOTE_ROOM = 24
+"""The width a row leaves its note before a column is dropped for it."""
+
+
+def render_history(history: dict, changes: Iterable[str] = (), width: int | None = None) -> str:
+    """The runs table, the `changes` lines under it (change_lines), then the decisions and criteria; with a
+    `width`, no line is wider: columns go (DROPPED_FIRST) and what remains wraps under an indent."""
     lines = []
     if history["runs"]:
         rows = [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(RUN_COLUMNS) - 1)]
+        shown = list(range(len(RUN_COLUMNS) - 1))
+        for name in DROPPED_FIRST if width else ():
+            if _table_width(rows, shown) + 2 + NOTE_ROOM <= width:
+                break
+            shown.remove(RUN_COLUMNS.index(name))
+        widths = {i: max(len(row[i]) for row in rows) for i in shown}
         for row in rows:
-            cells = [row[0].rjust(widths[0]), *(c.ljust(w) for c, w in zip(row[1:-1], widths[1:]))]
-            lines.append("  ".join([*cells, row[-1]]).rstrip())
-    lines += changes
+            cells = [row[i].rjust(widths[i]) if i == 0 else row[i].ljust(widths[i]) for i in shown]
+            lines += fit("  ".join([*cells, row[-1]]).rstrip(), width)
+    for line in changes:
+        lines += fit(line, width)
     for d in history["decisions"]:
         mark = " (superseded)" if d.get("superseded") else ""
         how = "auto" if d.get("auto") else "manual"
-        lines.append(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  {d.get('why', '')}")
+        lines += fit(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  "
+                      f"{d.get('why', '')}".rstrip(), width)
     for c in history["criteria"]:
-        lines.append(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
-                     f"{c.get('evidence', '')}")
+        lines += fit(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
+                      f"{c.get('evidence', '')}".rstrip(), width)
     return "\n".join(lines) or "no runs or decisions yet"
+
+
+def _table_width(rows: list[tuple[str, ...]], shown: list[int]) -> int:
+    return sum(max(len(row[i]) for row in rows) for i in shown) + 2 * (len(shown) - 1)

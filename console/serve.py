@@ -73,6 +73,15 @@ class QuietLog(logging.Formatter):
         return text.replace(self.secret, "[token]") if self.secret else text
 
 
+class TabGone(logging.Filter):
+    """Drops textual-serve's error for a write to a tab's websocket that had already closed (its answer to the
+    page's last ping, the tab being shut): the tab is gone and its console ends as usual; nothing went wrong."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else record.msg
+        return not isinstance(error, ConnectionResetError)
+
+
 def origin_of(host: str, port: int) -> str:
     """The origin a browser sends for pages of this server (what the Origin check compares with)."""
     try:
@@ -212,6 +221,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
             # lines for each bad request a stranger sends: one line each instead, warnings and up
             handler = logging.StreamHandler(sys.stderr)
             handler.setFormatter(QuietLog(token))
+            handler.addFilter(TabGone())
             logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
 
         def serve(self, debug: bool = False) -> None:

@@ -68,10 +68,13 @@ class Actions:
             parts.append(f"{cand.title or cand.id} {status}{detail}")
         return "; ".join(parts)
 
-    def write_plan(self, lever_id: str, path: str, *, check: bool = False) -> list[str]:
+    def write_plan(self, lever_id: str, path: str, *, check: bool = False, missing: str = "refuse") -> list[str]:
         """Mark a lever's plan written. The CLI and the console `check` the path: a name no file can have, or a
-        directory, is refused; a doc not found from here is recorded as given, and the reply says so (it may
-        live in another checkout). The console's dialog asks for an existing file before it gets here."""
+        directory, is refused; so is a doc not found from here, unless `missing` is "create" (a template is
+        written there first, as the console's dialog offers) or "ok" (recorded as given: it may live in another
+        checkout, and the reply says so). The console's dialog asks about a missing file before it gets here."""
+        if missing not in ("refuse", "create", "ok"):
+            raise ValueError(f"missing must be refuse, create or ok, not {missing!r}")
         self.lever(lever_id)
         if not path.strip():
             raise InputError("plan path is empty")
@@ -79,10 +82,18 @@ class Actions:
         if model.state == "closed":
             raise InputError(f"{lever_id} is closed ({model.closed_by})")
         found = self.check_plan_doc(path, must_exist=False) if check else True
+        lines = []
+        if found is None and missing == "refuse":
+            shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
+            raise InputError(f"plan doc {shown} does not exist (looked for from here and from the plan's folder); "
+                             "write it first, or give --create to write a template there, or --missing-ok to "
+                             "record the path as given")
+        if found is None and missing == "create":
+            lines += self.create_plan_doc(lever_id, path)
         with self.writing():
             self.append("events", {"type": "plan", "lever": lever_id, "path": path})
-        lines = [f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}"]
-        if found is None:
+        lines.append(f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}")
+        if found is None and missing == "ok":
             lines.append(f"note: {path} is not there from here or from the plan's folder; recorded as given")
         return lines
 

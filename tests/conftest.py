@@ -37,7 +37,11 @@ def db(tmp_path) -> Path:
 
 @pytest.fixture
 def cli_env(db) -> dict:
-    """Environment for running the real `optseq` in a subprocess against a fresh store."""
+    """Environment for running the real `optseq` in a subprocess against a fresh store, made as the console's first
+    use makes it (a read of a folder with no store is refused: tests/test_cli_truth.py)."""
+    from optseq.state.store.store import Store
+
+    Store.open(db, mode="write").close()
     env = dict(os.environ)
     env["OPTSEQ_DB"] = str(db)
     env["OPTSEQ_PLAN"] = str(DEFAULT_PLAN)

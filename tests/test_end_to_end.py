@@ -37,7 +37,7 @@ def test_model_size_decision_makes_amp_stale_and_run_stale_remeasures(small_plan
         return next(l for l in status["levers"] if l["id"] == lever_id), status
 
     optseq("record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "criterion 4 missed")
-    optseq("plan", "option_b", "docs/plans/option_b.md")
+    optseq("plan", "option_b", "docs/plans/option_b.md", "--missing-ok")
     optseq("decide", "option_b", "adopt", "--why", "5.3x samples/s in docs/performance.md")
     optseq("decide", "model_size", "h64x3", "--why", "CI-size stand-in for the 200-iteration experiment", "--unmeasured")
     started = optseq("--run", "amp", "--json", code=None)

@@ -17,7 +17,7 @@ import json
 import sys
 import time
 
-ROUNDS = 15
+ROUNDS = 25
 """The best of this many timings. Each is a millisecond or two, so on a busy machine (other processes
 taking turns on every core) some of them still run uninterrupted, and the best is the code's own speed."""
 

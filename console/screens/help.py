@@ -10,8 +10,12 @@ ABOUT = """\
 The keys that change the plan write the same records as `optseq record / plan / fact /
 decide / --run`. The table's cursor row is the lever an action applies to, and its
 *why / next* column says which key to press on which lever (`p on option_b: write its
-plan`). At 80 columns the footer shows the common keys only; every key is listed here,
-and Ctrl+P opens the command palette with every action, view and lever by name.
+plan`); cut short at 80 columns to the key and its lever, it is whole on the detail's `next:` line.
+At 80 columns the footer shows the common keys only; every key is listed here, and Ctrl+P
+opens the command palette with every action, view and lever by name.
+
+The arrows move the table's cursor; Shift+↑ / Shift+↓ scroll the detail pane a line (Shift+PgUp /
+Shift+PgDn a page) without leaving the table. Tab moves the focus into the panes as well.
 
 *unmerged*: a branch lever (`candidate_ref`) adopted but not merged yet; not in the stack until you merge it.
 *eroded*: an adopted lever whose gain a watch (`w`) found gone on the current code; it stays in the stack until
@@ -34,6 +38,8 @@ class HelpScreen(ModalScreen[None]):
             keys = ", ".join(_key(k) for k in b.key.split(","))
             rows.append(f"| {keys} | {b.description} | {b.tooltip} |")
         rows.append("| 1 2 3 4 | views | detail, dependency graph, live run, history plot |")
+        rows.append("| shift+↑ shift+↓ | scroll detail | the detail pane a line up or down, the cursor left in "
+                    "the table (shift+pgup / shift+pgdn: a page) |")
         rows.append("| ctrl+p | command palette | every action by name |")
         with VerticalScroll():
             yield Markdown("# optseq keys\n\n" + ABOUT + "\n" + "\n".join(rows) + "\n\nEscape closes this help.")

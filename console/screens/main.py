@@ -1,14 +1,11 @@
 """The main screen: lever table, status line, and the detail / graph / run / history views of the selected lever."""
 from __future__ import annotations
 
-import os
-import re
 from functools import partial
 from pathlib import Path
 
 from textual import events
 from textual.binding import Binding
-from textual.markup import escape
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
@@ -16,6 +13,7 @@ from textual.widgets import TabbedContent, TabPane
 # The dialogs, the help and the export preview are imported where they first open (with the Markdown
 # widget, the export's renderer and the forms' validation): the first screen paints without them.
 # tests/console/test_import_set.py holds what the first screen may import.
+from optseq.console.screens.asking import Asking
 from optseq.console.screens.following import Following
 from optseq.console.widgets.dep_graph import DependencyGraph
 from optseq.console.widgets.history_plot import HistoryPlot
@@ -27,7 +25,6 @@ from optseq.console.widgets.next_step import lever_steps, todo_hint
 from optseq.console.widgets.run_panel import RunPanel
 from optseq.console.widgets.status_line import StatusLine
 from optseq.state.errors import InputError
-from optseq.state.store.store import StoreError
 
 WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
           "set_fact", "decide"}
@@ -55,14 +52,33 @@ ACTIONS = [
 """Every action on a key; the command palette and the help screen are built from this list."""
 
 
+SCROLL = Binding.Group("Scroll detail", compact=True)
+DETAIL_KEYS = [
+    Binding("shift+down", "detail_down", "Detail down", group=SCROLL, key_display="⇧↓"),
+    Binding("shift+up", "detail_up", "Detail up", group=SCROLL, key_display="⇧↑"),
+    Binding("shift+pagedown", "detail_page(1)", "Detail page down", show=False),
+    Binding("shift+pageup", "detail_page(-1)", "Detail page up", show=False),
+]
+"""The detail pane scrolled from the table, the focus left where the arrows still move the lever (the help says
+so; the footer names them where it has room)."""
+
+IDLE_X = Binding("x", "nothing_running", show=False)
+"""x while nothing runs: Textual tries a key's next binding when the first one's action is off, so the palette and
+the footer still offer no cancel, and the key still answers."""
+
+
+TOAST_WIDTH = 60
+"""Textual's Toast width (at most half the screen); with its padding, what a notification's lines wrap at."""
+
+
 WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
 
 
-class MainScreen(Following, Screen):
+class MainScreen(Following, Asking, Screen):
     """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
 
-    BINDINGS = ACTIONS + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
+    BINDINGS = ACTIONS + DETAIL_KEYS + [IDLE_X] + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
 
     def __init__(self, seq, export_dir: Path | None, parallel: int = 2) -> None:
         super().__init__()
@@ -120,6 +136,7 @@ class MainScreen(Following, Screen):
             if hasattr(self, "_views"):
                 self.refresh_view()
             self.refresh_bindings()
+        self.call_after_refresh(self._fit_toasts)
 
     _resumed = False
 
@@ -165,15 +182,41 @@ class MainScreen(Following, Screen):
             graph.show(self.seq.plan, status["levers"], running, runs)
         self.panel.show_store(runs, self.seq.readonly, compares)
         self._views = {v["id"]: v for v in status["levers"]}
+        self._steps = steps
+        self.call_after_refresh(self._fit_toasts)
         self.show_lever(table.selected)
         self.refresh_bindings()
+
+    def notify(self, message: str, **kwargs) -> None:
+        """The newest notifications that fit over the table: older ones go first, as a newer one clipped under
+        them would say nothing at all."""
+        super().notify(message, **kwargs)
+        from textual.widgets import ContentSwitcher
+
+        room = self.query_one("#views").query_one(ContentSwitcher).region.y
+        width = max(min(TOAST_WIDTH, self.size.width // 2) - 2, 10)  # Toast's width and padding, app.tcss's
+        for notification in reversed(list(self.app._notifications)):
+            rows = sum(max(1, -(-len(line) // width)) for line in notification.message.splitlines() or [""]) + 1
+            room -= rows
+            if room < 0 and notification.message is not message:
+                self.app._unnotify(notification, refresh=False)
+        self.app._refresh_notifications()
+
+    def _fit_toasts(self) -> None:
+        """Notifications stand over the table (app.tcss docks them at the top), never lower than the views' tabs:
+        below, they hid the detail the notification was about. The newest shows; older ones scroll off the top."""
+        from textual.widgets import ContentSwitcher
+
+        top = self.query_one("#views").query_one(ContentSwitcher).region.y
+        for rack in self.query("#textual-toastrack"):
+            rack.styles.max_height = max(top, 3)
 
     def show_lever(self, lever_id: str | None) -> None:
         if lever_id is None or lever_id not in getattr(self, "_views", {}):
             return
         history = self.seq.lever_history(lever_id)
         lever = self.seq.plan.lever(lever_id)
-        self.query_one(LeverDetail).show(self._views[lever_id], history, lever)
+        self.query_one(LeverDetail).show(self._views[lever_id], history, lever, self._steps.get(lever_id, ""))
         for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
             plot.show(lever, history["runs"])
 
@@ -224,8 +267,18 @@ class MainScreen(Following, Screen):
         if action in WRITES and self.seq.readonly:
             return None  # shown, greyed out: this console cannot write the store
         if action == "cancel_run" and not self.panel.running:
-            return None
+            return None  # x falls through to IDLE_X
         return True
+
+    def action_detail_down(self) -> None:
+        self.query_one(LeverDetail).scroll_relative(y=1, animate=False)
+
+    def action_detail_up(self) -> None:
+        self.query_one(LeverDetail).scroll_relative(y=-1, animate=False)
+
+    def action_detail_page(self, pages: int) -> None:
+        detail = self.query_one(LeverDetail)
+        detail.scroll_relative(y=pages * max(detail.scrollable_content_region.height - 1, 1), animate=False)
 
     def action_view(self, view: str) -> None:
         self.query_one(TabbedContent).active = view
@@ -287,107 +340,10 @@ class MainScreen(Following, Screen):
         if not self.panel.cancel(self.selected):
             self.notify("nothing is running", severity="warning")
 
-    def action_record_criterion(self) -> None:
-        lever = self.seq.plan.lever(self.selected)
-        if lever.criteria is None:
-            self.notify(f"{lever.id} is a {lever.kind} lever; only decision levers have criteria",
-                        severity="error")
-            return
-        from optseq.console.dialogs.criterion import CriterionDialog
-
-        self._ask(CriterionDialog(lever, self._views[lever.id]), lambda v: self.seq.record_criterion(
-            lever.id, v["candidate"], v["criterion"], v["outcome"], v["evidence"]))
-
-    def action_mark_plan(self) -> None:
-        from optseq.console.dialogs.confirm import ConfirmDialog
-        from optseq.console.dialogs.plan_path import PlanDialog
-
-        lever_id = self.selected
-        dialog = PlanDialog(lever_id, self._views[lever_id].get("plan_doc"), check=self.seq.check_plan_doc)
-        # a doc not written yet: asked about once the form has closed, and created from a template on yes
-        dialog.apply = lambda v: v if v["missing"] else self.seq.write_plan(lever_id, v["path"], check=True)
-
-        def closed(done) -> None:
-            if isinstance(done, dict):
-                path = done["path"]
-                self.app.push_screen(ConfirmDialog(escape(
-                    f"{path} does not exist yet. Create it from a short template (fill it in after), and mark "
-                    f"{lever_id}'s plan written?"), "Create", "Back"),
-                    lambda yes: yes and self._write(lambda: [*self.seq.create_plan_doc(lever_id, path),
-                                                             *self.seq.write_plan(lever_id, path, check=True)]))
-            elif done is not None:
-                self._write(lambda: done)
-        self.app.push_screen(dialog, closed)
-
-    def action_set_fact(self) -> None:
-        if not self.seq.plan.facts:
-            self.notify("the plan declares no facts", severity="warning")
-            return
-        from optseq.console.dialogs.fact import FactDialog
-
-        self._ask(FactDialog(list(self.seq.plan.facts), self.seq.status()["facts"]),
-                  lambda v: self.seq.set_fact(v["name"], v["value"]))
-
-    def action_decide(self) -> None:
-        from optseq.console.dialogs.confirm import ConfirmDialog
-        from optseq.console.dialogs.decide import DecideDialog
-
-        lever = self.seq.plan.lever(self.selected)
-        view = self._views[lever.id]
-
-        def ask(go: bool = True) -> None:
-            if go:
-                runs = self.seq.lever_history(lever.id)["runs"]
-                self._ask(DecideDialog(lever, runs), lambda v: self.seq.decide(lever.id, v["outcome"], v["why"]))
-        if view["state"] not in ("blocked", "unplanned"):
-            ask()
-            return
-        # deciding skips the gates: say what they still wait for before the rationale is written
-        why = "; ".join(re.sub(r" \(optseq [^)]*\)", "", reason) for reason in view["why_blocked"])
-        self.app.push_screen(ConfirmDialog(escape(f"{lever.id} is {view['state']}: {why or 'its gates are not met'}. "
-                                                  "Decide it by hand anyway?"), "Decide", "Back"), ask)
-
-    def action_export(self) -> None:
-        from optseq.console.dialogs.export_path import ExportDialog
-        from optseq.state.report.target import default_target, export_doc
-
-        default = default_target(self.seq.store.directory, self.seq.plan.title)
-        if self.export_dir is not None:
-            default = self.export_dir / default.name
-        # the dialog writes (in a thread, asking before it replaces a file) and closes with what it wrote; the
-        # default's folder (docs/ beside the state directory) is made if missing, a folder typed in never is
-        dialog = ExportDialog(str(default), self.seq.plan.lang,
-                              export=lambda path, lang, force: export_doc(
-                                  self.seq, path, lang, force=force,
-                                  make_dir=os.path.abspath(path) == os.path.abspath(default)))
-        self.app.push_screen(dialog, self._export)
-
-    def _export(self, written: tuple | None) -> None:
-        if written:
-            from optseq.console.screens.export_preview import ExportPreview
-
-            path, text = written
-            self.app.push_screen(ExportPreview(text, str(path)))
+    def action_nothing_running(self) -> None:
+        self.notify("nothing is running", severity="warning")
 
     def action_help(self) -> None:
         from optseq.console.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(ACTIONS))
-
-    def _ask(self, dialog, write) -> None:
-        """Show a form whose OK runs `write(values)`: a refusal stays on the form (what was typed kept), a
-        write's lines become notifications once it closes."""
-        dialog.apply = write
-        self.app.push_screen(dialog, lambda lines: None if lines is None else self._write(lambda: lines))
-
-    def _write(self, do) -> bool:
-        """Run one store write; its lines (or its one-line error) become notifications."""
-        try:
-            lines = do()
-        except (InputError, StoreError) as exc:
-            self.notify(str(exc), severity="error", timeout=8)
-            return False
-        for line in lines:
-            self.notify(line)
-        self.refresh_view()
-        return True

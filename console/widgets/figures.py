@@ -76,6 +76,17 @@ def estimate_text(stats: dict | None, prior: float | None = None, wide: bool = F
     return f"{ratio(estimate)}× [{ratio(low)},{ratio(high)}]{size}"
 
 
+def measured_stats(view: dict, runs: list[dict]) -> dict | None:
+    """The statistics the lever's figures rest on, as the hours-saved calculus picks them (state/calculus/inputs.py):
+    its newest run with an estimate, else its decision's; None when only the plan's prior is there."""
+    for run in sorted(runs, key=lambda r: r.get("id", 0), reverse=True):
+        stats = run_stats(run)
+        if _number(stats.get("estimate")) is not None:
+            return stats
+    stats = (view.get("decision") or {}).get("stats")
+    return stats if isinstance(stats, dict) else None
+
+
 def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
     """The lever's newest figure: its last run with statistics, else its decision's, else the plan's."""
     for run in sorted(runs, key=lambda r: r.get("id", 0), reverse=True):
@@ -195,3 +206,18 @@ def units_text(stats: dict | None) -> str:
     if stats.get("replicate") == "launch" and isinstance(launches, int):
         return f"{pairs} in {launches} launch{'es' * (launches != 1)}"
     return pairs
+
+
+def saved_line(view: dict, runs: list[dict]) -> str:
+    """`saved: 35.8 h expected, from 149× measured at CI size (the reference workload, not the plan's)`: the
+    table's saved h with what it was worked out from; '' before the calculus ran or where it has no figure."""
+    hours = view.get("hours_saved")
+    if _number(hours) is None:
+        return ""
+    from optseq.state.calculus.whatif import fmt_h  # with the calculus that filled the figure
+
+    stats = measured_stats(view, runs) or {}
+    if _number(stats.get("estimate")) is None:
+        return f"saved: {fmt_h(hours)} h expected, from the plan's figures"
+    where = " at CI size (the reference workload, not the plan's)" if at_ci_size(stats) else ""
+    return f"saved: {fmt_h(hours)} h expected, from {ratio(float(stats['estimate']))}× measured{where}"

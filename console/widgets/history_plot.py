@@ -65,7 +65,7 @@ class HistoryPlot(Widget):
         """The y axis as drawn: every CI bar is clipped inside it, so none draws on the frame."""
         self._plot = None
         self._figure: tuple | None = None
-        """What the next render draws: (title, threshold, ticks, bottom, top); None once it is drawn."""
+        """What the next render draws: (title, threshold, ticks, their labels, bottom, top); None once drawn."""
         self._spec: tuple | None = None
         """The figure of the lever shown, kept to draw it again when its change points come."""
         self.changes: list | None = None
@@ -119,7 +119,14 @@ class HistoryPlot(Widget):
         step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
         bottom, top = ticks[0] - step / 2, ticks[-1] + step / 2
         self.y_range = (bottom, top)
-        self._figure = self._spec = (f"{lever.id}: estimate × per run (95% CI)", threshold, ticks, bottom, top)
+        labels = [tick_text(t, ticks) for t in ticks]
+        if threshold is not None:
+            # the threshold labels its own row, and no round value near it does: on an axis of 50s a 1.3× line
+            # sat on the row labelled 0×
+            kept = [(t, label) for t, label in zip(ticks, labels) if abs(t - threshold) > step / 2]
+            ticks, labels = map(list, zip(*sorted(kept + [(threshold, f"{threshold:g}×")])))
+        self._figure = self._spec = (f"{lever.id}: estimate × per run (95% CI)", threshold, ticks, labels, bottom,
+                                     top)
         self.refresh()
 
     def _find_changes(self) -> None:
@@ -147,7 +154,7 @@ class HistoryPlot(Widget):
         self.refresh()
 
     def _draw(self) -> None:
-        title, threshold, ticks, bottom, top = self._figure
+        title, threshold, ticks, labels, bottom, top = self._figure
         self._figure = None
         plt = self.plt
         plt.clear_figure()
@@ -167,7 +174,7 @@ class HistoryPlot(Widget):
             plt.hline(threshold, color="red")
             plt.text(f"min {threshold:g}×", x=xs[0], y=threshold, alignment="left")
         plt.ylim(bottom, top)
-        plt.yticks(ticks, [tick_text(t, ticks) for t in ticks])
+        plt.yticks(ticks, labels)
         plt.xlim(0.5, len(xs) + 0.5)
         plt.xticks(xs, [f"#{p[0]}" for p in self.points])
         plt.title(title)

@@ -13,6 +13,9 @@ NARROW_HIDDEN = {"mark_plan", "set_fact"}
 """Left to the help screen, the palette and the table's why / next column below FULL_FROM."""
 READY_FROM = 106
 """R as well, from here: with x shown during a run, every key still ends before the palette hint."""
+SCROLL_FROM = 132
+"""The detail's scroll keys (⇧↓⇧↑) as well, from here, with x shown during a run; below, the help names them."""
+SCROLL = {"detail_down", "detail_up"}
 SHORT = {"run_next": "Next", "cancel_run": "Cancel", "mark_plan": "Plan", "run_ready_parallel": "Ready ∥"}
 """Footer labels shorter than the bindings' descriptions (which the palette and the help screen keep)."""
 
@@ -28,7 +31,8 @@ def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
         # x with nothing running only says a key exists that does nothing now (the help screen still lists it)
         hide = binding.show and ((action == "cancel_run" and not running) or
                                  (width < FULL_FROM and action in NARROW_HIDDEN) or
-                                 (width < READY_FROM and action == "run_ready_parallel"))
+                                 (width < READY_FROM and action == "run_ready_parallel") or
+                                 (width < SCROLL_FROM and action in SCROLL))
         if action in SHORT or hide:
             binding = replace(binding, description=SHORT.get(action, binding.description),
                               show=binding.show and not hide)

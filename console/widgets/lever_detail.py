@@ -6,7 +6,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from optseq.console.widgets.branch_words import UNMERGED, branch_state, moved_note, short
-from optseq.console.widgets.figures import estimate_text, plain_title, run_line, state_text
+from optseq.console.widgets.figures import estimate_text, plain_title, run_line, saved_line, state_text
 from optseq.console.widgets.next_step import in_keys
 
 MAX_RUNS = 20
@@ -26,7 +26,8 @@ class LeverDetail(VerticalScroll, can_focus=True):
     lever: str | None = None
     """The lever shown; another one starts at the top, not at the last one's scroll."""
 
-    def show(self, view: dict, history: dict, lever) -> None:
+    def show(self, view: dict, history: dict, lever, step: str = "") -> None:
+        """`step` is the table's why / next cell for the lever, here in full (the table may cut it)."""
         if view["id"] != self.lever:
             self.lever = view["id"]
             self.scroll_home(animate=False, immediate=True)
@@ -40,15 +41,22 @@ class LeverDetail(VerticalScroll, can_focus=True):
         text.append(f"  {plain_title(view['title'])}  [{view['kind']}]  {state_text(view)}"
                     + (f", {UNMERGED}" if unmerged else "") + "\n")
         branch = view.get("branch")
+        if step:
+            text.append(f"next: {step}\n")
+        saved = saved_line(view, history.get("runs") or [])
+        if saved:
+            text.append(saved + "\n")
+        declared = _declared(view, lever)
         if branch:
             # a line of its own: what was measured, and (unmerged, landed) the state layer's sentence whole
-            text.append(f"plan doc: {view.get('plan_doc') or 'not written'}\n")
+            if declared:
+                text.append(declared + "\n")
             text.append(f"code: branch {branch['ref']} against {branch['baseline_ref']}"
                         + (f", measured at {short(branch['commit'])}" if branch.get("commit") else "") + "\n")
             if branch.get("text"):
                 text.append(f"  {branch['text']}\n", style="bold" if unmerged else "")
-        else:
-            text.append(f"plan doc: {view.get('plan_doc') or 'not written'}   code: {view.get('code')}\n")
+        elif declared:
+            text.append(declared + "\n")
         if view.get("eroded"):
             text.append(f"watch: {view['eroded']}\n", style="bold")
         elif (view.get("watch") or {}).get("verdict"):
@@ -142,6 +150,17 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append("  " + "  ".join(p for p in parts if p) + "\n")
             if d.get("why"):
                 text.append(f"    why: {d['why']}\n")
+
+
+def _declared(view: dict, lever) -> str:
+    """`plan doc: docs/x.md   code: enabled`: what the plan declares of the lever's doc and code, `not written`
+    for a doc the lever waits for; nothing for what it neither declares nor needs (a command-pair lever's code
+    is the command it runs, its doc optional)."""
+    doc = view.get("plan_doc")
+    parts = [f"plan doc: {doc}" if doc else "plan doc: not written" if lever.needs_plan else ""]
+    if lever.code_declared and not view.get("branch"):
+        parts.append(f"code: {view.get('code')}")
+    return "   ".join(p for p in parts if p)
 
 
 def _evidence_run(view: dict) -> int | None:

@@ -11,7 +11,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from optseq.console.widgets.figures import last_estimate, plain_title, shown_state
+from optseq.console.widgets.figures import last_estimate, measured_stats, plain_title, shown_state
+from optseq.console.widgets.next_step import fitted
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),
@@ -95,7 +96,7 @@ class LeverTable(DataTable):
         cells = []
         for (key, _, _), value in zip(COLUMNS, self._rows[lever_id]):
             if key in self._widths:
-                text = Text(value, no_wrap=True)
+                text = Text(fitted(value, self._widths[key]) if key == "why" else value, no_wrap=True)
                 text.truncate(self._widths[key], overflow="ellipsis")
                 cells.append(text)
         return cells
@@ -129,7 +130,7 @@ class LeverTable(DataTable):
                step: str = "") -> tuple[str, ...]:
         state = "running" if view["id"] in running else shown_state(view)
         plan = PurePosixPath(view["plan_doc"]).name if view.get("plan_doc") else "-"
-        saved = _saved(view)
+        saved = _saved(view, runs)
         return (view["id"], plain_title(view["title"]), state, last_estimate(view, runs, prior),
                 "!" if view.get("stale") else "", saved, step, plan)
 
@@ -152,11 +153,24 @@ PENDING = "…"
 """The saved-hours cell before the calculus has filled it (just after the first paint)."""
 
 
-def _saved(view: dict) -> str:
+SIZE_MARK = " ci"
+"""After hours saved worked out from a ratio measured on the reference workload at CI size, not the plan's
+workload (the detail pane says it in full): 35.8 h from a CI-size ratio is not the team's 35.8 h."""
+
+
+def _saved(view: dict, runs: list[dict]) -> str:
     if "hours_saved" not in view:
         return PENDING
     if view["hours_saved"] is None:
         return "-"
     from optseq.state.calculus.whatif import fmt_h  # imported with the calculus the column waits for
+    from optseq.state.runs.measured_on import at_ci_size
 
-    return fmt_h(view["hours_saved"])
+    hours = view["hours_saved"]
+    if not at_ci_size(measured_stats(view, runs)):
+        return fmt_h(hours)
+    width = dict((key, w) for key, _, w in COLUMNS)["saved"] - len(SIZE_MARK)
+    shown = fmt_h(hours)
+    if len(shown) > width:  # the mark stays: fewer digits, never a cut one
+        shown = f"{hours:.0f}" if abs(hours) >= 1 else "<0.1" if abs(hours) < 0.1 else f"{hours:.1f}"
+    return shown + SIZE_MARK

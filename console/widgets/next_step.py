@@ -131,3 +131,17 @@ def _runnable(lever, view: dict, ctx) -> Step:
         what = "retry" if view.get("last_failure") else "run it"
     # `r: retry, last run 7 failed: exited 1`, until a run or a decision follows that run
     return Step("r", lever.id, f"{what}, {view['last_failure']}" if view.get("last_failure") else what)
+
+
+def fitted(cell: str, width: int) -> str:
+    """A why / next cell cut to `width` where it matters least: first the `(needs …)` / `(gate …)` aside, then
+    what the key does, so the key and its lever stay (`c on julia_port`); the detail pane has the whole line."""
+    if len(cell) <= width:
+        return cell
+    bare = re.sub(r" \((needs|gate) [^()]*\)$", "", cell)
+    if len(bare) <= width:
+        return bare
+    head, sep, _ = bare.partition(": ")
+    if sep and len(head) <= width and re.fullmatch(r"\w( on \S+)?", head):
+        return head
+    return cell

@@ -102,6 +102,7 @@ class LeverReader(FieldReader):
             plan_doc=plan_doc,
             plan_note=self.text(raw, "plan_note", where, ""),
             code=code,
+            code_declared="code" in raw,
             requires=self.expr(raw["requires"], f"{where}.requires") if "requires" in raw else None,
             run=run,
             timeout_s=float(self.at_most(self.positive(raw, "timeout_s", where, (int, float), 900.0),

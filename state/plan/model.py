@@ -209,6 +209,8 @@ class Lever:
     effort_h: float | None = None
     """Declared integration hours, part of its cost in the hours-saved calculus; None = not declared."""
     expect: Expect | None = None
+    code_declared: bool = True
+    """Whether the plan wrote `code`: a command-pair lever's default says nothing the user wrote, so no view shows it."""
 
     @property
     def needs_plan(self) -> bool:

@@ -126,8 +126,8 @@ def _ended(seq, run_id) -> str:
 
 def noise_line(loads, stats: dict | None, rule) -> str | None:
     """One line when the run's figures may be blurred, else None: this machine's load average above its cores
-    at a launch's start or end (another job was competing for it), or a baseline whose spread within a launch
-    (stats' baseline_spread, an IQR over the median) is wider than the min_speedup − 1 the rule must resolve."""
+    at a launch's start or end (another job was competing for it), or a baseline whose spread within a launch (or,
+    where each arm run is its own process, from pair to pair: stats' baseline_spread, an IQR over the median) is wider than the min_speedup − 1 the rule must resolve."""
     said = noise_said(loads, stats, rule)
     return text(said, "en", RUN_WORDS) if said else None
 
@@ -143,7 +143,10 @@ def noise_said(loads, stats: dict | None, rule) -> dict | None:
     floor = getattr(rule, "min_speedup", None)
     if (isinstance(spread, (int, float)) and isinstance(floor, (int, float)) and not getattr(rule, "choose", None)
             and floor > 1 and spread > floor - 1):
-        parts.append(say("noisy_spread", spread=f"{spread:.0%}", floor=f"{floor - 1:.0%}", min_speedup=f"{floor:g}"))
+        # a command-pair lever counts pairs, each arm run its own process: no launch holds several of them
+        where = say("within_launch" if stats.get("replicate") == "launch" else "pair_to_pair")
+        parts.append(say("noisy_spread", where=where, spread=f"{spread:.0%}", floor=f"{floor - 1:.0%}",
+                         min_speedup=f"{floor:g}"))
     return say("noisy", reasons=parts) if parts else None
 
 

@@ -8,8 +8,10 @@ WORDS: dict[str, dict[str, str]] = {
     "en": {
         "noisy": "noisy: {reasons}; its figures may not repeat",
         "noisy_load": "load average {load} on {cores} core{s} while it ran",
-        "noisy_spread": "the baseline's spread within a launch (IQR {spread} of its median) is wider than the "
-                        "{floor} the rule must resolve ({min_speedup}×)",
+        "noisy_spread": "the baseline's spread {where} (IQR {spread} of its median) is wider than the {floor} the "
+                        "rule must resolve ({min_speedup}×)",
+        "within_launch": "within a launch",
+        "pair_to_pair": "from pair to pair",
         "and": " and ",
         # the rule's verdict (decide_rule.decide)
         "speed": "{metric} {estimate}{bounds} n={n}{launches}{p}{dropped}",
@@ -42,8 +44,10 @@ WORDS: dict[str, dict[str, str]] = {
     "ko": {
         "noisy": "측정 잡음: {reasons}; 수치가 재현되지 않을 수 있음",
         "noisy_load": "실행 중 load average {load} (코어 {cores}개)",
-        "noisy_spread": "launch 안의 baseline 편차 (중앙값 대비 IQR {spread})가 rule이 구분해야 할 {floor}보다 넓음 "
+        "noisy_spread": "baseline 편차({where}, 중앙값 대비 IQR {spread})가 rule이 구분해야 할 {floor}보다 넓음 "
                         "({min_speedup}×)",
+        "within_launch": "launch 안",
+        "pair_to_pair": "pair 간",
         "and": ", ",
         "speed": "{metric} {estimate}{bounds} n={n}{launches}{p}{dropped}",
         "in_launches": " ({unit} {count}개)",

@@ -12,3 +12,12 @@ META, META_ID = "meta", 1
 ACTIVE = "active"
 """Runs in flight (run id, lever, pid): what recovery looks at, instead of every run ever."""
 SNAPSHOT = "snapshot"
+
+
+def holds_store(directory) -> bool:
+    """Whether a store lives in `directory`: its hot file, or journals whose hot file was lost (doctor's case).
+    A folder without either is no store, whatever else it holds: opening it to write makes a new one."""
+    from pathlib import Path
+
+    directory = Path(directory).expanduser()
+    return (directory / DB_NAME).exists() or (directory / JOURNAL_DIR).is_dir()

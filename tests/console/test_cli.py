@@ -44,7 +44,7 @@ def test_c4_fail_goes_no_go_and_opens_the_python_track(cli_env):
     ob = lever(st, "option_b")
     assert ob["state"] == "unplanned" and ob["why_blocked"] == ["plan not written (optseq plan option_b PATH)"]
     assert next(p for p in st["decision_points"] if p["id"] == "torch_jl_result")["fired"]
-    optseq(cli_env, "plan", "option_b", "docs/plans/option_b.md", check_code=0)
+    optseq(cli_env, "plan", "option_b", "docs/plans/option_b.md", "--missing-ok", check_code=0)
     st = status(cli_env)
     assert lever(st, "option_b")["state"] == "ready" and st["next"] == "option_b"
 

@@ -165,8 +165,13 @@ def test_optseq_plan_refuses_a_garbage_path_and_notes_a_missing_doc(cli_env, db)
     assert len(lines) == 1 and "plan doc " in lines[0] and GARBAGE.replace("\x01", "\\x01") in lines[0], proc.stderr
     status, _ = stored(DEFAULT_PLAN, db)
     assert view(status, "tensorrt")["plan_doc"] is None
-    # a doc that lives in another checkout is recorded as given, and the reply says it is not here
+    # a doc not there is refused (the console's p asks first), unless --missing-ok: it may live in another checkout,
+    # recorded as given, and the reply says it is not here
     proc = subprocess.run([*OPTSEQ, "plan", "tensorrt", "docs/plans/no_such_doc.md"], env=cli_env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "--missing-ok" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert view(stored(DEFAULT_PLAN, db)[0], "tensorrt")["plan_doc"] is None
+    proc = subprocess.run([*OPTSEQ, "plan", "tensorrt", "docs/plans/no_such_doc.md", "--missing-ok"], env=cli_env,
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "note: docs/plans/no_such_doc.md is not there from here" in proc.stdout
     status, _ = stored(DEFAULT_PLAN, db)

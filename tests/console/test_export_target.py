@@ -301,7 +301,8 @@ def test_the_default_target_follows_the_store_and_its_folder_is_made_one_level_o
     assert proc.returncode == 0 and proc.stdout == f"wrote {tmp_path / 'docs' / 'optimization-sequencing.md'}\n"
     deep = tmp_path / "a" / "b" / "state"
     env = {**cli_env, "OPTSEQ_DB": str(deep)}
-    assert optseq(env, "status", cwd=tmp_path).returncode == 0
+    assert optseq(env, "status", cwd=tmp_path).returncode == 2  # a read makes no store; a write does
+    assert "new store at" in optseq(env, "fact", "eval_dense", "true", cwd=tmp_path).stderr
     proc = optseq(env, "export", "-o", cwd=tmp_path)
     assert proc.stdout == f"wrote {deep.parent / 'docs' / 'optimization-sequencing.md'}\n", proc.stderr
     # a folder named by hand is never made, default's name or not

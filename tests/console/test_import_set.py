@@ -91,6 +91,9 @@ asyncio.run(go())
 
 
 def _make_store(db) -> None:
+    from optseq.state.store.store import Store
+
+    Store.open(db, mode="write").close()  # a read (status) of a --db with no store is refused
     proc = subprocess.run([sys.executable, "-m", "optseq.console.cli", "status", "--plan", str(DEFAULT_PLAN),
                            "--db", str(db)], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2], env=_env())

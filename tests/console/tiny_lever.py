@@ -1,7 +1,8 @@
 """A fast stand-in lever for console tests: A/B pairs with a fixed ratio, log lines, optional pauses.
 
 With TINY_LEVER_HOLD=PATH in its environment it stops after each pair until PATH exists, so a test
-can catch a run mid-way without racing it; TINY_LEVER_HOLD_PASS=N holds in pass N only.
+can catch a run mid-way without racing it; TINY_LEVER_HOLD_PASS=N holds in pass N only. TINY_LEVER_HOLD_MID=PATH
+stops inside pass 2's first pair instead, its baseline sample sent and its candidate's not, until PATH exists.
 
 Speaks the run protocol like the engine's benches, so the console is tested without the engine. Each pass
 is one launch of it, measuring the OPTSEQ_REPEATS pairs it is asked for; its values are drawn from OPTSEQ_PASS,
@@ -42,6 +43,9 @@ def main() -> int:
         base = first + i
         emit(event="sample", arm="baseline", metric=args.metric, value=base, unit="items/s",
              higher_is_better=True, pair=i)
+        mid = os.environ.get("TINY_LEVER_HOLD_MID") if i == 0 and first == 200.0 else None
+        while mid and not os.path.exists(mid):  # half a pair in: what a live view sees most of the time
+            time.sleep(0.01)
         ratio = args.first_pair_ratio if args.first_pair_ratio and i == 0 and first == 100.0 else args.ratio
         emit(event="sample", arm="candidate", metric=args.metric, value=base * ratio * (1 + 0.01 * (i % 2)),
              unit="items/s", higher_is_better=True, pair=i)

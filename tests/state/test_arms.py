@@ -204,7 +204,9 @@ def test_the_cli_runs_a_command_pair_lever_and_the_export_shows_it(tmp_path):
     assert out["status"] == "succeeded" and out["verdict"] == "adopt" and out["decision"] == "adopt"
     export = subprocess.run([*OPTSEQ, "export", "--lang", "en"], env=env, capture_output=True, text=True, timeout=120)
     assert export.returncode == 0, export.stderr
-    assert "| FAST=1 | command pair | adopt 2.00×" in export.stdout
+    # decided, it has left the pending table for the status and the results
+    assert "No lever is waiting for a decision." in export.stdout
+    assert "- ✅ FAST=1: adopt 2.00× [2.00, 2.00]" in export.stdout
     assert "| FAST=1 | adopt | samples_per_s | 2.00× |" in export.stdout
 
 

@@ -137,6 +137,7 @@ def docs(tmp_path_factory) -> dict[str, str]:
     plan = root / "plan.toml"
     plan.write_text(PLAN, encoding="utf-8")
     env = dict(os.environ, OPTSEQ_PLAN=str(plan), OPTSEQ_DB=str(root / "state"))
+    Sequencer.open(plan, root / "state", mode="write").close()  # a read refuses a store path with no store
     fresh = cli(env, "export")
     cli(env, "fact", "dense", "true")
     # the CLI refuses a path with control characters; the store still takes one unchecked from Python

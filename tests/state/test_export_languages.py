@@ -20,6 +20,7 @@ import pytest
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.prose import localized
 from optseq.state.report.labels import LABELS
+from optseq.state.store.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 from tests.state.test_one_next import STORY, cli
 
@@ -33,6 +34,7 @@ def exports(tmp_path_factory):
     """[(state, status --json, {lang: export})] along the seed story."""
     db = tmp_path_factory.mktemp("languages") / "state"
     env = dict(os.environ, OPTSEQ_DB=str(db), OPTSEQ_PLAN=str(DEFAULT_PLAN))
+    Store.open(db, mode="write").close()  # a read of an $OPTSEQ_DB with no store is refused
     env.pop("OPTSEQ_PUREPYTHON", None)
     out = []
     for name, steps in STORY:

@@ -190,7 +190,7 @@ def test_default_plan_go_then_no_go_reopens_option_b_and_closes_the_port(cli_env
     cli(env, "record", "julia_port", "torch_jl", "c4", "pass", "--evidence", "1.1x of PyTorch")
     st = status(env)
     assert of(st, "julia_port")["outcome"] == "GO" and of(st, "port")["state"] == "unplanned"
-    cli(env, "plan", "port", "docs/plans/port.md")
+    cli(env, "plan", "port", "docs/plans/port.md", "--missing-ok")
     cli(env, "decide", "port", "adopt", "--why", "the port is done and merged")
     assert status(env)["infra"]["adopted"] == ["cython_bot", "port"]
 
@@ -205,7 +205,7 @@ def test_default_plan_go_then_no_go_reopens_option_b_and_closes_the_port(cli_env
     (port_decision,) = history["decisions"]
     assert port_decision["superseded"] is True and "julia_port decided NO-GO" in port_decision["superseded_by"]
     assert "(superseded)" in cli(env, "runs", "port").stdout
-    cli(env, "plan", "option_b", "docs/plans/option_b.md")
+    cli(env, "plan", "option_b", "docs/plans/option_b.md", "--missing-ok")
     st = status(env)
     assert of(st, "option_b")["state"] == "ready" and st["next"] == "option_b"
 
@@ -284,7 +284,7 @@ def test_default_plan_inconclusive_amp_remeasure_after_a_model_size_decision(tmp
     straddle_plan = default_plan_copy(tmp_path / "straddle.toml", {"amp": INCONCLUSIVE})
     env = dict(cli_env, OPTSEQ_PLAN=str(adopt_plan))
     cli(env, "record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "0.8x of PyTorch")
-    cli(env, "plan", "option_b", "docs/plans/option_b.md")
+    cli(env, "plan", "option_b", "docs/plans/option_b.md", "--missing-ok")
     cli(env, "decide", "option_b", "adopt", "--why", "1.4x samples/s")
     cli(env, "decide", "model_size", "h64x3", "--why", "the small config first", "--unmeasured")
     first = json.loads(cli(env, "--run", "amp", "--json").stdout)["runs"][0]

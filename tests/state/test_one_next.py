@@ -11,18 +11,19 @@ import pytest
 
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.prose import localized
+from optseq.state.store.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 STORY = [
     ("fresh", []),
     ("julia NO-GO", [["record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "0.8x of PyTorch"]]),
-    ("option_b planned", [["plan", "option_b", "docs/plans/option_b.md"]]),
+    ("option_b planned", [["plan", "option_b", "docs/plans/option_b.md", "--missing-ok"]]),
     ("option_b adopted", [["decide", "option_b", "adopt", "--why", "5.3x"]]),
     ("model size chosen", [["decide", "model_size", "h64x3", "--why", "chosen", "--unmeasured"]]),
     ("option_a rejected", [["decide", "option_a", "reject", "--why", "no gain", "--unmeasured"]]),
     ("amp adopted", [["decide", "amp", "adopt", "--why", "1.2x", "--unmeasured"]]),
     ("model size again: stale levers", [["decide", "model_size", "h32x2", "--why", "smaller", "--unmeasured"]]),
-    ("tensorrt opened", [["fact", "eval_dense", "true"], ["plan", "tensorrt", "docs/plans/tensorrt.md"]]),
+    ("tensorrt opened", [["fact", "eval_dense", "true"], ["plan", "tensorrt", "docs/plans/tensorrt.md", "--missing-ok"]]),
 ]
 """The seed story by decisions (the engine's runs take minutes here; a decision moves the machine the same way)."""
 
@@ -62,6 +63,7 @@ def story(tmp_path_factory):
 
     db = tmp_path_factory.mktemp("one-next") / "state"
     env = dict(os.environ, OPTSEQ_DB=str(db), OPTSEQ_PLAN=str(DEFAULT_PLAN))
+    Store.open(db, mode="write").close()  # a read of an $OPTSEQ_DB with no store is refused
     env.pop("OPTSEQ_PUREPYTHON", None)
     states = []
     for name, steps in STORY:
@@ -127,6 +129,7 @@ def test_a_lever_next_before_anything_happened_is_marked_on_the_plans_own_words(
 
     starter = DEFAULT_PLAN.parent / "starter" / "optseq.toml"
     env = dict(os.environ, OPTSEQ_DB=str(tmp_path / "state"), OPTSEQ_PLAN=str(starter))
+    Store.open(tmp_path / "state", mode="write").close()  # a read of an $OPTSEQ_DB with no store is refused
     status = json.loads(cli(env, "status", "--json"))
     assert status["next"] == "fast_sum"
     for lang in ("ko", "en"):
@@ -143,6 +146,7 @@ def test_a_plan_with_every_lever_decided_says_so_instead_of_an_empty_table(tmp_p
                     'kind = "speedup"\nplan_doc = "a.md"\nrun = ["true"]\n'
                     'rule = { metric = "x", min_speedup = 1.1 }\n', encoding="utf-8")
     env = dict(os.environ, OPTSEQ_DB=str(tmp_path / "state"), OPTSEQ_PLAN=str(plan))
+    Store.open(tmp_path / "state", mode="write").close()  # a read of an $OPTSEQ_DB with no store is refused
     assert section(cli(env, "export"), "Pending levers")[2] == "| A | `a.md` | ready (next) |"
     cli(env, "decide", "a", "reject", "--why", "slower", "--unmeasured")
     for lang, line in (("en", "No lever is waiting for a decision."), ("ko", "결정 대기 중인 lever 없음.")):
@@ -160,6 +164,7 @@ def test_the_console_says_the_next_the_doc_marks(tmp_path, monkeypatch, upto):
 
     db = tmp_path / "state"
     env = dict(os.environ, OPTSEQ_DB=str(db), OPTSEQ_PLAN=str(DEFAULT_PLAN))
+    Store.open(db, mode="write").close()  # a read of an $OPTSEQ_DB with no store is refused
     for name, steps in STORY[:[n for n, _ in STORY].index(upto) + 1]:
         for step in steps:
             cli(env, *step)

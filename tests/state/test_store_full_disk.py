@@ -124,6 +124,7 @@ metric = {{ name = "rate", regex = 'rate: ([0-9.]+)', unit = "items/s" }}
 warmup = 0
 """)
     env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(plan), "FILL_ME": str(small_disk)}
+    Store.open(db, mode="write").close()  # a store given by hand ($OPTSEQ_DB) must exist for a read
     assert subprocess.run([*OPTSEQ, "status"], env=env, capture_output=True).returncode == 0
     journal = db / "journal"  # the journals on the small disk, the run's logs beside the store as usual
     for f in journal.iterdir():
