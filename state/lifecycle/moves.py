@@ -114,8 +114,11 @@ class RecordMoves(Watched, Staleness):
             if verdict == "inconclusive" and model.outcome is not None:
                 why = (say("superseded_remeasured_why", run=run_id, reason=said or reason) if reason
                        else say("superseded_remeasured", run=run_id))
-                self._supersede(model, why, run=run_id)
-                model.clear_decision(text(why), run=run_id)
+                # the rule's said nested in it is runs/words', which this table does not hold: its English is
+                # the run's reason itself
+                english = text(say("superseded_remeasured_why", run=run_id, reason=reason) if reason else why)
+                self._supersede(model, why, run=run_id, english=english)
+                model.clear_decision(english, run=run_id)
         else:
             model.abort()
             model.unavailable = ({"reason": reason, "run": run_id,
@@ -200,14 +203,16 @@ class RecordMoves(Watched, Staleness):
             other.closed_said = None
             other.reopen()
 
-    def _supersede(self, model: LeverModel, why: dict, by: int | None = None, run: int | None = None) -> None:
+    def _supersede(self, model: LeverModel, why: dict, by: int | None = None, run: int | None = None,
+                   english: str | None = None) -> None:
         """A stored decision that leaves the stack without a decision of its own lever is marked superseded
         by a derived event naming what did it (a reversal decision or a re-measure run)."""
         decision = model.decision
         if model.outcome is None or not decision or decision.get("id") is None or decision.get("source") == "plan":
             return
         self.effects.append({"type": "superseded", "lever": model.lever.id, "decision": decision["id"],
-                             "by": by, "run": run, "reason": text(why), "said": why, "derived": True})
+                             "by": by, "run": run, "reason": english or text(why), "said": why,
+                             "derived": True})
 
     def refresh(self) -> None:
         """Move levers across their gates until nothing changes (a fact or decision may cascade)."""

@@ -10,9 +10,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from optseq.state.lifecycle.words import say, text
 from optseq.state.plan.model import Rule
 from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, split
 from optseq.state.runs.pairs import PairBook
+from optseq.state.runs.words import WORDS
 
 MAX_PASSES = 12
 """A run over pairs launches its command at most this often: doubling from `repeats` reaches any budget well
@@ -152,7 +154,7 @@ class ABPasses:
                        timeout_s, unit, max_passes=self.budget if self.plan else MAX_PASSES, asked_unit="pair")
         if why:
             return Step(0, **base, stats=stats, verdict=self._settled(stats, verdict, why),
-                        note=f"inconclusive after {_so_far(stats)}; not asking for more: {why}")
+                        note=f"inconclusive after {_so_far(stats)}; not asking for more: {text(why, 'en', WORDS)}")
         self.requested = more
         if self.plan is None:
             note = f"inconclusive after {_so_far(stats)} ({verdict.reason}); asking for {more} more"
@@ -194,24 +196,28 @@ class ABPasses:
         """Pairs a launch asks for at most: the rule's own launch size where it sets one, else `repeats`."""
         return self.rule.pairs_per_launch or self.rule.repeats
 
-    def _settled(self, stats, verdict, why: str = ""):
-        """The verdict of a run that stops undecided, with what would likely settle it."""
+    def _settled(self, stats, verdict, why: dict | None = None):
+        """The verdict of a run that stops undecided, with what would likely settle it (`why` it stopped: a said
+        of runs/words, as _no_more gives it). Its said keeps the verdict's where the rule's reason was its own."""
         from optseq.state.runs.stats import UNITS
 
-        reason = verdict.reason + (f"; stopped: {why}" if why else "")
+        stopped = say("stopped", why=why) if why else ""
+        tail: dict | str = ""
         straddles = stats.ci_low is None or stats.ci_low <= self.rule.min_speedup <= stats.ci_high
         if stats.above is not None and verdict.outcome == "inconclusive" and straddles:
             # settle counts sign-test units: launches of a bench, or pairs where every arm run is a process
             extra = settle(stats.above, stats.below)
             unit = stats.replicate
             if extra is None:
-                reason += (f"; the {UNITS[unit]} fall about evenly around the threshold: more would not likely "
-                           f"settle it")
+                tail = say("evenly", units=say(UNITS[unit]))
             else:
-                arms = f" ({2 * extra} launches of the arms)" if unit == "pair" else ""
-                reason += (f"; about {extra} more {UNITS[unit] if extra != 1 else unit}{arms} would likely settle it "
-                           f"at the effect measured so far")
-        return replace(verdict, reason=reason)
+                arms = say("arms_launches", n=2 * extra) if unit == "pair" else ""
+                tail = say("settle", extra=extra, units=say(UNITS[unit] if extra != 1 else unit), arms=arms)
+        reason = verdict.reason + "".join(text(part, "en", WORDS) for part in (stopped, tail) if part)
+        said = None
+        if verdict.said is not None and text(verdict.said, "en", WORDS) == verdict.reason:
+            said = say("settled", verdict=verdict.said, stopped=stopped, tail=tail)
+        return replace(verdict, reason=reason, said=said)
 
 
 class BlockPasses:
@@ -254,25 +260,32 @@ class BlockPasses:
         why = _no_more(self.passes, self.requested, added, self.asked, more, elapsed_s, timeout_s, "block")
         if why:
             return Step(0, **base, note=f"inconclusive after {_count(result.blocks, 'block')}; not asking for "
-                                        f"more: {why}")
+                                        f"more: {text(why, 'en', WORDS)}")
         self.requested = more
         return Step(more, **base, note=f"inconclusive after {_count(result.blocks, 'block')} ({result.reason}); "
                                        f"asking for {more} more")
 
 
 def _no_more(passes: int, asked: int | None, counted: int, done: int, more: int, elapsed_s, timeout_s,
-             unit: str, max_passes: int = MAX_PASSES, asked_unit: str | None = None) -> str | None:
-    """Why an undecided run should not launch another pass, or None. `done` and `more` count `unit`s (pairs,
-    blocks or launches); `asked` and `counted`, this pass's `asked_unit`s (the same unless told)."""
+             unit: str, max_passes: int = MAX_PASSES, asked_unit: str | None = None) -> dict | None:
+    """Why an undecided run should not launch another pass (a said of runs/words), or None. `done` and `more`
+    count `unit`s (pairs, blocks or launches); `asked` and `counted`, this pass's `asked_unit`s (the same unless
+    told)."""
     if passes >= max_passes:
-        return f"{max_passes} passes"
+        return say("max_passes", n=max_passes)
     if asked and counted * 2 < asked:
         # a command that brings a fraction of what it is asked for will do so again
-        return f"asked for {_count(asked, asked_unit or unit)}, {counted} counted"
+        return say("fraction", asked=_counted(asked, asked_unit or unit), counted=counted)
     if elapsed_s is not None and timeout_s is not None and elapsed_s / done * (done + more) > timeout_s:
-        return (f"{_count(more, unit)} more would not fit in timeout_s = {timeout_s:g} s at "
-                f"{elapsed_s / done:.3g} s a {unit}")
+        return say("no_fit", more=_counted(more, unit), timeout=f"{timeout_s:g}", each=f"{elapsed_s / done:.3g}",
+                   unit=say(unit))
     return None
+
+
+def _counted(n: int, unit: str) -> dict:
+    """`n unit(s)` as a said: the English plural, the Korean counter."""
+    plural = {"launch": "launches", "pair": "pairs", "block": "blocks"}[unit]
+    return say("count", n=n, unit=say(unit if n == 1 else plural))
 
 
 def _count(n: int, unit: str) -> str:

@@ -40,6 +40,18 @@ WORDS: dict[str, dict[str, str]] = {
         "guards_hold": "; guards hold",
         "straddle": "{speed}: 95% bounds straddle {need} ({above} above, {below} below of {count} {units}; "
                     "{needed} on one side needed)",
+        # why an undecided run stopped, and what would likely settle it (passes._settled, _no_more)
+        "settled": "{verdict}{stopped}{tail}",
+        "stopped": "; stopped: {why}",
+        "count": "{n} {unit}",
+        "max_passes": "{n} passes",
+        "fraction": "asked for {asked}, {counted} counted",
+        "no_fit": "{more} more would not fit in timeout_s = {timeout} s at {each} s a {unit}",
+        "evenly": "; the {units} fall about evenly around the threshold: more would not likely settle it",
+        "settle": "; about {extra} more {units}{arms} would likely settle it at the effect measured so far",
+        "arms_launches": " ({n} launches of the arms)",
+        "block": "block",
+        "blocks": "blocks",
     },
     "ko": {
         "noisy": "측정 잡음: {reasons}; 수치가 재현되지 않을 수 있음",
@@ -75,6 +87,17 @@ WORDS: dict[str, dict[str, str]] = {
         "guards_hold": "; guard 모두 통과",
         "straddle": "{speed}: 95% 구간이 {need}에 걸침 ({units} {count}개 중 {above}개 위, {below}개 아래; 한쪽에 "
                     "{needed}개 필요)",
+        "settled": "{verdict}{stopped}{tail}",
+        "stopped": "; 중단: {why}",
+        "count": "{unit} {n}개",
+        "max_passes": "pass {n}회",
+        "fraction": "{asked} 요청, {counted}개 집계",
+        "no_fit": "{unit}당 {each} s로는 {more}를 더 해도 timeout_s = {timeout} s 안에 끝나지 않음",
+        "evenly": "; {units}가 threshold 양쪽에 고르게 나뉨: 더 측정해도 결정되기 어려움",
+        "settle": "; 지금까지의 효과라면 {units} 약 {extra}개{arms}를 더 측정하면 결정될 것",
+        "arms_launches": " (arm launch {n}회)",
+        "block": "block",
+        "blocks": "block",
     },
 }
 """key -> sentence, per language, as lifecycle/words.WORDS; `{s}` is the English plural's `s`."""

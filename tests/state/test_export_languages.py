@@ -315,3 +315,37 @@ def test_an_inconclusive_run_says_why_in_the_docs_language(tmp_path, cli_env):
     assert f"run {run['id']} 결과 inconclusive: guard loss 보고 없음 (items_per_s 1." in docs["ko"]
     assert reason not in docs["ko"]
     assert not [line for line in optseqs_own(docs["ko"], ["A lever"]).splitlines() if ENGLISH_RUN.search(line)]
+
+
+def test_a_straddling_run_says_what_would_settle_it_in_the_docs_language(tmp_path, cli_env):
+    """Launches on both sides of the threshold: the pass loop adds why it stopped and what would likely settle it
+    to the rule's reason; each doc says the whole of it in its own language, status keeps the English."""
+    from tests.state.test_bench_figures import optseq, plan_env
+
+    env = plan_env(tmp_path, cli_env, ["--ratio", "1.2", "--noise", "0.05", "--straddle"], OPTSEQ_LOADAVG="0")
+    subprocess.run([*OPTSEQ, "--run", "lever"], env=env, capture_output=True, text=True, timeout=300)
+    (run,) = json.loads(optseq(env, "runs", "--json").stdout)["runs"]
+    reason = run["summary"]["verdict"]["reason"]
+    assert run["verdict"] == "inconclusive" and ("would likely settle it" in reason or "about evenly" in reason)
+    docs = {lang: optseq(env, "export", "--lang", lang).stdout for lang in ("ko", "en")}
+    assert f"inconclusive in run {run['id']}: {reason}" in docs["en"]
+    assert reason not in docs["ko"]
+    assert "더 측정해도 결정되기 어려움" in docs["ko"] or "더 측정하면 결정될 것" in docs["ko"]
+    assert not [line for line in optseqs_own(docs["ko"], ["A lever"]).splitlines() if ENGLISH_RUN.search(line)]
+
+
+def test_a_remeasure_that_cannot_tell_supersedes_in_the_docs_language(tmp_path, cli_env):
+    """A lever decided by hand, then re-measured to no verdict: its decision leaves the stack, and the doc says why
+    (the rule's reason nested in the lifecycle's sentence) in its own language; runs --json keeps the English."""
+    from tests.state.test_bench_figures import optseq, plan_env
+
+    env = plan_env(tmp_path, cli_env, ["--ratio", "1.2", "--noise", "0.05", "--straddle"], OPTSEQ_LOADAVG="0")
+    optseq(env, "decide", "lever", "adopt", "--why", "measured elsewhere")
+    subprocess.run([*OPTSEQ, "--run", "lever"], env=env, capture_output=True, text=True, timeout=300)
+    (run,) = json.loads(optseq(env, "runs", "--json").stdout)["runs"]
+    assert run["verdict"] == "inconclusive"
+    docs = {lang: optseq(env, "export", "--lang", lang).stdout for lang in ("ko", "en")}
+    assert f"re-measured inconclusive in run {run['id']}: {run['summary']['verdict']['reason']}" in docs["en"]
+    assert f"run {run['id']} 재측정 결과 inconclusive: " in docs["ko"]
+    assert not [line for line in optseqs_own(docs["ko"], ["A lever", "measured elsewhere"]).splitlines()
+                if ENGLISH_RUN.search(line)]
