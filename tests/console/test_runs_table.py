@@ -300,6 +300,7 @@ def test_runs_json_leaves_no_garbage_piling_up_record_by_record(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     code, records, unreachable, threshold = map(int, out.stdout.split())
     assert code == 0 and records > 250  # runs, decisions and events of 100 runs
-    # what the collector has not reached yet is at most one generation-0 threshold of allocations (where the last
-    # collection fell depends on the history's bytes); piling up, it would be ~36 objects a record, ~10,000 here
-    assert unreachable <= threshold, (unreachable, records, threshold)
+    # what the collector has not reached yet is about one generation-0 threshold of allocations (where the last
+    # collection fell depends on the history's bytes), plus what had survived into generation 1 before it became
+    # garbage (726 against 700 seen once); piling up, it would be ~36 objects a record, ~10,000 here
+    assert unreachable <= 2 * threshold, (unreachable, records, threshold)
