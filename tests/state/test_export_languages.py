@@ -20,9 +20,8 @@ import pytest
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.prose import localized
 from optseq.state.report.labels import LABELS
-from optseq.state.store.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
-from tests.state.test_one_next import STORY, cli
+from tests.state.test_one_next import STORY, cli, walk_story
 
 HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 ENGLISH_RUN = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z']*(?: +[A-Za-z][A-Za-z']*){2,}(?![\w-])")
@@ -32,17 +31,9 @@ ENGLISH_RUN = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z']*(?: +[A-Za-z][A-Za-z']*)
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     """[(state, status --json, {lang: export})] along the seed story."""
-    db = tmp_path_factory.mktemp("languages") / "state"
-    env = dict(os.environ, OPTSEQ_DB=str(db), OPTSEQ_PLAN=str(DEFAULT_PLAN))
-    Store.open(db, mode="write").close()  # a read of an $OPTSEQ_DB with no store is refused
-    env.pop("OPTSEQ_PUREPYTHON", None)
-    out = []
-    for name, steps in STORY:
-        for step in steps:
-            cli(env, *step)
-        out.append((name, json.loads(cli(env, "status", "--json")),
-                    {lang: cli(env, "export", "--lang", lang) for lang in ("ko", "en")}))
-    return out
+    return [(name, json.loads(cli(env, "status", "--json")),
+             {lang: cli(env, "export", "--lang", lang) for lang in ("ko", "en")})
+            for name, env in walk_story(tmp_path_factory, "languages")]
 
 
 def plan_strings(lang: str) -> list[str]:

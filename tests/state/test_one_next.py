@@ -56,23 +56,26 @@ def pending_rows(doc: str, titles: dict[str, str]) -> dict[str, str]:
     return rows
 
 
-@pytest.fixture(scope="module")
-def story(tmp_path_factory):
-    """Each state of the story: (name, status --json, status's text, {lang: export})."""
+def walk_story(tmp_path_factory, name: str):
+    """Walk STORY through the real CLI on a store of its own: yields (state, env) after each state's steps."""
     import os
 
-    db = tmp_path_factory.mktemp("one-next") / "state"
+    db = tmp_path_factory.mktemp(name) / "state"
     env = dict(os.environ, OPTSEQ_DB=str(db), OPTSEQ_PLAN=str(DEFAULT_PLAN))
     Store.open(db, mode="write").close()  # a read of an $OPTSEQ_DB with no store is refused
     env.pop("OPTSEQ_PUREPYTHON", None)
-    states = []
-    for name, steps in STORY:
+    for state, steps in STORY:
         for step in steps:
             cli(env, *step)
-        status = json.loads(cli(env, "status", "--json"))
-        exports = {lang: cli(env, "export", "--lang", lang) for lang in ("ko", "en")}
-        states.append((name, status, cli(env, "status"), exports))
-    return states
+        yield state, env
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory):
+    """Each state of the story: (name, status --json, status's text, {lang: export})."""
+    return [(name, json.loads(cli(env, "status", "--json")), cli(env, "status"),
+             {lang: cli(env, "export", "--lang", lang) for lang in ("ko", "en")})
+            for name, env in walk_story(tmp_path_factory, "one-next")]
 
 
 def titles_in(lang: str, path=DEFAULT_PLAN) -> dict[str, str]:
