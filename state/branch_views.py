@@ -32,6 +32,8 @@ def branch_warnings(plan, machine, model, cache: dict) -> list[str]:
             or plan.code_changes != "warn":
         return []
     from optseq.state.code import branch, landing
+    from optseq.state.code.words import WORDS
+    from optseq.state.said import text
 
     run_id, code = landing.evidence(machine, model.lever.id)
     if code is None:
@@ -40,6 +42,6 @@ def branch_warnings(plan, machine, model, cache: dict) -> list[str]:
     if key not in cache:
         cache[key] = branch.moves(code, arms.baseline_ref, arms.candidate_ref)
     moved = cache[key]
-    text = landing.base_moved(arms.baseline_ref or "HEAD", run_id, code["baseline"]["commit"], moved) \
+    said = landing.base_moved(arms.baseline_ref or "HEAD", run_id, code["baseline"]["commit"], moved) \
         if moved is not None else None
-    return [text] if text else []
+    return [text(said, "en", WORDS)] if said else []

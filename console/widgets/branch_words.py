@@ -12,7 +12,7 @@ done, while the lever is not in the stack and the levers that require it wait.""
 
 MOVED = re.compile(r"^(?P<base>the baseline moved: )?(?P<ref>\S+) (?P<how>moved \d+ commits?|was rewritten|"
                    r"no longer names a commit)")
-"""What state/code/branch.py moved_text says moved: `same moved 1 commit since run 2 (aea712a → 840d211)`, `fast
+"""What state/code/branch.py moved_said says moved: `same moved 1 commit since run 2 (aea712a → 840d211)`, `fast
 was rewritten since run 3 (…)`, `fast no longer names a commit (…)`, after `the baseline moved: ` for the base."""
 BRIEF = {"was rewritten": "rewritten", "no longer names a commit": "gone"}
 """The how in a table cell's few columns: `same moved`, `same rewritten`, `same gone`."""

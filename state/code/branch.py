@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optseq.state.code import git as g
+from optseq.state.said import say
 from optseq.state.errors import InputError
 
 
@@ -143,13 +144,14 @@ def _ahead(root: str, old: str, new: str | None) -> int | None:
     return g.count(root, old, new) if g.is_ancestor(root, old, new) else None
 
 
-def moved_text(ref: str, run_id, old: str, now: str | None, ahead: int | None) -> str | None:
-    """`option-b moved 3 commits since run 7 (a1b2c3d → 9f8e7d6)`, a rewritten or deleted ref; None when it
-    names the run's commit still."""
+def moved_said(ref: str, run_id, old: str, now: str | None, ahead: int | None) -> dict | None:
+    """`option-b moved 3 commits since run 7 (a1b2c3d → 9f8e7d6)`, a rewritten or deleted ref, as a said of
+    code/words.py; None when it names the run's commit still."""
     if now == old:
         return None
     if now is None:
-        return f"{ref} no longer names a commit (run {run_id} measured {g.short(old)})"
+        return say("ref_gone", ref=ref, run=run_id, old=g.short(old))
     if ahead is None:
-        return f"{ref} was rewritten since run {run_id} ({g.short(old)} is not in it now; it names {g.short(now)})"
-    return f"{ref} moved {ahead} commit{'s' * (ahead != 1)} since run {run_id} ({g.short(old)} → {g.short(now)})"
+        return say("ref_rewritten", ref=ref, run=run_id, old=g.short(old), now=g.short(now))
+    return say("ref_moved", ref=ref, ahead=ahead, s="s" * (ahead != 1), run=run_id, old=g.short(old),
+               now=g.short(now))

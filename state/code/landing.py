@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from optseq.state.code import branch
 from optseq.state.code import git as g
+from optseq.state.code.words import WORDS
+from optseq.state.said import say, text
 
 MEASURED = ("adopted", "rejected", "deferred", "decided", "measured")
 """States whose numbers stand on a run (the machine's DECIDED and measured)."""
@@ -40,11 +42,12 @@ def events(machine, plan) -> list[dict]:
             continue
         if model.landed or moved.landed or model.state == "stale":
             continue  # landed code is the baseline's now: where its branch goes next is other work
-        reason = branch.moved_text(arms.candidate_ref, run_id, commit, moved.candidate_now, moved.candidate_ahead)
-        if reason is None and plan.code_changes == "stale":
-            reason = base_moved(base, run_id, code["baseline"]["commit"], moved)
-        if reason:
-            found.append({"type": "stale", "lever": lever.id, "reason": reason, "run": run_id})
+        said = branch.moved_said(arms.candidate_ref, run_id, commit, moved.candidate_now, moved.candidate_ahead)
+        if said is None and plan.code_changes == "stale":
+            said = base_moved(base, run_id, code["baseline"]["commit"], moved)
+        if said:
+            found.append({"type": "stale", "lever": lever.id, "reason": text(said, "en", WORDS), "said": said,
+                          "run": run_id})
     return found
 
 
@@ -84,13 +87,13 @@ def evidence(machine, lever_id: str) -> tuple[int | None, dict | None]:
                   "candidate": {"ref": arms.candidate_ref, "commit": cand}}
 
 
-def base_moved(base: str, run_id, old: str, moved: "branch.Moves") -> str | None:
-    """`HEAD moved 4 commits since run 7 (a1b2c3d → 9f8e7d6)`: the baseline the run measured against is not the
-    baseline now."""
+def base_moved(base: str, run_id, old: str, moved: "branch.Moves") -> dict | None:
+    """`the baseline moved: HEAD moved 4 commits since run 7 (a1b2c3d → 9f8e7d6)` (a said): the baseline the run
+    measured against is not the baseline now."""
     if moved.baseline_now is None or moved.baseline_now == old:
         return None
-    text = branch.moved_text(base, run_id, old, moved.baseline_now, moved.baseline_ahead)
-    return f"the baseline moved: {text}" if text else None
+    said = branch.moved_said(base, run_id, old, moved.baseline_now, moved.baseline_ahead)
+    return say("base_moved", moved=said) if said else None
 
 
 def landed_text(landed: dict | None) -> str | None:

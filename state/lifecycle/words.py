@@ -9,6 +9,7 @@ the report; report/labels.py takes it into each language's labels.
 from __future__ import annotations
 
 from optseq.state.plan import gates
+from optseq.state.said import said_in as said_or, say, text as said_text  # noqa: F401  say: the tables' writers
 from optseq.state.plan.gates import Atom
 
 WORDS: dict[str, dict[str, str]] = {
@@ -87,40 +88,14 @@ WORDS: dict[str, dict[str, str]] = {
 """key -> sentence, per language. A field is a string or number (the same in every language: ids, runs, commits),
 a said (said in the same language), or a list of them, joined by JOINS[field name] (the language's `and` else)."""
 
-JOINS = {"reasons": "; ", "options": " | "}
-"""How a list field is joined where the sentence's punctuation, not a word, separates its items."""
-
-
-def say(key: str, **fields) -> dict:
-    """A sentence of the table as plain data: what the store and the snapshot keep beside its English."""
-    return {"key": key, "fields": fields}
-
-
 def text(said: dict, lang: str = "en", words: dict[str, dict[str, str]] | None = None) -> str:
-    """`said` in `lang`, from `words` (a table as WORDS is: the lifecycle's by default)."""
-    words = words or WORDS
-
-    def value(name, v):
-        if isinstance(v, dict) and "key" in v:
-            return text(v, lang, words)
-        if isinstance(v, list):
-            return JOINS.get(name, words[lang]["and"]).join(str(value(name, item)) for item in v)
-        return v
-
-    fields = said.get("fields") or {}
-    return words[lang][said["key"]].format(**{name: value(name, v) for name, v in fields.items()})
+    """`said` in `lang`, from `words` (the lifecycle's table by default)."""
+    return said_text(said, lang, words or WORDS)
 
 
 def said_in(said: dict | None, fallback: str, lang: str, words: dict[str, dict[str, str]] | None = None) -> str:
-    """A stored sentence in `lang` where its said was kept (and its key is known here), else its stored text (a
-    record written before saids were kept, or by a move that keeps none)."""
-    words = words or WORDS
-    if isinstance(said, dict) and said.get("key") in words[lang]:
-        try:
-            return text(said, lang, words)
-        except (KeyError, IndexError, ValueError):  # a said of another release's fields: its text stands
-            return fallback
-    return fallback
+    """A stored sentence in `lang` where its said was kept, else its stored text (state/said.py)."""
+    return said_or(said, fallback, lang, words or WORDS)
 
 
 def unmet(expr, ctx) -> list[dict]:

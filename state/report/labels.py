@@ -7,6 +7,11 @@ from __future__ import annotations
 from optseq.state.calculus.words import WORDS as CALCULUS  # noqa: F401  the hours-saved section's sentences
 from optseq.state.lifecycle.words import WORDS as LIFECYCLE  # noqa: F401  stale, closed and superseded reasons
 from optseq.state.runs.words import WORDS as RUNS  # noqa: F401  a run's noise line
+from optseq.state.code.words import WORDS as CODE  # a branch lever's moved code
+
+STORED = {lang: {**CODE[lang], **RUNS[lang], **LIFECYCLE[lang]} for lang in LIFECYCLE}
+"""Every table a stored reason is said from: a stale reason may be the code room's (a moved branch), a superseded
+one nests the rule's (runs) in the lifecycle's."""
 
 MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
 """The doc's marks for lifecycle.states.MARK's words; the same in every language."""

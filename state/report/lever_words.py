@@ -7,7 +7,7 @@ import re
 from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.plan import gates
 from optseq.state.plan.gates import Atom
-from optseq.state.report.labels import LABELS, MARKS, RUNS
+from optseq.state.report.labels import LABELS, MARKS, RUNS, STORED
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
 from optseq.state.lifecycle.words import said_in
@@ -27,10 +27,10 @@ class LeverWords:
 
     def stale_reason(self, model: LeverModel) -> str:
         """Why the lever went stale, in the doc's language where the machine kept its said (else as stored)."""
-        return said_in(model.stale_said, model.stale_reason, self.lang)
+        return said_in(model.stale_said, model.stale_reason, self.lang, STORED)
 
     def closed_reason(self, model: LeverModel) -> str:
-        return said_in(model.closed_said, model.closed_by, self.lang)
+        return said_in(model.closed_said, model.closed_by, self.lang, STORED)
 
     # -- what a lever is now, in words ---------------------------------------------------------
     def model(self, lever_id: str) -> LeverModel:

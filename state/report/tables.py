@@ -9,7 +9,7 @@ from optseq.state.lifecycle.words import said_in
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.lever_words import LeverWords, number, utc_day
 from optseq.state.runs.stats import arms_text
-from optseq.state.report.labels import LIFECYCLE, RUNS
+from optseq.state.report.labels import RUNS, STORED
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
@@ -128,9 +128,7 @@ class Tables(LeverWords):
 
     def superseded_reasons(self) -> dict:
         """decision id -> why it left the stack, from the derived `superseded` events (reversal, re-measure)."""
-        # a re-measure's reason nests the rule's said (runs/words) in the lifecycle's sentence
-        words = {lang: {**RUNS[lang], **LIFECYCLE[lang]} for lang in LIFECYCLE}
-        return {e["decision"]: said_in(e.get("said"), e.get("reason", ""), self.lang, words)
+        return {e["decision"]: said_in(e.get("said"), e.get("reason", ""), self.lang, STORED)
                 for e in self.records.get("events", ())
                 if e.get("type") == "superseded" and e.get("decision") is not None}
 

@@ -156,6 +156,9 @@ def test_adopted_then_merged_then_moved_each_shows_in_status_and_the_export(tmp_
     assert levers["same"]["stale_reason"].startswith(
         f"same moved 1 commit since run 2 ({same_was[:7]} → {same_now[:7]})"), levers["same"]
     assert f"same moved 1 commit since run 2" in cli(repo, db, "export", "--lang", "en").stdout
+    korean = cli(repo, db, "export", "--lang", "ko").stdout  # the doc's language, from the code room's table
+    assert f"run 2 이후 same에 커밋 1개 추가 ({same_was[:7]} → {same_now[:7]})" in korean
+    assert "moved 1 commit" not in korean
 
     # the machine is a replay of the records: a plan edit (no snapshot of it) replays them all to the same state
     plan = repo.root / "optseq.toml"
@@ -232,5 +235,7 @@ def test_a_baseline_that_moved_warns_or_under_code_changes_stale_makes_the_run_s
     same = status(repo, db)["same"]
     if policy == "stale":
         assert same["state"] == "stale" and same["stale_reason"] == said
+        korean = cli(repo, db, "export", "--lang", "ko").stdout
+        assert f"baseline이 바뀜: run 1 이후 HEAD에 커밋 1개 추가 ({was[:7]} → {repo.commit('main')[:7]})" in korean
     else:
         assert same["state"] == "rejected" and same["warnings"] == [said] and same["note"] == said

@@ -97,11 +97,11 @@ def test_the_hours_section_is_in_the_doc_language(exports):
         assert english in docs["en"] and korean not in docs["en"]
 
 
-@pytest.mark.parametrize("table", ["calculus", "lifecycle", "runs"])
+@pytest.mark.parametrize("table", ["calculus", "lifecycle", "runs", "code"])
 def test_every_sentence_is_given_in_both_languages(table):
-    from optseq.state.report.labels import CALCULUS, LIFECYCLE, RUNS
+    from optseq.state.report.labels import CALCULUS, CODE, LIFECYCLE, RUNS
 
-    words = {"calculus": CALCULUS, "lifecycle": LIFECYCLE, "runs": RUNS}[table]
+    words = {"calculus": CALCULUS, "lifecycle": LIFECYCLE, "runs": RUNS, "code": CODE}[table]
     assert LABELS["ko"].keys() == LABELS["en"].keys()
     assert words["ko"].keys() == words["en"].keys()
     for lang in ("ko", "en"):  # the same fields in each language's sentence
@@ -160,14 +160,14 @@ def test_a_snapshot_without_the_reasons_saids_is_quoted_as_stored(tmp_path):
     assert levers["amp"]["stale_reason"] == "model_size decided h32x2 after amp was measured"
 
 
-@pytest.mark.parametrize("table", ["lifecycle", "runs"])
+@pytest.mark.parametrize("table", ["lifecycle", "runs", "code"])
 def test_no_stored_sentence_is_english_in_korean(table):
     """Each of the sentences the store keeps a said of, filled with ids and figures, writes no English run in
     Korean (the seed story reaches a few of them; a branch that left the baseline or an eroded gain the rest)."""
     from optseq.state.lifecycle.words import text
-    from optseq.state.report.labels import LIFECYCLE, RUNS
+    from optseq.state.report.labels import CODE, LIFECYCLE, RUNS
 
-    words = {"lifecycle": LIFECYCLE, "runs": RUNS}[table]
+    words = {"lifecycle": LIFECYCLE, "runs": RUNS, "code": CODE}[table]
     for key, sentence in words["ko"].items():
         fields = {name: "x_1" for name in re.findall(r"(?<!\{)\{(\w+)", sentence)}
         said = text({"key": key, "fields": fields}, "ko", words)
