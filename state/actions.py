@@ -183,7 +183,8 @@ class Actions:
             return [*measured_configs(list(self.machine.runs.recent.get(lever.id, []))), "defer"]
         return list(lever.outcomes)
 
-    def decide_in_batch(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None) -> dict:
+    def decide_in_batch(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None,
+                        why_said=None) -> dict:
         try:
             self.machine.check_decidable(lever_id, outcome)
         except TransitionRefused as exc:
@@ -194,6 +195,8 @@ class Actions:
         record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
                   "runs": list(runs), "stats": stats, "config": config,
                   "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
+        if why_said:  # an automatic decision's reason as its rule said it, for the export's language
+            record["why_said"] = why_said
         return self.append("decisions", record)
 
     def check_stack(self, lever_id: str) -> None:

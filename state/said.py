@@ -4,7 +4,7 @@ calculus/words.py, code/words.py); this is how any of them is said, on the floor
 """
 from __future__ import annotations
 
-JOINS = {"reasons": "; ", "options": " | "}
+JOINS = {"reasons": "; ", "options": " | ", "highs": ", ", "costs": ", ", "parts": ", ", "items": ", ", "guards": "; "}
 """How a list field is joined where the sentence's punctuation, not a word, separates its items."""
 
 

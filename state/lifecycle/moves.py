@@ -244,7 +244,9 @@ def _verdict_of(run: dict) -> str | None:
 def _rule_said(run: dict, reason: str) -> dict | None:
     """The said the rule's verdict kept beside `reason` (runs/words.py), where `reason` is that verdict's."""
     summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-    verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else {}
+    # an A/B run's verdict, else a best-of run's comparison (its reason is the summary's)
+    verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else \
+        summary.get("best_of") if isinstance(summary.get("best_of"), dict) else {}
     said = verdict.get("said")
     return said if isinstance(said, dict) and verdict.get("reason") == reason else None
 

@@ -125,7 +125,8 @@ class LeverWords:
                                             else "") + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")
         how = self.w["auto"] if record.get("auto") else self.w["manual"]
         # with figures shown, an automatic decision's reason only repeats them; the results table has the rest
-        why = "" if (estimate is not None and record.get("auto")) else str(record.get("why") or "").strip()
+        why = "" if (estimate is not None and record.get("auto")) else \
+            said_in(record.get("why_said"), str(record.get("why") or "").strip(), self.lang, STORED)
         meta = ", ".join(x for x in (utc_day(record.get("at")), how + (f": {why}" if why else "")) if x)
         return f"{outcome}{figure} ({meta})"
 

@@ -40,9 +40,11 @@ from typing import Any
 
 from optseq.state.plan.model import Rule
 from optseq.state.runs.best_of_result import BestOf, ConfigRow
-from optseq.state.runs.decide_rule import breach, guard_rows
+from optseq.state.lifecycle.words import say, text
+from optseq.state.runs.decide_rule import breach_said, guard_rows
 from optseq.state.runs.mcb import blocks_needed, bootstrap_p_best, critical_value
 from optseq.state.runs.stats import StatsError, sample_field, sample_orientation, sample_value
+from optseq.state.runs.words import WORDS
 
 MIN_BLOCKS = 2
 """Complete blocks below which there is no residual variance to compare with."""
@@ -69,12 +71,16 @@ def best_of(samples: Iterable[Mapping[str, Any]], rule: Rule,
 
     def rows(compared: dict[str, dict[str, Any]] | None = None) -> tuple[ConfigRow, ...]:
         return tuple(ConfigRow(a, len(data.values.get(a, {})), medians.get(a), costs.get(a),
-                               excluded=excluded.get(a), **(compared or {}).get(a, {})) for a in data.order)
+                               excluded=_en(excluded[a]) if a in excluded else None, **(compared or {}).get(a, {}))
+                     for a in data.order)
+
+    def result(outcome: str, chosen: str | None, said: dict, **fields) -> BestOf:
+        return BestOf(outcome, chosen, _en(said), said=said, **fields)
 
     common = {"metric": metric, "margin": margin, "unit": data.unit, "warnings": tuple(data.warnings)}
     notes = _excluded_note(excluded)
     if not eligible:
-        return BestOf("inconclusive", None, f"no config qualifies on {metric}{notes}", blocks=0,
+        return result("inconclusive", None, say("bo_none", metric=metric, notes=notes), blocks=0,
                       blocks_needed=None, rows=rows(), **common)
     seen = sorted({b for a in eligible for b in data.values[a]})
     complete = [b for b in seen if all(b in data.values[a] for a in eligible)]
@@ -83,13 +89,15 @@ def best_of(samples: Iterable[Mapping[str, Any]], rule: Rule,
     common["incomplete"] = incomplete
     lost = _lost(incomplete, data.dropped)
     if n < MIN_BLOCKS:
-        return BestOf("inconclusive", None, f"{metric}: needs at least {MIN_BLOCKS} complete blocks, has {n}"
-                      f"{lost}{notes}", blocks=n, blocks_needed=MIN_BLOCKS - n, rows=rows(), **common)
+        return result("inconclusive", None, say("bo_few", metric=metric, need=MIN_BLOCKS, n=n, lost=lost,
+                                                notes=notes), blocks=n, blocks_needed=MIN_BLOCKS - n, rows=rows(),
+                      **common)
     if k == 1:
         only = eligible[0]
-        return BestOf("winner", only, f"{only}: the only config that qualifies on {metric} (median "
-                      f"{_num(medians[only])}{_unit(data.unit)}, {n} blocks){lost}{notes}", blocks=n,
-                      blocks_needed=None, rows=rows({only: {"in_best_set": True, "p_best": 1.0}}), **common)
+        said = say("bo_only", only=only, metric=metric, median=f"{_num(medians[only])}{_unit(data.unit)}", n=n,
+                   lost=lost, notes=notes)
+        return result("winner", only, said, blocks=n, blocks_needed=None,
+                      rows=rows({only: {"in_best_set": True, "p_best": 1.0}}), **common)
 
     import numpy as np
 
@@ -114,25 +122,25 @@ def best_of(samples: Iterable[Mapping[str, Any]], rule: Rule,
     best = min(eligible, key=lambda a: gaps[a])  # stable: ties keep the order configs appeared in
     members = [a for a in eligible if in_set[a]]
     others = [a for a in eligible if a != best]
-    mcb = f"MCB 95% ±{_pct(math.expm1(h))} over {n} blocks, margin {_pct(margin)}"
+    mcb = say("bo_mcb", h=_pct(math.expm1(h)), n=n, margin=_pct(margin))
     if members == [best]:
         trail = [math.exp(gaps[a]) for a in others]
-        why = (f"{best}: best {metric} (median {_num(medians[best])}{_unit(data.unit)}) of {k} configs; the "
-               f"others are {_x(min(trail))}–{_x(max(trail))} worse, each beyond the margin ({mcb}){lost}{notes}")
-        return BestOf("winner", best, why, blocks_needed=None, **common)
+        why = say("bo_winner", best=best, metric=metric, median=f"{_num(medians[best])}{_unit(data.unit)}", k=k,
+                  low=_x(min(trail)), high=_x(max(trail)), mcb=mcb, lost=lost, notes=notes)
+        return result("winner", best, why, blocks_needed=None, **common)
     if all(within[a] for a in members):
         pick, how = _cheapest(members, best, costs, rule.cost_metric)
-        highs = ", ".join(f"{a} ≤ {_x(compared[a]['high'])}" for a in members)
-        why = (f"{pick}: {_and(members)} cannot be told apart, each within {_pct(margin)} of the best {metric} "
-               f"({highs} the best of the others; {mcb}); picked {pick}, {how}{lost}{notes}")
-        return BestOf("best_set", pick, why, blocks_needed=None, **common)
+        highs = [say("bo_high", arm=a, high=_x(compared[a]["high"])) for a in members]
+        why = say("bo_set", pick=pick, members=_and(members), margin=_pct(margin), metric=metric, highs=highs,
+                  mcb=mcb, how=how, lost=lost, notes=notes)
+        return result("best_set", pick, why, blocks_needed=None, **common)
     unresolved = [a for a in others if abs(gaps[a] - delta) <= h] or others
     needed = blocks_needed(k, n, sd, min(abs(gaps[a] - delta) for a in unresolved))
-    figures = _and([f"{a} ({_x(math.exp(gaps[a]))} the best, MCB ≤ {_x(compared[a]['high'])})"
+    figures = _and([say("bo_figure", arm=a, ratio=_x(math.exp(gaps[a])), high=_x(compared[a]["high"]))
                     for a in unresolved])
-    why = (f"{metric}: {best} leads but cannot be told from {figures} ({mcb}); "
-           f"about {needed} more block{'s' * (needed != 1)} needed{lost}{notes}")
-    return BestOf("inconclusive", None, why, blocks_needed=needed, **common)
+    why = say("bo_leads", metric=metric, best=best, figures=figures, mcb=mcb, needed=needed, s="s" * (needed != 1),
+              lost=lost, notes=notes)
+    return result("inconclusive", None, why, blocks_needed=needed, **common)
 
 
 def more_blocks(result: BestOf, rule: Rule, so_far: int) -> int:
@@ -192,9 +200,10 @@ def _collect(samples: Iterable[Mapping[str, Any]], metric: str, cost_metric: str
     return data
 
 
-def _exclusions(data: _Data, rule: Rule, metric: str, qualities: list[Mapping[str, Any]]) -> dict[str, str]:
-    """Config -> why it cannot be chosen: no usable value, a guard, then its cost against the cheapest left."""
-    out: dict[str, str] = {}
+def _exclusions(data: _Data, rule: Rule, metric: str, qualities: list[Mapping[str, Any]]) -> dict[str, dict]:
+    """Config -> why it cannot be chosen (a said): no usable value, a guard, then its cost against the cheapest
+    left."""
+    out: dict[str, dict] = {}
     for i, q in enumerate(qualities):
         arm = q.get("arm") if isinstance(q, Mapping) else None
         if arm is not None and not isinstance(arm, str):
@@ -203,23 +212,24 @@ def _exclusions(data: _Data, rule: Rule, metric: str, qualities: list[Mapping[st
             data.warnings.append(f"quality #{i} is for {arm!r}, which reported no {metric}")
     for arm in data.order:
         if not data.values.get(arm):
-            out[arm] = f"reported no usable {metric}"
+            out[arm] = say("bo_no_usable", metric=metric)
             continue
         mine = [q for q in qualities if q.get("arm") in (None, arm)]
         rows = guard_rows(rule, mine)
         failed = [g for g in rows if g["ok"] is False]
         missing = [g["name"] for g in rows if g["ok"] is None]
         if failed:
-            out[arm] = "; ".join(f"guard {g['name']} = {_num(g['value'])} {breach(g)}" for g in failed)
+            out[arm] = say("bo_guards", guards=[say("bo_guard", name=g["name"], value=_num(g["value"]),
+                                                    breach=breach_said(g)) for g in failed])
         elif missing:
-            out[arm] = f"guard {', '.join(missing)} not reported"
+            out[arm] = say("bo_guard_missing", names=", ".join(missing))
     if rule.cost_metric and rule.max_cost_ratio:
         priced = {}
         for arm in data.order:
             if arm in out:
                 continue
             if not data.costs.get(arm):
-                out[arm] = f"reported no {rule.cost_metric}"
+                out[arm] = say("bo_no_cost_value", cost_metric=rule.cost_metric)
                 continue
             priced[arm] = _median([_median(v) for v in data.costs[arm].values()])
         if priced:
@@ -228,20 +238,21 @@ def _exclusions(data: _Data, rule: Rule, metric: str, qualities: list[Mapping[st
             for arm, cost in priced.items():
                 ratio = cost / floor if floor > 0 else (1.0 if cost <= floor else math.inf)
                 if ratio > rule.max_cost_ratio:
-                    out[arm] = (f"costs {_num(float(ratio))}× {cheapest}'s {rule.cost_metric}, over the "
-                                f"{_num(float(rule.max_cost_ratio))}× allowed")
+                    out[arm] = say("bo_over_cost", ratio=_num(float(ratio)), cheapest=cheapest,
+                                   cost_metric=rule.cost_metric, limit=_num(float(rule.max_cost_ratio)))
     return out
 
 
-def _cheapest(members: list[str], best: str, costs: dict[str, float], cost_metric: str | None) -> tuple[str, str]:
+def _cheapest(members: list[str], best: str, costs: dict[str, float], cost_metric: str | None) -> tuple[str, dict]:
     if not cost_metric:
-        return best, "the apparent best, as the rule names no cost metric"
+        return best, say("bo_no_cost_metric")
     priced = [a for a in members if a in costs]
     if not priced:
-        return best, f"the apparent best, as none of them reported {cost_metric}"
+        return best, say("bo_no_cost", cost_metric=cost_metric)
     pick = min(priced, key=lambda a: costs[a])  # stable: ties keep the order configs appeared in
-    rest = ", ".join(f"{a} {_num(costs[a])}" for a in members if a != pick and a in costs)
-    return pick, f"the cheapest by median {cost_metric} ({_num(costs[pick])}" + (f" vs {rest})" if rest else ")")
+    rest = [say("bo_cost", arm=a, cost=_num(costs[a])) for a in members if a != pick and a in costs]
+    return pick, say("bo_cheapest", cost_metric=cost_metric, cost=_num(costs[pick]),
+                     rest=say("bo_rest", costs=rest) if rest else "")
 
 
 def _choose(rule: Rule) -> tuple[str, str]:
@@ -276,17 +287,19 @@ def _median(values) -> float:
     return float(statistics.median(values))
 
 
-def _excluded_note(excluded: dict[str, str]) -> str:
-    return f"; excluded: {'; '.join(f'{a} {why}' for a, why in excluded.items())}" if excluded else ""
+def _excluded_note(excluded: dict[str, dict]) -> dict | str:
+    if not excluded:
+        return ""
+    return say("bo_excluded", reasons=[say("bo_excluded_one", arm=a, why=why) for a, why in excluded.items()])
 
 
-def _lost(incomplete: int, dropped: int) -> str:
+def _lost(incomplete: int, dropped: int) -> dict | str:
     parts = []
     if incomplete:
-        parts.append(f"{incomplete} incomplete block{'s' * (incomplete != 1)} left out")
+        parts.append(say("bo_incomplete", n=incomplete, s="s" * (incomplete != 1)))
     if dropped:
-        parts.append(f"{dropped} non-positive value{'s' * (dropped != 1)} dropped")
-    return f" ({', '.join(parts)})" if parts else ""
+        parts.append(say("bo_dropped", n=dropped, s="s" * (dropped != 1)))
+    return say("bo_lost", parts=parts) if parts else ""
 
 
 def _pct(v: float) -> str:
@@ -297,8 +310,13 @@ def _x(v: float) -> str:
     return f"{v:.3f}×"
 
 
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+def _and(items: list) -> Any:
+    """`a, b and c`: the items (strings or saids) as one field."""
+    return items[0] if len(items) == 1 else say("bo_last_and", items=items[:-1], last=items[-1])
+
+
+def _en(said: dict) -> str:
+    return text(said, "en", WORDS)
 
 
 def _num(v) -> str:

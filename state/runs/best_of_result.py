@@ -1,7 +1,7 @@
 """The result of a best-of-N choice: per-config figures (ConfigRow) and what the comparison says (BestOf)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 OUTCOMES = ("winner", "best_set", "inconclusive")
@@ -65,6 +65,8 @@ class BestOf:
     """h = d·sd·√(2/blocks) on the log scale: the MCB half-width."""
     unit: str = ""
     warnings: tuple[str, ...] = ()
+    said: dict | None = field(default=None, compare=False)
+    """`reason` as runs/words says it, for the export's language."""
 
     def row(self, config: str) -> ConfigRow | None:
         return next((r for r in self.rows if r.config == config), None)
@@ -74,4 +76,5 @@ class BestOf:
                 "unit": self.unit, "blocks": self.blocks, "incomplete": self.incomplete,
                 "blocks_needed": self.blocks_needed, "margin": self.margin,
                 "critical_value": self.critical_value, "df": self.df, "sd": self.sd, "allowance": self.allowance,
-                "configs": {r.config: r.to_dict() for r in self.rows}, "warnings": list(self.warnings)}
+                "configs": {r.config: r.to_dict() for r in self.rows}, "warnings": list(self.warnings),
+                "said": self.said}

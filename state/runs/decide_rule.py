@@ -70,7 +70,7 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
         others = say("guard_others", names=", ".join(g["name"] for g in failed[1:])) if len(failed) > 1 else ""
         though = say("though", speed=speed) if stats.estimate is not None else ""
         return _verdict("reject", say("guard_failed", name=first["name"], value=_num(first["value"]),
-                                      breach=_breach(first), others=others, though=though), rows)
+                                      breach=breach_said(first), others=others, though=though), rows)
     first = one_arm_first(stats)
     if first:
         return _verdict("inconclusive", say("one_arm_first", speed=speed, arm=first, ordered=stats.ordered), rows)
@@ -178,10 +178,10 @@ def _is_number(v) -> bool:
 
 
 def breach(row: dict[str, Any]) -> str:
-    return text(_breach(row), "en", WORDS)
+    return text(breach_said(row), "en", WORDS)
 
 
-def _breach(row: dict[str, Any]) -> dict:
+def breach_said(row: dict[str, Any]) -> dict:
     if row["limit_max"] is not None and (math.isnan(row["value"]) or row["value"] > row["limit_max"]):
         return say("exceeds_max", limit=_num(row["limit_max"]))
     return say("below_min", limit=_num(row["limit_min"]))

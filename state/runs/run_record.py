@@ -48,7 +48,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     if status == "unavailable":
         fields["reason"] = outcome.unavailable_reason
     summary: dict[str, Any] = {}
-    decision = verdict_name = None
+    decision = verdict_name = why_said = None
     why = detail
     message = f"{lever.id}: {detail}"
     rule = lever.rule
@@ -57,6 +57,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
             raise ValueError(step.error)
         if status == "succeeded" and rule is not None and lever.kind == "experiment":
             summary, decision, why = _experiment(collected, rule, step.result)
+            why_said = step.result.said  # the reason in the doc's language, on the decision it makes
             verdict_name = decision or "inconclusive"
             message = f"{lever.id}: {step.result.outcome.replace('_', ' ')} — {why}"
         elif status == "succeeded" and rule is not None and lever.kind != "decision":
@@ -68,7 +69,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
             # a watch checks the standing adopt: it says whether the gain holds, and decides nothing
             decision = verdict.outcome if verdict.outcome in ("adopt", "reject") and not watch else None
             message = f"{lever.id}: {verdict_name} — {verdict.reason}"
-            why = verdict.reason
+            why, why_said = verdict.reason, (summary["verdict"] or {}).get("said")
     except ValueError as exc:  # samples the statistics refuse (StatsError): the run stands, undecided
         summary = {"error": str(exc)}
         verdict_name = "inconclusive"
@@ -105,7 +106,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         if decision:
             try:
                 seq.decide_in_batch(lever.id, decision, why=why, auto=True, rule=_rule_text(rule),
-                                    runs=(run_id,), stats=summary.get("stats"), config=summary.get("config"))
+                                    runs=(run_id,), stats=summary.get("stats"), config=summary.get("config"),
+                                    why_said=why_said)
             except InputError as exc:
                 notes.append(f"not decided: {exc}")
                 decision = None

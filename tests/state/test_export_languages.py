@@ -340,3 +340,20 @@ def test_a_remeasure_that_cannot_tell_supersedes_in_the_docs_language(tmp_path, 
     assert f"run {run['id']} 재측정 결과 inconclusive: " in docs["ko"]
     assert not [line for line in optseqs_own(docs["ko"], ["A lever", "measured elsewhere"]).splitlines()
                 if ENGLISH_RUN.search(line)]
+
+
+def test_a_best_of_runs_reason_is_said_in_the_docs_language(tmp_path, cli_env):
+    """An experiment decided by best of N, one config excluded by its cost: the decision's reason (the comparison,
+    the exclusion, the figures) in each doc's language, runs --json keeping the English."""
+    from tests.state.test_bench_figures import optseq
+    from tests.state.test_lever_run import experiment_plan
+
+    env = dict(cli_env, OPTSEQ_PLAN=str(experiment_plan(tmp_path)), OPTSEQ_LOADAVG="0")
+    subprocess.run([*OPTSEQ, "--run", "size"], env=env, capture_output=True, text=True, timeout=300)
+    (run,) = json.loads(optseq(env, "runs", "--json").stdout)["runs"]
+    reason = run["summary"]["reason"]
+    assert run["verdict"] == "h256x4" and "excluded: h1024x6 costs" in reason, reason
+    docs = {lang: optseq(env, "export", "--lang", lang).stdout for lang in ("ko", "en")}
+    assert reason in docs["en"]
+    assert reason not in docs["ko"] and "제외: h1024x6" in docs["ko"] and "비용, 허용치 8× 초과" in docs["ko"]
+    assert not [line for line in optseqs_own(docs["ko"], ["Model size"]).splitlines() if ENGLISH_RUN.search(line)]
