@@ -215,8 +215,12 @@ class LeverLock:
                 holder = {}
             os.close(fd)
             return holder if isinstance(holder, dict) else {}
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({**me(), **info}, ensure_ascii=True).encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps({**me(), **info}, ensure_ascii=True).encode())
+        except OSError as exc:  # a full disk: the holder's note cannot be written, so the lock is not taken
+            os.close(fd)
+            raise StoreUnwritable(f"{self.path}: cannot take the lock: {exc.strerror or exc}") from None
         self._fd = fd
         return None
 

@@ -82,6 +82,28 @@ def test_reads_go_on_while_the_disk_is_full_and_the_run_waits_for_a_writer(small
     assert [r["status"] for r in runs if r["id"] == run["id"]] == ["interrupted"]  # ... recovers the run
 
 
+
+def test_a_run_started_on_a_full_disk_is_refused_in_one_line_and_runs_once_there_is_room(small_disk):
+    db = small_disk / "state"
+    for args in (("record", "julia_port", "torch_jl", "c4", "fail", "--evidence", "ci"),
+                 ("plan", "option_b", "docs/plans/option_b.md", "--missing-ok")):
+        assert cli(db, *args).returncode == 0
+    before = {p.relative_to(db): p.read_bytes() for p in db.rglob("*") if p.is_file()}
+    filler = fill(small_disk)
+    refused = cli(db, "--run", "option_b")
+    # the run's lock cannot be written: refused before anything starts, in one line naming the file
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    lines = refused.stderr.strip().splitlines()
+    assert lines[0].startswith("option_b: starting run")  # said at once, before anything can fail
+    assert lines[1:] == [
+        f"optseq: {db / 'runs' / 'locks' / 'option_b.lock'}: cannot take the lock: No space left on device"]
+    for name, raw in before.items():  # nothing stored is lost or changed
+        assert (db / name).read_bytes() == raw, name
+    filler.unlink()
+    status = json.loads(cli(db, "status", "--json").stdout)
+    assert next(v for v in status["levers"] if v["id"] == "option_b")["state"] == "ready"  # no run began
+
+
 ARM = """
 import os, sys
 # the first arm run fills the disk the store's journals are on (its run was recorded already): the run measures
