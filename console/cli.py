@@ -307,6 +307,8 @@ def _main(args) -> int:
         return _fail("interrupted", INTERRUPTED)
     except BrokenPipeError:
         return OK
+    except OSError as exc:  # the machine's answer about a path (a permission, a loop): one line naming it
+        return _fail(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc))
 
 
 def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:

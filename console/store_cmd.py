@@ -21,6 +21,8 @@ def no_store(db: Path, where: str) -> str:
     """A read's refusal where no store is and the path was given (--db, $OPTSEQ_DB): a typo'd path must not read
     as a fresh plan. The default folder (.optseq beside the plan a newcomer just wrote) is made by the first
     command, a read too, which says so (new_store_line)."""
+    if (db.exists() or db.is_symlink()) and not db.is_dir():
+        return f"no store at {db} (from {where}): it is not a folder; check the path"
     return f"no store at {db} (from {where}): check the path; the console or a write (--run, record, ...) makes one"
 
 

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 
@@ -20,6 +22,15 @@ from optseq.state.plan.runner import parse_runner
 from optseq.state.plan.volume import check_volume, parse_volume
 
 
+def _not_a_file(mode: int) -> str | None:
+    """What a path that is not a regular file is, in a word or two; None for a regular file."""
+    for test, word in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return word
+    return None if stat.S_ISREG(mode) else "not a file"
+
+
 def load(path: Path | str) -> Plan:
     """Read and validate a plan; raises PlanError with one line naming file, key and problem."""
     return parse(Path(path))
@@ -27,6 +38,10 @@ def load(path: Path | str) -> Plan:
 
 def parse(path: Path) -> Plan:
     try:
+        # looked at before it is opened: opening a FIFO with no writer waits forever, a device reads on
+        kind = _not_a_file(os.stat(path).st_mode)
+        if kind:
+            raise PlanError(path, "", f"not a regular file ({kind}): not a plan")
         with open(path, "rb") as f:
             # a bounded read: `validate /dev/zero` or a mistyped path to a huge file must not eat memory
             raw = f.read(MAX_PLAN_BYTES + 1)

@@ -20,4 +20,9 @@ def holds_store(directory) -> bool:
     from pathlib import Path
 
     directory = Path(directory).expanduser()
-    return (directory / DB_NAME).exists() or (directory / JOURNAL_DIR).is_dir()
+    try:
+        return (directory / DB_NAME).exists() or (directory / JOURNAL_DIR).is_dir()
+    except OSError as exc:  # a folder this user may not look into (mode 000)
+        from optseq.state.store.storage import StoreError
+
+        raise StoreError(f"cannot look into the store directory {directory}: {exc.strerror or exc}") from None

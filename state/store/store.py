@@ -338,9 +338,20 @@ class Store(Writing, RunsInFlight):
 
 
 def _make_writable_directory(directory: Path) -> None:
+    if (directory.exists() or directory.is_symlink()) and not directory.is_dir():
+        raise StoreUnwritable(f"store directory {directory} is {_what(directory)}, not a folder")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise StoreUnwritable(f"cannot create store directory {directory}: {e.strerror or e}") from None
     if not os.access(directory, os.W_OK | os.X_OK):
         raise StoreUnwritable(f"store directory {directory} is not writable; open it read-only instead")
+
+
+def _what(path: Path) -> str:
+    """What a path that is not a folder is, for a message about it."""
+    try:
+        path.stat()
+    except OSError as e:  # a symlink loop, a link to nothing
+        return f"a link that leads nowhere ({e.strerror or e})"
+    return "a file"

@@ -157,7 +157,7 @@ def test_bad_plan_fails_with_one_line(name, key, fragment):
 def test_directory_is_not_a_plan(tmp_path):
     with pytest.raises(PlanError) as info:
         load(tmp_path)
-    assert str(info.value).startswith(f"{tmp_path}: cannot read (") and "\n" not in str(info.value)
+    assert str(info.value) == f"{tmp_path}: not a regular file (a folder): not a plan"
 
 
 # -- the real command line -----------------------------------------------------------------------
@@ -260,7 +260,10 @@ def test_a_decision_lever_may_still_run_a_command_that_reports_criteria(tmp_path
 def test_an_endless_or_huge_file_is_refused_without_reading_it_all(tmp_path):
     big = tmp_path / "big.toml"
     big.write_bytes(b"# padding\n" * 200_000)  # 2 MB of comments: valid TOML, far too big for a plan
-    for path in (big, Path("/dev/zero")):
-        out = subprocess.run([sys.executable, "-m", "optseq.console.cli", "validate", str(path)], capture_output=True,
-                             text=True, timeout=60)
-        assert out.returncode == 2 and out.stderr == f"optseq: {path}: larger than 1 MiB: not a plan\n"
+    out = subprocess.run([sys.executable, "-m", "optseq.console.cli", "validate", str(big)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr == f"optseq: {big}: larger than 1 MiB: not a plan\n"
+    # an endless device is no file at all: refused before it is opened
+    out = subprocess.run([sys.executable, "-m", "optseq.console.cli", "validate", "/dev/zero"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr == "optseq: /dev/zero: not a regular file (a device): not a plan\n"
