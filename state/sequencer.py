@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -339,6 +340,8 @@ def default_db() -> Path:
 
 def _plan_bytes(path) -> bytes | None:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a FIFO put in its place would block the read: the loader names what it is
         return Path(path).read_bytes()
     except (OSError, TypeError):
         return None
