@@ -13,12 +13,14 @@ import tomllib
 Path_ = tuple  # a key's path in the parsed data: table names, and indices into arrays (of tables)
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
-_STRING = {
+STRINGS = {
     '"""': re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"{3,5}', re.S),
     "'''": re.compile(r"'''(?:[^']|'(?!''))*'{3,5}"),
     '"': re.compile(r'"(?:[^"\\\n]|\\.)*"'),
     "'": re.compile(r"'[^'\n]*'"),
 }
+"""A TOML string from its opening quotes to its closing ones (a multi-line one may end in up to two quotes of its
+own); basic strings escape, literal ones do not. The loader's depth count skips strings with it too."""
 _SCALAR = re.compile(r"[^,\]}\n#]+")
 _KEY_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -141,7 +143,7 @@ class _Walk:
             self.blank(newlines=False)
             c = self.text[self.i]
             if c in "\"'":
-                match = _STRING[c].match(self.text, self.i)
+                match = STRINGS[c].match(self.text, self.i)
                 if match is None:
                     raise _Stop
                 parts.append(tomllib.loads(f"k = {match.group()}")["k"])
@@ -161,7 +163,7 @@ class _Walk:
         c = self.text[self.i]
         if c in "\"'":
             quote = c * 3 if self.text.startswith(c * 3, self.i) else c
-            match = _STRING[quote].match(self.text, self.i)
+            match = STRINGS[quote].match(self.text, self.i)
             if match is None:
                 raise _Stop
             self.i = match.end()

@@ -13,7 +13,7 @@ from optseq.state.plan.compare import KEYS as COMPARE_KEYS, CompareSettings, Tol
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
 from optseq.state.plan.levers import LeverReader
-from optseq.state.plan.lines import key_line
+from optseq.state.plan.lines import STRINGS, key_line
 from optseq.state.plan.model import (
     CODE_CHANGES, LANGS, MARKS, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S, TRIGGERS, DecisionPoint, Fact,
     OrderItem, Plan, PlanError, StatusItem,
@@ -112,7 +112,7 @@ def nesting(text: str) -> int:
         elif c == "#":
             i = text.find("\n", i)
         else:
-            close = _CLOSE[c * 3 if text.startswith(c * 3, i) else c].match(text, i)
+            close = STRINGS[c * 3 if text.startswith(c * 3, i) else c].match(text, i)
             i = close.end() - 1 if close else -1
         if i < 0:
             break
@@ -121,13 +121,6 @@ def nesting(text: str) -> int:
 
 
 _SPECIAL = re.compile(r"[\[\]{}#\"']")
-_CLOSE = {
-    '"""': re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""', re.S),
-    '"': re.compile(r'"(?:[^"\\\n]|\\.)*"'),
-    "'''": re.compile(r"'''(?:[^']|'(?!''))*'''"),
-    "'": re.compile(r"'[^'\n]*'"),
-}
-"""A string from its opening quote to its closing one; basic strings escape, literal ones do not."""
 
 
 class _Loader(LeverReader):
