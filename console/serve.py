@@ -29,6 +29,10 @@ from pathlib import Path
 
 BAD_INPUT = 2
 SHUTDOWN_S = 30.0
+IDLE_S = 5.0
+"""How long a connection may sit without a whole request (half a request's headers, or nothing at all) before it
+is closed: aiohttp's keep-alive timer runs from the connection's start, and closes one whose handler still waits
+for a request. Silent half-open connections would otherwise hold descriptors for a minute and more each."""
 """How long stopping the server waits for the tabs' consoles to quit: a console under a live run
 takes up to its own 20 s to end the run (console/app.py STOP_TIMEOUT_S) before it closes the store."""
 PAGE = "serve_page.html"
@@ -233,7 +237,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
                 loop.call_soon(self.request_exit)
             # access_log off: its request lines would print the token
             web.run_app(self._make_app(), sock=sock, handle_signals=False, loop=loop, print=None,
-                        access_log=None, shutdown_timeout=SHUTDOWN_S)
+                        access_log=None, shutdown_timeout=SHUTDOWN_S, keepalive_timeout=IDLE_S)
 
     @web.middleware
     async def guard(request: web.Request, handler):

@@ -459,3 +459,26 @@ def test_a_port_in_use_is_one_line(cli_env):
     assert proc.returncode == 2 and proc.stdout == "", (proc.stdout, proc.stderr)
     assert proc.stderr == f"optseq: port {port} on 127.0.0.1 is in use; give --port another, or 0 for any " \
                           "free port\n"
+
+
+@pytest.mark.slow
+def test_a_silent_half_open_request_is_dropped_within_its_timeout(served):
+    """Half a request's headers, then silence: the server closes the connection once IDLE_S has passed (it reads
+    b"" then), where it used to hold it for 75 s; a whole request on another connection is answered meanwhile."""
+    from optseq.console.serve import IDLE_S
+
+    host, port = served.base.removeprefix("http://").rsplit(":", 1)
+    started = time.monotonic()  # before the server's timer can start: IDLE_S is a lower bound from here
+    # what a guard allows: a loaded machine fires the server's timer late, never 12 times late
+    silent = [socket.create_connection((host, int(port)), timeout=12 * IDLE_S) for _ in range(20)]
+    try:
+        for conn in silent:
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: " + host.encode() + b"\r\n")  # no blank line: never whole
+        assert raw_request(served.base, b"GET /?token=" + served.token.encode() + b" HTTP/1.1").startswith(
+            b"HTTP/1.1 ")
+        for conn in silent:
+            assert conn.recv(1) == b""  # closed by the server (a socket timeout fails the test)
+        assert time.monotonic() - started >= IDLE_S  # not dropped before a browser could send its headers
+    finally:
+        for conn in silent:
+            conn.close()
