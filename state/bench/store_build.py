@@ -172,7 +172,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                         seq.fire_points("runs", {"lever": lever_id, "status": "succeeded"})
                         if verdict.outcome in ("adopt", "reject"):
                             seq.decide_in_batch(lever_id, verdict.outcome, why=verdict.reason, auto=True,
-                                                rule=rule_text, runs=(run_id,), stats=summary["stats"], config=None)
+                                                rule=rule_text, runs=(run_id,), stats=summary["stats"], config=None,
+                                                why_said=summary["verdict"].get("said"))
                         if exact:  # the fingerprint never changes here, so this writes nothing
                             seq.mark_stack_changes(run_id, fields["fingerprint"])
                     built.verdicts[verdict.outcome] = built.verdicts.get(verdict.outcome, 0) + 1

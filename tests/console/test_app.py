@@ -564,10 +564,11 @@ def _comparable(record: dict) -> dict:
         kept["summary"] = {**kept["summary"], "split": {k: v for k, v in split.items() if k not in MEASURED_COSTS}}
     # whether the machine was busy while a run went is the machine's, not the run's: a noise line may come and go
     stats = (kept.get("summary") or {}).get("stats") if isinstance(kept.get("summary"), dict) else None
+    noise = ("noise", "noise_said")  # the line and its said for the export, the load figure in both
     if isinstance(stats, dict) and "noise" in stats:
-        kept["summary"] = {**kept["summary"], "stats": {k: v for k, v in stats.items() if k != "noise"}}
+        kept["summary"] = {**kept["summary"], "stats": {k: v for k, v in stats.items() if k not in noise}}
     if isinstance(kept.get("stats"), dict):  # a decision carries its run's stats, noise line and all
-        kept["stats"] = {k: v for k, v in kept["stats"].items() if k != "noise"}
+        kept["stats"] = {k: v for k, v in kept["stats"].items() if k not in noise}
     if isinstance(kept.get("warnings"), list):
         kept["warnings"] = [w for w in kept["warnings"] if not str(w).startswith("noisy:")]
     return kept
