@@ -40,7 +40,7 @@ from typing import Any
 
 from optseq.state.plan.model import Rule
 from optseq.state.runs.best_of_result import BestOf, ConfigRow
-from optseq.state.lifecycle.words import say, text
+from optseq.state.said import say, text
 from optseq.state.runs.decide_rule import breach_said, guard_rows
 from optseq.state.runs.mcb import blocks_needed, bootstrap_p_best, critical_value
 from optseq.state.runs.stats import StatsError, sample_field, sample_orientation, sample_value

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from optseq.state.lifecycle.words import say, text
+from optseq.state.said import say, text
 from optseq.state.plan.model import Rule
 from optseq.state.runs.stats import UNITS, PairedStats, StatsError
 from optseq.state.runs.words import WORDS

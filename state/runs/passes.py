@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from optseq.state.lifecycle.words import say, text
+from optseq.state.said import say, text
 from optseq.state.plan.model import Rule
 from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, split
 from optseq.state.runs.pairs import PairBook

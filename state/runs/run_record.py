@@ -6,7 +6,7 @@ from typing import Any
 
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
-from optseq.state.lifecycle.words import say, text
+from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
