@@ -22,6 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from optseq.state.store.shapes import FIELDS, line_problem as shape_problem
 from optseq.state.store.storage import StoreCorrupt
 
 SUMS = "sums"
@@ -118,7 +119,7 @@ def scan(path: Path, end: int | None = None) -> tuple[list[dict[str, Any]], int,
             line = json.loads(raw[at:stop])
         except (UnicodeDecodeError, ValueError):
             return records, at, f"line {line_no} is not JSON"
-        problem = line_problem(line)
+        problem = line_problem(line) or (shape_problem(path.stem, line) if path.stem in FIELDS else None)
         if problem:
             return records, at, f"line {line_no}: {problem}"
         records.append(line)
@@ -190,6 +191,12 @@ def check_journals(directory: Path, journals: dict, meta: dict[str, Any], trust_
             where = (f"is damaged at byte {at} ({problem})" if problem else
                      f"does not match the checksum of its committed {end} bytes (changed after it was written)")
             raise StoreCorrupt(f"{journal.path} {where}; refusing to use the store so nothing is lost; {DOCTOR}")
+        if not (table in stamps and isinstance(stamps[table], list) and stat_of(journal.path) == stamps[table][:4]):
+            # bytes this store's writer did not leave (an editor, another program, a writer killed mid-append):
+            # their checksum may be right and their records still of the wrong shape, so every command reads them
+            # here, each line checked as a reader would check it, and refuses in the same line
+            for _ in journal.iter_lines(0, end):
+                pass
 
 
 def orphaned_history(hot: Path, journals: dict) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from optseq.state.store.integrity import CHUNK, DOCTOR, line_problem
+from optseq.state.store.shapes import FIELDS, RecordShapeError, line_problem as shape_problem
 from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"
@@ -94,15 +95,19 @@ class Journal:
         return line
 
     def _parse(self, text: bytes, at: int) -> dict[str, Any]:
+        shape = None
         try:
             line = json.loads(text)
         except (UnicodeDecodeError, ValueError):
             line, problem = None, "not JSON"
         else:
             problem = line_problem(line)
+            if not problem and self.table in FIELDS:
+                problem = shape = shape_problem(self.table, line)
         if problem:
-            raise StoreCorrupt(f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store "
-                               f"so nothing is lost; {DOCTOR}")
+            raise (RecordShapeError if shape else StoreCorrupt)(
+                f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store so nothing is lost; "
+                f"{DOCTOR}")
         return line
 
     def _short(self, start: int, got: int, end: int) -> None:
