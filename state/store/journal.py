@@ -104,10 +104,12 @@ class Journal:
             problem = line_problem(line)
             if not problem and self.table in FIELDS:
                 problem = shape = shape_problem(self.table, line)
+        if shape:
+            raise RecordShapeError(f"{self.path} has a record of the wrong shape at byte {at} ({shape}); refusing to "
+                                   f"use the store so nothing is lost; {DOCTOR}")
         if problem:
-            raise (RecordShapeError if shape else StoreCorrupt)(
-                f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store so nothing is lost; "
-                f"{DOCTOR}")
+            raise StoreCorrupt(f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store so "
+                               f"nothing is lost; {DOCTOR}")
         return line
 
     def _short(self, start: int, got: int, end: int) -> None:

@@ -309,8 +309,50 @@ def _problem(value: Any, shape: type, prefix: str = "") -> tuple[str, str] | Non
     try:
         msgspec.convert(value, shape)
     except msgspec.ValidationError as e:
-        return _said(e, prefix)
+        field, problem = _said(e)
+        if "[...]" in field:
+            field = _named(value, shape, field).lstrip(".")
+        return f"{prefix}.{field}".strip("."), problem
     return None
+
+
+def _named(root: Any, shape: type, where: str) -> str:
+    """msgspec says `[...]` for a key of a dict (a lever's, a table's): the key named, found by checking that
+    dict's entries one at a time (only once a record is refused, so its cost is no reader's)."""
+    out, trail, node = [], [], root
+    for token in re.findall(r"\.[^.\[]+|\[[^\]]*\]", "." + where if not where.startswith((".", "[")) else where):
+        if token == "[...]" and isinstance(node, dict):
+            key = next((k for k in node if _fails(_replaced(root, trail, {k: node[k]}), shape)), None)
+            if key is None:
+                out.append(token)
+                break
+            token = f".{key}"
+        else:
+            key = token[1:] if token.startswith(".") else int(token[1:-1])
+        out.append(token)
+        trail.append(key)
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return "".join(out)
+
+
+def _fails(value: Any, shape: type) -> bool:
+    try:
+        msgspec.convert(value, shape)
+    except msgspec.ValidationError:
+        return True
+    return False
+
+
+def _replaced(root: Any, trail: list, new: Any) -> Any:
+    """`root` with the node at `trail` replaced by `new`, copied only along the trail."""
+    if not trail:
+        return new
+    copy = dict(root) if isinstance(root, dict) else list(root)
+    copy[trail[0]] = _replaced(root[trail[0]], trail[1:], new)
+    return copy
 
 
 def record_problem(table: str, record: Any, whole: bool = True, prefix: str = "") -> tuple[str, str] | None:
