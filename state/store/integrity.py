@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from optseq.state.store.shapes import FIELDS, line_problem as shape_problem
+from optseq.state.store.shapes import FIELDS, line_problem as shape_problem, loads
 from optseq.state.store.storage import StoreCorrupt
 
 SUMS = "sums"
@@ -116,7 +116,7 @@ def scan(path: Path, end: int | None = None) -> tuple[list[dict[str, Any]], int,
         if stop < 0:
             return records, at, f"line {line_no} has no end (an unfinished append)"
         try:
-            line = json.loads(raw[at:stop])
+            line = loads(raw[at:stop])
         except (UnicodeDecodeError, ValueError):
             return records, at, f"line {line_no} is not JSON"
         problem = line_problem(line) or (shape_problem(path.stem, line) if path.stem in FIELDS else None)

@@ -7,7 +7,6 @@ command that only needs the hot state never parses the history.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 import zlib
@@ -16,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from optseq.state.store.integrity import CHUNK, DOCTOR, line_problem
-from optseq.state.store.shapes import FIELDS, RecordShapeError, line_problem as shape_problem
+from optseq.state.store.shapes import FIELDS, RecordShapeError, line_problem as shape_problem, loads
 from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"
@@ -97,7 +96,7 @@ class Journal:
     def _parse(self, text: bytes, at: int) -> dict[str, Any]:
         shape = None
         try:
-            line = json.loads(text)
+            line = loads(text)
         except (UnicodeDecodeError, ValueError):
             line, problem = None, "not JSON"
         else:
