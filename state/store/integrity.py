@@ -172,7 +172,9 @@ def stamped(path: Path, stamp_: Any) -> bool:
 def check_journals(directory: Path, journals: dict, meta: dict[str, Any], trust_stamps: bool = True) -> None:
     """Every journal's committed bytes as the hot file says they were written: StoreCorrupt naming the file and
     the byte offset otherwise. A journal whose stat is its trusted stamp is not read (see the module docstring);
-    any other is read once, without parsing, unless it is damaged."""
+    any other is read once against its checksum. One whose stat is not even the stamp's (bytes its writer did not
+    leave: an editor, another program) is parsed too, each line checked against the schema (shapes.py), so a
+    record of the wrong shape is refused by every command at its open, in the line a reader of it would give."""
     ends, sums, stamps = meta.get("ends") or {}, meta.get(SUMS) or {}, meta.get(STAMPS) or {}
     for table, journal in journals.items():
         end = int(ends.get(table, 0))
