@@ -84,8 +84,8 @@ def check_table(rows: list[Row], repeat: int) -> list[str]:
         "The schema check (`state/store/shapes.py`, msgspec): every record read is checked against one schema. "
         f"In-process, on the same stores: the hot file's check (every open pays it; median of {store_measure.WRITES}"
         " after one not counted), and every journal line of the store, each parsed by `json.loads` (the parse "
-        "before), parsed as the store parses it now (msgspec's decoder, `shapes.loads`) and checked "
-        f"(`shapes.line_problem` and the line's frame), side by side in each of {repeat} passes; medians. A "
+        "before), parsed as the store parses it now (msgspec's decoder, `shape_check.loads`) and checked "
+        f"(`shape_check.line_problem` and the line's frame), side by side in each of {repeat} passes; medians. A "
         "command reads journal lines only where it prints history (`runs`), or at an open that finds a journal its "
         "writer did not leave (read whole, each line checked, once)."
     )

@@ -55,13 +55,13 @@ class Check:
     lines: int
     """Journal lines, every journal."""
     hot_s: float
-    """The hot file's schema check (`shapes.hot_problem` on the file as parsed): every open pays it."""
+    """The hot file's schema check (`shape_check.hot_problem` on the file as parsed): every open pays it."""
     loads_s: float
     """Every journal line parsed by json.loads: the parse before msgspec."""
     decode_s: float
-    """Every journal line parsed as the store parses it now (`shapes.loads`: msgspec's decoder)."""
+    """Every journal line parsed as the store parses it now (`shape_check.loads`: msgspec's decoder)."""
     check_s: float
-    """Every journal line's schema check (`shapes.line_problem`), after its parse."""
+    """Every journal line's schema check (`shape_check.line_problem`), after its parse."""
 
 
 WRITES = 9
@@ -139,7 +139,7 @@ def schema_check(db: Path, repeat: int) -> Check:
     WRITES + 1 times. A record of the wrong shape is a BenchError: the bench builds sound stores."""
     import json
 
-    from optseq.state.store import integrity, layout, shapes
+    from optseq.state.store import integrity, layout, shape_check as shapes
 
     data = json.loads((db / layout.DB_NAME).read_bytes())
     version = data[layout.META][str(layout.META_ID)]["schema_version"]

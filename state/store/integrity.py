@@ -22,7 +22,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from optseq.state.store.shapes import FIELDS, line_problem as shape_problem, loads
+from optseq.state.store.shape_check import line_problem as shape_problem, loads
+from optseq.state.store.shapes import FIELDS
 from optseq.state.store.storage import StoreCorrupt
 
 SUMS = "sums"

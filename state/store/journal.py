@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from optseq.state.store.integrity import CHUNK, DOCTOR, line_problem
-from optseq.state.store.shapes import FIELDS, RecordShapeError, line_problem as shape_problem, loads
+from optseq.state.store.shape_check import RecordShapeError, line_problem as shape_problem, loads
+from optseq.state.store.shapes import FIELDS
 from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"

@@ -10,7 +10,7 @@ from optseq.state.store.inflight import FINAL
 from optseq.state.store.integrity import meta_problem
 from optseq.state.store.journal import INSERT, Journal
 from optseq.state.store.layout import ACTIVE, HISTORY, JOURNAL_DIR, META, META_ID
-from optseq.state.store.shapes import RecordShapeError, hot_problem
+from optseq.state.store.shape_check import RecordShapeError, hot_problem
 from optseq.state.store.storage import StoreCorrupt, StoreError
 
 SCHEMA_VERSION = 2

@@ -15,7 +15,7 @@ from optseq.state.store.layout import ACTIVE, HOT, JOURNAL_DIR, META, META_ID, S
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
 from optseq.state.store.settled import HEADS, INDEXED, LATE, indexed
-from optseq.state.store.shapes import refuse_written
+from optseq.state.store.shape_check import refuse_written
 from optseq.state.store.storage import StoreError, dump
 
 
