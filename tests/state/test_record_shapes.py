@@ -267,3 +267,17 @@ def test_the_schema_knows_the_machines_states_and_snapshot_layout():
 
     assert shapes.LEVER_STATES == tuple(states.STATES) and shapes.SNAPSHOT_VERSION == snapshot.VERSION
     assert set(shapes.RUN_STATUSES) == {"running", "queued", *FINAL, *STATUSES}
+
+
+def test_the_console_opening_the_store_refuses_in_the_same_line(pristine, tmp_path):
+    """The console opens the plan and the store before any screen is drawn: the same refusal, said by the CLI."""
+    from optseq.console.app import make_app
+    from optseq.state.store.shape_check import RecordShapeError
+
+    db = tmp_path / "state"
+    shutil.copytree(pristine, db)
+    edit_journal(db, "criteria", 1, "r", {})
+    _, _, line = cli_in_process(db, "status")
+    with pytest.raises(RecordShapeError) as refused:
+        make_app(DEFAULT_PLAN, db)
+    assert line == f"optseq: {refused.value}\n"
