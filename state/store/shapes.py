@@ -64,7 +64,7 @@ class Verdict(_Shape):
 
 class Summary(_Shape):
     stats: Stats | None | UnsetType = UNSET
-    verdict: Verdict | None | UnsetType = UNSET
+    verdict: Verdict | str | None | UnsetType = UNSET  # readers take a verdict that is no object as none
     chosen: str | None | UnsetType = UNSET
     best_of: dict[str, Any] | None | UnsetType = UNSET
 
@@ -94,7 +94,7 @@ class RunFields(_Shape):
     infra: dict[str, Any] | None | UnsetType = UNSET
     env: dict[str, Any] | None | UnsetType = UNSET
     fingerprint: dict[str, Any] | None | UnsetType = UNSET
-    summary: Summary | None | UnsetType = UNSET
+    summary: Summary | str | None | UnsetType = UNSET  # readers take a summary that is no object as empty
 
 
 class DecisionFields(_Shape):
