@@ -224,10 +224,13 @@ def _draw_pass(rule, lever_id: str, want: str, pass_no: int, requested: int, rng
             r = threshold * (1 + (0.02 if pass_no % 2 else -0.02))  # launches either side: no bound can clear it
         elif pass_no == 1 and i == 2 and slow_pair:
             r = ratio * (0.5 if want == "adopt" else 2.0)  # one pair on the wrong side: a second pass
-        for arm, value in (("baseline", base), ("candidate", base * r)):
-            samples.append({"event": "sample", "arm": arm, "metric": rule.metric,
-                            "value": value * (1 + rng.gauss(0.0, 0.005)), "unit": unit,
-                            "higher_is_better": True, "pair": i, "run": pass_no})
+        pair = [{"event": "sample", "arm": arm, "metric": rule.metric, "value": value * (1 + rng.gauss(0.0, 0.005)),
+                 "unit": unit, "higher_is_better": True, "pair": i, "run": pass_no}
+                for arm, value in (("baseline", base), ("candidate", base * r))]
+        # in kit.pairs' order, A B B A and the other way round every other launch, each saying which ran first: a
+        # bench whose baseline came first in every pair is not decided
+        for position, sample in enumerate(pair if (i + pass_no % 2) % 2 == 1 else pair[::-1]):
+            samples.append(dict(sample, first=position == 0))
     if pass_no == 1 and repeated:
         samples.append(dict(samples[0], value=samples[0]["value"] * 1.01))  # a repeated pair: warned, not counted
     return samples
