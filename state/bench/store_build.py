@@ -73,6 +73,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     """
     from optseq.state.plan.definition import definition
     from optseq.state.runs.measured_on import fingerprint
+    from optseq.state.runs.run_record import rests_on
     from optseq.state.errors import InputError
     from optseq.state.sequencer import Sequencer
     from optseq.state.store.records import utc_now
@@ -145,6 +146,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     verdict = step.verdict
                     rule_text = f"{rule.metric} sequential bound vs {rule.min_speedup:g}×"  # run_record's _rule_text
                     summary = {"stats": step.stats.to_dict(), "verdict": verdict.to_dict(), "rule": rule_text}
+                    rests_on(summary["stats"], verdict.outcome)
                     if step.split is not None:
                         summary["split"] = step.split.to_dict()
                     fields = {

@@ -82,15 +82,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         warnings.append(noise)
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
         where["noise"], where["noise_said"] = noise, said
-    stats = summary.get("stats") if isinstance(summary.get("stats"), dict) else None
-    if stats is not None:
-        # what the figures rest on, kept with them (a decision carries its run's stats) and said in the export
-        order = order_said(stats)
-        if order:
-            stats["order"], stats["order_said"] = text(order, "en", RUN_WORDS), order
-        stalls = stall_said(stats) if verdict_name == "adopt" else None
-        if stalls:
-            stats["stalls"], stats["stalls_said"] = text(stalls, "en", RUN_WORDS), stalls
+    if isinstance(summary.get("stats"), dict):
+        rests_on(summary["stats"], verdict_name)
     if isinstance(collected.env.get("bench_size"), str) and summary and "error" not in summary:
         # with the figures themselves, so every view that shows them (decisions carry the stats) can say so
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
@@ -159,6 +152,16 @@ def noise_said(loads, stats: dict | None, rule) -> dict | None:
         parts.append(say("noisy_spread", where=where, spread=f"{spread:.0%}", floor=f"{floor - 1:.0%}",
                          min_speedup=f"{floor:g}"))
     return say("noisy", reasons=parts) if parts else None
+
+
+def rests_on(stats: dict, verdict: str | None) -> None:
+    """Fill in what an A/B run's figures rest on, kept with them (a decision carries its run's stats) and said in
+    the export's language: where its arms' order came from (order_said) and, on an adopt, how far its candidate
+    calls reach a stall (stall_said)."""
+    order = order_said(stats)
+    stalls = stall_said(stats) if verdict == "adopt" else None
+    for name, said in (("order", order), ("stalls", stalls)):
+        stats[name], stats[f"{name}_said"] = (text(said, "en", RUN_WORDS), said) if said else (None, None)
 
 
 def order_said(stats: dict) -> dict | None:

@@ -86,6 +86,12 @@ class PairedStats:
     emitted_baseline_first: int = 0
     """Of the ordered pairs, those whose order was taken from the order their samples came in (the bench gave no
     `first`), and in how many of them the baseline's sample came first."""
+    order: str | None = None
+    order_said: dict | None = None
+    """Where the order came from the samples, one line that says so (run_record.order_said), and its said."""
+    stalls: str | None = None
+    stalls_said: dict | None = None
+    """On an adopt, what its candidate calls could have seen of a stall (run_record.stall_said), and its said."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "estimate": self.estimate, "ci_low": self.ci_low,
@@ -99,7 +105,8 @@ class PairedStats:
                 "baseline": self.baseline.to_dict() if self.baseline else None,
                 "candidate": self.candidate.to_dict() if self.candidate else None,
                 "baseline_spread": self.baseline_spread, "noise": self.noise,
-                "noise_said": self.noise_said}
+                "noise_said": self.noise_said, "order": self.order, "order_said": self.order_said,
+                "stalls": self.stalls, "stalls_said": self.stalls_said}
 
 
 @dataclass(frozen=True)
