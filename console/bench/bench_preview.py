@@ -1,6 +1,6 @@
 """Export preview bench: how long after the export's file is written the console shows the doc.
 
-`python -m optseq.console.bench_preview [--rounds N] [--write docs/performance.md]`
+`python -m optseq.console.bench.bench_preview [--rounds N] [--write docs/performance.md]`
 
 In the real console (`make_app` on the default plan, headless under Textual's Pilot at 80×24), on a store
 with the Julia gate decided and a lever decided by hand (so the doc has a changed graph, status and results):
@@ -32,11 +32,11 @@ from rich.console import Console
 from textual.screen import Screen
 from textual.widgets import Footer, Label, MarkdownViewer
 
-from optseq.console.app import make_app
-from optseq.console.screens.export_preview import ExportPreview
+from optseq.console.tui.app import make_app
+from optseq.console.tui.screens.export_preview import ExportPreview
 from optseq.state.bench.perf_doc import cpu_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
 SECTION = "preview"
 SEEN = "여러 최적화 lever"
@@ -128,7 +128,7 @@ def _machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m optseq.console.bench_preview", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m optseq.console.bench.bench_preview", description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--write", type=Path, default=None, help="put the figures in this markdown file's section")
     args = p.parse_args(argv)
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"<!-- section:{SECTION} -->", "## Export preview", "",
-        f"Written by `python -m optseq.console.bench_preview --rounds {args.rounds}` on {when}; {_machine()}.", "",
+        f"Written by `python -m optseq.console.bench.bench_preview --rounds {args.rounds}` on {when}; {_machine()}.", "",
         "The real console headless (Textual Pilot, 80×24) on the default plan, the Julia gate decided and amp "
         f"decided by hand ({len(doc):,}-character doc). Medians of {args.rounds} rounds.", "",
         "| measure | median | rounds |", "|---|---|---|",

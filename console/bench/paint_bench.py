@@ -1,6 +1,6 @@
 """Paint bench: the console's first screen and `optseq status` against `import textual.app`, side by side.
 
-`python -m optseq.console.paint_bench [--repeat N] [--write docs/performance.md]`
+`python -m optseq.console.bench.paint_bench [--repeat N] [--write docs/performance.md]`
 
 Each round runs, one after the other, fresh processes of (a) `python -c "import textual.app"`, (b) the
 console on the default plan in a tmux pane of 80×24 of its own (its own server socket), timed from the
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from optseq.state.bench import perf_doc
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 """The repo (or the installed optseq package): where configs/ lies."""
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
 SECTION = "paint"
@@ -45,7 +45,7 @@ CEILING_S = 120.0
 FOOTER_KEYS = ("? Help", "q Quit", "^p palette")
 TABLE_MARK = "julia_port"
 """A lever of the default plan: the table is drawn once it shows."""
-MAKE_COMMAND = "python -m optseq.console.paint_bench --write docs/performance.md"
+MAKE_COMMAND = "python -m optseq.console.bench.paint_bench --write docs/performance.md"
 
 
 class BenchError(RuntimeError):
@@ -239,7 +239,7 @@ def machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m optseq.console.paint_bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m optseq.console.bench.paint_bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=REPEAT, help=f"rounds (default {REPEAT})")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the section into this markdown file")
     p.add_argument("--plan", type=Path, default=DEFAULT_PLAN, help="plan to open (default configs/sequencing.toml)")
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as e:
         print(f"optseq paint bench: {e}", file=sys.stderr)
         return 1
-    command = "python -m optseq.console.paint_bench" + (
+    command = "python -m optseq.console.bench.paint_bench" + (
         f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (
         f" --plan {args.plan}" if args.plan != DEFAULT_PLAN else "") + (f" --write {args.write}" if args.write else "")
     section = render(rounds, command=command, when=when, machine=about)

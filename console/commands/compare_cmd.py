@@ -44,7 +44,7 @@ def add_compare_parser(sub, common) -> None:
 
 
 def run_compare(seq, args) -> int:
-    from optseq.console.run_cmd import Progress
+    from optseq.console.commands.run_cmd import Progress
     from optseq.state.runs.commit_gate import ToleranceError, parse_tolerance
     from optseq.state.runs.compare_run import COMPARE_ID, compare, prepare
     from optseq.state.runs.lever_run import RunControl

@@ -17,7 +17,7 @@ from optseq.state.sequencer import Sequencer
 
 # back to the line's start and erase it: the bar never leaves characters behind, however short the next text;
 # the one escape optseq writes itself, and the one the output filter lets through
-from optseq.console.safe_stream import CLEAR_LINE  # noqa: E402
+from optseq.console.commands.safe_stream import CLEAR_LINE  # noqa: E402
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 ERODED = 6

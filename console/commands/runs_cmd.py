@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
-from optseq.console.fit import fit, terminal_width
+from optseq.console.commands.fit import fit, terminal_width
 
 OK = 0
 
@@ -67,7 +67,7 @@ RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", 
 
 def run_row(run: dict) -> tuple[str, ...]:
     """One run as the cells of RUN_COLUMNS ('-' where a run has no such figure)."""
-    from optseq.console.widgets.figures import duration_text, outcome_text, run_note, units_text, when_text
+    from optseq.console.words.figures import duration_text, outcome_text, run_note, units_text, when_text
     from optseq.state.lifecycle.history_points import run_stats
     from optseq.state.runs.stats import arms_text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 def render_status(status: dict, width: int | None = None) -> str:
     """The status as a table; with a `width` (a terminal's), no line is wider: a long note wraps under an indent."""
-    from optseq.console.fit import fit
+    from optseq.console.commands.fit import fit
     from optseq.state.calculus.whatif import fmt_h
 
     hours = any(lever.get("hours_saved") is not None for lever in status["levers"])

@@ -11,9 +11,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from optseq.console.css_cache import CachedStylesheet, cache_file
-from optseq.console.screens.main import ACTIONS, VIEWS, MainScreen
-from optseq.console.widgets.figures import plain_title
+from optseq.console.tui.css_cache import CachedStylesheet, cache_file
+from optseq.console.tui.screens.main import ACTIONS, VIEWS, MainScreen
+from optseq.console.words.figures import plain_title
 from optseq.state.sequencer import Sequencer
 
 STOP_TIMEOUT_S = 20.0
@@ -101,7 +101,7 @@ class OptseqApp(App):
         if not panel.running:
             self.exit(0)
             return
-        from optseq.console.dialogs.confirm import ConfirmDialog  # where a quit first asks: not before the first paint
+        from optseq.console.tui.dialogs.confirm import ConfirmDialog  # where a quit first asks: not before the first paint
 
         if isinstance(self.screen, ConfirmDialog):
             return  # already asking

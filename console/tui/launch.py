@@ -13,7 +13,7 @@ def run_tui(plan_path: Path | str, db_dir: Path | str, parallel: int = 1) -> int
         print(NO_TTY, file=sys.stderr)
         return 2
     from optseq.console import collector
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
 
     app = make_app(plan_path, db_dir, parallel=parallel)
     collector.collecting()  # loaded: the console runs long and makes garbage (console/collector.py)

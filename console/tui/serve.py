@@ -4,7 +4,7 @@ textual-serve itself has no authentication and accepts a websocket from any Orig
 open in the user's browser could drive a console that launches lever runs. Here every request must
 carry a random token (in the URL printed at start, then in a cookie the token-checked page load
 sets), and a request whose Origin is not this server's own is refused. Each browser tab's websocket
-starts its own console process on the same plan and store (`python -m optseq.console.serve --tab`).
+starts its own console process on the same plan and store (`python -m optseq.console.tui.serve --tab`).
 
 The page is our own template (serve_page.html beside this file), not textual-serve's: that one asks an
 outside host for its font, and an offline machine's browser waited on it before starting the console. Ours
@@ -34,7 +34,7 @@ IDLE_S = 5.0
 is closed: aiohttp's keep-alive timer runs from the connection's start, and closes one whose handler still waits
 for a request. Silent half-open connections would otherwise hold descriptors for a minute and more each."""
 """How long stopping the server waits for the tabs' consoles to quit: a console under a live run
-takes up to its own 20 s to end the run (console/app.py STOP_TIMEOUT_S) before it closes the store."""
+takes up to its own 20 s to end the run (console/tui/app.py STOP_TIMEOUT_S) before it closes the store."""
 PAGE = "serve_page.html"
 """The page's template, beside this file: textual-serve's own, with every URL on this server, a local font with
 a CJK fallback, and the console focused once it has drawn."""
@@ -132,7 +132,7 @@ def tab_command(plan_path: Path, db: Path) -> str:
     """The shell command textual-serve runs for each tab: this interpreter, the same plan and store.
 
     Absolute paths, so that a tab finds the plan and store whatever directory the server was started in."""
-    argv = [sys.executable, "-m", "optseq.console.serve", "--tab", "--plan", str(Path(plan_path).absolute()),
+    argv = [sys.executable, "-m", "optseq.console.tui.serve", "--tab", "--plan", str(Path(plan_path).absolute()),
             "--db", str(Path(db).absolute())]
     return "exec " + shlex.join(argv)  # exec: the console is the tab's process, not a shell above it
 
@@ -303,7 +303,7 @@ def tab_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", type=Path, required=True)
     parser.add_argument("--db", type=Path, required=True)
     args = parser.parse_args(argv)
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from optseq.state.plan.model import PlanError
     from optseq.state.store.store import StoreError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optseq.console.widgets.branch_words import UNMERGED, unmerged
+from optseq.console.words.branch_words import UNMERGED, unmerged
 from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
 from optseq.state.runs.measured_on import at_ci_size
 

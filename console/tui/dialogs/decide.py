@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, Select, Static
 
-from optseq.console.dialogs.form import FormDialog, FormInvalid, select, text_input
+from optseq.console.tui.dialogs.form import FormDialog, FormInvalid, select, text_input
 from optseq.state.runs.configs import measured_configs
 
 

@@ -9,8 +9,8 @@ from textual.markup import escape
 from textual.widgets import Input, Select
 from textual.worker import Worker, WorkerState
 
-from optseq.console.dialogs.confirm import ConfirmDialog
-from optseq.console.dialogs.form import FormDialog, FormInvalid, select, text_input
+from optseq.console.tui.dialogs.confirm import ConfirmDialog
+from optseq.console.tui.dialogs.form import FormDialog, FormInvalid, select, text_input
 from optseq.state.report.marker import is_export
 from optseq.state.report.target import TAIL_BYTES, ExportTargetError, NotAChart, NotAnExport
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual.widgets import Select
 
-from optseq.console.dialogs.form import FormDialog, FormInvalid, select
+from optseq.console.tui.dialogs.form import FormDialog, FormInvalid, select
 
 
 class FactDialog(FormDialog):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from optseq.console.dialogs.form import REFUSALS, FormDialog, FormInvalid, text_input
+from optseq.console.tui.dialogs.form import REFUSALS, FormDialog, FormInvalid, text_input
 
 
 class PlanDialog(FormDialog):

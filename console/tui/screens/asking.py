@@ -20,14 +20,14 @@ class Asking:
             self.notify(f"{lever.id} is a {lever.kind} lever; only decision levers have criteria",
                         severity="error")
             return
-        from optseq.console.dialogs.criterion import CriterionDialog
+        from optseq.console.tui.dialogs.criterion import CriterionDialog
 
         self._ask(CriterionDialog(lever, self._views[lever.id]), lambda v: self.seq.record_criterion(
             lever.id, v["candidate"], v["criterion"], v["outcome"], v["evidence"]))
 
     def action_mark_plan(self) -> None:
-        from optseq.console.dialogs.confirm import ConfirmDialog
-        from optseq.console.dialogs.plan_path import PlanDialog
+        from optseq.console.tui.dialogs.confirm import ConfirmDialog
+        from optseq.console.tui.dialogs.plan_path import PlanDialog
 
         lever_id = self.selected
         dialog = PlanDialog(lever_id, self._views[lever_id].get("plan_doc"), check=self.seq.check_plan_doc)
@@ -50,14 +50,14 @@ class Asking:
         if not self.seq.plan.facts:
             self.notify("the plan declares no facts", severity="warning")
             return
-        from optseq.console.dialogs.fact import FactDialog
+        from optseq.console.tui.dialogs.fact import FactDialog
 
         self._ask(FactDialog(list(self.seq.plan.facts), self.seq.status()["facts"]),
                   lambda v: self.seq.set_fact(v["name"], v["value"]))
 
     def action_decide(self) -> None:
-        from optseq.console.dialogs.confirm import ConfirmDialog
-        from optseq.console.dialogs.decide import DecideDialog
+        from optseq.console.tui.dialogs.confirm import ConfirmDialog
+        from optseq.console.tui.dialogs.decide import DecideDialog
 
         lever = self.seq.plan.lever(self.selected)
         view = self._views[lever.id]
@@ -75,7 +75,7 @@ class Asking:
                                                   "Decide it by hand anyway?"), "Decide", "Back"), ask)
 
     def action_export(self) -> None:
-        from optseq.console.dialogs.export_path import ExportDialog
+        from optseq.console.tui.dialogs.export_path import ExportDialog
         from optseq.state.report.target import default_target, export_doc
 
         default = default_target(self.seq.store.directory, self.seq.plan.title)
@@ -91,7 +91,7 @@ class Asking:
 
     def _export(self, written: tuple | None) -> None:
         if written:
-            from optseq.console.screens.export_preview import ExportPreview
+            from optseq.console.tui.screens.export_preview import ExportPreview
 
             path, text = written
             self.app.push_screen(ExportPreview(text, str(path)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from optseq.console.widgets.lever_table import LeverTable
+from optseq.console.tui.widgets.lever_table import LeverTable
 from optseq.state.errors import InputError
 from optseq.state.plan.model import PlanError
 from optseq.state.store.store import StoreError
@@ -91,7 +91,7 @@ class Following:
         if banners:
             banner = banners.first()
         else:
-            from optseq.console.widgets.plan_banner import PlanBanner
+            from optseq.console.tui.widgets.plan_banner import PlanBanner
 
             banner = PlanBanner(id="plan-banner")
             self.mount(banner, before=0)

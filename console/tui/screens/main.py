@@ -13,17 +13,17 @@ from textual.widgets import TabbedContent, TabPane
 # The dialogs, the help and the export preview are imported where they first open (with the Markdown
 # widget, the export's renderer and the forms' validation): the first screen paints without them.
 # tests/console/test_import_set.py holds what the first screen may import.
-from optseq.console.screens.asking import Asking
-from optseq.console.screens.following import Following
-from optseq.console.widgets.dep_graph import DependencyGraph
-from optseq.console.widgets.history_plot import HistoryPlot
-from optseq.console.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
-from optseq.console.widgets.later import Later
-from optseq.console.widgets.lever_detail import LeverDetail
-from optseq.console.widgets.lever_table import LeverTable
-from optseq.console.widgets.next_step import lever_steps, todo_hint
-from optseq.console.widgets.run_panel import RunPanel
-from optseq.console.widgets.status_line import StatusLine
+from optseq.console.tui.screens.asking import Asking
+from optseq.console.tui.screens.following import Following
+from optseq.console.tui.widgets.dep_graph import DependencyGraph
+from optseq.console.tui.widgets.history_plot import HistoryPlot
+from optseq.console.tui.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
+from optseq.console.tui.widgets.later import Later
+from optseq.console.tui.widgets.lever_detail import LeverDetail
+from optseq.console.tui.widgets.lever_table import LeverTable
+from optseq.console.tui.widgets.next_step import lever_steps, todo_hint
+from optseq.console.tui.widgets.run_panel import RunPanel
+from optseq.console.tui.widgets.status_line import StatusLine
 from optseq.state.errors import InputError
 
 WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
@@ -150,7 +150,7 @@ class MainScreen(Following, Asking, Screen):
             super()._on_screen_resume(events.ScreenResume(refresh_styles=False))
 
     def on_mount(self) -> None:
-        getattr(self.app, "keep_css", lambda: None)()  # the first screen's parsed stylesheets (console/css_cache.py)
+        getattr(self.app, "keep_css", lambda: None)()  # the first screen's parsed stylesheets (console/tui/css_cache.py)
         self.set_class(self.seq.readonly, "-readonly")
         if self.holder:
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
@@ -344,6 +344,6 @@ class MainScreen(Following, Asking, Screen):
         self.notify("nothing is running", severity="warning")
 
     def action_help(self) -> None:
-        from optseq.console.screens.help import HelpScreen
+        from optseq.console.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(ACTIONS))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from optseq.console.widgets.figures import estimate_text, run_stats, when_text
+from optseq.console.words.figures import estimate_text, run_stats, when_text
 
 SHOWN = 3
 """Compares listed, newest first: the Run tab at 80×24 under a plan of nine levers has ten lines for everything;

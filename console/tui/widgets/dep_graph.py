@@ -8,8 +8,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import Tree
 
-from optseq.console.widgets.branch_words import code_note
-from optseq.console.widgets.figures import last_estimate, mark_of, state_text
+from optseq.console.words.branch_words import code_note
+from optseq.console.words.figures import last_estimate, mark_of, state_text
 from optseq.state.plan.gates import atoms
 
 MARK_STYLE = {"ready": "bold green", "running": "bold green", "measured": "yellow", "blocked": "dim",

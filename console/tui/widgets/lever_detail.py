@@ -5,9 +5,9 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from optseq.console.widgets.branch_words import UNMERGED, branch_state, moved_note, short
-from optseq.console.widgets.figures import estimate_text, plain_title, run_line, saved_line, state_text
-from optseq.console.widgets.next_step import in_keys
+from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note, short
+from optseq.console.words.figures import estimate_text, plain_title, run_line, saved_line, state_text
+from optseq.console.tui.widgets.next_step import in_keys
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""

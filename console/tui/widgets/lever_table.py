@@ -11,8 +11,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from optseq.console.widgets.figures import last_estimate, measured_stats, plain_title, shown_state
-from optseq.console.widgets.next_step import fitted
+from optseq.console.words.figures import last_estimate, measured_stats, plain_title, shown_state
+from optseq.console.tui.widgets.next_step import fitted
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),

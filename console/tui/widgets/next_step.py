@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from optseq.console.widgets.branch_words import UNMERGED, code_note, moved_note
+from optseq.console.words.branch_words import UNMERGED, code_note, moved_note
 from optseq.state.plan import gates
 
 CLI_HINT = re.compile(r"\s*\(optseq (?P<cmd>plan|decide|fact|record|--run) (?P<arg>[\w.-]+)[^()]*\)")

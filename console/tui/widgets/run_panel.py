@@ -11,10 +11,10 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
-from optseq.console.widgets.compare_list import CompareList
-from optseq.console.widgets.figures import estimate_text, run_stats
-from optseq.console.widgets.group_rows import GroupReport, GroupRows, rows_text
-from optseq.console.widgets.run_tally import Tally
+from optseq.console.tui.widgets.compare_list import CompareList
+from optseq.console.words.figures import estimate_text, run_stats
+from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
+from optseq.console.tui.widgets.run_tally import Tally
 from optseq.state.runs.progress import RunProgress
 from optseq.state.text import terminal_safe
 

@@ -6,8 +6,8 @@ from collections.abc import Collection
 from rich.text import Text
 from textual.widgets import Static
 
-from optseq.console.widgets.branch_words import unmerged, unmerged_note
-from optseq.console.widgets.next_step import todo_hint
+from optseq.console.words.branch_words import unmerged, unmerged_note
+from optseq.console.tui.widgets.next_step import todo_hint
 
 
 class StatusLine(Static):
