@@ -78,7 +78,7 @@ runner-bench: $(RAY_STAMP)
 # side, into docs/performance.md (its own section)
 .PHONY: paint-bench
 paint-bench: $(DEV_STAMP)
-	$(BIN)/python -m optseq.console.paint_bench --write docs/performance.md $(ARGS)
+	$(BIN)/python -m optseq.console.bench.paint_bench --write docs/performance.md $(ARGS)
 
 # Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
 simulate: $(DEV_STAMP)

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from optseq.console import paint_bench
-from optseq.console.paint_bench import Round
+from optseq.console.bench import paint_bench
+from optseq.console.bench.paint_bench import Round
 
 
 def test_the_section_judges_both_ratios_by_wall_and_cpu_time():
@@ -17,7 +17,7 @@ def test_the_section_judges_both_ratios_by_wall_and_cpu_time():
               Round(0.42, 0.90, 0.99, 0.30, 0.31, 0.50, 0.20)]
     text = paint_bench.render(rounds, command=paint_bench.MAKE_COMMAND, when="today", machine="a CPU")
     assert text.startswith("<!-- section:paint -->") and text.endswith("<!-- /section:paint -->")
-    assert ("Written by `make paint-bench` (`python -m optseq.console.paint_bench --write docs/performance.md`) on "
+    assert ("Written by `make paint-bench` (`python -m optseq.console.bench.paint_bench --write docs/performance.md`) on "
             "today; a CPU.") in text
     assert "| wall | 0.42 s | 0.52 s | 0.60 s | 0.17 s |" in text  # medians
     assert "| CPU | 0.31 s | | 0.44 s | 0.13 s |" in text
@@ -45,7 +45,7 @@ def test_the_command_writes_its_own_section(tmp_path):
     doc = tmp_path / "performance.md"
     doc.write_text("# Performance\n\n<!-- section:ci -->\nbench figures\n<!-- /section:ci -->\n", encoding="utf-8")
     for _ in range(2):  # the second write replaces the section
-        out = subprocess.run([sys.executable, "-m", "optseq.console.paint_bench", "--repeat", "1", "--write", str(doc)],
+        out = subprocess.run([sys.executable, "-m", "optseq.console.bench.paint_bench", "--repeat", "1", "--write", str(doc)],
                              capture_output=True, text=True, timeout=600, cwd=paint_bench.ROOT)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip() == f"wrote {doc}"
@@ -53,6 +53,6 @@ def test_the_command_writes_its_own_section(tmp_path):
     assert text.startswith("# Performance\n\n<!-- section:ci -->\nbench figures\n<!-- /section:ci -->\n")
     assert text.count("<!-- section:paint -->") == 1 and text.count("<!-- /section:paint -->") == 1
     paint = text[text.index("<!-- section:paint -->"):]
-    assert "`python -m optseq.console.paint_bench --repeat 1 --write" in paint
+    assert "`python -m optseq.console.bench.paint_bench --repeat 1 --write" in paint
     assert "Medians of 1 rounds" in paint
     assert paint.count("(target ≤ 1.5×:") == 1 and paint.count("(target ≤ 0.4×:") == 1

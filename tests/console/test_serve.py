@@ -465,7 +465,7 @@ def test_a_port_in_use_is_one_line(cli_env):
 def test_a_silent_half_open_request_is_dropped_within_its_timeout(served):
     """Half a request's headers, then silence: the server closes the connection once IDLE_S has passed (it reads
     b"" then), where it used to hold it for 75 s; a whole request on another connection is answered meanwhile."""
-    from optseq.console.serve import IDLE_S
+    from optseq.console.tui.serve import IDLE_S
 
     host, port = served.base.removeprefix("http://").rsplit(":", 1)
     started = time.monotonic()  # before the server's timer can start: IDLE_S is a lower bound from here
