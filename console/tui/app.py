@@ -1,8 +1,11 @@
 """The Textual app and `make_app`, the one factory the CLI and the tests both use."""
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 import os
+import signal
+import sys
 from functools import partial
 from pathlib import Path
 from typing import Iterable
@@ -20,6 +23,10 @@ STOP_TIMEOUT_S = 20.0
 """How long closing the app waits for a cancelled run to end before it closes the store anyway."""
 TAKE_OVER_S = 2.0
 """How often a console read-only for an unwritable store directory checks whether it may write now."""
+HANGUP_CHECK_S = 0.5
+"""How often the console asks whether its terminal is still there (see `_watch_terminal`)."""
+HANGUP_EXIT = 129
+"""128 + SIGHUP, as a shell reports a process ended by a hang-up."""
 
 
 VIEW_HELP = {"detail": "the selected lever in full", "graph": "dependency graph of the levers",
@@ -52,6 +59,42 @@ class OptseqApp(App):
     def on_mount(self) -> None:
         if self.seq.readonly and self._reopen is not None:
             self._take_over_timer = self.set_interval(TAKE_OVER_S, self._take_over)
+        self._watch_terminal()
+
+    def _watch_terminal(self) -> None:
+        """End the console when its terminal goes away (an SSH connection dropped, a tmux session killed).
+
+        Only the session leader gets SIGHUP: under `make` or a shell script the console is not one, and a
+        hung-up terminal then reads as endless EOF, which Textual's input thread takes for a pipe and polls
+        at full speed with nobody to see it. So a terminal that stops being one ends the console too.
+        """
+        if self.is_headless or not os.isatty(fd := sys.__stdin__.fileno()):
+            return  # Pilot, or textual-serve's pipe: no terminal to lose
+        self._terminal = fd
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._hung_up)
+
+        def check() -> None:
+            if not os.isatty(fd):
+                self._hung_up()
+
+        self.set_interval(HANGUP_CHECK_S, check)
+
+    def _hung_up(self) -> None:
+        """End a run under way (its process group), let it record its end, close the store, and leave.
+
+        Not through `exit`: Textual's shutdown writes to the terminal, and its writer thread died on the first
+        write after the hang-up, so that shutdown waits forever on the dead thread's full queue."""
+        main = getattr(self, "_main", None)
+        if main is not None:
+            main.panel.stop(STOP_TIMEOUT_S)
+        self.seq.close()
+        os._exit(HANGUP_EXIT)
+
+    def panic(self, *renderables) -> None:
+        # Textual's input thread panics on the EIO a hung-up terminal gives it: that is a hang-up, not a bug
+        if getattr(self, "_terminal", None) is not None and not os.isatty(self._terminal):
+            self._hung_up()
+        super().panic(*renderables)
 
     def _take_over(self) -> None:
         """Read-only was a condition, not a choice: once the directory is writable, this console writes."""

@@ -29,12 +29,21 @@ from pathlib import Path
 
 BAD_INPUT = 2
 SHUTDOWN_S = 30.0
+"""How long stopping the server waits for the tabs' consoles to quit: a console under a live run
+takes up to its own 20 s to end the run (console/tui/app.py STOP_TIMEOUT_S) before it closes the store."""
 IDLE_S = 5.0
 """How long a connection may sit without a whole request (half a request's headers, or nothing at all) before it
 is closed: aiohttp's keep-alive timer runs from the connection's start, and closes one whose handler still waits
 for a request. Silent half-open connections would otherwise hold descriptors for a minute and more each."""
-"""How long stopping the server waits for the tabs' consoles to quit: a console under a live run
-takes up to its own 20 s to end the run (console/tui/app.py STOP_TIMEOUT_S) before it closes the store."""
+MAX_CONNECTIONS = 64
+"""Connections held at once; one more is answered 503 and closed. A tab holds its websocket and, for a moment,
+a few for the page's files, so this is dozens of tabs, while anybody who can reach the port (no token is needed
+to connect) cannot take the process's descriptors, which the tabs' consoles need for their pipes."""
+ACCEPT_BATCH = 64
+"""The listening socket's backlog, which is also how many connections asyncio accepts at once."""
+_BUSY_TEXT = b"optseq serve: too many connections open\n"
+BUSY = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (
+    len(_BUSY_TEXT), _BUSY_TEXT)
 PAGE = "serve_page.html"
 """The page's template, beside this file: textual-serve's own, with every URL on this server, a local font with
 a CJK fallback, and the console focused once it has drawn."""
@@ -148,6 +157,42 @@ def content_policy(own: set[str]) -> str:
             "base-uri 'none'; form-action 'none'")
 
 
+class _Busy(asyncio.Protocol):
+    """The connection past MAX_CONNECTIONS: answered at once and closed, before aiohttp sees it."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport.write(BUSY)
+        transport.close()
+
+
+class BoundedLoop(asyncio.SelectorEventLoop):
+    """An event loop whose servers hold at most MAX_CONNECTIONS connections: aiohttp has no such bound.
+
+    A connection is counted from its protocol's making (asyncio accepts up to a backlog of them in one go, and
+    aiohttp counts one only once its `connection_made` has run) to the web.Server's `connection_lost` for it.
+    The backlog is ACCEPT_BATCH, which bounds the descriptors a burst holds before its refusals are closed."""
+
+    async def create_server(self, protocol_factory, *args, **kwargs):
+        held: set = set()  # aiohttp's handlers take no weak reference
+        lost = getattr(protocol_factory, "connection_lost", None)
+        if lost is not None:  # aiohttp's web.Server: each handler tells it when its connection is gone
+            def connection_lost(handler, exc=None):
+                held.discard(handler)
+                lost(handler, exc)
+
+            protocol_factory.connection_lost = connection_lost
+
+        def bounded():
+            if len(held) >= MAX_CONNECTIONS:
+                return _Busy()
+            protocol = protocol_factory()
+            held.add(protocol)
+            return protocol
+
+        kwargs["backlog"] = ACCEPT_BATCH
+        return await super().create_server(bounded, *args, **kwargs)
+
+
 def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token: str):
     """textual-serve's Server, its aiohttp app wrapped in the token and Origin checks."""
     from aiohttp import WSCloseCode, web
@@ -230,7 +275,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
 
         def serve(self, debug: bool = False) -> None:
             self.initialize_logging()
-            loop = asyncio.new_event_loop()
+            loop = BoundedLoop()
             loop.add_signal_handler(signal.SIGINT, self.request_exit)
             loop.add_signal_handler(signal.SIGTERM, self.request_exit)
             if self.asked_to_stop:
