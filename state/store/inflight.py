@@ -110,6 +110,9 @@ class RunsInFlight:
             return
         active = self._db.table(ACTIVE)
         rows = {a.get("run") for a in active.all()}
+        # every row there came from the journal too (no run starts before its writer's open has checked): an older
+        # rebuild's rows say so now, for their pids are history's as well
+        active.update({FROM_JOURNAL: True})
         for run_id, record in sorted(self._records("runs").items()):
             if record.get("status") and record.get("status") not in FINAL and run_id not in rows:
                 active.insert({**in_flight_row(run_id, record), FROM_JOURNAL: True})
