@@ -1,7 +1,8 @@
 """A local run whose optseq stopped after its passes ran (its final write failed on a full disk, or it was
 killed while recording its end) is finished from its passes' logs by the next optseq that can write: the same
-samples, the same pair accounting, the same rule, so the same decision. A run whose logs end mid-pass, or whose
-passes ask for more, stays `interrupted`.
+samples, the same pair accounting, the same rule, so the same decision. The passes are counted from the logs (a
+disk that filled mid-run may have kept the later passes' starts out of the record). A run whose logs end
+mid-pass, or whose passes ask for more, stays `interrupted`.
 """
 from __future__ import annotations
 
@@ -13,14 +14,19 @@ from optseq.state.runs.lever_run import RunControl, RunReport, Unfinishable, _ru
 from optseq.state.runs.run_pass import Go, Resume
 
 
-def finishable(record: dict, run_dir: Path) -> bool:
-    """A local run that launched its passes and whose last pass's log holds its done event."""
+def logged_passes(record: dict, run_dir: Path) -> int | None:
+    """The passes a local run's logs hold, each whole, the last one's log with its done event; None where they end
+    mid-pass. Counted from the logs, not from the record: a pass whose start could not be recorded (a full disk
+    under the store) ran and logged all the same."""
     passes = record.get("passes")
     if record.get("runner", "local") != "local" or not isinstance(passes, int) or passes < 1:
-        return False
+        return None
+    while (run_dir / f"pass-{passes + 1}.log").is_file():
+        passes += 1
     if not all((run_dir / f"pass-{n}.log").is_file() for n in range(1, passes + 1)):
-        return False
-    return any(_is_done(line) for line in (run_dir / f"pass-{passes}.log").read_bytes().splitlines()[-50:])
+        return None
+    done = any(_is_done(line) for line in (run_dir / f"pass-{passes}.log").read_bytes().splitlines()[-50:])
+    return passes if done else None
 
 
 def _is_done(line: bytes) -> bool:
@@ -38,7 +44,8 @@ def finish_from_logs(seq, run_id: int) -> RunReport | None:
     if not seq.plan.has_lever(record.get("lever", "")):
         return None
     run_dir = seq.store.run_dir(run_id)
-    if not finishable(record, run_dir):
+    passes = logged_passes(record, run_dir)
+    if passes is None:
         return None
     lever = seq.plan.lever(record["lever"])
     try:
@@ -47,7 +54,7 @@ def finish_from_logs(seq, run_id: int) -> RunReport | None:
         return None  # another process runs this lever now: its run is the word
     try:
         go = Go(runner=None, on_event=None, on_log=lambda line: None, control=RunControl(), arms=record.get("arms"),
-                resume=Resume(attach_pass=record["passes"] + 1, elapsed_s=0.0, address=None, finish_only=True))
+                resume=Resume(attach_pass=passes + 1, elapsed_s=0.0, address=None, finish_only=True))
         try:
             report = _run(seq, lever, run_id, run_dir, record.get("infra") or {}, go)
         except Unfinishable:
