@@ -74,7 +74,10 @@ class RunsInFlight:
                         self._db.table(ACTIVE).update({"detached": True}, Query().run == a["run"])
                         out.append({**found, "status": "detached", "submission_id": a["submission_id"]})
                         continue
-                    note = f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
+                    note = (f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
+                            if not is_alive(a.get("pid")) else
+                            f"optseq stopped while this run was running; no process holds its lever (pid "
+                            f"{a.get('pid')}, read back from the runs journal, is another process's now)")
                     self.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
                     out.append({**found, "status": "interrupted"})
                 return out

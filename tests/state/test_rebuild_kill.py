@@ -90,14 +90,18 @@ def kept_copies(db: Path) -> list[Path]:
     return sorted(p for p in db.glob("optseq.json.replaced-*") if not p.name.endswith(".tmp"))
 
 
-def assert_original_kept(db: Path, original: bytes, when: str) -> None:
+def assert_original_kept(db: Path, original: bytes, when: str, read: bool = False) -> None:
+    """The damaged hot file as it was, or the rebuilt one (whole, where no reader has written it since: `read`)
+    with the damaged one's bytes kept beside it exactly, once."""
     hot = db / "optseq.json"
     if hot.read_bytes() == original:
         return  # untouched: nothing needs keeping yet
     # the hot file changed only by one whole rename: it is the rebuilt file, and the damaged one is kept exactly
     assert [p.read_bytes() for p in kept_copies(db)] == [original], when
-    meta = json.loads(hot.read_bytes())["meta"]["1"]
-    assert meta["rebuilt_at"], when
+    data = json.loads(hot.read_bytes())
+    whole = data.get("meta", {}).get("1", {}).get("rebuilt_at") and (read or len(data.get("active", {})) ==
+                                                                     IN_FLIGHT + 1)
+    assert whole, (when, "the hot file is neither the damaged one nor a whole rebuilt one", data.get("meta"))
 
 
 def statuses(db: Path, original: bytes, when: str) -> dict[int, str] | None:
@@ -143,16 +147,16 @@ def test_a_rebuild_killed_at_30_points_keeps_the_original_and_leaves_no_run_runn
             else:
                 assert proc.returncode == -signal.SIGKILL, (when, proc.returncode, proc.stderr)
                 kills += 1
-            assert_original_kept(db, original, when)
+            assert_original_kept(db, original, when, read=was_rebuilt)  # a reader came after the earlier rebuild
             assert_none_left_running(statuses(db, original, when), held, when)
-            assert_original_kept(db, original, when + ", after the reader")
+            assert_original_kept(db, original, when + ", after the reader", read=True)
         when = f"chain {chain_no}, the rebuild after its kills"
         again = cli(db, "doctor", "--rebuild")
         if (db / "optseq.json").read_bytes() != original and "is sound" in again.stderr:
             assert again.returncode == 2, (when, again.stderr)  # sound: the rebuilt file, whose runs are recovered
         else:
             assert again.returncode == 0 and "Traceback" not in again.stderr, (when, again.stdout, again.stderr)
-        assert_original_kept(db, original, when)
+        assert_original_kept(db, original, when, read=again.returncode == 2)
         found = statuses(db, original, when)
         assert_none_left_running(found, held, when)
         assert len(found) == IN_FLIGHT + IN_FLIGHT // 10 + 1  # the whole history, as it was
@@ -195,3 +199,46 @@ def test_a_hot_file_an_older_rebuild_left_halfway_is_recovered_by_the_next_reade
     found = statuses(db, original, "the older rebuild's file")
     assert_none_left_running(found, held, "the older rebuild's file")  # ... and no run stays running forever
     assert sum(s == "interrupted" for s in found.values()) == IN_FLIGHT
+
+
+def store_seen(db: Path) -> tuple:
+    """What another process can see of the store folder: its names, and which file the hot file is."""
+    try:
+        names = tuple(sorted(os.listdir(db)))
+        inode = os.stat(db / "optseq.json").st_ino
+    except FileNotFoundError:  # a name gone between the two looks: seen again next time
+        return ()
+    return names, inode
+
+
+def test_a_rebuild_killed_from_outside_as_the_store_folder_changes_keeps_the_same_promises(damaged, copies, tmp_path):
+    """Not at its own step boundaries: SIGKILLed from outside at the k-th change another process sees in the store
+    folder (a file made, renamed or removed), wherever that falls in the rebuild."""
+    template, original, held = damaged
+    rng = random.Random(33)
+    for n in range(10):
+        db = copies(template, tmp_path / f"store-{n}")
+        k = rng.randint(1, 8)
+        env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(DEFAULT_PLAN)}
+        env.pop("OPTSEQ_TEST_KILL_AT", None)
+        seen, changes = store_seen(db), 0
+        proc = subprocess.Popen([*OPTSEQ, "doctor", "--rebuild"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        try:
+            while proc.poll() is None and changes < k:
+                now = store_seen(db)
+                if now and now != seen:
+                    seen, changes = now, changes + 1
+            proc.kill()
+        finally:
+            proc.wait()
+        when = f"killed from outside at change {k} ({changes} seen)"
+        assert_original_kept(db, original, when)
+        assert_none_left_running(statuses(db, original, when), held, when)
+        again = cli(db, "doctor", "--rebuild")
+        assert again.returncode == 0 or (again.returncode == 2 and "is sound" in again.stderr
+                                         and (db / "optseq.json").read_bytes() != original), (when, again.stderr)
+        assert_original_kept(db, original, when, read=again.returncode == 2)
+        found = statuses(db, original, when)
+        assert_none_left_running(found, held, when)
+        assert sum(s == "interrupted" for s in found.values()) == IN_FLIGHT
