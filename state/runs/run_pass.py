@@ -166,8 +166,11 @@ class Pass:
             with self.seq.lock, self.seq.writing():
                 self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no, **extra})
         except StoreUnwritable as exc:
+            if getattr(self.go.runner, "name", "") != "local":
+                raise  # a cluster's job is found again by what this writes: not started unrecorded
             # a full disk under the store: the pass goes on, for its log (the run's folder may well have room) is
-            # what the run is finished from, by this optseq at its end or by the next one that can write
+            # what the run is finished from, by this optseq at its end or by the next one that can write; its group
+            # dies with this optseq, so nothing is left running unrecorded
             self.go.on_log(f"[optseq] pass {self.pass_no}'s start cannot be recorded ({exc}); it goes on: its log "
                            "is the record")
 

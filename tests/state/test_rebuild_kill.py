@@ -23,7 +23,7 @@ from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 STEPS = ("locked", "keep-half", "keep-verified", "keep-linked", "hot-half", "hot-written", "hot-renamed", "done")
 """Every boundary between two of the rebuild's writes, in order (state/store/doctor.py, state/store/aside.py)."""
-IN_FLIGHT = 60
+IN_FLIGHT = 100
 LEVERS = ("option_b", "julia_port", "amp", "tensorrt")
 HELD = "compile"
 """The lever whose run this test's process really holds: it is running, and must stay so."""
@@ -216,7 +216,7 @@ def test_a_rebuild_killed_from_outside_as_the_store_folder_changes_keeps_the_sam
     folder (a file made, renamed or removed), wherever that falls in the rebuild."""
     template, original, held = damaged
     rng = random.Random(33)
-    for n in range(10):
+    for n in range(8):
         db = copies(template, tmp_path / f"store-{n}")
         k = rng.randint(1, 8)
         env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(DEFAULT_PLAN)}
