@@ -68,6 +68,7 @@ def rebuild(directory: Path) -> list[str]:
     lock.acquire(wait_s())
     try:
         aside.step("locked")
+        AtomicJSONStorage(hot).remove_temp_files()  # a killed rebuild's (or writer's) unfinished files, never read
         raw = _raw(hot)
         if _hot_sound(hot):
             # a sound hot file is the word on what was committed: a journal that disagrees is not rebuilt over

@@ -161,6 +161,7 @@ def test_a_rebuild_killed_at_30_points_keeps_the_original_and_leaves_no_run_runn
         assert_none_left_running(found, held, when)
         assert len(found) == IN_FLIGHT + IN_FLIGHT // 10 + 1  # the whole history, as it was
         assert sum(s == "interrupted" for s in found.values()) == IN_FLIGHT
+        assert not list(db.glob(".optseq.json.*.tmp"))  # what killed rebuilds left half written is gone
     assert said_sound  # the seed chains kills past a finished rename too
 
 
