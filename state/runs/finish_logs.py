@@ -18,15 +18,22 @@ def logged_passes(record: dict, run_dir: Path) -> int | None:
     """The passes a local run's logs hold, each whole, the last one's log with its done event; None where they end
     mid-pass. Counted from the logs, not from the record: a pass whose start could not be recorded (a full disk
     under the store) ran and logged all the same."""
-    passes = record.get("passes")
-    if record.get("runner", "local") != "local" or not isinstance(passes, int) or passes < 1:
+    if not _launched(record):
         return None
+    passes = record["passes"]
     while (run_dir / f"pass-{passes + 1}.log").is_file():
         passes += 1
     if not all((run_dir / f"pass-{n}.log").is_file() for n in range(1, passes + 1)):
         return None
     done = any(_is_done(line) for line in (run_dir / f"pass-{passes}.log").read_bytes().splitlines()[-50:])
     return passes if done else None
+
+
+def _launched(record: dict) -> bool:
+    """A local run that recorded the start of a pass (a run found in flight that never launched has no logs)."""
+    passes = record.get("passes")
+    return record.get("runner", "local") == "local" and isinstance(passes, int) and not isinstance(passes, bool) \
+        and passes >= 1
 
 
 def _is_done(line: bytes) -> bool:
@@ -41,8 +48,8 @@ def finish_from_logs(seq, run_id: int) -> RunReport | None:
     """The run decided from its logs (its record updated, its decision made as at its end), or None where it
     cannot be (the lever held elsewhere, logs that end mid-pass, passes that ask for more)."""
     record = seq.store.get("runs", run_id) or {}
-    if not seq.plan.has_lever(record.get("lever", "")):
-        return None
+    if not seq.plan.has_lever(record.get("lever", "")) or not _launched(record):
+        return None  # (before its folder is asked for, which makes it)
     run_dir = seq.store.run_dir(run_id)
     passes = logged_passes(record, run_dir)
     if passes is None:
