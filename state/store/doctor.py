@@ -2,8 +2,8 @@
 
 The check never writes. The rebuild writes only the hot file, under the store's lock, in one atomic step after
 keeping a durable copy of the one it replaces; it refuses while any journal is damaged inside (that history cannot
-be guessed back: restore the journal from a backup). A journal's unfinished last line (a writer killed mid-append) is left out of the rebuilt
-ends, and the next writer cuts it off with a copy, as always.
+be guessed back: restore the journal from a backup). A journal's unfinished last line (a writer killed mid-append)
+is left out of the rebuilt ends, and the next writer cuts it off with a copy, as always.
 """
 from __future__ import annotations
 
@@ -98,10 +98,10 @@ def rebuild(directory: Path) -> list[str]:
             raise StoreError(f"{hot} changed while it was rebuilt; run `optseq doctor --rebuild` again")
         aside.replace(hot, dump(data).encode("utf-8"), "hot")
         aside.step("done")
-        out.append(f"rebuilt {hot} from the journals: " + ", ".join(
-            f"{len(records)} {t} lines" for t, (records, _, _) in found.items() if records)
-                   + (f"; {len(active)} runs were in flight: the next optseq that opens the store recovers those "
-                      "no process holds" if active else ""))
+        lines = ", ".join(f"{len(records)} {t} lines" for t, (records, _, _) in found.items() if records)
+        flight = (f"; {len(active)} runs were in flight: the next optseq that opens the store recovers those no "
+                  "process holds") if active else ""
+        out.append(f"rebuilt {hot} from the journals: {lines}{flight}")
         return out
     finally:
         lock.release()

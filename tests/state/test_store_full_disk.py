@@ -205,7 +205,7 @@ def test_a_disk_that_fills_in_pass_3_of_six_is_finished_from_the_six_passes_logs
     db = small_disk / "state"
     env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(bench_plan(tmp_path)), "FILL_ME": str(small_disk)}
     Store.open(db, mode="write").close()
-    runs = tmp_path / "runs"  # the runs' logs and samples on a disk with room, the hot file and journals on the full one
+    runs = tmp_path / "runs"  # logs and samples on a disk with room, the hot file and journals on the full one
     (db / "runs").rmdir()
     runs.mkdir()
     (db / "runs").symlink_to(runs)
