@@ -175,11 +175,16 @@ def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunRepo
     with seq.lock:
         tally.elapsed_s = time.monotonic() - started
         try:
-            return RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
+            report = RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
         except StoreUnwritable as exc:
             raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
                                   f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
                                   "the next optseq that can write finishes the run from them") from None
+    stats = report.summary.get("stats") if isinstance(report.summary.get("stats"), dict) else {}
+    for said in ("order", "stalls"):  # what the figures rest on, said where the run is watched
+        if stats.get(said):
+            go.on_log(f"[optseq] {stats[said]}")
+    return report
 
 
 def measure(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go):

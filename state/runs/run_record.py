@@ -82,6 +82,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         warnings.append(noise)
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
         where["noise"], where["noise_said"] = noise, said
+    if isinstance(summary.get("stats"), dict):
+        rests_on(summary["stats"], verdict_name)
     if isinstance(collected.env.get("bench_size"), str) and summary and "error" not in summary:
         # with the figures themselves, so every view that shows them (decisions carry the stats) can say so
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
@@ -150,6 +152,43 @@ def noise_said(loads, stats: dict | None, rule) -> dict | None:
         parts.append(say("noisy_spread", where=where, spread=f"{spread:.0%}", floor=f"{floor - 1:.0%}",
                          min_speedup=f"{floor:g}"))
     return say("noisy", reasons=parts) if parts else None
+
+
+def rests_on(stats: dict, verdict: str | None) -> None:
+    """Fill in what an A/B run's figures rest on, kept with them (a decision carries its run's stats) and said in
+    the export's language: where its arms' order came from (order_said) and, on an adopt, how far its candidate
+    calls reach a stall (stall_said)."""
+    order = order_said(stats)
+    stalls = stall_said(stats) if verdict == "adopt" else None
+    for name, said in (("order", order), ("stalls", stalls)):
+        stats[name], stats[f"{name}_said"] = (text(said, "en", RUN_WORDS), said) if said else (None, None)
+
+
+def order_said(stats: dict) -> dict | None:
+    """Where the bench gave no `first`, that the arms' order was taken from the order their samples came in, and
+    how often that put the baseline first (a said of runs/words.py); None where the bench said it for every pair."""
+    emitted, first = stats.get("emitted"), stats.get("emitted_baseline_first")
+    if not isinstance(emitted, int) or not isinstance(first, int) or emitted <= 0:
+        return None
+    return say("order_emitted", first=first, of=emitted)
+
+
+STALL_SEEN = 0.95
+"""The chance of meeting a stall at least once by which stall_said gives the rarest stall a run would have met."""
+
+
+def stall_said(stats: dict) -> dict | None:
+    """On an adopt, what the candidate calls it measured could have seen of a stall that strikes the candidate
+    alone now and then (a GC pause, a recompile): the rarest one met with STALL_SEEN probability, and how often one
+    as rare as 1 call in as many as were measured goes unseen. The median and the total time see only the stalls
+    a run meets, so an adopt says how far its calls reach (a said of runs/words.py); None without counted calls."""
+    calls = (stats.get("candidate") or {}).get("n") if isinstance(stats.get("candidate"), dict) else None
+    if not isinstance(calls, int) or calls < 1:
+        return None
+    # the rarest stall 1 in k with 1 − (1 − 1/k)^calls ≥ STALL_SEEN
+    k = max(1, int(1 / (1 - (1 - STALL_SEEN) ** (1 / calls))))
+    missed = (1 - 1 / calls) ** calls
+    return say("stall_reach", calls=calls, k=k, missed=f"{missed:.0%}")
 
 
 def _repo(lever, plan_path) -> dict | None:
