@@ -8,6 +8,7 @@ from optseq.state.errors import InputError
 from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
+from optseq.state.runners import leftovers
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
 from optseq.state.runs.run_pass import Collected
@@ -16,6 +17,8 @@ from optseq.state.store.records import utc_now
 
 MAX_STORED_WARNINGS = 40
 """Warnings kept on the run record; the log file has every line."""
+MAX_STORED_LEFTOVERS = 200
+"""Stopped leftovers kept on the run record; the log names each."""
 
 
 def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes: int,
@@ -43,6 +46,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
     }
+    if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
+        fields["leftovers"] = collected.leftovers[:MAX_STORED_LEFTOVERS]
     if status in ("failed", "timeout"):
         fields["log_tail"] = outcome.log_tail
     if status == "unavailable":
@@ -94,7 +99,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         seq.store.update("runs", run_id, fields)
         seq.run_ended(lever.id, status, verdict_name, {"id": run_id, "lever": lever.id, **fields})
         seq.fire_points("runs", {"lever": lever.id, "status": status})
-        notes = []
+        notes = [leftovers.run_line(collected.leftovers)] if collected.leftovers else []
         # validation refuses before anything is written, so a refused criterion or decision
         # leaves the run's own record intact; the refusal is kept on the run
         for crit in collected.criteria:

@@ -1,0 +1,243 @@
+"""Processes that outlive their launch, whatever they did to hide: found, stopped (SIGTERM, SIGKILL after a
+grace), reaped, and named, so the run can say what it stopped.
+
+optseq is its levers' child subreaper (groups.adopt_orphans): a process whose parent dies is re-parented to
+optseq instead of init, however it left the launch's process group (setsid, a double fork) and whatever it
+did to its environment (the launch's MARK_ENV wiped). So when a launch ends, optseq's own children are
+looked at: one in a session other than optseq's, that is no live launch's lead, came from a lever. The
+lever's own session can only be left for a new one, never joined to optseq's, so a lever's descendant is
+never in optseq's session; a process optseq itself started (git, a compiler) is, unless it went on to
+daemonize (git's detached gc): those carry OWN_ENV, which launches do not get.
+
+Which launch an orphan is from, where several run at once (a parallel run): the launch's mark where its
+environment kept one, the launch's session where it kept that; else its start time. One that could be a
+live launch's is left to the last of them to end. Each launch's sweep also stops what the orphans started
+(their whole process tree) and what still carries its mark anywhere.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from optseq.state.runners import groups
+from optseq.state.text import terminal_safe
+
+OWN_ENV = "OPTSEQ_REAPER"
+"""In optseq's own environment (its pid), so its own children's orphans are told from a lever's; never in a
+launch's."""
+REAP_S = 2.0
+"""How long a SIGKILLed leftover may take to die before the run says it is still there (a hang guard)."""
+ROUNDS = 8
+"""Sweeps per launch end: each stopped orphan's children come back to optseq, to be found by the next."""
+SHOWN = 8
+"""Leftovers named on the run's line; the rest are counted."""
+
+_lock = threading.Lock()
+"""Taken by a launch's start and by every sweep: a lead half-started is never taken for an orphan."""
+_live: dict[int, tuple[int, str]] = {}
+"""Each live launch's lead pid -> (its start time in clock ticks since boot, its mark)."""
+
+
+@dataclass
+class Proc:
+    pid: int
+    ppid: int
+    sid: int
+    zombie: bool
+    start: int
+    """Clock ticks since boot (/proc/PID/stat field 22)."""
+
+
+def start(spawn: Callable[[], "subprocess.Popen"], mark: str) -> "subprocess.Popen":  # noqa: F821
+    """Start a launch's lead (spawn() runs Popen) as a live launch: optseq a subreaper from here on."""
+    groups.adopt_orphans()
+    os.environ[OWN_ENV] = str(os.getpid())
+    with _lock:
+        proc = spawn()
+        here = _procs([proc.pid]).get(proc.pid)
+        _live[proc.pid] = (here.start if here else 0, mark)
+    return proc
+
+
+def stop_left(lead: int, mark: str, grace_s: float) -> tuple[list[tuple[int, str]], list[int]]:
+    """Once the launch's lead is reaped: stop and reap every process it left; returns ([(pid, command line)]
+    of those stopped, [pids] still alive REAP_S after SIGKILL)."""
+    with _lock:
+        began = _live.pop(lead, (0, mark))[0]
+    me = os.getpid()
+    stopped: dict[int, str] = {}
+    stuck: list[int] = []
+    for _ in range(ROUNDS):
+        with _lock:
+            procs = _procs()
+            left = _ours(procs, me, lead, began, mark)
+            _reap([p.pid for p in procs.values() if p.zombie and p.ppid == me and _orphan(p, me)])
+        left = [pid for pid in left if not procs[pid].zombie]
+        if not left:
+            break
+        for pid in left:
+            stopped.setdefault(pid, _cmdline(pid))
+        stuck = _stop(left, grace_s)
+    return sorted(stopped.items()), stuck
+
+
+def said(lead: int, stopped: list[tuple[int, str]]) -> str:
+    """`stopped 2 processes left by launch 41 outside its group: pid 57 (python d.py), pid 58 (sleep 9)`."""
+    shown = ", ".join(f"pid {pid} ({command_text(cmd)})" for pid, cmd in stopped[:SHOWN])
+    more = f", and {len(stopped) - SHOWN} more" if len(stopped) > SHOWN else ""
+    n = len(stopped)
+    return f"stopped {n} process{'es' * (n != 1)} left by launch {lead} outside its group: {shown}{more}"
+
+
+def run_line(left: list[dict]) -> str:
+    """A run's note on what its launches left: `stopped 3 processes its launches left running: pid 57 (python
+    d.py) from launch 41 (pass 1), ...`."""
+    shown = ", ".join(f"pid {p.get('pid')} ({command_text(str(p.get('cmd') or ''))}) from launch {p.get('launch')}"
+                      + (f" (pass {p['pass']})" if p.get("pass") is not None else "") for p in left[:SHOWN])
+    more = f", and {len(left) - SHOWN} more" if len(left) > SHOWN else ""
+    n = len(left)
+    return f"stopped {n} process{'es' * (n != 1)} its launches left running: {shown}{more}"
+
+
+def command_text(cmd: str) -> str:
+    """A leftover's command line as a run's line shows it: one line, fit for a terminal, 80 characters at most."""
+    text = " ".join(terminal_safe(cmd).split()) or "?"
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+# ---- internals -------------------------------------------------------------------------------------------
+
+def _orphan(p: Proc, me: int) -> bool:
+    # a child of ours in a session not ours that is no live launch: a launch's orphan (or a daemon of our own)
+    return p.sid != os.getsid(0) and p.pid not in _live and p.pid != me
+
+
+def _ours(procs: dict[int, Proc], me: int, lead: int, began: int, mark: str) -> list[int]:
+    """This launch's leftovers: its orphans (told apart from live launches' as the module says), the processes
+    still carrying its mark, and every descendant of either."""
+    tag = f"{groups.MARK_ENV}={mark}".encode()
+    own = f"{OWN_ENV}={me}".encode()
+    others = {pid: (began_, f"{groups.MARK_ENV}={mark_}".encode()) for pid, (began_, mark_) in _live.items()}
+    roots = set()
+    for p in procs.values():
+        if p.zombie or p.pid == me:
+            continue
+        env = groups._environ(str(p.pid))
+        if tag in env:
+            roots.add(p.pid)
+            continue
+        if p.ppid != me or not _orphan(p, me) or own in env:
+            continue
+        if any(other_tag in env or p.sid == pid for pid, (_, other_tag) in others.items()):
+            continue  # a live launch's, by its mark or session
+        if p.sid != lead and any(p.start >= other_began for other_began, _ in others.values()):
+            continue  # born while another launch runs: it may be that one's, so the last to end stops it
+        roots.add(p.pid)
+    children: dict[int, list[int]] = {}
+    for p in procs.values():
+        children.setdefault(p.ppid, []).append(p.pid)
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found and pid not in _live:
+            found.add(pid)
+            todo += children.get(pid, [])
+    return sorted(found)
+
+
+def _stop(pids: list[int], grace_s: float) -> list[int]:
+    """SIGTERM, SIGKILL to those left after grace_s, and wait for them to die (REAP_S at most); the ones still
+    alive then."""
+    _signal(pids, signal.SIGTERM)
+    alive = _wait(pids, grace_s)
+    if alive:
+        _signal(alive, signal.SIGKILL)
+        alive = _wait(alive, REAP_S)
+    _reap(pids)
+    return alive
+
+
+def _signal(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _wait(pids: list[int], within_s: float) -> list[int]:
+    """Wait until each has exited (a zombie has) or within_s passed; the ones still alive. Woken by pidfds where
+    the OS has them, so a leftover that dies at once costs no wait."""
+    end = time.monotonic() + within_s
+    fds = {pid: groups.pidfd(pid) for pid in pids}
+    try:
+        with selectors.DefaultSelector() as sel:
+            for pid, fd in fds.items():
+                if fd is not None:
+                    sel.register(fd, selectors.EVENT_READ, pid)
+            while True:
+                alive = [pid for pid in pids if _running(pid)]
+                left = end - time.monotonic()
+                if not alive or left <= 0:
+                    return alive
+                if sel.get_map() and all(fds.get(pid) is not None for pid in alive):
+                    for key, _ in sel.select(left):
+                        sel.unregister(key.fileobj)
+                else:
+                    time.sleep(min(0.01, left))
+    finally:
+        for fd in fds.values():
+            if fd is not None:
+                os.close(fd)
+
+
+def _reap(pids: list[int]) -> None:
+    """Collect those of them that are dead children of ours, one by one: never a wait for any child, which
+    would take another thread's (a git call's, a launch's lead's) exit status from it."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+def _running(pid: int) -> bool:
+    p = _procs([pid]).get(pid)
+    return p is not None and not p.zombie
+
+
+def _procs(pids: list[int] | None = None) -> dict[int, Proc]:
+    """pid -> Proc for every process (or those asked for) /proc shows; {} without /proc."""
+    if pids is None:
+        try:
+            pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+        except OSError:
+            return {}
+    found = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # the command name (field 2) may hold spaces and parentheses: split after its last ')'
+        fields = stat[stat.rfind(b")") + 2:].split()
+        try:
+            found[pid] = Proc(pid=pid, ppid=int(fields[1]), sid=int(fields[3]), zombie=fields[0] in (b"Z", b"X"),
+                              start=int(fields[19]))
+        except (IndexError, ValueError):
+            continue
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
