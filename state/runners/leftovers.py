@@ -35,7 +35,9 @@ REAP_S = 2.0
 ROUNDS = 8
 """Sweeps per launch end: each stopped orphan's children come back to optseq, to be found by the next."""
 SHOWN = 8
-"""Leftovers named on the run's line; the rest are counted."""
+"""Leftovers named on a launch's line (its warning, its log); the rest are counted."""
+NOTED = 2
+"""Leftovers named in the run's note (the runs table); the record names each."""
 
 _lock = threading.Lock()
 """Taken by a launch's start and by every sweep: a lead half-started is never taken for an orphan."""
@@ -95,19 +97,21 @@ def said(lead: int, stopped: list[tuple[int, str]]) -> str:
 
 
 def run_line(left: list[dict]) -> str:
-    """A run's note on what its launches left: `stopped 3 processes its launches left running: pid 57 (python
-    d.py) from launch 41 (pass 1), ...`."""
-    shown = ", ".join(f"pid {p.get('pid')} ({command_text(str(p.get('cmd') or ''))}) from launch {p.get('launch')}"
-                      + (f" (pass {p['pass']})" if p.get("pass") is not None else "") for p in left[:SHOWN])
-    more = f", and {len(left) - SHOWN} more" if len(left) > SHOWN else ""
+    """A run's note on what its launches left (the runs table's last column): `stopped 12 processes its launches
+    left running: pid 57 (python d.py) in pass 1, pid 58 (sleep 9) in pass 1, and 10 more`."""
+    shown = ", ".join(f"pid {p.get('pid')} ({command_text(str(p.get('cmd') or ''), 40)})"
+                      + (f" in pass {p['pass']}" if p.get("pass") is not None else "") for p in left[:NOTED])
+    more = f", and {len(left) - NOTED} more" if len(left) > NOTED else ""
     n = len(left)
     return f"stopped {n} process{'es' * (n != 1)} its launches left running: {shown}{more}"
 
 
-def command_text(cmd: str) -> str:
-    """A leftover's command line as a run's line shows it: one line, fit for a terminal, 80 characters at most."""
-    text = " ".join(terminal_safe(cmd).split()) or "?"
-    return text if len(text) <= 80 else text[:79] + "…"
+def command_text(cmd: str, width: int = 80) -> str:
+    """A leftover's command line as a run's line shows it: its program's name, not path, then its arguments; one
+    line, fit for a terminal, `width` characters at most."""
+    words = terminal_safe(cmd).split()
+    text = " ".join([os.path.basename(words[0]) or words[0], *words[1:]]) if words else "?"
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 # ---- internals -------------------------------------------------------------------------------------------

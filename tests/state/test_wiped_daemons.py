@@ -5,8 +5,11 @@ back to it, and every process that outlives its launch is stopped, reaped and re
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,22 +20,19 @@ WIPES = Path(__file__).with_name("lever_scripts") / "wipes_its_trail.py"
 MARK = "optseq-test-wiped-daemon"
 
 
-def plan(tmp_path: Path, argv: list[str]) -> Path:
+def plan(tmp_path: Path, levers: dict[str, list[str]]) -> Path:
+    """A plan of independent levers, id -> its command."""
     path = tmp_path / "plan.toml"
-    path.write_text(f"""[plan]
-title = "Wiped daemons"
-as_of = 2026-11-01
-lang = "en"
-
+    path.write_text('[plan]\ntitle = "Wiped daemons"\nas_of = 2026-11-01\nlang = "en"\n' + "".join(f"""
 [[levers]]
-id = "leaky"
-title = "Leaky"
+id = "{lever_id}"
+title = "{lever_id.title()}"
 kind = "speedup"
-plan_doc = "docs/leaky.md"
+plan_doc = "docs/{lever_id}.md"
 run = {json.dumps(argv)}
 timeout_s = 120
 rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
-""", encoding="utf-8")
+""" for lever_id, argv in levers.items()), encoding="utf-8")
     return path
 
 
@@ -62,12 +62,14 @@ def kill_left():
     """Whatever a failing test leaves running is ended here, so one failure does not leave daemons behind."""
     folders: list[Path] = []
     yield folders.append
-    import os
-    import signal
     for folder in folders:
         for pid in left(folder) if folder.exists() else ():
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+            try:
+                os.waitpid(pid, 0)  # a test that launched in this process made it their subreaper
+            except ChildProcessError:
+                pass
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")
@@ -77,7 +79,7 @@ def test_a_daemon_that_wipes_its_environment_is_stopped_and_said(tmp_path, cli_e
     folder.mkdir()
     kill_left(folder)
     argv = [sys.executable, str(WIPES), str(folder), *(["--stubborn"] if stubborn else [])]
-    env = {**cli_env, "OPTSEQ_PLAN": str(plan(tmp_path, argv))}
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan(tmp_path, {"leaky": argv}))}
     optseq(env, "--run", "leaky", "--json")
     pids = left(folder)
     launches = len(list(Path(json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]["log"]).parent.glob("*.log")))
@@ -94,3 +96,58 @@ def test_a_daemon_that_wipes_its_environment_is_stopped_and_said(tmp_path, cli_e
     assert log.count("left by launch") == daemons, log[-2000:]
     table = optseq(env, "runs").stdout
     assert f"stopped {len(pids)} processes its launches left running" in table, table
+    status = optseq(env, "status").stdout
+    assert f"run {record['id']} stopped {len(pids)} processes its launches left running" in status, status
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")
+def test_daemons_of_two_launches_at_once_are_all_stopped_and_each_said_once(tmp_path, cli_env, kill_left):
+    """A parallel run: two levers, each leaving a wiped daemon, their first launches held until both run (a FIFO
+    opened from both ends). An orphan that could be either's is stopped when the last of them ends."""
+    meet = tmp_path / "meet"
+    os.mkfifo(meet)
+    folders = {lever_id: tmp_path / lever_id for lever_id in ("one", "two")}
+    for folder in folders.values():
+        folder.mkdir()
+        kill_left(folder)
+    levers = {"one": [sys.executable, str(WIPES), str(folders["one"]), "--meet", str(meet)],
+              "two": [sys.executable, str(WIPES), str(folders["two"]), "--meet", str(meet), "--reader"]}
+    env = {**cli_env, "OPTSEQ_PLAN": str(plan(tmp_path, levers))}
+    optseq(env, "--run", "ready", "--parallel", "2", "--json")
+    pids = {pid for folder in folders.values() for pid in left(folder)}
+    assert len(pids) >= 8, pids  # a daemon and its worker per launch, 2 launches or more each
+    assert [pid for pid in pids if alive(pid)] == [], pids
+    records = json.loads(optseq(env, "runs", "--json").stdout)["runs"]
+    named = [p["pid"] for record in records for p in record.get("leftovers") or ()]
+    assert sorted(named) == sorted(pids), records  # each on one run, once
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")
+def test_a_daemon_optseq_itself_left_is_not_taken_for_the_launchs(tmp_path, kill_left):
+    """optseq as subreaper gets its own tools' orphans too (git's detached gc): one that kept optseq's environment
+    outlives the launch it was born during; the lever's wiped one does not. In this process, as the console runs
+    a lever in a worker thread."""
+    from optseq.state.runners.interface import RunSpec
+    from optseq.state.runners.local import Launcher
+
+    gate, lever_folder, tool_folder = tmp_path / "gate", tmp_path / "lever", tmp_path / "tool"
+    os.mkfifo(gate)
+    for folder in (lever_folder, tool_folder):
+        folder.mkdir()
+        kill_left(folder)
+    launcher = Launcher(RunSpec(argv=[sys.executable, str(WIPES), str(lever_folder), "--meet", str(gate), "--reader"],
+                                env={"OPTSEQ_REPEATS": "2"}))
+    up, outcome = threading.Event(), []
+    thread = threading.Thread(target=lambda: outcome.append(launcher.run(
+        on_log=lambda line: up.set() if line.startswith("daemon started") else None)))
+    thread.start()
+    assert up.wait(120)  # a hang guard: the lever's daemon is up and the lever waits at the gate
+    subprocess.run([sys.executable, str(WIPES), str(tool_folder), "--tool"], check=True, timeout=120)
+    with open(gate, "w"):
+        pass
+    thread.join(120)
+    assert outcome and outcome[0].ok, outcome
+    lever_left = left(lever_folder)
+    assert len(left(tool_folder)) == 2 and all(alive(pid) for pid in left(tool_folder)), left(tool_folder)
+    assert [pid for pid in lever_left if alive(pid)] == [], lever_left
+    assert sorted(p["pid"] for p in outcome[0].leftovers) == sorted(lever_left), outcome[0].leftovers

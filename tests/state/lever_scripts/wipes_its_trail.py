@@ -3,9 +3,12 @@ grandchild exec'd with an empty environment (no OPTSEQ_* left, the launch's mark
 /dev/null, and that daemon starts a worker of its own. Both record their pids in the folder given as argv[1]
 (one file per process: its pid in the name, its role inside); the lever waits on a pipe until they have,
 then measures and ends normally. With --stubborn the daemon ignores SIGTERM (and only the first pass leaves
-one: each costs the grace before its SIGKILL).
+one: each costs the grace before its SIGKILL). With --meet FIFO, the first pass waits, its daemon up, until
+another lever's first pass opens the same FIFO from the other end (--meet FIFO --reader): the two run at once.
 
-Run as `wipes_its_trail.py FOLDER [--stubborn]`; the daemon itself is this file run with `--daemon`."""
+With --tool it is no lever: it leaves a daemon that keeps its environment (as git's detached gc does) and exits.
+
+Run as `wipes_its_trail.py FOLDER [--stubborn] [--meet FIFO [--reader]] [--tool]`; the daemon itself is this file run with `--daemon`."""
 import json
 import os
 import signal
@@ -33,9 +36,14 @@ def daemon(folder: str, ready_fd: int, stubborn: bool) -> None:
         time.sleep(60)
 
 
-def lever(folder: str, stubborn: bool) -> None:
-    if not stubborn or os.environ.get("OPTSEQ_PASS", "1") == "1":
+def lever(folder: str, stubborn: bool, meet: str | None, reader: bool) -> None:
+    first = os.environ.get("OPTSEQ_PASS", "1") == "1"
+    if not stubborn or first:
         leave_daemon(folder, stubborn)
+    if meet and first:
+        with open(meet, "r" if reader else "w") as fifo:  # an open of a FIFO returns once both ends are open
+            if reader:
+                fifo.read()
     pairs = int(os.environ.get("OPTSEQ_REPEATS", "6"))
     for i in range(pairs):
         for arm, value in (("baseline", 100.0 + i), ("candidate", 150.0 + i)):
@@ -44,7 +52,7 @@ def lever(folder: str, stubborn: bool) -> None:
     print(json.dumps({"event": "done"}), flush=True)
 
 
-def leave_daemon(folder: str, stubborn: bool) -> None:
+def leave_daemon(folder: str, stubborn: bool, env: dict | None = None) -> None:
     ready_r, ready_w = os.pipe()
     if os.fork() == 0:
         os.setsid()
@@ -55,7 +63,7 @@ def leave_daemon(folder: str, stubborn: bool) -> None:
             os.close(ready_r)
             os.set_inheritable(ready_w, True)
             argv = [sys.executable, __file__, "--daemon", folder, str(ready_w), str(int(stubborn)), MARK]
-            os.execve(sys.executable, argv, {})  # nothing of the launch's environment goes with it
+            os.execve(sys.executable, argv, env or {})  # nothing of the launch's environment goes with it
         os._exit(0)
     os.close(ready_w)
     os.wait()
@@ -68,4 +76,9 @@ if __name__ == "__main__":
     if sys.argv[1] == "--daemon":
         daemon(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1")
     else:
-        lever(sys.argv[1], "--stubborn" in sys.argv[2:])
+        args = sys.argv[2:]
+        if "--tool" in args:
+            leave_daemon(sys.argv[1], False, dict(os.environ))
+            sys.exit(0)
+        lever(sys.argv[1], "--stubborn" in args, args[args.index("--meet") + 1] if "--meet" in args else None,
+              "--reader" in args)
