@@ -37,7 +37,9 @@ ROUNDS = 8
 SHOWN = 8
 """Leftovers named on a launch's line (its warning, its log); the rest are counted."""
 NOTED = 2
-"""Leftovers named in the run's note (the runs table); the record names each."""
+"""Leftovers named in the run's note (the runs table); the record names each, up to KEPT."""
+KEPT = 200
+"""Leftovers kept on a run's record (`leftovers`); each launch's log names its own."""
 
 _lock = threading.Lock()
 """Taken by a launch's start and by every sweep: a lead half-started is never taken for an orphan."""
@@ -58,7 +60,8 @@ class Proc:
 def start(spawn: Callable[[], "subprocess.Popen"], mark: str) -> "subprocess.Popen":  # noqa: F821
     """Start a launch's lead (spawn() runs Popen) as a live launch: optseq a subreaper from here on."""
     groups.adopt_orphans()
-    os.environ[OWN_ENV] = str(os.getpid())
+    if os.environ.get(OWN_ENV) != str(os.getpid()):  # set once: a change of the environment races other forks
+        os.environ[OWN_ENV] = str(os.getpid())
     with _lock:
         proc = spawn()
         here = _procs([proc.pid]).get(proc.pid)

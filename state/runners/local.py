@@ -12,8 +12,8 @@ a run in a short-lived thread and hand the process to another. The death signal 
 by the lever's own children; those stay in the lever's process group, which the run record keeps
 (`pgid`) so a later optseq can find them with `group_alive` and end them with `kill_group`.
 On Linux the first run also makes optseq a child subreaper, so the lever's orphaned children are
-re-parented to optseq and reaped here instead of lingering as zombies under an init that may
-never reap them.
+re-parented to optseq, however they left the group and whatever they did to their environment:
+when the launch ends, leftovers.py stops and reaps each, and the run says which (`leftovers`).
 """
 from __future__ import annotations
 

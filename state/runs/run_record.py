@@ -17,8 +17,6 @@ from optseq.state.store.records import utc_now
 
 MAX_STORED_WARNINGS = 40
 """Warnings kept on the run record; the log file has every line."""
-MAX_STORED_LEFTOVERS = 200
-"""Stopped leftovers kept on the run record; the log names each."""
 
 
 def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes: int,
@@ -47,7 +45,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         "pass_counts": collected.passes,
     }
     if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
-        fields["leftovers"] = collected.leftovers[:MAX_STORED_LEFTOVERS]
+        fields["leftovers"] = collected.leftovers[:leftovers.KEPT]
     if status in ("failed", "timeout"):
         fields["log_tail"] = outcome.log_tail
     if status == "unavailable":
