@@ -97,7 +97,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         seq.store.update("runs", run_id, fields)
         seq.run_ended(lever.id, status, verdict_name, {"id": run_id, "lever": lever.id, **fields})
         seq.fire_points("runs", {"lever": lever.id, "status": status})
-        notes = [leftovers.run_line(collected.leftovers)] if collected.leftovers else []
+        notes = []
         # validation refuses before anything is written, so a refused criterion or decision
         # leaves the run's own record intact; the refusal is kept on the run
         for crit in collected.criteria:
@@ -115,8 +115,11 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
                 notes.append(f"not decided: {exc}")
                 decision = None
         if notes:
-            seq.store.update("runs", run_id, {"notes": notes})
             message += " (" + "; ".join(notes) + ")"
+        if collected.leftovers:  # each launch's line said it as it ended: the record's note, not the message
+            notes.insert(0, leftovers.run_line(collected.leftovers))
+        if notes:
+            seq.store.update("runs", run_id, {"notes": notes})
         seq.mark_stack_changes(run_id, fields["fingerprint"])
     return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
                 decision=decision, verdict=verdict_name)

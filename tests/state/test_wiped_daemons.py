@@ -64,10 +64,11 @@ def kill_left():
     yield folders.append
     for folder in folders:
         for pid in left(folder) if folder.exists() else ():
-            if alive(pid):
+            killed = alive(pid)
+            if killed:
                 os.kill(pid, signal.SIGKILL)
-            try:
-                os.waitpid(pid, 0)  # a test that launched in this process made it their subreaper
+            try:  # a test that launched in this process made it their subreaper: reaped here
+                os.waitpid(pid, 0 if killed else os.WNOHANG)
             except ChildProcessError:
                 pass
 
@@ -80,7 +81,7 @@ def test_a_daemon_that_wipes_its_environment_is_stopped_and_said(tmp_path, cli_e
     kill_left(folder)
     argv = [sys.executable, str(WIPES), str(folder), *(["--stubborn"] if stubborn else [])]
     env = {**cli_env, "OPTSEQ_PLAN": str(plan(tmp_path, {"leaky": argv}))}
-    optseq(env, "--run", "leaky", "--json")
+    run = optseq(env, "--run", "leaky")
     pids = left(folder)
     launches = len(list(Path(json.loads(optseq(env, "runs", "--json").stdout)["runs"][0]["log"]).parent.glob("*.log")))
     daemons = 1 if stubborn else launches  # a stubborn one is left by the first launch only
@@ -92,6 +93,9 @@ def test_a_daemon_that_wipes_its_environment_is_stopped_and_said(tmp_path, cli_e
         assert any(f"pid {pid} (" in w for w in said), (pid, record["warnings"])
     assert sorted(p["pid"] for p in record["leftovers"]) == sorted(pids), record["leftovers"]
     assert all(MARK in p["cmd"] for p in record["leftovers"]), record["leftovers"]
+    said_then = [line for line in run.stderr.splitlines() if "left by launch" in line]  # as each launch ended
+    assert len(said_then) == daemons and all(f"pid {pid} (" in run.stderr for pid in pids), run.stderr
+    assert f"run {record['id']} leaky: succeeded" in run.stdout and "→ adopt  (95% lower bound" in run.stdout, run.stdout
     log = "".join(p.read_text() for p in Path(record["log"]).parent.glob("*.log"))
     assert log.count("left by launch") == daemons, log[-2000:]
     table = optseq(env, "runs").stdout
