@@ -4,10 +4,11 @@ grace), reaped, and named, so the run can say what it stopped.
 optseq is its levers' child subreaper (groups.adopt_orphans): a process whose parent dies is re-parented to
 optseq instead of init, however it left the launch's process group (setsid, a double fork) and whatever it
 did to its environment (the launch's MARK_ENV wiped). So when a launch ends, optseq's own children are
-looked at: one in a session other than optseq's, that is no live launch's lead, came from a lever. The
-lever's own session can only be left for a new one, never joined to optseq's, so a lever's descendant is
-never in optseq's session; a process optseq itself started (git, a compiler) is, unless it went on to
-daemonize (git's detached gc): those carry OWN_ENV, which launches do not get.
+looked at: one in a session other than optseq's that is no live launch's lead came from a lever, or from
+something optseq started itself. A lever's session can only be left for a new one, never joined to optseq's,
+so a lever's descendant is never in optseq's session; a process optseq started (git, a compiler) is, unless it
+went on to daemonize (git's detached gc: it carries OWN_ENV, which launches do not get) or was started in a
+session of its own (a local cluster's `ray start`: born while no launch ran, it is none of theirs).
 
 Which launch an orphan is from, where several run at once (a parallel run): the launch's mark where its
 environment kept one, the launch's session where it kept that; else its start time. One that could be a
@@ -45,6 +46,13 @@ _lock = threading.Lock()
 """Taken by a launch's start and by every sweep: a lead half-started is never taken for an orphan."""
 _live: dict[int, tuple[int, str]] = {}
 """Each live launch's lead pid -> (its start time in clock ticks since boot, its mark)."""
+_past: list[tuple[int, int]] = []
+"""Ended launches' lives, (start, end) in clock ticks since boot, oldest first: an orphan born in none of them
+nor in a live launch's is none of theirs (`ray start`, a git of optseq's own before a launch)."""
+_claimed: set[int] = set()
+"""Leftovers a sweep is stopping: no other sweep takes (and says) them too."""
+PAST = 256
+"""Lives kept; beyond, the oldest two are joined into one (wider: an orphan is rather stopped than missed)."""
 
 
 @dataclass
@@ -80,14 +88,22 @@ def stop_left(lead: int, mark: str, grace_s: float) -> tuple[list[tuple[int, str
     for _ in range(ROUNDS):
         with _lock:
             procs = _procs()
-            left = _ours(procs, me, lead, began, mark)
+            left = [pid for pid in _ours(procs, me, lead, began, mark) if not procs[pid].zombie and pid not in _claimed]
+            _claimed.update(left)  # a sweep of another launch ending now leaves them to this one
             _reap([p.pid for p in procs.values() if p.zombie and p.ppid == me and _orphan(p, me)])
-        left = [pid for pid in left if not procs[pid].zombie]
         if not left:
             break
         for pid in left:
             stopped.setdefault(pid, _cmdline(pid))
-        stuck = _stop(left, grace_s)
+        try:
+            stuck = _stop(left, grace_s)
+        finally:
+            with _lock:
+                _claimed.difference_update(left)
+    with _lock:
+        _past.append((began, _now()))
+        while len(_past) > PAST:
+            _past[:2] = [(min(_past[0][0], _past[1][0]), max(_past[0][1], _past[1][1]))]
     return sorted(stopped.items()), stuck
 
 
@@ -144,6 +160,8 @@ def _ours(procs: dict[int, Proc], me: int, lead: int, began: int, mark: str) -> 
             continue  # a live launch's, by its mark or session
         if p.sid != lead and any(p.start >= other_began for other_began, _ in others.values()):
             continue  # born while another launch runs: it may be that one's, so the last to end stops it
+        if p.sid != lead and p.start < began and not any(a <= p.start <= b for a, b in _past):
+            continue  # born while no launch ran: optseq's own (a cluster it started), not a lever's
         roots.add(p.pid)
     children: dict[int, list[int]] = {}
     for p in procs.values():
@@ -240,6 +258,11 @@ def _procs(pids: list[int] | None = None) -> dict[int, Proc]:
         except (IndexError, ValueError):
             continue
     return found
+
+
+def _now() -> int:
+    """Clock ticks since boot, the clock of /proc/PID/stat's start time, rounded up."""
+    return -int(-time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK") // 1)
 
 
 def _cmdline(pid: int) -> str:

@@ -155,3 +155,28 @@ def test_a_daemon_optseq_itself_left_is_not_taken_for_the_launchs(tmp_path, kill
     assert len(left(tool_folder)) == 2 and all(alive(pid) for pid in left(tool_folder)), left(tool_folder)
     assert [pid for pid in lever_left if alive(pid)] == [], lever_left
     assert sorted(p["pid"] for p in outcome[0].leftovers) == sorted(lever_left), outcome[0].leftovers
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")
+def test_a_child_optseq_started_in_a_session_of_its_own_before_a_launch_is_left_alone(tmp_path, kill_left):
+    """A process optseq started itself, in a session of its own and without optseq's environment (a local cluster's
+    `ray start`), before a launch: born while no launch ran, so none of a lever's."""
+    from optseq.state.runners.interface import RunSpec
+    from optseq.state.runners.local import Launcher
+
+    lever_folder = tmp_path / "lever"
+    lever_folder.mkdir()
+    kill_left(lever_folder)
+    node = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(60)", MARK], env={},
+                            start_new_session=True, stdin=subprocess.DEVNULL)
+    try:
+        outcome = Launcher(RunSpec(argv=[sys.executable, str(WIPES), str(lever_folder)],
+                                   env={"OPTSEQ_REPEATS": "2"})).run()
+        assert outcome.ok, outcome
+        assert alive(node.pid) and node.poll() is None
+        lever_left = left(lever_folder)
+        assert len(lever_left) == 2 and [pid for pid in lever_left if alive(pid)] == [], lever_left
+        assert sorted(p["pid"] for p in outcome.leftovers) == sorted(lever_left), outcome.leftovers
+    finally:
+        node.kill()
+        node.wait()
