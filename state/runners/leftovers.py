@@ -46,9 +46,9 @@ _lock = threading.Lock()
 """Taken by a launch's start and by every sweep: a lead half-started is never taken for an orphan."""
 _live: dict[int, tuple[int, str]] = {}
 """Each live launch's lead pid -> (its start time in clock ticks since boot, its mark)."""
-_past: list[tuple[int, int]] = []
-"""Ended launches' lives, (start, end) in clock ticks since boot, oldest first: an orphan born in none of them
-nor in a live launch's is none of theirs (`ray start`, a git of optseq's own before a launch)."""
+_past: list[tuple[tuple[int, int], tuple[int, int]]] = []
+"""Ended launches' lives, (start, end) as births are ordered (Proc), oldest first: an orphan born in
+none of them nor in a live launch's is none of theirs (`ray start`, a git of optseq's own before a launch)."""
 _claimed: set[int] = set()
 """Leftovers a sweep is stopping: no other sweep takes (and says) them too."""
 PAST = 256
@@ -57,6 +57,9 @@ PAST = 256
 
 @dataclass
 class Proc:
+    """A process as /proc shows it. Which of two was born first: (start, pid), the start time being in clock
+    ticks (10 ms), within one of which pids are handed out in order."""
+
     pid: int
     ppid: int
     sid: int
@@ -101,7 +104,7 @@ def stop_left(lead: int, mark: str, grace_s: float) -> tuple[list[tuple[int, str
             with _lock:
                 _claimed.difference_update(left)
     with _lock:
-        _past.append((began, _now()))
+        _past.append(((began, lead), _now()))
         while len(_past) > PAST:
             _past[:2] = [(min(_past[0][0], _past[1][0]), max(_past[0][1], _past[1][1]))]
     return sorted(stopped.items()), stuck
@@ -145,12 +148,12 @@ def _ours(procs: dict[int, Proc], me: int, lead: int, began: int, mark: str) -> 
     still carrying its mark, and every descendant of either."""
     tag = f"{groups.MARK_ENV}={mark}".encode()
     own = f"{OWN_ENV}={me}".encode()
-    others = {pid: (began_, f"{groups.MARK_ENV}={mark_}".encode()) for pid, (began_, mark_) in _live.items()}
+    others = {pid: ((began_, pid), f"{groups.MARK_ENV}={mark_}".encode()) for pid, (began_, mark_) in _live.items()}
     roots = set()
     for p in procs.values():
         if p.zombie or p.pid == me:
             continue
-        env = groups._environ(str(p.pid))
+        env = groups.environ(str(p.pid))
         if tag in env:
             roots.add(p.pid)
             continue
@@ -158,9 +161,10 @@ def _ours(procs: dict[int, Proc], me: int, lead: int, began: int, mark: str) -> 
             continue
         if any(other_tag in env or p.sid == pid for pid, (_, other_tag) in others.items()):
             continue  # a live launch's, by its mark or session
-        if p.sid != lead and any(p.start >= other_began for other_began, _ in others.values()):
+        born = (p.start, p.pid)
+        if p.sid != lead and any(born >= other_began for other_began, _ in others.values()):
             continue  # born while another launch runs: it may be that one's, so the last to end stops it
-        if p.sid != lead and p.start < began and not any(a <= p.start <= b for a, b in _past):
+        if p.sid != lead and born < (began, lead) and not any(a <= born <= b for a, b in _past):
             continue  # born while no launch ran: optseq's own (a cluster it started), not a lever's
         roots.add(p.pid)
     children: dict[int, list[int]] = {}
@@ -260,9 +264,15 @@ def _procs(pids: list[int] | None = None) -> dict[int, Proc]:
     return found
 
 
-def _now() -> int:
-    """Clock ticks since boot, the clock of /proc/PID/stat's start time, rounded up."""
-    return -int(-time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK") // 1)
+def _now() -> tuple[int, int]:
+    """Now, as a birth is ordered (Proc): the clock tick since boot, the clock of /proc/PID/stat's start time, and
+    the last pid handed out (a process born later in this tick has a higher one)."""
+    tick = int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "rb") as f:
+            return tick, int(f.read())
+    except (OSError, ValueError):
+        return tick + 1, 0  # every process of this tick inside: rather stopped than missed
 
 
 def _cmdline(pid: int) -> str:

@@ -95,7 +95,8 @@ def test_a_daemon_that_wipes_its_environment_is_stopped_and_said(tmp_path, cli_e
     assert all(MARK in p["cmd"] for p in record["leftovers"]), record["leftovers"]
     said_then = [line for line in run.stderr.splitlines() if "left by launch" in line]  # as each launch ended
     assert len(said_then) == daemons and all(f"pid {pid} (" in run.stderr for pid in pids), run.stderr
-    assert f"run {record['id']} leaky: succeeded" in run.stdout and "→ adopt  (95% lower bound" in run.stdout, run.stdout
+    summary = f"run {record['id']} leaky: succeeded"
+    assert summary in run.stdout and "→ adopt  (95% lower bound" in run.stdout, run.stdout  # its conclusion whole
     log = "".join(p.read_text() for p in Path(record["log"]).parent.glob("*.log"))
     assert log.count("left by launch") == daemons, log[-2000:]
     table = optseq(env, "runs").stdout

@@ -8,7 +8,8 @@ another lever's first pass opens the same FIFO from the other end (--meet FIFO -
 
 With --tool it is no lever: it leaves a daemon that keeps its environment (as git's detached gc does) and exits.
 
-Run as `wipes_its_trail.py FOLDER [--stubborn] [--meet FIFO [--reader]] [--tool]`; the daemon itself is this file run with `--daemon`."""
+Run as `wipes_its_trail.py FOLDER [--stubborn] [--meet FIFO [--reader]] [--tool]`; the daemon itself is this
+file run with `--daemon`."""
 import json
 import os
 import signal
