@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import selectors
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -68,7 +69,7 @@ class Proc:
     """Clock ticks since boot (/proc/PID/stat field 22)."""
 
 
-def start(spawn: Callable[[], "subprocess.Popen"], mark: str) -> "subprocess.Popen":  # noqa: F821
+def start(spawn: Callable[[], subprocess.Popen], mark: str) -> subprocess.Popen:
     """Start a launch's lead (spawn() runs Popen) as a live launch: optseq a subreaper from here on."""
     groups.adopt_orphans()
     if os.environ.get(OWN_ENV) != str(os.getpid()):  # set once: a change of the environment races other forks
