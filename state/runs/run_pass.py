@@ -93,6 +93,8 @@ class Collected:
     """This machine's 1-minute load average at each local launch's start and end (load_now)."""
     paced: bool = False
     """An experiment's expected length was said (after its first block)."""
+    leftovers: list = field(default_factory=list)
+    """What the launches left running and optseq stopped after each: {"pid", "cmd", "launch", "pass"} each."""
 
     def pass_samples(self, pass_no: int) -> list:
         return [s for s in self.samples if s.get("run") == pass_no]
@@ -187,6 +189,7 @@ class Pass:
         collected.criteria.extend(outcome.criteria)
         collected.env.update(outcome.env)
         collected.warnings.extend(f"pass {self.pass_no}: {w}" for w in outcome.warnings)
+        collected.leftovers.extend({**left, "pass": self.pass_no} for left in outcome.leftovers)
         return outcome
 
 

@@ -8,6 +8,7 @@ from optseq.state.errors import InputError
 from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
+from optseq.state.runners import leftovers
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
 from optseq.state.runs.run_pass import Collected
@@ -43,6 +44,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
     }
+    if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
+        fields["leftovers"] = collected.leftovers[:leftovers.KEPT]
     if status in ("failed", "timeout"):
         fields["log_tail"] = outcome.log_tail
     if status == "unavailable":
@@ -114,8 +117,11 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
                 notes.append(f"not decided: {exc}")
                 decision = None
         if notes:
-            seq.store.update("runs", run_id, {"notes": notes})
             message += " (" + "; ".join(notes) + ")"
+        if collected.leftovers:  # each launch's line said it as it ended: the record's note, not the message
+            notes.insert(0, leftovers.run_line(collected.leftovers))
+        if notes:
+            seq.store.update("runs", run_id, {"notes": notes})
         seq.mark_stack_changes(run_id, fields["fingerprint"])
     return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
                 decision=decision, verdict=verdict_name)
