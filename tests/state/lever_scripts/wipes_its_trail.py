@@ -47,7 +47,8 @@ def lever(folder: str, stubborn: bool, meet: str | None, reader: bool) -> None:
                 fifo.read()
     pairs = int(os.environ.get("OPTSEQ_REPEATS", "6"))
     for i in range(pairs):
-        for arm, value in (("baseline", 100.0 + i), ("candidate", 150.0 + i)):
+        arms = (("baseline", 100.0 + i), ("candidate", 150.0 + i))
+        for arm, value in arms if i % 2 == 0 else arms[::-1]:  # in turn, as kit.pairs runs them
             print(json.dumps({"event": "sample", "arm": arm, "metric": "items_per_s", "value": value,
                               "unit": "items/s", "higher_is_better": True, "pair": i}), flush=True)
     print(json.dumps({"event": "done"}), flush=True)
