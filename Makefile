@@ -74,11 +74,11 @@ store-bench: $(DEV_STAMP)
 runner-bench: $(RAY_STAMP)
 	$(BIN)/python -m optseq.state.bench.runners --write docs/performance.md $(ARGS)
 
-# The console's first screen (tmux 80×24, keys on screen) and `optseq status` against `import textual.app`, side by
-# side, into docs/performance.md (its own section)
+# The console's first screen (tmux 80×24, keys on screen) against a minimal Textual app's, and `optseq status`
+# against `import textual.app`, side by side, into docs/performance.md (its own section)
 .PHONY: paint-bench
 paint-bench: $(DEV_STAMP)
-	$(BIN)/python -m optseq.console.paint_bench --write docs/performance.md $(ARGS)
+	$(BIN)/python -m optseq.console.bench.paint_bench --write docs/performance.md $(ARGS)
 
 # Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
 simulate: $(DEV_STAMP)

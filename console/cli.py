@@ -54,8 +54,8 @@ def run_hint(argv: list[str], message: str) -> str | None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from optseq.console.compare_cmd import add_compare_parser
-    from optseq.console.export_cmd import add_export_parser
+    from optseq.console.commands.compare_cmd import add_compare_parser
+    from optseq.console.commands.export_cmd import add_export_parser
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--plan", type=Path, default=argparse.SUPPRESS,
@@ -221,7 +221,7 @@ def _command(argv: list[str] | None) -> int:
     _clean_args(args)
     if args.command is None and args.run is None:  # the console: Textual draws its own screen
         return _main(args)
-    from optseq.console.safe_stream import installed
+    from optseq.console.commands.safe_stream import installed
 
     with installed():  # what a lever printed cannot drive the terminal, by whichever road it comes
         return _main(args)
@@ -231,7 +231,7 @@ def _main(args) -> int:
     if args.command == "init":  # before plan discovery: init is how a folder gets its plan
         if args.run is not None:
             return _fail("--run takes no subcommand (got 'init')")
-        from optseq.console.init_cmd import run_init
+        from optseq.console.commands.init_cmd import run_init
 
         try:
             return run_init(args.dir, force=args.force)
@@ -251,11 +251,11 @@ def _main(args) -> int:
     try:
         if args.command == "validate":
             path = args.plan_file or plan_path
-            from optseq.console.validate_cmd import run_validate
+            from optseq.console.commands.validate_cmd import run_validate
 
             return run_validate(path) if path is not None else _fail(NO_PLAN)
         if args.command == "doctor":  # the store alone: no plan, and a store that refuses to open is its subject
-            from optseq.console.doctor_cmd import run_doctor
+            from optseq.console.commands.doctor_cmd import run_doctor
 
             return run_doctor(db, args.rebuild, args.prune)
         if plan_path is None:
@@ -278,7 +278,7 @@ def _main(args) -> int:
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
-        from optseq.console.store_cmd import WRITES, create_store, no_store, where_db
+        from optseq.console.commands.store_cmd import WRITES, create_store, no_store, where_db
         from optseq.state.store.layout import holds_store
 
         write = args.run is not None or args.command in WRITES
@@ -290,12 +290,12 @@ def _main(args) -> int:
         if new and (console or args.command == "serve"):
             create_store(plan_path, db)  # the first use: said before the console takes the screen
         if args.command == "serve":
-            from optseq.console.serve import run_serve  # aiohttp and textual-serve; textual only in each tab
+            from optseq.console.tui.serve import run_serve  # aiohttp and textual-serve; textual only in each tab
 
             collector.collecting()
             return run_serve(plan_path, db, args.host, args.port, args.public)
         if console:
-            from optseq.console.tui import run_tui  # the only path that loads textual
+            from optseq.console.tui.launch import run_tui  # the only path that loads textual
 
             return run_tui(plan_path, db, parallel=args.parallel)
         # a check records nothing: with no store it reads the plan's fresh state and creates none
@@ -312,7 +312,7 @@ def _main(args) -> int:
 
 
 def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
-    from optseq.console.store_cmd import new_store_line
+    from optseq.console.commands.store_cmd import new_store_line
     from optseq.state.sequencer import Sequencer
     from optseq.state.store.layout import holds_store
 
@@ -332,7 +332,7 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
 
 def _command_on(seq, args) -> int:
     if args.run is not None:
-        from optseq.console.run_cmd import run_target
+        from optseq.console.commands.run_cmd import run_target
 
         collector.collecting()
         return run_target(seq, args.run, args.json, args.parallel, args.verbose)
@@ -342,13 +342,13 @@ def _command_on(seq, args) -> int:
         if getattr(args, "json", False):
             print(json.dumps(status, ensure_ascii=False, indent=2))
         else:
-            from optseq.console.fit import terminal_width
-            from optseq.console.status_cmd import render_status
+            from optseq.console.commands.fit import terminal_width
+            from optseq.console.commands.status_cmd import render_status
 
             print(render_status(status, terminal_width()))
         return OK
     if command == "whatif":
-        from optseq.console.whatif_cmd import run_whatif
+        from optseq.console.commands.whatif_cmd import run_whatif
 
         return run_whatif(seq, args.json)
     if command == "record":
@@ -368,17 +368,17 @@ def _command_on(seq, args) -> int:
         collector.collecting()
         return check(seq, args.lever, say=lambda line: print(line, flush=True))
     if command == "runs":
-        from optseq.console.runs_cmd import print_runs
+        from optseq.console.commands.runs_cmd import print_runs
 
         if args.json:  # each record's json.dumps(indent=…) leaves a cycle of closures: the collector frees them
             collector.collecting()
         return print_runs(seq, args.lever, args.json)
     if command == "export":
-        from optseq.console.export_cmd import run_export
+        from optseq.console.commands.export_cmd import run_export
 
         return run_export(seq, args, _fail)
     if command == "compare":
-        from optseq.console.compare_cmd import run_compare
+        from optseq.console.commands.compare_cmd import run_compare
 
         collector.collecting()
         return run_compare(seq, args)

@@ -84,7 +84,10 @@ def progress(done: int, total: int, msg: str = "") -> None:
 def sample(arm: str, metric: str, value: float, unit: str, higher_is_better: bool, pair: int,
            first: bool | None = None) -> None:
     """One measured value of one arm ("baseline" or "candidate") in pair number `pair` (from 0); `first` says
-    whether this arm ran first in its pair. The launch's token (OPTSEQ_LAUNCH) goes with it."""
+    whether this arm ran first in its pair. Without it optseq takes the order a pair's two samples are written in
+    for the order its arms ran in (and says so on the run): write each as soon as it is measured, or give `first`.
+    A bench that runs the same arm first in every pair is not decided. The launch's token (OPTSEQ_LAUNCH) goes with
+    it."""
     fields = {"launch": os.environ["OPTSEQ_LAUNCH"]} if os.environ.get("OPTSEQ_LAUNCH") else {}
     if first is not None:
         fields["first"] = bool(first)

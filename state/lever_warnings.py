@@ -34,3 +34,12 @@ def size_warnings(model) -> list[str]:
         return ["figures from the reference workload at CI size, not the plan's workload (--size gpu in its run "
                 "measures the seed's size)"]
     return []
+
+
+def left_running(run: dict | None) -> list[str]:
+    """The latest run's launches left processes running, which optseq stopped: the lever's bench leaks them."""
+    count = (run or {}).get("left_running")
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+        return []
+    return [f"run {run.get('id')} stopped {count} process{'es' * (count != 1)} its launches left running "
+            f"(optseq runs names them)"]

@@ -9,7 +9,7 @@ import datetime as dt
 from collections.abc import Iterable, Iterator
 
 from optseq.state import branch_views
-from optseq.state.lever_warnings import code_warnings, outside_stack, size_warnings
+from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
 from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
@@ -38,7 +38,8 @@ class ReadViews:
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
                 "warnings": code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
-                + self.branch_warnings(model) + outside_stack(model) + size_warnings(model),
+                + self.branch_warnings(model) + outside_stack(model) + size_warnings(model)
+                + left_running(self.machine.runs.last.get(lever.id)),
                 "branch": self.branch_view(lever.id),
                 "watch": dict(model.watch) if model.watch else None,
                 "eroded": self.machine.eroded_text(lever.id),

@@ -1,4 +1,5 @@
 """The import structure holds: the contracts in pyproject.toml (import-linter) and no import circle anywhere."""
+import ast
 import json
 import shutil
 import subprocess
@@ -70,8 +71,10 @@ def test_import_contracts_are_kept(wheel_tree):
     assert exe, "import-linter is a dev dependency; run make test"
     proc = subprocess.run([exe], cwd=wheel_tree, env=_env(wheel_tree), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "0 broken" in proc.stdout and "Contracts: 4 kept" in proc.stdout, proc.stdout[-2000:]
-    assert "state's rooms import downward only KEPT" in proc.stdout, proc.stdout[-2000:]
+    assert "0 broken" in proc.stdout and "Contracts: 6 kept" in proc.stdout, proc.stdout[-2000:]
+    for rooms in ("state's rooms import downward only", "console's rooms import downward only",
+                  "the commands never import textual or the Textual console"):
+        assert f"{rooms} KEPT" in proc.stdout, proc.stdout[-2000:]
 
 
 def test_no_import_circle_anywhere(wheel_tree):
@@ -96,6 +99,34 @@ def test_the_circle_check_sees_a_lazy_circle(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["circles"] == [["optseq.a", "optseq.b"]]
+
+
+CONSOLE_TOP = {"__init__.py", "cli.py", "collector.py"}
+"""What console/ holds outside its rooms: the `optseq` entry and the collector switch every command runs under."""
+CONSOLE_ROOMS = {"commands", "tui", "words", "bench"}
+
+
+def _imports_textual(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    names += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
+    return any(name == "textual" or name.startswith("textual.") for name in names)
+
+
+def test_the_console_is_in_rooms():
+    """console/ is the entry and its rooms (docs/architecture.md): every command in commands/, every module that
+    imports textual in tui/ (or a bench measuring it), and every room a package, which a wheel ships (setup.py finds
+    packages by their __init__.py: a folder without one would be missing from a fresh install)."""
+    console = ROOT / "console"
+    assert {p.name for p in console.glob("*.py")} == CONSOLE_TOP
+    rooms = {p.name for p in console.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert rooms == CONSOLE_ROOMS, rooms
+    folders = [p for p in console.rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    assert [str(p.relative_to(ROOT)) for p in folders if not (p / "__init__.py").is_file()] == []
+    commands = sorted(str(p.relative_to(ROOT)) for p in console.rglob("*_cmd.py"))
+    assert commands and all(p.startswith("console/commands/") for p in commands), commands
+    textual = sorted(str(p.relative_to(ROOT)) for p in console.rglob("*.py") if _imports_textual(p))
+    assert textual and all(p.startswith(("console/tui/", "console/bench/")) for p in textual), textual
 
 
 MAX_LINES = 400

@@ -145,8 +145,11 @@ def site_without_torch(dest: Path) -> list[str]:
 def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path, wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("optseq/configs/sequencing.toml", "optseq/configs/starter/optseq.toml",
-                   "optseq/configs/starter/optseq_bench.py", "optseq/console/app.tcss", "optseq/console/cli.py",
-                   "optseq/console/serve_page.html",
+                   "optseq/configs/starter/optseq_bench.py", "optseq/console/cli.py",
+                   # the console's rooms, each a package, and the stylesheet and serve's page beside their modules
+                   "optseq/console/commands/run_cmd.py", "optseq/console/words/figures.py",
+                   "optseq/console/bench/paint_bench.py", "optseq/console/tui/app.tcss",
+                   "optseq/console/tui/serve_page.html",
                    "optseq/state/__init__.py", "optseq/engine/arms/driver.py"):
         assert needed in names, f"{needed} missing from {wheel.name}"
     for kernel in ("_equity", "_handeval", "_traverse"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ORDERS = ("baseline first", "alternate", "random")
 """How a bench orders the arms in a pair: the old `kit.paired`, and the two `kit.pairs` orders."""
@@ -43,7 +43,11 @@ class Noise:
     pair_s: float = 0.25
     """Seconds a pair costs."""
     report_first: bool = True
-    """Whether the bench says which arm ran first in each pair (the kit does; the old `kit.paired` did not)."""
+    """Whether the bench says which arm ran first in each pair (the kit does; the old `kit.paired` did not). Where it
+    does not, each sample is written as its arm is measured, and the order they come in is taken for the order."""
+    shuffled: bool = field(default=False, repr=False)
+    """The launch's samples written in no order (the test before this one read none). Not in the repr, which
+    seeds a row (simulate.simulate): every other row keeps the draws it had before it was added."""
 
 
 def launch(noise: Noise, ratio: float, pairs: int, pass_no: int, token: str, rng: random.Random,
@@ -69,6 +73,8 @@ def launch(noise: Noise, ratio: float, pairs: int, pass_no: int, token: str, rng
             if noise.report_first:
                 sample["first"] = position == 0
             samples.append(sample)
+    if noise.shuffled:
+        rng.shuffle(samples)
     return samples, stalls
 
 

@@ -1,7 +1,7 @@
 """Decision quality: seeded lever runs through the real pass loop and decision rule, on benches that behave like
 real ones (launches with their own speed, warm-up, drift, stalls, rounding), no engine, no timing.
 
-`python -m optseq.state.bench.simulate [--draws N] [--write docs/performance.md]`
+`python -m optseq.state.bench.simulate [--draws N] [--write docs/performance.md] [--rows TEXT ...]`
 
 Each draw is one lever run: every pass is one launch of a simulated bench (state/bench/sim_bench.py) that
 measures the pairs it is asked for, and its samples go through the pair accounting, the sequential statistics
@@ -132,6 +132,11 @@ def settings() -> list[Setting]:
     for order in ORDERS:
         rows.append(Setting("warm-up 10%, fading over ~4 calls", "threshold", THRESHOLD, THRESHOLD,
                             Noise(f"{order}, 1% per sample", 0.01, warmup=0.10, order=order)))
+    # a protocol bench that runs the baseline first and writes each sample as it measures it, saying nothing of the
+    # order (kit.sample without `first`): the order its samples came in is taken for it
+    silent = Noise("baseline first, no `first` (order from emission), 1% per sample", 0.01, warmup=0.10,
+                   order="baseline first", report_first=False)
+    rows += [Setting("warm-up 10%, fading over ~4 calls", t, r, th, silent) for t, r, th in _truths()[:2]]
     for drift, what in ((0.002, "speed-up +0.2% a call"), (-0.002, "throttle −0.2% a call")):
         for order in ORDERS:
             rows.append(Setting(f"drift: {what}", "threshold", THRESHOLD, THRESHOLD,
@@ -147,9 +152,11 @@ def settings() -> list[Setting]:
     for sd in (0.01, 0.03):
         noise = Noise(f"launch sd {sd:.0%}, 1% per sample", 0.01, launch_sd=sd, report_first=False)
         rows += [Setting(old, t, r, th, noise, replicate="pair", max_repeats=20) for t, r, th in _truths()[:2]]
+    # that test read no order at all: its bench's samples come in no order it could take for one
     rows.append(Setting(old, "threshold", THRESHOLD, THRESHOLD,
                         Noise("warm-up 10%, baseline first, 1% per sample", 0.01, warmup=0.10,
-                              order="baseline first", report_first=False), replicate="pair", max_repeats=20))
+                              order="baseline first", report_first=False, shuffled=True), replicate="pair",
+                        max_repeats=20))
     return rows
 
 
@@ -166,17 +173,17 @@ def render(rows: list[Row], command: str, costs: list[str] = ()) -> str:
              "launch with the noise of its row, measuring the pairs it is asked for after one warm-up call of each",
              f"arm. Rules: min_speedup {THRESHOLD}× (1.0× on A/A rows), `repeats` pairs a launch at most, the first",
              f"look at 6 launches, a budget of 18 launches (max_repeats = {PAIR_BUDGET} × repeats, never the limit); the",
-             "last rows run the test before this one for contrast (pairs as the unit, repeats 5 up to 20 pairs).",
+             "last rows run the test before this one for contrast (pairs as the unit, repeats 5 up to 20 pairs, no",
+             "arm order read: the bench's samples come in none).",
              f"Seconds: a launch costs {noise.launch_s:g} s to start and {noise.pair_s:g} s a pair. *adopt* is a false",
              "adopt on the A/A and threshold rows and the power on the others; *reject* on a threshold row is a false",
              "reject.", "",
              "| setting | true ratio | repeats | noise | adopt | reject | inconclusive | launches | pairs | seconds |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        s = r.setting
-        lines.append(f"| {s.group} | {s.truth} ({s.ratio:.3g}× vs {s.threshold:g}×) | {s.repeats} | "
-                     f"{s.noise.label} | {r.pct(r.adopt)} | {r.pct(r.reject)} | {r.pct(r.inconclusive)} | "
-                     f"{r.launches / r.draws:.1f} | {r.pairs / r.draws:.1f} | {r.seconds / r.draws:.0f} |")
+        lines.append("| " + " | ".join([*key_cells(r.setting), r.pct(r.adopt), r.pct(r.reject), r.pct(r.inconclusive),
+                                        f"{r.launches / r.draws:.1f}", f"{r.pairs / r.draws:.1f}",
+                                        f"{r.seconds / r.draws:.0f}"]) + " |")
     bound = [r for r in rows if (r.setting.at_threshold or r.setting.truth == "A/A")
              and r.setting.replicate == "launch"]
     worst = max(bound, key=lambda r: r.adopt)
@@ -193,8 +200,22 @@ def render(rows: list[Row], command: str, costs: list[str] = ()) -> str:
                           f"{r.met_stall} runs that measured one, {r.adopted_after_stall} adopted. A run of "
                           f"{r.pairs / r.draws:.0f} pairs meets none of a 2% stall with probability "
                           f"{0.98 ** (r.pairs / r.draws):.0%}: no statistic sees a tail its samples lack."]
+    silent = [r for r in rows if r.setting.replicate == "launch" and not r.setting.noise.report_first
+              and r.setting.noise.order == "baseline first"]
+    if silent:
+        each = "; ".join(f"{r.setting.truth}: {r.pct(r.adopt)} adopted, stopped after {r.launches / r.draws:.1f} "
+                         f"launches" for r in silent)
+        lines += ["", f"{silent[0].setting.group}, {silent[0].setting.noise.label}: a bench that says nothing of "
+                      "which arm ran first has the order its samples came in taken for it, so one that runs the "
+                      f"baseline first in every pair is not decided, as one that says so is not ({each}); the run "
+                      "says where its order came from."]
     lines += [*costs, "", f"<!-- /section:{SECTION} -->"]
     return "\n".join(lines)
+
+
+def key_cells(s: Setting) -> list[str]:
+    """A row's first four cells, which name it: setting, true ratio, repeats, noise."""
+    return [s.group, f"{s.truth} ({s.ratio:.3g}× vs {s.threshold:g}×)", str(s.repeats), s.noise.label]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,9 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m optseq.state.bench.simulate", description=__doc__.split("\n\n")[0])
     p.add_argument("--draws", type=int, default=DRAWS, help=f"runs per setting (default {DRAWS})")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the table into this markdown file")
+    p.add_argument("--rows", action="append", default=[], metavar="TEXT",
+                   help="simulate only the decision rows whose setting, true ratio or noise holds TEXT (repeatable); "
+                        "the other rows, the costs and the compare section stay as --write's file has them (each row "
+                        "is seeded by its own setting: it comes out as the whole table gives it)")
     args = p.parse_args(argv)
     if args.draws < 1:
         p.error(f"--draws {args.draws}: needs at least one draw")
+    if args.rows:
+        return _rows_only(p, args)
 
     def progress(done: int, total: int, what: str = "decision") -> None:
         end = "\n" if done == total else ""
@@ -227,6 +254,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write}")
     else:
         print("\n\n".join(sections.values()))
+    return 0
+
+
+def _rows_only(p: argparse.ArgumentParser, args) -> int:
+    """`--rows`: the named rows simulated, every other one read back from the section --write's file holds."""
+    from optseq.state.bench import sim_rows
+
+    if args.write is None:
+        p.exit(2, "optseq.state.bench.simulate: --rows needs --write PATH: the rows it does not simulate are read "
+                  "from that file\n")
+    every = settings()
+    chosen = [s for s in every if any(t.lower() in " | ".join(key_cells(s)).lower() for t in args.rows)]
+    if not chosen:
+        p.exit(2, f"optseq.state.bench.simulate: --rows {', '.join(map(repr, args.rows))}: no row's setting, true "
+                  f"ratio or noise holds it\n")
+    try:
+        kept, costs = sim_rows.read(args.write, SECTION, [s for s in every if s not in chosen], key_cells,
+                                    args.draws, Row)
+    except sim_rows.RowsError as e:
+        p.exit(2, f"optseq.state.bench.simulate: {e}\n")
+    for s in chosen:
+        print(f"simulating: {' | '.join(key_cells(s))}", file=sys.stderr, flush=True)
+        kept[s] = simulate(s, args.draws)
+    # the command that gives the whole table: the rows simulated here come out as it gives them
+    command = "python -m optseq.state.bench.simulate" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
+        f" --write {args.write}")
+    try:
+        perf_doc.write_section(args.write, render([kept[s] for s in every], command, costs), SECTION)
+    except perf_doc.SectionError as e:
+        p.exit(2, f"optseq.state.bench.simulate: {e}\n")
+    print(f"wrote {len(chosen)} row{'s' * (len(chosen) != 1)} into {args.write}")
     return 0
 
 

@@ -73,6 +73,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     """
     from optseq.state.plan.definition import definition
     from optseq.state.runs.measured_on import fingerprint
+    from optseq.state.runs.run_record import rests_on
     from optseq.state.errors import InputError
     from optseq.state.sequencer import Sequencer
     from optseq.state.store.records import utc_now
@@ -145,6 +146,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     verdict = step.verdict
                     rule_text = f"{rule.metric} sequential bound vs {rule.min_speedup:g}×"  # run_record's _rule_text
                     summary = {"stats": step.stats.to_dict(), "verdict": verdict.to_dict(), "rule": rule_text}
+                    rests_on(summary["stats"], verdict.outcome)
                     if step.split is not None:
                         summary["split"] = step.split.to_dict()
                     fields = {
@@ -224,10 +226,13 @@ def _draw_pass(rule, lever_id: str, want: str, pass_no: int, requested: int, rng
             r = threshold * (1 + (0.02 if pass_no % 2 else -0.02))  # launches either side: no bound can clear it
         elif pass_no == 1 and i == 2 and slow_pair:
             r = ratio * (0.5 if want == "adopt" else 2.0)  # one pair on the wrong side: a second pass
-        for arm, value in (("baseline", base), ("candidate", base * r)):
-            samples.append({"event": "sample", "arm": arm, "metric": rule.metric,
-                            "value": value * (1 + rng.gauss(0.0, 0.005)), "unit": unit,
-                            "higher_is_better": True, "pair": i, "run": pass_no})
+        pair = [{"event": "sample", "arm": arm, "metric": rule.metric, "value": value * (1 + rng.gauss(0.0, 0.005)),
+                 "unit": unit, "higher_is_better": True, "pair": i, "run": pass_no}
+                for arm, value in (("baseline", base), ("candidate", base * r))]
+        # in kit.pairs' order, A B B A and the other way round every other launch, each saying which ran first: a
+        # bench whose baseline came first in every pair is not decided
+        for position, sample in enumerate(pair if (i + pass_no % 2) % 2 == 1 else pair[::-1]):
+            samples.append(dict(sample, first=position == 0))
     if pass_no == 1 and repeated:
         samples.append(dict(samples[0], value=samples[0]["value"] * 1.01))  # a repeated pair: warned, not counted
     return samples

@@ -14,7 +14,8 @@ from optseq.state.lifecycle.history_points import measured_at
 KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "elapsed_s", "detail", "reason",
         "summary", "passes", "n_samples", "infra")
 """The fields of a finished run that the views read; logs, warnings and env stay in the journal. Beside them,
-`on`: the run's commit and device (history_points.measured_at), absent from runs kept before it was."""
+`on`: the run's commit and device (history_points.measured_at), absent from runs kept before it was; and
+`left_running`: how many processes its launches left that optseq stopped, where any (the record names them)."""
 
 
 RECENT = 30
@@ -61,6 +62,8 @@ class RunIndex:
         on = measured_at(record)
         if on:  # the commit and device beside each point of the plot and the export's change lines
             kept["on"] = on
+        if isinstance(record.get("leftovers"), list) and record["leftovers"]:
+            kept["left_running"] = len(record["leftovers"])  # status says it; the record names each
         if "started" not in kept and (self.stacks.get(rid) or {}).get("started"):
             kept["started"] = self.stacks[rid]["started"]
         if rid in self.stacks or record.get("infra") is not None:

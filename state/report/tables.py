@@ -146,15 +146,17 @@ class Tables(LeverWords):
 
 
 def figures_note(stats: dict | None, lang: str = "en") -> str:
-    """What a benchmarker reads beside the ratio: each arm's median (IQR) with its n, and the run's noise line (in
-    `lang` where the run kept its said). Empty for stats that carry neither (a decision stored before per-arm
+    """What a benchmarker reads beside the ratio: each arm's median (IQR) with its n, the run's noise line, where
+    its arms' order came from and, on an adopt, what its candidate calls could have seen of a stall (each in
+    `lang` where the run kept its said). Empty for stats that carry none (a decision stored before per-arm
     figures were kept)."""
     stats = stats if isinstance(stats, dict) else {}
     arms = arms_text(stats, names=True)
     n = (stats.get("baseline") or {}).get("n") if isinstance(stats.get("baseline"), dict) else None
     if arms and isinstance(n, int):
         arms += f", n={n}"
-    return _joined(arms, said_in(stats.get("noise_said"), str(stats.get("noise") or ""), lang, RUNS))
+    return _joined(arms, *(said_in(stats.get(f"{line}_said"), str(stats.get(line) or ""), lang, RUNS)
+                           for line in ("noise", "order", "stalls")))
 
 
 def _joined(*parts: str) -> str:

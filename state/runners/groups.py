@@ -82,38 +82,18 @@ def members(pgid: int, run_id: str | None = None) -> list[int]:
         # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
         fields = stat[stat.rfind(b")") + 2:].split()
         if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
-            if tag is None or tag in _environ(entry):
+            if tag is None or tag in environ(entry):
                 members.append(int(entry))
     return members
 
 
 MARK_ENV = "OPTSEQ_LAUNCH_MARK"
-"""A token in each local launch's environment: its processes that left the group (setsid, a daemon) keep it."""
+"""A token in each local launch's environment: its processes that left the group (setsid, a daemon) keep it,
+unless they wipe it (leftovers.py finds those as orphans)."""
 
 
-def marked(mark: str) -> list[tuple[int, str]]:
-    """Live processes (pid, command line) whose environment holds MARK_ENV=mark, this one aside; [] without /proc."""
-    tag, found = f"{MARK_ENV}={mark}".encode(), []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == os.getpid() or tag not in _environ(entry):
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-        except (OSError, IndexError):
-            continue
-        if state not in (b"Z", b"X"):
-            found.append((int(entry), cmdline))
-    return found
-
-
-def _environ(pid: str) -> list[bytes]:
+def environ(pid: str) -> list[bytes]:
+    """A process's environment as its `NAME=value` entries; [] where it cannot be read (gone, not ours)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             return f.read().split(b"\0")

@@ -91,6 +91,8 @@ class RunOutcome:
     log_path: str | None = None
     duration_s: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    leftovers: list[dict[str, Any]] = field(default_factory=list)
+    """Processes the launch left running that optseq stopped after it: {"pid", "cmd", "launch"} each."""
 
     @classmethod
     def of(cls, transcript: Transcript, status: str, detail: str, *, started: float, log_path=None,

@@ -12,8 +12,8 @@ a run in a short-lived thread and hand the process to another. The death signal 
 by the lever's own children; those stay in the lever's process group, which the run record keeps
 (`pgid`) so a later optseq can find them with `group_alive` and end them with `kill_group`.
 On Linux the first run also makes optseq a child subreaper, so the lever's orphaned children are
-re-parented to optseq and reaped here instead of lingering as zombies under an init that may
-never reap them.
+re-parented to optseq, however they left the group and whatever they did to their environment:
+when the launch ends, leftovers.py stops and reaps each, and the run says which (`leftovers`).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from optseq.state.runners import groups
+from optseq.state.runners import groups, leftovers
 from optseq.state.runners.interface import RunOutcome, RunSpec, log_file
 from optseq.state.runners.protocol import Transcript
 
@@ -47,6 +47,8 @@ class Launcher:
         self.pgid: int | None = None
         self.mark = secrets.token_hex(8)
         """This launch's MARK_ENV: what finds its processes that left the group."""
+        self.left: list[dict[str, Any]] = []
+        """What the launch left running and optseq stopped: {"pid", "cmd", "launch"} each."""
         self._cancelled = False
         self._used = False
         # A self-pipe wakes the waiting thread on cancel. It lives as long as the Launcher, so
@@ -95,14 +97,14 @@ class Launcher:
         if self._cancelled:
             transcript.note("cancelled before it started")
             return self._outcome(transcript, "cancelled", "cancelled before it started", None, started)
-        groups.adopt_orphans()
+        env = {k: v for k, v in self.spec.environment().items() if k != leftovers.OWN_ENV}
         try:
-            proc = subprocess.Popen(
-                self.spec.command(), cwd=self.spec.cwd, env={**self.spec.environment(), groups.MARK_ENV: self.mark},
+            proc = leftovers.start(lambda: subprocess.Popen(
+                self.spec.command(), cwd=self.spec.cwd, env={**env, groups.MARK_ENV: self.mark},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True, preexec_fn=groups.die_with_parent(), bufsize=0,
-            )
+            ), self.mark)
         except (OSError, subprocess.SubprocessError) as exc:
             detail = f"could not start {self.spec.argv[0]!r}: {exc}"
             transcript.note(detail)
@@ -192,34 +194,24 @@ class Launcher:
             proc.wait()
             if not groups.reap_group(pgid, REAP_S) and drain:
                 transcript.note(f"process group {pgid} still has members {REAP_S:g} s after SIGKILL")
-            self._end_escaped(transcript)
+            self._end_escaped(transcript, pgid)
             if drain:
                 self._drain(proc, transcript)
         finally:
             proc.stdout.close()
 
-    def _end_escaped(self, transcript: Transcript) -> None:
-        """Processes the lever started outside its group (setsid, a daemon) outlive the group's kill: found by
-        the launch's mark in their environment, said on the run, and stopped with it."""
-        escaped = groups.marked(self.mark)
-        if not escaped:
-            return
-        shown = "; ".join(f"pid {pid} {cmd[:80]}" for pid, cmd in escaped[:5])
-        text = (f"the lever left {len(escaped)} process{'es' * (len(escaped) != 1)} running outside its group "
-                f"({shown}): SIGKILL")
-        transcript.note(text)
-        transcript.warn(text)
-        for pid, _ in escaped:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        # gone before the run is recorded: a SIGKILL lands when its target next runs (a hang guard, not a budget)
-        end = time.monotonic() + REAP_S
-        while groups.marked(self.mark) and time.monotonic() < end:
-            time.sleep(0.01)
-        if groups.marked(self.mark):
-            transcript.note(f"processes outside the group still alive {REAP_S:g} s after SIGKILL")
+    def _end_escaped(self, transcript: Transcript, lead: int) -> None:
+        """Processes the lever left outside its group (setsid, a daemon, one that wiped its environment) outlive
+        the group's kill: stopped, reaped and said on the run (leftovers.py finds them)."""
+        stopped, stuck = leftovers.stop_left(lead, self.mark, self.spec.grace_s)
+        if stopped:
+            text = leftovers.said(lead, stopped)
+            transcript.note(text)
+            transcript.warn(text)
+            self.left.extend({"pid": pid, "cmd": cmd, "launch": lead} for pid, cmd in stopped)
+        if stuck:
+            transcript.note(f"processes left outside the group still alive {leftovers.REAP_S:g} s after SIGKILL: "
+                            + ", ".join(f"pid {pid}" for pid in stuck))
 
     def _drain(self, proc: subprocess.Popen, transcript: Transcript) -> None:
         out = proc.stdout.fileno()
@@ -264,7 +256,7 @@ class Launcher:
     def _outcome(self, transcript: Transcript, status: str, detail: str, code: int | None,
                  started: float) -> RunOutcome:
         return RunOutcome.of(transcript, status, detail, started=started, log_path=self.spec.log_path,
-                             exit_code=code, pid=self.pid, pgid=self.pgid)
+                             exit_code=code, pid=self.pid, pgid=self.pgid, leftovers=list(self.left))
 
 
 

@@ -17,6 +17,7 @@ from optseq.state.errors import InputError
 from optseq.state.plan.arms import guard_rules
 from optseq.state.plan.model import Lever
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
+from optseq.state.runners import leftovers
 from optseq.state.runs import commit_gate
 from optseq.state.runs.lever_run import RunControl, measure
 from optseq.state.runs.measured_on import fingerprint, stack
@@ -178,6 +179,9 @@ def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, rep
               "fingerprint": {**fingerprint(tally.env, seq.machine.infra()), "code": commits.to_dict(), "repo": None},
               "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
               "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes}
+    if tally.leftovers:  # what outlived its launch, stopped (run_record.finish keeps it on a lever's run too)
+        fields["leftovers"] = tally.leftovers[:leftovers.KEPT]
+        fields["notes"] = [leftovers.run_line(tally.leftovers)]
     if status in ("failed", "timeout"):
         fields["log_tail"] = outcome.log_tail
     with seq.lock:

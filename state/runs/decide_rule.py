@@ -13,8 +13,9 @@ from optseq.state.runs.words import WORDS
 
 OUTCOMES = ("adopt", "reject", "inconclusive")
 MIN_ORDERED = 8
-"""Pairs that must say which arm ran first before one arm first in every pair is taken for the bench's order
-(a seeded random order puts one arm first in all 8 with probability 1 in 128)."""
+"""Pairs whose order is known before one arm first in every pair is taken for the bench's order (a seeded random
+order puts one arm first in all 8 with probability 1 in 128). A pair's order is its bench's `first`, else the
+order its two samples came in (state/runs/pairs.py)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,9 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
                                       breach=breach_said(first), others=others, though=though), rows)
     first = one_arm_first(stats)
     if first:
-        return _verdict("inconclusive", say("one_arm_first", speed=speed, arm=first, ordered=stats.ordered), rows)
+        # with no `first` from the bench, the order its samples came in is the order: said so, with the remedy
+        key = "one_arm_emitted" if stats.emitted else "one_arm_first"
+        return _verdict("inconclusive", say(key, speed=speed, arm=first, ordered=stats.ordered), rows)
     if stats.ci_high is not None and stats.ci_high < rule.min_speedup:
         return _verdict("reject", say("upper_below", **_only(figures, "speed", "need", "below", "count", "units",
                                                              "needed")), rows)
@@ -100,7 +103,8 @@ def _only(fields: dict, *names: str) -> dict:
 
 
 def one_arm_first(stats: PairedStats) -> str | None:
-    """The arm that ran first in every pair, where the bench said so in at least MIN_ORDERED pairs; else None."""
+    """The arm that ran first in every pair, where at least MIN_ORDERED pairs have an order (the bench's `first`,
+    else the order their samples came in); else None."""
     if stats.ordered >= MIN_ORDERED and stats.baseline_first in (0, stats.ordered):
         return "baseline" if stats.baseline_first else "candidate"
     return None

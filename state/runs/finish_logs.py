@@ -1,7 +1,8 @@
 """A local run whose optseq stopped after its passes ran (its final write failed on a full disk, or it was
 killed while recording its end) is finished from its passes' logs by the next optseq that can write: the same
-samples, the same pair accounting, the same rule, so the same decision. A run whose logs end mid-pass, or whose
-passes ask for more, stays `interrupted`.
+samples, the same pair accounting, the same rule, so the same decision. The passes are counted from the logs (a
+disk that filled mid-run may have kept the later passes' starts out of the record). A run whose logs end
+mid-pass, or whose passes ask for more, stays `interrupted`.
 """
 from __future__ import annotations
 
@@ -13,14 +14,26 @@ from optseq.state.runs.lever_run import RunControl, RunReport, Unfinishable, _ru
 from optseq.state.runs.run_pass import Go, Resume
 
 
-def finishable(record: dict, run_dir: Path) -> bool:
-    """A local run that launched its passes and whose last pass's log holds its done event."""
-    passes = record.get("passes")
-    if record.get("runner", "local") != "local" or not isinstance(passes, int) or passes < 1:
-        return False
+def logged_passes(record: dict, run_dir: Path) -> int | None:
+    """The passes a local run's logs hold, each whole, the last one's log with its done event; None where they end
+    mid-pass. Counted from the logs, not from the record: a pass whose start could not be recorded (a full disk
+    under the store) ran and logged all the same."""
+    if not _launched(record):
+        return None
+    passes = record["passes"]
+    while (run_dir / f"pass-{passes + 1}.log").is_file():
+        passes += 1
     if not all((run_dir / f"pass-{n}.log").is_file() for n in range(1, passes + 1)):
-        return False
-    return any(_is_done(line) for line in (run_dir / f"pass-{passes}.log").read_bytes().splitlines()[-50:])
+        return None
+    done = any(_is_done(line) for line in (run_dir / f"pass-{passes}.log").read_bytes().splitlines()[-50:])
+    return passes if done else None
+
+
+def _launched(record: dict) -> bool:
+    """A local run that recorded the start of a pass (a run found in flight that never launched has no logs)."""
+    passes = record.get("passes")
+    return record.get("runner", "local") == "local" and isinstance(passes, int) and not isinstance(passes, bool) \
+        and passes >= 1
 
 
 def _is_done(line: bytes) -> bool:
@@ -35,10 +48,11 @@ def finish_from_logs(seq, run_id: int) -> RunReport | None:
     """The run decided from its logs (its record updated, its decision made as at its end), or None where it
     cannot be (the lever held elsewhere, logs that end mid-pass, passes that ask for more)."""
     record = seq.store.get("runs", run_id) or {}
-    if not seq.plan.has_lever(record.get("lever", "")):
-        return None
+    if not seq.plan.has_lever(record.get("lever", "")) or not _launched(record):
+        return None  # (before its folder is asked for, which makes it)
     run_dir = seq.store.run_dir(run_id)
-    if not finishable(record, run_dir):
+    passes = logged_passes(record, run_dir)
+    if passes is None:
         return None
     lever = seq.plan.lever(record["lever"])
     try:
@@ -47,7 +61,7 @@ def finish_from_logs(seq, run_id: int) -> RunReport | None:
         return None  # another process runs this lever now: its run is the word
     try:
         go = Go(runner=None, on_event=None, on_log=lambda line: None, control=RunControl(), arms=record.get("arms"),
-                resume=Resume(attach_pass=record["passes"] + 1, elapsed_s=0.0, address=None, finish_only=True))
+                resume=Resume(attach_pass=passes + 1, elapsed_s=0.0, address=None, finish_only=True))
         try:
             report = _run(seq, lever, run_id, run_dir, record.get("infra") or {}, go)
         except Unfinishable:

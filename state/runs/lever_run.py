@@ -165,15 +165,26 @@ def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[dict, dict]:
 
 
 def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunReport:
-    outcome, tally, pass_no, step, started = measure(seq, lever, run_id, run_dir, infra, go)
+    try:
+        outcome, tally, pass_no, step, started = measure(seq, lever, run_id, run_dir, infra, go)
+    except OSError as exc:  # the run's own folder is full: a pass's log or samples cannot be written
+        where = exc.filename or f"the pass's log in {run_dir}"
+        raise StoreUnwritable(f"run {run_id} {lever.id}: cannot write {where}: {exc.strerror or exc}; the pass "
+                              f"under way is lost, the passes logged whole before it are in {run_dir}, and the next "
+                              "optseq that can write ends the run as interrupted") from None
     with seq.lock:
         tally.elapsed_s = time.monotonic() - started
         try:
-            return RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
+            report = RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
         except StoreUnwritable as exc:
             raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
                                   f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
                                   "the next optseq that can write finishes the run from them") from None
+    stats = report.summary.get("stats") if isinstance(report.summary.get("stats"), dict) else {}
+    for said in ("order", "stalls"):  # what the figures rest on, said where the run is watched
+        if stats.get(said):
+            go.on_log(f"[optseq] {stats[said]}")
+    return report
 
 
 def measure(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go):

@@ -25,7 +25,11 @@ class Pair:
     baseline: float
     candidate: float
     baseline_first: bool | None = None
-    """Whether the baseline ran first in this pair, where the bench says so (the kit's `first`)."""
+    """Whether the baseline ran first in this pair: as the bench says (the kit's `first`), else as its samples
+    came (`emitted`)."""
+    emitted: bool = False
+    """The order is the emission order: the bench said nothing of which arm ran first, and a bench writes a value
+    when it has measured it, so the arm whose sample came first is taken to have run first."""
 
 
 @dataclass
@@ -105,6 +109,8 @@ class PairBook:
         report = PassReport(pass_no, asked)
         halves: dict[int, dict[str, float]] = {}
         firsts: dict[int, bool] = {}
+        came: dict[int, bool] = {}
+        """pair -> whether its baseline's sample came before its candidate's (the emission order)."""
         order: list[int] = []
         direction = self.higher_is_better
         unit = self.unit
@@ -139,9 +145,12 @@ class PairBook:
                 continue
             if not slot:
                 order.append(pair)
+                came[pair] = arm == BASELINE
             slot[arm] = float(value)
-            if arm == BASELINE and isinstance(s.get("first"), bool):
-                firsts[pair] = s["first"]
+            said = s.get("first")
+            if isinstance(said, bool) and (arm == BASELINE or pair not in firsts):
+                # the baseline's word, else the candidate's: one arm's is enough, the other ran second
+                firsts[pair] = said if arm == BASELINE else not said
         fresh: list[Pair] = []
         for pair in order:
             slot = halves[pair]
@@ -153,7 +162,8 @@ class PairBook:
             if not (base > 0 and cand > 0):
                 report.trouble("value", f"pair {pair}: baseline {base:g}, candidate {cand:g}")
                 continue
-            fresh.append(Pair(pass_no, pair, base, cand, firsts.get(pair)))
+            said = firsts.get(pair)
+            fresh.append(Pair(pass_no, pair, base, cand, came[pair] if said is None else said, said is None))
         values = tuple((p.baseline, p.candidate) for p in sorted(fresh, key=lambda p: p.pair))
         earlier = self._replayed(values)
         if earlier is not None:

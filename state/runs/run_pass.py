@@ -93,6 +93,8 @@ class Collected:
     """This machine's 1-minute load average at each local launch's start and end (load_now)."""
     paced: bool = False
     """An experiment's expected length was said (after its first block)."""
+    leftovers: list = field(default_factory=list)
+    """What the launches left running and optseq stopped after each: {"pid", "cmd", "launch", "pass"} each."""
 
     def pass_samples(self, pass_no: int) -> list:
         return [s for s in self.samples if s.get("run") == pass_no]
@@ -127,8 +129,11 @@ class Pass:
             if collected.book is not None and ev.get("metric") == collected.book.metric:
                 self.metric_times.append(time.monotonic())
             collected.samples.append(ev)
-            with open(collected.samples_file, "a", encoding="utf-8") as f:
-                f.write(json.dumps(ev) + "\n")
+            try:
+                with open(collected.samples_file, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(ev) + "\n")
+            except OSError as exc:  # named, for the one line the run ends with
+                raise OSError(exc.errno, exc.strerror, str(collected.samples_file)) from None
         on_event = self.go.on_event
         if on_event:
             on_event(ev)
@@ -156,9 +161,20 @@ class Pass:
 
     def started(self, fields: dict) -> None:
         # what finds the run again: a pid and process group here, a Ray submission id on a cluster
-        with self.seq.lock, self.seq.writing():
-            extra = {"elapsed_at_pass": round(self.elapsed_s, 3)} if self.elapsed_s is not None else {}
-            self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no, **extra})
+        from optseq.state.store.storage import StoreUnwritable
+
+        extra = {"elapsed_at_pass": round(self.elapsed_s, 3)} if self.elapsed_s is not None else {}
+        try:
+            with self.seq.lock, self.seq.writing():
+                self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no, **extra})
+        except StoreUnwritable as exc:
+            if getattr(self.go.runner, "name", "") != "local":
+                raise  # a cluster's job is found again by what this writes: not started unrecorded
+            # a full disk under the store: the pass goes on, for its log (the run's folder may well have room) is
+            # what the run is finished from, by this optseq at its end or by the next one that can write; its group
+            # dies with this optseq, so nothing is left running unrecorded
+            self.go.on_log(f"[optseq] pass {self.pass_no}'s start cannot be recorded ({exc}); it goes on: its log "
+                           "is the record")
 
     def pair_s(self) -> float | None:
         """Seconds a pair took in this launch, from the first sample of the metric to the last; None below two."""
@@ -173,6 +189,7 @@ class Pass:
         collected.criteria.extend(outcome.criteria)
         collected.env.update(outcome.env)
         collected.warnings.extend(f"pass {self.pass_no}: {w}" for w in outcome.warnings)
+        collected.leftovers.extend({**left, "pass": self.pass_no} for left in outcome.leftovers)
         return outcome
 
 

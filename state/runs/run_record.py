@@ -8,6 +8,7 @@ from optseq.state.errors import InputError
 from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
+from optseq.state.runners import leftovers
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
 from optseq.state.runs.run_pass import Collected
@@ -43,6 +44,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
     }
+    if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
+        fields["leftovers"] = collected.leftovers[:leftovers.KEPT]
     if status in ("failed", "timeout"):
         fields["log_tail"] = outcome.log_tail
     if status == "unavailable":
@@ -82,6 +85,8 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         warnings.append(noise)
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
         where["noise"], where["noise_said"] = noise, said
+    if isinstance(summary.get("stats"), dict):
+        rests_on(summary["stats"], verdict_name)
     if isinstance(collected.env.get("bench_size"), str) and summary and "error" not in summary:
         # with the figures themselves, so every view that shows them (decisions carry the stats) can say so
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
@@ -112,8 +117,11 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
                 notes.append(f"not decided: {exc}")
                 decision = None
         if notes:
-            seq.store.update("runs", run_id, {"notes": notes})
             message += " (" + "; ".join(notes) + ")"
+        if collected.leftovers:  # each launch's line said it as it ended: the record's note, not the message
+            notes.insert(0, leftovers.run_line(collected.leftovers))
+        if notes:
+            seq.store.update("runs", run_id, {"notes": notes})
         seq.mark_stack_changes(run_id, fields["fingerprint"])
     return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
                 decision=decision, verdict=verdict_name)
@@ -150,6 +158,43 @@ def noise_said(loads, stats: dict | None, rule) -> dict | None:
         parts.append(say("noisy_spread", where=where, spread=f"{spread:.0%}", floor=f"{floor - 1:.0%}",
                          min_speedup=f"{floor:g}"))
     return say("noisy", reasons=parts) if parts else None
+
+
+def rests_on(stats: dict, verdict: str | None) -> None:
+    """Fill in what an A/B run's figures rest on, kept with them (a decision carries its run's stats) and said in
+    the export's language: where its arms' order came from (order_said) and, on an adopt, how far its candidate
+    calls reach a stall (stall_said)."""
+    order = order_said(stats)
+    stalls = stall_said(stats) if verdict == "adopt" else None
+    for name, said in (("order", order), ("stalls", stalls)):
+        stats[name], stats[f"{name}_said"] = (text(said, "en", RUN_WORDS), said) if said else (None, None)
+
+
+def order_said(stats: dict) -> dict | None:
+    """Where the bench gave no `first`, that the arms' order was taken from the order their samples came in, and
+    how often that put the baseline first (a said of runs/words.py); None where the bench said it for every pair."""
+    emitted, first = stats.get("emitted"), stats.get("emitted_baseline_first")
+    if not isinstance(emitted, int) or not isinstance(first, int) or emitted <= 0:
+        return None
+    return say("order_emitted", first=first, of=emitted)
+
+
+STALL_SEEN = 0.95
+"""The chance of meeting a stall at least once by which stall_said gives the rarest stall a run would have met."""
+
+
+def stall_said(stats: dict) -> dict | None:
+    """On an adopt, what the candidate calls it measured could have seen of a stall that strikes the candidate
+    alone now and then (a GC pause, a recompile): the rarest one met with STALL_SEEN probability, and how often one
+    as rare as 1 call in as many as were measured goes unseen. The median and the total time see only the stalls
+    a run meets, so an adopt says how far its calls reach (a said of runs/words.py); None without counted calls."""
+    calls = (stats.get("candidate") or {}).get("n") if isinstance(stats.get("candidate"), dict) else None
+    if not isinstance(calls, int) or calls < 1:
+        return None
+    # the rarest stall 1 in k with 1 − (1 − 1/k)^calls ≥ STALL_SEEN
+    k = max(1, int(1 / (1 - (1 - STALL_SEEN) ** (1 / calls))))
+    missed = (1 - 1 / calls) ** calls
+    return say("stall_reach", calls=calls, k=k, missed=f"{missed:.0%}")
 
 
 def _repo(lever, plan_path) -> dict | None:

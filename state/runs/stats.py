@@ -69,7 +69,8 @@ class PairedStats:
     """Total (mean) time of the baseline over the candidate's, oriented like the ratios: what a tail moves."""
     ordered: int = 0
     baseline_first: int = 0
-    """Pairs whose bench said which arm ran first, and in how many of them it was the baseline."""
+    """Pairs whose order is known (said by the bench, else taken from the order their samples came in), and in
+    how many of them the baseline ran first."""
     baseline: ArmFigures | None = None
     candidate: ArmFigures | None = None
     """Each arm's absolute figures over the counted pairs (median, IQR, extremes, n); None without pairs."""
@@ -81,6 +82,16 @@ class PairedStats:
     the run's end fills it in (state/runs/run_record.py)."""
     noise_said: dict | None = None
     """`noise` as runs/words.py says it, for the export's language; filled in with it."""
+    emitted: int = 0
+    emitted_baseline_first: int = 0
+    """Of the ordered pairs, those whose order was taken from the order their samples came in (the bench gave no
+    `first`), and in how many of them the baseline's sample came first."""
+    order: str | None = None
+    order_said: dict | None = None
+    """Where the order came from the samples, one line that says so (run_record.order_said), and its said."""
+    stalls: str | None = None
+    stalls_said: dict | None = None
+    """On an adopt, what its candidate calls could have seen of a stall (run_record.stall_said), and its said."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "n": self.n, "estimate": self.estimate, "ci_low": self.ci_low,
@@ -89,11 +100,13 @@ class PairedStats:
                 "needed": self.needed, "budget": self.budget, "above": self.above, "below": self.below,
                 "replicate": self.replicate, "units": list(self.units), "launches": self.launches,
                 "mean_ratio": self.mean_ratio, "ordered": self.ordered, "baseline_first": self.baseline_first,
+                "emitted": self.emitted, "emitted_baseline_first": self.emitted_baseline_first,
                 "method": f"sequential sign test over {UNITS[self.replicate]}",
                 "baseline": self.baseline.to_dict() if self.baseline else None,
                 "candidate": self.candidate.to_dict() if self.candidate else None,
                 "baseline_spread": self.baseline_spread, "noise": self.noise,
-                "noise_said": self.noise_said}
+                "noise_said": self.noise_said, "order": self.order, "order_said": self.order_said,
+                "stalls": self.stalls, "stalls_said": self.stalls_said}
 
 
 @dataclass(frozen=True)
@@ -254,7 +267,9 @@ def summarise(counted, *, budget: int | None = None, threshold: float | None = N
                        len(groups), total_ratio(pairs, higher), sum(p.baseline_first is not None for p in pairs),
                        sum(p.baseline_first is True for p in pairs),
                        ArmFigures.of([p.baseline for p in pairs], counted.unit),
-                       ArmFigures.of([p.candidate for p in pairs], counted.unit), within_launch_spread(pairs))
+                       ArmFigures.of([p.candidate for p in pairs], counted.unit), within_launch_spread(pairs),
+                       emitted=sum(p.emitted for p in pairs),
+                       emitted_baseline_first=sum(p.emitted and p.baseline_first is True for p in pairs))
 
 
 def total_ratio(pairs, higher_is_better: bool) -> float:

@@ -1,7 +1,8 @@
 """A run's sentences that the store keeps and the export quotes, in every language the export writes: the noise
-line (run_record.noise_line) and the rule's verdict (decide_rule.decide: why a run adopts, rejects or cannot tell).
-A run keeps the English (what the CLI and the console print) and, beside it, its said
-(lifecycle/words.say), which the export says in its own language; report/labels.py takes this table in as RUNS."""
+line (run_record.noise_line), what its figures rest on (run_record.order_said, stall_said) and the rule's verdict
+(decide_rule.decide: why a run adopts, rejects or cannot tell). A run keeps the English (what the CLI and the
+console print) and, beside it, its said (lifecycle/words.say), which the export says in its own language;
+report/labels.py takes this table in as RUNS."""
 from __future__ import annotations
 
 WORDS: dict[str, dict[str, str]] = {
@@ -13,6 +14,12 @@ WORDS: dict[str, dict[str, str]] = {
         "within_launch": "within a launch",
         "pair_to_pair": "from pair to pair",
         "and": " and ",
+        # what a run's figures rest on (run_record: order_said, stall_said)
+        "order_emitted": "order taken from emission order: the baseline first in {first} of {of} pairs (the bench "
+                         "gave no `first`; kit.sample's `first` says which arm ran first)",
+        "stall_reach": "measured {calls} candidate calls: a stall striking 1 call in {k} or more often would have "
+                       "been met with 95% probability; one striking 1 call in {calls} is missed {missed} of the time, "
+                       "and a stall no run meets moves neither the median nor the total time",
         # the rule's verdict (decide_rule.decide)
         "speed": "{metric} {estimate}{bounds} n={n}{launches}{p}{dropped}",
         "in_launches": " in {count} {unit}",
@@ -29,6 +36,10 @@ WORDS: dict[str, dict[str, str]] = {
         "though": ", though {speed}",
         "one_arm_first": "{speed}: the {arm} ran first in all {ordered} pairs, so a warm-up or a drift counts for one "
                          "arm: not decided (counterbalance the arms, as kit.pairs does)",
+        "one_arm_emitted": "{speed}: the {arm}'s sample came first in all {ordered} pairs and the bench gave no "
+                           "`first`, so the {arm} is taken to have run first in each, and a warm-up or a drift counts "
+                           "for one arm: not decided (counterbalance the arms, as kit.pairs does, or give every sample "
+                           "its `first` where the samples come in another order than the arms ran)",
         "upper_below": "{speed}: 95% upper bound below {need} ({below} of {count} {units} below, {needed} needed)",
         "guard_missing": "guard {names} not reported{speed}",
         "paren": " ({speed})",
@@ -91,6 +102,11 @@ WORDS: dict[str, dict[str, str]] = {
         "within_launch": "launch 안",
         "pair_to_pair": "pair 간",
         "and": ", ",
+        "order_emitted": "arm 순서는 출력 순서에서 가져옴: pair {of}개 중 {first}개에서 baseline이 먼저 (bench가 "
+                         "`first`를 주지 않음; kit.sample의 `first`로 어느 arm이 먼저 실행됐는지 지정)",
+        "stall_reach": "candidate 호출 {calls}회 측정: {k}회에 1번 이상 일어나는 stall은 95% 확률로 잡혔을 것이고, "
+                       "{calls}회에 1번인 stall은 {missed}의 확률로 놓침; run이 한 번도 만나지 못한 stall은 중앙값도 "
+                       "총 시간도 움직이지 않음",
         "speed": "{metric} {estimate}{bounds} n={n}{launches}{p}{dropped}",
         "in_launches": " ({unit} {count}개)",
         "no_pairs": "{metric}의 완전한 pair 없음{dropped}",
@@ -106,6 +122,10 @@ WORDS: dict[str, dict[str, str]] = {
         "though": ", 단 {speed}",
         "one_arm_first": "{speed}: pair {ordered}개 모두 {arm}가 먼저 실행되어 warm-up이나 drift가 한쪽 arm에만 "
                          "반영됨: 결정 안 함 (kit.pairs처럼 arm 순서를 번갈아 실행)",
+        "one_arm_emitted": "{speed}: pair {ordered}개 모두 {arm}의 sample이 먼저 나왔고 bench가 `first`를 주지 "
+                           "않아 {arm}가 먼저 실행된 것으로 봄: warm-up이나 drift가 한쪽 arm에만 반영됨: 결정 안 함 "
+                           "(kit.pairs처럼 arm 순서를 번갈아 실행하거나, sample이 arm 실행 순서와 다르게 나온다면 "
+                           "sample마다 `first`를 지정)",
         "upper_below": "{speed}: 95% 상한이 {need} 미만 ({units} {count}개 중 {below}개 아래, {needed}개 필요)",
         "guard_missing": "guard {names} 보고 없음{speed}",
         "paren": " ({speed})",

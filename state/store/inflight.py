@@ -2,7 +2,12 @@
 
 A run is in flight from its first record until a status in FINAL. Its row in the hot file's `active`
 table (run id, lever, pid, pgid, a cluster's submission id) is all that recovery reads, so opening a
-store never reads the runs journal to find the runs a dead optseq left behind.
+store never reads the runs journal to find the runs a dead optseq left behind, with one exception: a hot
+file rebuilt from the journals (`rebuilt_at` in its meta), by this optseq or an older one whose rebuild
+may have been killed before it wrote every row, is checked against the runs journal once, by the first
+writer that opens it (`inflight_checked`). A row found there names a pid from history, which may be
+another process's by now: such a run is held only while its lever's lock is (the kernel drops a flock
+when its holder dies, however it dies).
 """
 from __future__ import annotations
 
@@ -11,12 +16,22 @@ from typing import Any
 
 from tinydb import Query
 
-from optseq.state.store.layout import ACTIVE
-from optseq.state.store.locks import pid_alive
+from optseq.state.store.layout import ACTIVE, META, META_ID, RUNS_DIR
+from optseq.state.store.locks import LeverLock, pid_alive
 from optseq.state.store.records import utc_now
 
 FINAL = ("succeeded", "failed", "cancelled", "interrupted", "unavailable", "timeout")
 """Run statuses that end a run: such a run is no longer in flight."""
+FROM_JOURNAL = "from_journal"
+"""An `active` row read from the runs journal (a rebuild's, or the check after one), not written by its run."""
+CHECKED = "inflight_checked"
+"""The meta key saying which rebuild (its `rebuilt_at`) the runs in flight were checked against the journal for."""
+
+
+def in_flight_row(run_id: int, record: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's `active` row as its record says it: what recovery needs to find its process or its job again."""
+    return {"run": run_id, "lever": record.get("lever"),
+            **{k: record[k] for k in ("pid", "pgid", "submission_id") if k in record}}
 
 
 class RunsInFlight:
@@ -38,9 +53,10 @@ class RunsInFlight:
             self._check_writable("runs")
             ended = utc_now()
             with self.batch():
+                self._check_rebuilt()
                 # under the lock now; a lever-less run an older optseq left detached ends here too
-                gone = [a for a in self.active_runs() if orphaned(a, is_alive) or (a.get("detached") and
-                                                                                   not a.get("lever"))]
+                gone = [a for a in self.active_runs() if self.orphaned(a, is_alive) or (a.get("detached") and
+                                                                                        not a.get("lever"))]
                 out = []
                 for a in gone:
                     found = {"id": a["run"], "lever": a.get("lever"), "pid": a.get("pid"), "pgid": a.get("pgid")}
@@ -58,10 +74,52 @@ class RunsInFlight:
                         self._db.table(ACTIVE).update({"detached": True}, Query().run == a["run"])
                         out.append({**found, "status": "detached", "submission_id": a["submission_id"]})
                         continue
-                    note = f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
+                    note = (f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
+                            if not is_alive(a.get("pid")) else
+                            f"optseq stopped while this run was running; no process holds its lever (pid "
+                            f"{a.get('pid')}, read back from the runs journal, is another process's now)")
                     self.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
                     out.append({**found, "status": "interrupted"})
                 return out
+
+    def needs_recovery(self) -> bool:
+        """Whether an open must look for runs left behind: a row whose process is gone, or a rebuilt hot file whose
+        runs in flight were not checked against the journal yet."""
+        with self._mutex:
+            return self._unchecked_rebuild() is not None or any(self.orphaned(a, pid_alive)
+                                                                for a in self._db.table(ACTIVE).all())
+
+    def orphaned(self, active: Mapping[str, Any], is_alive: Callable[[Any], bool] = pid_alive) -> bool:
+        """A run in flight whose process is gone, and that nobody has recovered yet; one read from the journal is
+        held only while its lever's lock is (its pid is history's, and may be another process's now)."""
+        if orphaned(active, is_alive):
+            return True
+        lever = active.get("lever")
+        if active.get(FROM_JOURNAL) and not active.get("detached") and isinstance(lever, str) and lever:
+            return not LeverLock(self.directory / RUNS_DIR, lever).held_by_other()
+        return False
+
+    def _unchecked_rebuild(self) -> str | None:
+        meta = self._db.table(META).get(doc_id=META_ID) or {}
+        rebuilt = meta.get("rebuilt_at")
+        return rebuilt if rebuilt and meta.get(CHECKED) != rebuilt else None
+
+    def _check_rebuilt(self) -> None:
+        """A rebuilt hot file's runs in flight, checked against the runs journal once (inside the open batch): a run
+        the journal has in flight and the file has no row for (an older rebuild killed halfway) gets one, for the
+        recovery that follows."""
+        rebuilt = self._unchecked_rebuild()
+        if rebuilt is None:
+            return
+        active = self._db.table(ACTIVE)
+        rows = {a.get("run") for a in active.all()}
+        # every row there came from the journal too (no run starts before its writer's open has checked): an older
+        # rebuild's rows say so now, for their pids are history's as well
+        active.update({FROM_JOURNAL: True})
+        for run_id, record in sorted(self._records("runs").items()):
+            if record.get("status") and record.get("status") not in FINAL and run_id not in rows:
+                active.insert({**in_flight_row(run_id, record), FROM_JOURNAL: True})
+        self._db.table(META).update({CHECKED: rebuilt}, doc_ids=[META_ID])
 
     def detached_runs(self) -> list[dict[str, Any]]:
         """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}."""

@@ -30,11 +30,11 @@ from typing import Any
 from tinydb import Query, TinyDB
 
 from optseq.state.store import digest
-from optseq.state.store.inflight import RunsInFlight, orphaned
+from optseq.state.store.inflight import RunsInFlight
 from optseq.state.store.integrity import check_journals, orphaned_history
 from optseq.state.store.journal import Journal
 from optseq.state.store.layout import (
-    ACTIVE, DB_NAME, HISTORY, HOT, JOURNAL_DIR, META, META_ID, RUNS_DIR, SNAPSHOT, TABLES,
+    DB_NAME, HISTORY, HOT, JOURNAL_DIR, META, META_ID, RUNS_DIR, SNAPSHOT, TABLES,
 )
 from optseq.state.store.locks import TransactionLock, live_holder, wait_s as default_wait
 from optseq.state.store.schema import check_schema
@@ -42,7 +42,7 @@ from optseq.state.store.settled import HEADS, LATE, chained, indexed, settled
 from optseq.state.store.storage import (
     AtomicJSONStorage, StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable, dump,
 )
-from optseq.state.store.locks import StoreLocked, pid_alive
+from optseq.state.store.locks import StoreLocked
 from optseq.state.store.writing import Writing
 
 __all__ = ["Store", "StoreError", "StoreCorrupt", "StoreLocked", "StoreReadOnly", "StoreUnwritable"]
@@ -285,8 +285,7 @@ class Store(Writing, RunsInFlight):
                 self._legacy = data
             return
         try:
-            if meta is None or meta.get("schema_version") == 1 or any(
-                    orphaned(a, pid_alive) for a in self._db.table(ACTIVE).all()):
+            if meta is None or meta.get("schema_version") == 1 or self.needs_recovery():
                 # the first transaction initialises (or migrates) the hot file; a dead process's runs are recovered
                 self.recovered = self.recover_interrupted()
             runs = self.directory / RUNS_DIR

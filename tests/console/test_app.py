@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from optseq.console.app import make_app
-from optseq.console.dialogs.confirm import ConfirmDialog
+from optseq.console.tui.app import make_app
+from optseq.console.tui.dialogs.confirm import ConfirmDialog
 from optseq.state.runners.groups import group_alive
 from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
@@ -613,7 +613,7 @@ def test_without_a_terminal_it_says_so_in_one_line(cli_env):
 def test_the_console_never_imports_torch(db):
     code = (
         "import asyncio, sys\n"
-        "from optseq.console.app import make_app\n"
+        "from optseq.console.tui.app import make_app\n"
         f"app = make_app({str(DEFAULT_PLAN)!r}, {str(db)!r})\n"
         "async def go():\n"
         "    async with app.run_test(size=(80, 24)) as pilot:\n"
@@ -654,8 +654,8 @@ def test_closing_under_a_run_still_ends_it(tmp_path, db):
     ({"estimate": float("nan")}, None, "-"),
 ])
 def test_estimate_text_fits_the_table(stats, prior, shown):
-    from optseq.console.widgets.figures import estimate_text
-    from optseq.console.widgets.lever_table import COLUMNS
+    from optseq.console.words.figures import estimate_text
+    from optseq.console.tui.widgets.lever_table import COLUMNS
 
     assert estimate_text(stats, prior) == shown
     assert len(shown) <= dict((k, w) for k, _, w in COLUMNS)["estimate"]

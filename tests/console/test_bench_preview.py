@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from optseq.console import bench_preview
+from optseq.console.bench import bench_preview
 
 
 def test_one_round_writes_the_section_and_leaves_the_rest(tmp_path, monkeypatch, capsys):

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from optseq.console.app import make_app
+from optseq.console.tui.app import make_app
 from tests.code_repo import GIT_ENV, CodeRepo, make_repo
 from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, cell, run, select_lever

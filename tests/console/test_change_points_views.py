@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from optseq.console.app import make_app
+from optseq.console.tui.app import make_app
 from tests.console.test_app import SIZE, select_lever, until
 from tests.state.stepped_history import build
 

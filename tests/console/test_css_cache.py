@@ -1,4 +1,4 @@
-"""The stylesheets' parse kept between runs (console/css_cache.py): a second console reads app.tcss's rules from
+"""The stylesheets' parse kept between runs (console/tui/css_cache.py): a second console reads app.tcss's rules from
 the file instead of parsing it and draws the same screen; a damaged file is a miss, parsed over and rewritten."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pickle
 import pytest
 import textual.css.stylesheet as textual_stylesheet
 
-from optseq.console.app import make_app
+from optseq.console.tui.app import make_app
 from tests.conftest import DEFAULT_PLAN
 
 ROUNDS = 2000

@@ -11,10 +11,10 @@ import pytest
 from rich.console import Console
 from textual.widgets import Input, LoadingIndicator, Select
 
-from optseq.console.app import make_app
-from optseq.console.dialogs.decide import DecideDialog
-from optseq.console.dialogs.export_path import ExportDialog
-from optseq.console.screens import export_preview
+from optseq.console.tui.app import make_app
+from optseq.console.tui.dialogs.decide import DecideDialog
+from optseq.console.tui.dialogs.export_path import ExportDialog
+from optseq.console.tui.screens import export_preview
 from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 from tests.console.test_app import CEILING_S, SIZE, run, select_lever, stored, until, view

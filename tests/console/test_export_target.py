@@ -211,7 +211,7 @@ def test_a_write_that_fails_midway_leaves_the_old_file_and_no_temp(cli_env, tmp_
 # -- the console's export dialog goes through the same function -------------------------------------------------
 async def submit_export(app, pilot, path: Path, lang: str = "en"):
     """Open the export dialog with `e`, give it `path` and `lang`, and press Enter; returns the dialog."""
-    from optseq.console.dialogs.export_path import ExportDialog
+    from optseq.console.tui.dialogs.export_path import ExportDialog
 
     await pilot.press("e")
     dialog = app.screen
@@ -228,7 +228,7 @@ def settled(dialog) -> bool:
 
 
 def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_existing_one(db, tmp_path):
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from tests.console.test_app import until
 
     missing = tmp_path / "missing" / "x.md"
@@ -258,7 +258,7 @@ def test_the_console_export_refuses_a_missing_directory_and_writes_into_an_exist
 
 
 def test_the_console_exports_into_docs_beside_the_store_by_default_never_the_working_directory(tmp_path, monkeypatch):
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from tests.console.test_app import until
 
     repo = tmp_path / "repo"
@@ -326,8 +326,8 @@ def test_a_default_target_that_is_refused_leaves_no_docs_folder(cli_env, tmp_pat
 
 @pytest.mark.parametrize("answer", ["n", "escape", "y"])
 def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_path, answer):
-    from optseq.console.app import make_app
-    from optseq.console.dialogs.confirm import ConfirmDialog
+    from optseq.console.tui.app import make_app
+    from optseq.console.tui.dialogs.confirm import ConfirmDialog
     from tests.console.test_app import until
 
     notes = tmp_path / "notes [draft].md"  # brackets: Textual markup must not eat the name
@@ -360,8 +360,8 @@ def test_the_console_asks_before_replacing_a_file_optseq_did_not_write(db, tmp_p
 
 
 def test_the_console_asks_before_replacing_an_earlier_export(db, tmp_path):
-    from optseq.console.app import make_app
-    from optseq.console.dialogs.confirm import ConfirmDialog
+    from optseq.console.tui.app import make_app
+    from optseq.console.tui.dialogs.confirm import ConfirmDialog
     from tests.console.test_app import until
 
     out = tmp_path / "plan.md"
@@ -394,7 +394,7 @@ def test_the_console_asks_before_replacing_an_earlier_export(db, tmp_path):
 
 
 def test_the_console_refuses_the_state_directory(db, tmp_path):
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from tests.console.test_app import until
 
     async def go():

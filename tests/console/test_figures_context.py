@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 from textual.app import App
 
-from optseq.console.app import make_app
-from optseq.console.widgets.history_plot import HistoryPlot
-from optseq.console.widgets.lever_detail import LeverDetail
+from optseq.console.tui.app import make_app
+from optseq.console.tui.widgets.history_plot import HistoryPlot
+from optseq.console.tui.widgets.lever_detail import LeverDetail
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 from tests.console.test_app import SIZE, TINY_LEVER, _steady_env, cell, run, select_lever, until  # noqa: F401
 
@@ -255,7 +255,7 @@ def test_the_why_next_column_fits_at_80_columns_and_the_detail_has_it_whole(db):
 
 
 def test_the_footer_names_the_detail_keys_where_it_has_room(db):
-    from optseq.console.widgets.key_footer import SCROLL_FROM
+    from optseq.console.tui.widgets.key_footer import SCROLL_FROM
 
     def footer_text(app) -> str:
         strip = list(app.screen._compositor.render_strips())[-1]

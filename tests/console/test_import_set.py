@@ -11,10 +11,10 @@ from pathlib import Path
 from tests.conftest import DEFAULT_PLAN
 
 NOT_ON_THE_FIRST_SCREEN = (
-    "optseq.console.dialogs",  # every form and the confirm dialog (the package, so any of them)
-    "optseq.console.screens.help",
-    "optseq.console.screens.export_preview",
-    "optseq.console.serve",
+    "optseq.console.tui.dialogs",  # every form and the confirm dialog (the package, so any of them)
+    "optseq.console.tui.screens.help",
+    "optseq.console.tui.screens.export_preview",
+    "optseq.console.tui.serve",
     "optseq.state.report",  # the export's renderer
     "optseq.state.runs.lever_run",  # the run machinery, imported when a run starts
     "optseq.state.runs.passes",  # the pass planner: the detail of a lever with a rule (julia_port has none)
@@ -37,7 +37,7 @@ store that exists (the test makes it first with `optseq status`, as the paint be
 
 SCRIPT = """
 import asyncio, json, sys
-from optseq.console.app import make_app
+from optseq.console.tui.app import make_app
 
 NOT = {not_!r}
 ROUNDS = 2000  # pauses before a wait is called a hang: a count, never a time budget
@@ -112,12 +112,12 @@ def test_the_first_screen_imports_none_of_what_it_does_not_show(db):
     assert seen["history"] == "julia_port: nothing to measure (decided by criteria or by hand)"
     assert seen["history tab"] == []
     # each is loaded where it first opens, and what it opened is on screen (the waits above)
-    assert "optseq.console.screens.help" in seen["help"] and "textual.widgets._markdown" in seen["help"]
-    assert "optseq.console.dialogs.criterion" in seen["criterion dialog"]
-    assert "optseq.console.dialogs.export_path" in seen["export dialog"]
+    assert "optseq.console.tui.screens.help" in seen["help"] and "textual.widgets._markdown" in seen["help"]
+    assert "optseq.console.tui.dialogs.criterion" in seen["criterion dialog"]
+    assert "optseq.console.tui.dialogs.export_path" in seen["export dialog"]
     assert "optseq.state.report.target" in seen["export dialog"]
     # and still none of what no screen of the console needs
-    heavy = {"optseq.engine", "torch", "scipy", "matplotlib", "textual_serve", "aiohttp", "optseq.console.serve"}
+    heavy = {"optseq.engine", "torch", "scipy", "matplotlib", "textual_serve", "aiohttp", "optseq.console.tui.serve"}
     assert not [m for m in seen["export dialog"] if m.split(".")[0] in heavy or m in heavy
                 or m.startswith("optseq.engine.")]
 
@@ -130,7 +130,7 @@ def test_status_imports_neither_textual_nor_the_console(db):
             f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
             "'transitions', 'logging', 'six', 'socket', 'tempfile') "
-            "or m.startswith(('optseq.console.app', 'optseq.console.screens', 'optseq.console.widgets', "
+            "or m.startswith(('optseq.console.tui.app', 'optseq.console.tui.screens', 'optseq.console.tui.widgets', "
             "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine'))), code)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2], env=_env())

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from textual.widgets import Footer
 
-from optseq.console.app import make_app
+from optseq.console.tui.app import make_app
 from tests.conftest import DEFAULT_PLAN
 from tests.console.test_app import SIZE, TINY_LEVER, _palette_hits, cell, run, select_lever, table, until
 

@@ -92,7 +92,7 @@ def test_the_console_runs_ready_levers_at_once_with_a_row_each(tmp_path, monkeyp
     """R in the console: both ready levers held mid-run at once, a row each, then `after` joins as they land."""
     import asyncio
 
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from tests.console.test_app import cell, until
 
     hold = tmp_path / "go"
@@ -126,7 +126,7 @@ def test_the_console_runs_ready_levers_at_once_with_a_row_each(tmp_path, monkeyp
 def test_x_during_a_parallel_group_cancels_the_selected_lever_alone(tmp_path, monkeypatch):
     import asyncio
 
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from optseq.state.sequencer import Sequencer
     from tests.console.test_app import cell, select_lever, until
 

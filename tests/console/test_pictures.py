@@ -5,8 +5,8 @@ from rich.color import Color as RichColor, ColorSystem
 from textual import constants
 from textual.color import Color
 
-from optseq.console.app import make_app
-from optseq.console.widgets.history_plot import nice_ticks
+from optseq.console.tui.app import make_app
+from optseq.console.tui.widgets.history_plot import nice_ticks
 from optseq.state.sequencer import Sequencer
 from tests.conftest import DEFAULT_PLAN
 from tests.console.test_app import SIZE, _steady_env, run, select_lever, tiny_plan, until  # noqa: F401

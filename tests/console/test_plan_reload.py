@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from optseq.console.app import make_app
+from optseq.console.tui.app import make_app
 from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, TINY_LEVER, cell, run, select_lever, until
 from tests.console.test_app import _steady_env  # noqa: F401  the autouse fixture, here too

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from optseq.console import run_cmd
-from optseq.console.app import make_app
+from optseq.console.commands import run_cmd
+from optseq.console.tui.app import make_app
 from optseq.state.runs.lever_run import RunControl
 from optseq.state.runs.progress import RunProgress, p_text
 from optseq.state.sequencer import Sequencer
@@ -344,7 +344,7 @@ def test_read_only_console_takes_over_once_the_directory_is_writable(tmp_path, d
     plan = tiny_plan(tmp_path)
     with Sequencer.open(plan, db, mode="write"):
         pass  # the store exists
-    import optseq.console.app as app_mod
+    import optseq.console.tui.app as app_mod
     import optseq.state.store.store as store_mod
 
     real = store_mod.os.access
@@ -377,7 +377,7 @@ def test_read_only_console_takes_over_once_the_directory_is_writable(tmp_path, d
 
 
 def test_the_sample_line_counts_pairs_from_one_as_the_progress_line_does():
-    from optseq.console.widgets.run_tally import Tally
+    from optseq.console.tui.widgets.run_tally import Tally
 
     tally = Tally()
     for pair in range(6):  # the run protocol numbers pairs from 0

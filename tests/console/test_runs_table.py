@@ -7,8 +7,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from optseq.console.app import make_app
-from optseq.console.runs_cmd import RUN_COLUMNS
+from optseq.console.tui.app import make_app
+from optseq.console.commands.runs_cmd import RUN_COLUMNS
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, _steady_env, cell, run, select_lever, until  # noqa: F401
@@ -175,7 +175,7 @@ def test_ctrl_c_during_a_run_exits_130_and_records_it_cancelled(tmp_path, cli_en
 
 
 def test_a_runs_length_is_kept_on_the_monotonic_clock_and_its_cost_is_that(tmp_path, cli_env):
-    from optseq.console.widgets.figures import duration_text
+    from optseq.console.words.figures import duration_text
     from optseq.state.calculus.inputs import _run_hours
 
     plan = write_plan(tmp_path, lever("tiny", ["python", str(TINY_LEVER)]))

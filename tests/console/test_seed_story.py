@@ -8,8 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from optseq.console.app import make_app
-from optseq.console.dialogs.confirm import ConfirmDialog
+from optseq.console.tui.app import make_app
+from optseq.console.tui.dialogs.confirm import ConfirmDialog
 from tests.conftest import DEFAULT_PLAN
 from tests.console.test_app import SIZE, TINY_LEVER, cell, run, select_lever, stored, until, view  # noqa: F401
 from tests.console.test_app import _steady_env  # noqa: F401  the autouse fixture, here too

@@ -465,7 +465,7 @@ def test_a_port_in_use_is_one_line(cli_env):
 def test_a_silent_half_open_request_is_dropped_within_its_timeout(served):
     """Half a request's headers, then silence: the server closes the connection once IDLE_S has passed (it reads
     b"" then), where it used to hold it for 75 s; a whole request on another connection is answered meanwhile."""
-    from optseq.console.serve import IDLE_S
+    from optseq.console.tui.serve import IDLE_S
 
     host, port = served.base.removeprefix("http://").rsplit(":", 1)
     started = time.monotonic()  # before the server's timer can start: IDLE_S is a lower bound from here
@@ -482,3 +482,46 @@ def test_a_silent_half_open_request_is_dropped_within_its_timeout(served):
     finally:
         for conn in silent:
             conn.close()
+
+
+
+def _sockets_held(pid: int) -> int:
+    held = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            held += os.readlink(fd).startswith("socket:")
+        except OSError:
+            pass  # closed while we looked
+    return held
+
+
+@pytest.mark.slow
+def test_the_connections_it_holds_are_bounded(served):
+    """300 connections opened and left silent, as a stranger who can reach the port but has no token might: the
+    server never holds more than MAX_CONNECTIONS of them (each one past the bound is answered 503 at once and
+    closed; each one it took is closed by its idle timer), and a whole request is answered afterwards."""
+    import select
+
+    from optseq.console.tui.serve import ACCEPT_BATCH, MAX_CONNECTIONS
+
+    host, port = served.base.removeprefix("http://").rsplit(":", 1)
+    opened = [socket.create_connection((host, int(port)), timeout=60) for _ in range(300)]
+    fates: dict[socket.socket, bytes] = {}
+    most = 0
+    try:
+        end = time.monotonic() + CEILING_S  # a guard against a hang, never a budget
+        while len(fates) < len(opened):
+            assert time.monotonic() < end, f"{len(opened) - len(fates)} connections neither refused nor dropped"
+            most = max(most, _sockets_held(served.proc.pid))
+            waiting = [c for c in opened if c not in fates]
+            for conn in select.select(waiting, [], [], 0.05)[0]:
+                fates[conn] = conn.makefile("rb").readline().strip()  # b"": dropped by the idle timer
+    finally:
+        for conn in opened:
+            conn.close()
+    assert set(fates.values()) <= {b"", b"HTTP/1.1 503 Service Unavailable"}, set(fates.values())
+    assert b"HTTP/1.1 503 Service Unavailable" in fates.values()
+    # + a burst accepted before its refusals close, the listening socket and the loop's own
+    assert most <= MAX_CONNECTIONS + ACCEPT_BATCH + 8, most
+    assert raw_request(served.base, b"GET /?token=" + served.token.encode() + b" HTTP/1.1").startswith(
+        b"HTTP/1.1 200")

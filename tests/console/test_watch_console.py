@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from optseq.console.app import make_app
+from optseq.console.tui.app import make_app
 from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, cell, run, select_lever
 from tests.console.test_app import _steady_env  # noqa: F401  the autouse fixture, here too

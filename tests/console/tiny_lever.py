@@ -3,6 +3,7 @@
 With TINY_LEVER_HOLD=PATH in its environment it stops after each pair until PATH exists, so a test
 can catch a run mid-way without racing it; TINY_LEVER_HOLD_PASS=N holds in pass N only. TINY_LEVER_HOLD_MID=PATH
 stops inside pass 2's first pair instead, its baseline sample sent and its candidate's not, until PATH exists.
+Its arms come in the order kit.pairs runs them (A B B A), so a run of it is decided.
 
 Speaks the run protocol like the engine's benches, so the console is tested without the engine. Each pass
 is one launch of it, measuring the OPTSEQ_REPEATS pairs it is asked for; its values are drawn from OPTSEQ_PASS,
@@ -41,14 +42,17 @@ def main() -> int:
     for i in range(pairs):
         # a small deterministic spread, so the CI is a real interval and still clears the threshold
         base = first + i
-        emit(event="sample", arm="baseline", metric=args.metric, value=base, unit="items/s",
-             higher_is_better=True, pair=i)
-        mid = os.environ.get("TINY_LEVER_HOLD_MID") if i == 0 and first == 200.0 else None
-        while mid and not os.path.exists(mid):  # half a pair in: what a live view sees most of the time
-            time.sleep(0.01)
         ratio = args.first_pair_ratio if args.first_pair_ratio and i == 0 and first == 100.0 else args.ratio
-        emit(event="sample", arm="candidate", metric=args.metric, value=base * ratio * (1 + 0.01 * (i % 2)),
-             unit="items/s", higher_is_better=True, pair=i)
+        arms = [("baseline", base), ("candidate", base * ratio * (1 + 0.01 * (i % 2)))]
+        # A B B A, the other way round every other launch, as kit.pairs runs the arms: a bench whose samples came
+        # baseline first in every pair would not be decided
+        for k, (arm, value) in enumerate(arms if (i + int(first // 100)) % 2 == 0 else arms[::-1]):
+            if k == 1:
+                mid = os.environ.get("TINY_LEVER_HOLD_MID") if i == 0 and first == 200.0 else None
+                while mid and not os.path.exists(mid):  # half a pair in: what a live view sees most of the time
+                    time.sleep(0.01)
+            emit(event="sample", arm=arm, metric=args.metric, value=value, unit="items/s", higher_is_better=True,
+                 pair=i)
         emit(event="progress", done=i + 1, total=pairs, msg=f"pair {i + 1}")
         hold = os.environ.get("TINY_LEVER_HOLD")
         if os.environ.get("TINY_LEVER_HOLD_PASS", os.environ.get("OPTSEQ_PASS")) != os.environ.get("OPTSEQ_PASS"):

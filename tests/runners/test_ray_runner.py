@@ -309,7 +309,7 @@ def test_two_ready_levers_run_in_parallel_on_separate_nodes(tmp_path, ray_cluste
 def test_the_console_re_attaches_a_detached_run_when_it_opens(tmp_path, ray_cluster, monkeypatch):
     import asyncio
 
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from tests.console.test_app import cell, until
 
     path = plan(tmp_path, ray_cluster, ["python", str(TINY)])

@@ -244,7 +244,7 @@ def test_arms_and_run_together_are_refused(tmp_path):
 def test_the_console_runs_a_command_pair_lever_and_streams_its_arms(tmp_path, monkeypatch):
     import asyncio
 
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from tests.console.test_app import until
 
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")

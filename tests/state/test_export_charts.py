@@ -226,8 +226,8 @@ def test_the_window_is_the_history_plots(tmp_path):
 
 # -- the console's export writes the charts too --------------------------------------------------------------
 def test_the_console_export_writes_the_charts_its_history_plot_shows(tmp_path):
-    from optseq.console.app import make_app
-    from optseq.console.widgets.history_plot import HistoryPlot
+    from optseq.console.tui.app import make_app
+    from optseq.console.tui.widgets.history_plot import HistoryPlot
     from tests.console.test_app import until
 
     path, db = measured(tmp_path)

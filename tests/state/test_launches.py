@@ -88,7 +88,7 @@ def test_a_rule_that_fixes_its_pairs_a_launch_gets_them_every_launch():
         ratio = 1.0 + (0.01 if pass_no % 2 else -0.01)  # launches either side: no decision, more launches
         samples = [{"arm": arm, "metric": "m", "value": 100.0 * (ratio if arm == "candidate" else 1.0) + i * 1e-3 + pass_no * 1e-5,
                     "higher_is_better": True, "pair": i, "run": pass_no} for i in range(passes.requested)
-                   for arm in ("baseline", "candidate")]
+                   for arm in (("baseline", "candidate") if (i + pass_no) % 2 else ("candidate", "baseline"))]
         step = passes.after_pass(samples, duration_s=10.0, pair_s=0.01)
         if not step.more:
             break

@@ -286,7 +286,8 @@ def test_the_lever_under_test_is_never_in_its_own_baseline(tmp_path, db):
         "infra = json.loads(os.environ['OPTSEQ_INFRA'])\n"
         "ratio = 1.0 if 'lever' in infra['adopted'] else 1.5\n"
         "for i in range(int(os.environ['OPTSEQ_REPEATS'])):\n"
-        "    for arm, v in (('baseline', 100.0), ('candidate', 100.0 * ratio * (1 + 0.001 * i))):\n"
+        "    arms = [('baseline', 100.0), ('candidate', 100.0 * ratio * (1 + 0.001 * i))]\n"
+        "    for arm, v in arms if (i + int(os.environ['OPTSEQ_PASS'])) % 2 else arms[::-1]:  # A B B A\n"
         "        print(json.dumps({'event': 'sample', 'arm': arm, 'metric': 'items_per_s', 'value': v,\n"
         "                          'unit': 'items/s', 'higher_is_better': True, 'pair': i}))\n"
         "print(json.dumps({'event': 'done'}))\n", encoding="utf-8")

@@ -397,7 +397,8 @@ OTHER_DEVICE = """import json, os
 this_pass = int(os.environ.get("OPTSEQ_PASS", "1"))  # fresh numbers every launch: the same ones are a replay
 print(json.dumps({"event": "env", "device": "second-device"}))
 for i in range(6):
-    for arm, value in (("baseline", 100.0), ("candidate", 150.0 + i * 0.01 + this_pass * 0.001)):
+    arms = [("baseline", 100.0), ("candidate", 150.0 + i * 0.01 + this_pass * 0.001)]
+    for arm, value in arms if (i + this_pass) % 2 else arms[::-1]:  # A B B A, as kit.pairs runs the arms
         print(json.dumps({"event": "sample", "arm": arm, "metric": "items_per_s", "value": value,
                           "unit": "items/s", "higher_is_better": True, "pair": i}))
 print(json.dumps({"event": "done"}))

@@ -162,7 +162,7 @@ def test_the_console_says_the_next_the_doc_marks(tmp_path, monkeypatch, upto):
     disagreed), and a stale one."""
     import os
 
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from tests.console.test_app import SIZE, run, until
 
     db = tmp_path / "state"

@@ -62,7 +62,7 @@ def test_a_direction_flip_is_warned_and_not_counted(tmp_path):
     report, record, _, _, _ = run(tmp_path, "flip_direction")
     assert report.status == "succeeded"
     assert record["pass_counts"][0] == {"pass": 1, "asked": 6, "pairs": 3, "warnings": record["pass_counts"][0]["warnings"]}
-    assert "pass 1: 6 samples with the other higher_is_better (baseline pair 3 says false, earlier samples of " \
+    assert "pass 1: 6 samples with the other higher_is_better (candidate pair 3 says false, earlier samples of " \
            "items_per_s true; " in record["warnings"][0]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -58,8 +59,16 @@ def test_a_candidate_whose_stalls_cost_more_than_its_median_gains_is_not_adopted
 
 
 def test_a_bench_that_runs_the_baseline_first_is_never_decided():
-    row = simulate.simulate(setting("warm-up", "threshold", "baseline first"), 200)
+    row = simulate.simulate(setting("warm-up", "threshold", "baseline first, 1%"), 200)
     assert row.adopt == row.reject == 0, row
+
+
+@pytest.mark.parametrize("truth", ["A/A", "threshold"])
+def test_a_silent_bench_that_runs_the_baseline_first_is_never_decided(truth):
+    # no `first` in its samples: the order they came in is taken for the order, and the baseline came first in
+    # every pair; read as if the order were unknown, 44% of A/A runs and 50% at the threshold adopted (200 draws)
+    row = simulate.simulate(setting("warm-up", truth, "baseline first, no `first`"), 200)
+    assert row.adopt == row.reject == 0 and row.launches / row.draws == 2, row
 
 
 @statistical
@@ -90,3 +99,41 @@ def test_the_command_writes_its_section_and_keeps_the_others(tmp_path):
     assert "| warm-up 10%, fading over ~4 runs | 5% | slower by the tolerance (1.05×) | random, 2% a run |" in text
     assert "Worst P(not slower) at a slowdown equal to the tolerance" in text and "5 draws per row" in text
     assert not (tmp_path / "performance.md.tmp").exists()
+
+
+ROWS_DOC = Path(__file__).resolve().parents[2] / "docs" / "performance.md"
+CHEAP_ROW = "drift: throttle −0.2% a call | threshold (1.1× vs 1.1×) | 5 | baseline first, 1% per sample"
+"""A row whose runs stop after two launches: the cheapest to simulate at the document's 2,000 draws."""
+
+
+def simulate_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "optseq.state.bench.simulate", *args], capture_output=True,
+                          text=True, timeout=600, cwd=cwd)
+
+
+def test_rows_simulates_the_rows_it_names_and_keeps_the_others_as_written(tmp_path):
+    # each row is seeded by its own setting: simulated alone, the row comes out as the whole table gave it
+    doc = tmp_path / "docs" / "performance.md"
+    doc.parent.mkdir()
+    written = ROWS_DOC.read_text(encoding="utf-8")
+    wrong = written.replace(f"| {CHEAP_ROW} | 0.0% | 0.0% | 100.0% |", f"| {CHEAP_ROW} | 9.9% | 0.0% | 90.1% |")
+    assert wrong != written
+    doc.write_text(wrong, encoding="utf-8")
+    out = simulate_cli("--write", "docs/performance.md", "--rows", CHEAP_ROW, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == "wrote 1 row into docs/performance.md", out.stderr
+    assert doc.read_text(encoding="utf-8") == written
+
+
+def test_rows_refuses_in_one_line_what_it_cannot_keep(tmp_path):
+    doc = tmp_path / "performance.md"
+    doc.write_text(ROWS_DOC.read_text(encoding="utf-8").replace(f"| {CHEAP_ROW} |", "| gone |"), encoding="utf-8")
+    before = doc.read_bytes()
+    for args, said in ((["--rows", CHEAP_ROW], "--rows needs --write PATH"),
+                       (["--write", str(doc), "--rows", "no such noise"], "no row's setting, true ratio or noise"),
+                       (["--write", str(doc), "--rows", "rounded output"], f"{doc}: no row for {CHEAP_ROW}"),
+                       (["--write", str(doc), "--draws", "7", "--rows", CHEAP_ROW], "2000 draws per row, not 7"),
+                       (["--write", str(tmp_path / "none.md"), "--rows", CHEAP_ROW], "none.md: cannot be read")):
+        out = simulate_cli(*args)
+        assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert doc.read_bytes() == before

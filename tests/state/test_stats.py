@@ -33,11 +33,12 @@ TIMINGS = [  # s_per_iter, lower is better: 2.0 s -> 1.5 s
 
 
 def samples(pairs, metric="rate", higher_is_better=True, unit="calls/s", run=None):
+    """Samples as the kit's pairs write them: A B B A, each saying whether its arm ran first."""
     out = []
     for i, (base, cand) in enumerate(pairs):
         for arm, value in (("baseline", base), ("candidate", cand)):
             s = {"event": "sample", "arm": arm, "metric": metric, "value": value, "unit": unit,
-                 "higher_is_better": higher_is_better, "pair": i}
+                 "higher_is_better": higher_is_better, "pair": i, "first": (arm == "baseline") == (i % 2 == 0)}
             if run is not None:
                 s["run"] = run
             out.append(s)

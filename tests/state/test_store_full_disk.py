@@ -169,3 +169,86 @@ warmup = 0
                                           timeout=300).stdout)["runs"]
     assert record["status"] == "succeeded" and record["verdict"] == "adopt" and record["n_samples"] == 12
     assert "finished from its passes' logs" in record["note"]
+
+
+FILL_IN_PASS_3 = """
+import os, runpy, sys
+# the third launch fills the disk under the store's hot file and journals (the run was recorded already, and its
+# folder is on another disk): its later passes' starts cannot be recorded, nor its end
+if os.environ.get("OPTSEQ_PASS") == "3":
+    filler = os.environ["FILL_ME"] + "/filler"
+    if not os.path.exists(filler):
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        for size in (65536, 4096, 1):
+            try:
+                while os.write(fd, b"\\0" * size):
+                    pass
+            except OSError:
+                pass
+        os.close(fd)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def bench_plan(tmp_path: Path) -> Path:
+    """A bench lever whose run takes six launches (a first look needs them), filling the disk in its third."""
+    from tests.state.one_lever import one_lever_plan
+
+    (tmp_path / "fill.py").write_text(FILL_IN_PASS_3)
+    ab = Path(__file__).parent / "lever_scripts" / "ab.py"
+    return one_lever_plan(tmp_path, ["python", str(tmp_path / "fill.py"), str(ab), "--ratio", "1.5"], timeout=120)
+
+
+def test_a_disk_that_fills_in_pass_3_of_six_is_finished_from_the_six_passes_logs_once_there_is_room(tmp_path,
+                                                                                                      small_disk):
+    db = small_disk / "state"
+    env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(bench_plan(tmp_path)), "FILL_ME": str(small_disk)}
+    Store.open(db, mode="write").close()
+    runs = tmp_path / "runs"  # logs and samples on a disk with room, the hot file and journals on the full one
+    (db / "runs").rmdir()
+    runs.mkdir()
+    (db / "runs").symlink_to(runs)
+
+    run = subprocess.run([*OPTSEQ, "--run", "lever"], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("optseq:")]
+    assert len(errors) == 1 and "run 1 lever: measured (6 passes), but its end cannot be recorded" in errors[0], errors
+    assert "No space left on device" in errors[0] and "finishes the run from them" in errors[0]
+    assert "pass 4's start cannot be recorded" in run.stderr  # said, and the pass went on
+    for n in range(1, 7):  # every pass ran whole and logged, its samples with it
+        assert '"event": "done"' in (runs / "1" / f"pass-{n}.log").read_text(), n
+    assert len((runs / "1" / "samples.jsonl").read_text().splitlines()) == 24
+
+    (small_disk / "filler").unlink()
+    status = subprocess.run([*OPTSEQ, "status", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert status.returncode == 0, status.stderr
+    assert "finished from its passes' logs" in status.stderr, status.stderr
+    assert {v["id"]: v["state"] for v in json.loads(status.stdout)["levers"]} == {"lever": "adopted"}
+    (record,) = json.loads(subprocess.run([*OPTSEQ, "runs", "--json"], env=env, capture_output=True, text=True,
+                                          timeout=300).stdout)["runs"]
+    assert (record["status"], record["verdict"], record["passes"], record["n_samples"]) == ("succeeded", "adopt", 6, 24)
+    assert record["summary"]["stats"]["launches"] == 6 and "finished from its passes' logs" in record["note"]
+
+
+def test_a_disk_that_fills_under_the_runs_own_logs_ends_it_in_one_line_and_interrupted_once_there_is_room(
+        tmp_path, small_disk):
+    db = small_disk / "state"  # the whole store on the small disk: the third pass's log cannot be written
+    env = {**os.environ, "OPTSEQ_DB": str(db), "OPTSEQ_PLAN": str(bench_plan(tmp_path)), "FILL_ME": str(small_disk)}
+    Store.open(db, mode="write").close()
+    run = subprocess.run([*OPTSEQ, "--run", "lever"], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("optseq:")]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("optseq: run 1 lever: cannot write ") and str(db / "runs" / "1") in errors[0], errors
+    assert "No space left on device" in errors[0]
+
+    (small_disk / "filler").unlink()
+    status = subprocess.run([*OPTSEQ, "status", "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    assert {v["id"]: v["state"] for v in json.loads(status.stdout)["levers"]} == {"lever": "ready"}
+    (record,) = json.loads(subprocess.run([*OPTSEQ, "runs", "--json"], env=env, capture_output=True, text=True,
+                                          timeout=300).stdout)["runs"]
+    assert record["status"] == "interrupted"  # its third pass is lost: nothing to decide from, nothing left running
+    for n in (1, 2):
+        assert '"event": "done"' in (db / "runs" / "1" / f"pass-{n}.log").read_text(), n

@@ -65,10 +65,12 @@ def main():
             this_pass = int(os.environ.get("OPTSEQ_PASS", "1"))
             base = 100.0 * (1 + 1e-9 * this_pass)  # a new pass is not a replay
             cand = 100.0 * args.ratio * (1 + args.noise * (1 if this_pass % 2 else -1) * (1 + i % 3))
-        emit(event="sample", arm="baseline", metric="items_per_s", value=base, unit="items/s",
-             higher_is_better=True, pair=i)
-        emit(event="sample", arm="candidate", metric="items_per_s", value=cand, unit="items/s",
-             higher_is_better=True, pair=i)
+        # in the order kit.pairs runs the arms (A B B A, the other way round every other launch): a bench whose
+        # samples came baseline first in every pair would not be decided
+        arms = [("baseline", base), ("candidate", cand)]
+        for arm, value in arms if (i + int(os.environ.get("OPTSEQ_PASS", "1"))) % 2 == 1 else arms[::-1]:
+            emit(event="sample", arm=arm, metric="items_per_s", value=value, unit="items/s", higher_is_better=True,
+                 pair=i)
         emit(event="progress", done=i + 1, total=repeats, msg=f"pair {i + 1}")
         if args.mode == "crash" and i == 1:
             raise RuntimeError("simulated crash in the middle of the run")

@@ -20,10 +20,10 @@ def main() -> int:
     for i in range(pairs):
         base = 100.0 * (1 + rng.gauss(0.0, 0.01))
         cand = 100.0 * ratio * launch * (1 + rng.gauss(0.0, 0.01))
-        emit(event="sample", arm="baseline", metric="items_per_s", value=base, unit="items/s",
-             higher_is_better=True, pair=i)
-        emit(event="sample", arm="candidate", metric="items_per_s", value=cand, unit="items/s",
-             higher_is_better=True, pair=i)
+        arms = [("baseline", base), ("candidate", cand)]  # A B B A, as kit.pairs runs them
+        for arm, value in arms if (i + int(os.environ.get("OPTSEQ_PASS", "1"))) % 2 == 1 else arms[::-1]:
+            emit(event="sample", arm=arm, metric="items_per_s", value=value, unit="items/s", higher_is_better=True,
+                 pair=i)
     emit(event="done")
     return 0
 

@@ -18,6 +18,14 @@ def sample(arm, value, pair, metric="items_per_s", higher=True):
     emit(event="sample", arm=arm, metric=metric, value=value, unit="items/s", higher_is_better=higher, pair=pair)
 
 
+def both(base, cand, pair, **kw):
+    """Both arms of a pair in the order kit.pairs runs them (A B B A, the other way round every other launch): a
+    bench whose samples came baseline first in every pair would not be decided."""
+    arms = [("baseline", base), ("candidate", cand)]
+    for arm, value in arms if (pair + int(os.environ.get("OPTSEQ_PASS", "1"))) % 2 == 1 else arms[::-1]:
+        sample(arm, value, pair, **kw)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mode", required=True, choices=[
@@ -58,11 +66,9 @@ def main():
         base = 100.0 * (1 + rng.gauss(0, 0.05))
         cand = 100.0 * args.ratio * (1 + rng.gauss(0, 0.05))
         if args.mode == "wrong_metric":
-            sample("baseline", base, i, metric="items_per_sec")
-            sample("candidate", cand, i, metric="items_per_sec")
+            both(base, cand, i, metric="items_per_sec")
         elif args.mode == "zeros":
-            sample("baseline", 0.0, i)
-            sample("candidate", 0.0, i)
+            both(0.0, 0.0, i)
         elif args.mode == "one_arm":
             sample("baseline", base, i)
         elif args.mode == "duplicate_pair":
@@ -70,22 +76,18 @@ def main():
             sample("candidate", cand, 0)
         elif args.mode == "flip_direction":
             higher = i < n // 2
-            sample("baseline", base, i, higher=higher)
-            sample("candidate", cand, i, higher=higher)
+            both(base, cand, i, higher=higher)
         elif args.mode == "half_lines":
             sys.stdout.write('{"event": "sample", "arm": "baseline", "metric": "items_per_s", "val')
             sys.stdout.flush()
             print("", flush=True)
-            sample("baseline", base, i)
-            sample("candidate", cand, i)
+            both(base, cand, i)
         else:  # replay, extra_pairs, hang_second_pass
-            sample("baseline", base, i)
-            sample("candidate", cand, i)
+            both(base, cand, i)
         emit(event="progress", done=i + 1, total=n, msg=f"pair {i + 1}")
     if args.mode == "extra_pairs":
         for i in range(n, n + 3):
-            sample("baseline", 100.0 * (1 + rng.gauss(0, 0.05)), i)
-            sample("candidate", 100.0 * args.ratio * (1 + rng.gauss(0, 0.05)), i)
+            both(100.0 * (1 + rng.gauss(0, 0.05)), 100.0 * args.ratio * (1 + rng.gauss(0, 0.05)), i)
     emit(event="done")
     return 0
 

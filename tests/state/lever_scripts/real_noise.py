@@ -4,9 +4,12 @@ over the calls of a process, a candidate that stalls now and then, output rounde
 It measures nothing: every value is drawn from a seed and the pass (OPTSEQ_PASS), so a run is the same every
 time, and the test asserts optseq's decision, not a timing. The arms run in the lever kit's order
 (`--order alternate|random`), or baseline first in every pair (`--order baseline-first`, what the old
-`kit.paired` did), each sample saying which arm ran first.
+`kit.paired` did), each sample saying which arm ran first; with `--silent` no sample says it, and each is written
+as its arm is measured (a bench that calls kit.sample without `first`), after `--warmup-calls` unreported calls
+of each arm. `--warmup F` makes the process's first calls slower by F, fading by e every two calls.
 """
 import argparse
+import math
 import random
 
 from optseq.engine import kit
@@ -23,6 +26,9 @@ def main():
     p.add_argument("--digits", type=int, default=None, help="significant digits printed")
     p.add_argument("--order", default="alternate", choices=["alternate", "random", "baseline-first"])
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--warmup", type=float, default=0.0, help="the first calls' slowdown, fading by e every two calls")
+    p.add_argument("--silent", action="store_true", help="no sample says which arm ran first")
+    p.add_argument("--warmup-calls", type=int, default=1, help="unreported calls of each arm before the pairs")
     args = p.parse_args()
     this_pass = kit.pass_number()
     rng = random.Random(f"{args.seed}:{this_pass}")
@@ -34,6 +40,7 @@ def main():
         def call():
             speed = 100.0 * (args.ratio * offset if name == "candidate" else 1.0)
             value = speed * (1 + rng.gauss(0, args.noise)) * (1 + args.drift * calls[0])
+            value /= 1 + args.warmup * math.exp(-calls[0] / 2)  # a throughput: a slow call is a low value
             calls[0] += 1
             if name == "candidate" and rng.random() < args.stall:
                 value /= 20
@@ -43,7 +50,22 @@ def main():
     repeats = kit.repeats(6)
     spec = dict(metric="items_per_s", unit="items/s", higher_is_better=True)
     kit.env(device="test-device")
-    if args.order == "baseline-first":
+    if args.silent:
+        arms = [("baseline", arm("baseline")), ("candidate", arm("candidate"))]
+        for _ in range(args.warmup_calls):
+            for _, call in arms:
+                call()
+        order = random.Random(f"order:{args.seed}:{this_pass}")
+        for i in range(repeats):
+            if args.order == "baseline-first":
+                base_first = True
+            elif args.order == "alternate":  # as kit.pairs: A B B A, every other launch B A A B
+                base_first = (i + this_pass % 2) % 2 == 1
+            else:
+                base_first = order.random() < 0.5
+            for name, call in arms if base_first else arms[::-1]:
+                kit.sample(name, value=call(), pair=i, **spec)  # written as it is measured, no `first`
+    elif args.order == "baseline-first":
         base, cand = arm("baseline"), arm("candidate")
         for i in range(repeats):
             kit.sample("baseline", value=base(), pair=i, first=True, **spec)

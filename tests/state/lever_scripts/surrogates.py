@@ -32,10 +32,10 @@ def main():
     repeats = int(os.environ.get("OPTSEQ_REPEATS", "6"))
     for i in range(repeats):
         jitter = 1 + 0.01 * (i % 3)
-        say(r'{"event": "sample", "arm": "baseline", "metric": "items_per_s", "value": %r, '
-            r'"unit": "items/\ud800s", "higher_is_better": true, "pair": %d}' % (100.0 * jitter, i))
-        say(r'{"event": "sample", "arm": "candidate", "metric": "items_per_s", "value": %r, '
-            r'"unit": "items/\ud800s", "higher_is_better": true, "pair": %d}' % (150.0 * jitter, i))
+        arms = [("baseline", 100.0), ("candidate", 150.0)]  # A B B A, as kit.pairs runs them
+        for arm, value in arms if (i + int(os.environ.get("OPTSEQ_PASS", "1"))) % 2 == 1 else arms[::-1]:
+            say(r'{"event": "sample", "arm": "%s", "metric": "items_per_s", "value": %r, '
+                r'"unit": "items/\ud800s", "higher_is_better": true, "pair": %d}' % (arm, value * jitter, i))
     say(r'{"event": "quality", "name": "max_err\udc00", "value": 0.0, "limit": 1.0}')
     say(r'{"event": "done"}')
     return 0

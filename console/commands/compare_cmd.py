@@ -1,0 +1,114 @@
+"""`optseq compare BASE [HEAD]`: the commit gate. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed,
+5 a guard failed, 2 bad input, 130 Ctrl-C; the verdict line on stdout, progress on stderr, `--json` for machines and
+a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from optseq.state.errors import InputError
+
+BAD_INPUT, INTERRUPTED = 2, 130
+SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+def add_compare_parser(sub, common) -> None:
+    s = sub.add_parser("compare", parents=[common],
+                       help="the commit gate: is HEAD slower than BASE? (the workload at two commits, paired)",
+                       description="Measures the plan's workload (or --lever ID's candidate arm) at two commits as "
+                                   "the two arms, counterbalanced and sequential, each commit in a worktree of its "
+                                   "own. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed, 5 a guard "
+                                   "failed, 2 bad input.")
+    s.add_argument("base", metavar="BASE", help="the commit HEAD is held to (a branch, tag or commit: origin/main)")
+    s.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the commit measured (default: HEAD)")
+    s.add_argument("--lever", metavar="ID", default=None,
+                   help="measure this command-pair lever's candidate arm instead of the plan's [workload]")
+    s.add_argument("--tolerance", metavar="T", default=None,
+                   help="how much slower HEAD may be and pass: 3%% or 0.03 (default: the plan's [compare] "
+                        "tolerance, else 5%%)")
+    s.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    s.add_argument("--summary", metavar="FILE", type=Path, default=None,
+                   help="also write the markdown summary here (it is appended to $GITHUB_STEP_SUMMARY when set)")
+    s.add_argument("-v", "--verbose", action="store_true",
+                   help="echo every line the arms print (`compare| line`, on stderr)")
+    # also after the subcommand, as a CI line reads best (`optseq compare main HEAD --runner ray`); SUPPRESS keeps
+    # a value given before it
+    s.add_argument("--runner", choices=["local", "ray"], default=argparse.SUPPRESS,
+                   help="where the arms run (default: $OPTSEQ_RUNNER, else the plan's [runner], else local)")
+    s.add_argument("--ray-address", metavar="ADDR", default=argparse.SUPPRESS,
+                   help="the Ray cluster's job API (default: $OPTSEQ_RAY_ADDRESS, else the plan's [runner])")
+
+
+def run_compare(seq, args) -> int:
+    from optseq.console.commands.run_cmd import Progress
+    from optseq.state.runs.commit_gate import ToleranceError, parse_tolerance
+    from optseq.state.runs.compare_run import COMPARE_ID, compare, prepare
+    from optseq.state.runs.lever_run import RunControl
+
+    try:
+        tolerance = parse_tolerance(args.tolerance) if args.tolerance is not None else None
+    except ToleranceError as exc:
+        raise InputError(f"--tolerance: {exc}") from None
+    if args.summary is not None and not args.summary.parent.is_dir():
+        raise InputError(f"--summary {args.summary}: its folder does not exist")
+    found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
+    control = RunControl()
+    from optseq.state.plan.model import Lever
+
+    spec = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, rule=found.rule, arms=found.arms)
+    progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
+    progress.say(f"compare: {commits.candidate.text()} against {commits.baseline.text()}, tolerance "
+                 f"{found.tolerance * 100:.4g}% ({'the workload' if found.target == 'workload' else found.target})")
+    previous = signal.signal(signal.SIGINT, lambda *_: (progress.say("compare: Ctrl-C: cancelling"), control.cancel()))
+    try:
+        report = compare(seq, found, commits, lever_id=args.lever, on_event=progress.event, on_log=progress.log,
+                         control=control)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        progress.close()
+    data = report.to_dict()
+    markdown = None
+    if args.summary is not None or os.environ.get(SUMMARY_ENV):
+        from optseq.state.report.compare_doc import render
+
+        markdown = render(data)
+    if args.summary is not None:
+        _write(args.summary, markdown)
+    if os.environ.get(SUMMARY_ENV):
+        with open(os.environ[SUMMARY_ENV], "a", encoding="utf-8") as f:  # GitHub appends each step's part
+            f.write(markdown + "\n")
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(verdict_line(data))
+    return INTERRUPTED if control.cancelled else report.exit_code
+
+
+def verdict_line(data: dict) -> str:
+    """`compare 3: not slower: fast (41b7152) is not slower than main (974f1b9): 1.011× [0.974, 1.051] n=10,
+    tolerance 3% (95% lower bound clears 0.97×: …)`."""
+    stats = (data.get("summary") or {}).get("stats") or {}
+    reason = str(data.get("reason") or "")
+    figures = ""
+    if stats.get("estimate") is not None:
+        figures = f": {stats['estimate']:.3f}×"
+        if stats.get("ci_low") is not None:
+            figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+        figures += f" n={stats.get('n')}"
+        reason = reason.split(": ", 1)[-1]  # its head repeats the figures
+    return (f"compare {data['run_id']}: {data['verdict']}: {data['message']}{figures}, tolerance "
+            f"{data['tolerance'] * 100:.4g}% ({reason})")
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.optseq-tmp")
+    try:
+        tmp.write_text(text + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"--summary {path}: {exc.strerror or exc}") from None

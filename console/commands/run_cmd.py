@@ -1,0 +1,331 @@
+"""`optseq --run TARGET`: headless lever runs with progress and a summary (no textual import)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+
+from optseq.state.runs.lever_run import RunControl, RunReport
+from optseq.state.runs.passes import asks
+from optseq.state.runs.progress import RunProgress, p_text
+from optseq.state.errors import InputError
+from optseq.state.plan.model import PlanError
+from optseq.state.sequencer import Sequencer
+
+# back to the line's start and erase it: the bar never leaves characters behind, however short the next text;
+# the one escape optseq writes itself, and the one the output filter lets through
+from optseq.console.commands.safe_stream import CLEAR_LINE  # noqa: E402
+
+OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
+ERODED = 6
+"""`--run watch` found an adopted gain eroded (a nightly job fails on it); 1 still means a run failed."""
+INTERRUPTED = 130
+"""Ctrl-C ended the runs (128 + SIGINT, as a shell says it): whatever the run it cancelled came to."""
+
+
+class Progress:
+    """A one-line bar redrawn in place on a terminal; plain lines otherwise (logs, CI).
+
+    The count runs over all the run's passes (state.runs.progress): an inconclusive run asking for
+    more pairs moves the bar on, never back to the start.
+    """
+
+    current: "Progress | None" = None
+    """The bar on the terminal now: what Ctrl-C clears before it says anything."""
+
+    def __init__(self, stream, lever: str, plain: bool = False, lever_spec=None, echo: bool = False):
+        self.stream = stream
+        self.echo = echo
+        """--verbose: every line the command prints, above the bar (a lever nobody here wrote, misbehaving)."""
+        self.tty = stream.isatty() and not plain  # several runs at once: lines, not bars overwriting each other
+        self.lever = lever
+        self.counted = RunProgress.of(lever_spec)
+        self.msg = ""
+        self.estimate = ""
+        self._last = 0.0
+        self._drawn = False
+
+    @property
+    def done(self) -> float:
+        return self.counted.done
+
+    @property
+    def total(self) -> float:
+        return self.counted.total
+
+    def event(self, ev: dict) -> None:
+        kind = ev.get("event")
+        if kind == "sample":
+            self.counted.sample(ev)
+        elif kind == "progress":
+            self.counted.progress(ev.get("done", 0), ev.get("total", 0))
+            self.msg = self.counted.message(ev.get("msg", ""))
+            self._show(force=not self.tty)
+        elif kind == "estimate":
+            ci = f" [{ev['ci_low']:.3f}, {ev['ci_high']:.3f}]" if ev.get("ci_low") is not None else ""
+            self.estimate = f"{ev['estimate']:.3f}×{ci} (n={ev['n']})"
+            if not self.tty:
+                self._line(f"{self.lever}: running estimate {self.estimate}")
+            self._show()
+        elif kind == "unavailable":
+            self._line(f"{self.lever}: unavailable: {ev.get('reason', '')}")
+
+    def log(self, line: str) -> None:
+        if line.startswith("[optseq]"):
+            self._line(f"{self.lever}: {line[9:]}")
+        elif self.echo:
+            self._line(f"{self.lever}| {line}")
+
+    def _show(self, force: bool = False) -> None:
+        if not self.tty:
+            if force and self.total:
+                self._line(f"{self.lever}: {self.counted.text()} {self.msg}".rstrip())
+            return
+        now = time.monotonic()
+        if now - self._last < 0.05 and self.done != self.total:
+            return
+        self._last = now
+        width = 20
+        filled = int(width * self.done / self.total) if self.total else 0
+        bar = "#" * filled + "-" * (width - filled)
+        text = f"{self.lever} [{bar}] {self.counted.text()} {self.msg} {self.estimate}".rstrip()
+        # one character short of the width: a line that fills the last column wraps on some terminals
+        columns = _columns(self.stream)
+        self.stream.write(CLEAR_LINE + text[:max(columns - 1, 10)])
+        self.stream.flush()
+        self._drawn = True
+        Progress.current = self
+
+    def _line(self, text: str) -> None:
+        if self._drawn:
+            self.stream.write(CLEAR_LINE)
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        if self._drawn:
+            self._last = 0.0
+            self._show()  # the bar again under the line, where it was
+
+    def say(self, text: str) -> None:
+        """A line of its own, above the bar: the bar is cleared first, never written over."""
+        self._line(text)
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write(CLEAR_LINE)
+            self.stream.flush()
+            self._drawn = False
+        if Progress.current is self:
+            Progress.current = None
+
+
+def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, echo: bool = False) -> int:
+    from optseq.state.runners.interface import RunnerError
+
+    try:
+        seq.runner  # a runner that cannot be set up is bad input, before anything is picked or recorded
+    except RunnerError as exc:
+        print(f"optseq: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    control = RunControl()
+    # Ctrl-C cancels the run under way (its process group or job stopped with its grace), never optseq itself
+    previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(control))
+    try:
+        code = _run_target(seq, target, as_json, parallel, control, echo)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    # only Ctrl-C cancels this control: the run is recorded cancelled, the summary printed, and the shell told
+    return INTERRUPTED if control.cancelled else code
+
+
+def _columns(stream) -> int:
+    """The width of the terminal the bar is drawn on (stderr), which stdout's redirection does not change."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return shutil.get_terminal_size((80, 24)).columns
+
+
+def _interrupt(control: RunControl) -> None:
+    bar = Progress.current
+    what = f"{bar.lever}: " if bar else ""
+    message = f"{what}Ctrl-C: cancelling the run (its process group is stopped, then its end recorded)"
+    if bar is not None:
+        bar.say(message)
+    else:
+        print(message, file=sys.stderr, flush=True)
+    control.cancel()
+
+
+def _refused(seq: Sequencer, target: str, message: str, as_json: bool, code: int) -> int:
+    """A run refused before it started: one line on stderr and, with --json, still a JSON object on stdout."""
+    print(f"optseq: {message}", file=sys.stderr)
+    if as_json:
+        status = seq.status()
+        print(json.dumps({"target": target, "runs": [], "refused": message, "next": status["next"],
+                          "todo": status["todo"]}, ensure_ascii=False, indent=2))
+    return code
+
+
+def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, control: RunControl,
+                echo: bool = False) -> int:
+    group = target in seq.GROUPS
+    reports: list[RunReport] = []
+    # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
+    for detached in seq.detached_runs():
+        if (group or detached["lever"] == target) and not control.cancelled:
+            print(f"{detached['lever']}: re-attaching run {detached['run']} (Ray job {detached.get('submission_id')})",
+                  file=sys.stderr, flush=True)
+            _run_one(seq, detached["lever"], control, reports, echo)
+    if reports and (target == "next" or not group):
+        return _summarise(seq, target, reports, as_json)
+    try:
+        first = seq.pick(target) if group else target
+        if not group:
+            seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
+    except InputError as exc:
+        return _refused(seq, target, str(exc), as_json, NOTHING if "unknown lever" not in str(exc) else BAD_INPUT)
+    if not group:
+        try:
+            seq.check_refs(target)  # a branch lever's refs: the plan's input, refused before the run says it starts
+        except InputError as exc:
+            return _refused(seq, target, str(exc), as_json, BAD_INPUT)
+    if first is None and not reports:
+        return _refused(seq, target, f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
+    ran: list[str] = [r.lever for r in reports]
+    lever_id: str | None = first
+    if target == "watch" and first is not None:
+        from optseq.state.runs.watch_cost import preamble
+
+        for line in preamble(seq):
+            print(f"optseq: {line}", file=sys.stderr, flush=True)
+    if parallel > 1 and group and target != "next" and first is not None:
+        _run_parallel(seq, target, parallel, control, reports, echo)
+        lever_id = None
+    while lever_id is not None and not control.cancelled:
+        ran.append(lever_id)
+        _run_one(seq, lever_id, control, reports, echo, watch=target == "watch")
+        if not group or target == "next":
+            break
+        # the next target comes from the state this run left (it may have made levers ready or stale), and from
+        # the plan as it is now: an edit made while a lever ran is what the next one runs
+        try:
+            if seq.reload_plan():
+                print(f"optseq: {seq.plan.path} changed on disk: read again before the next lever", file=sys.stderr)
+        except PlanError as exc:
+            print(f"optseq: {exc}", file=sys.stderr)
+            return BAD_INPUT
+        lever_id = seq.pick(target, done=ran)
+    return _summarise(seq, target, reports, as_json)
+
+
+def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, echo: bool = False,
+             watch: bool = False) -> None:
+    spec = _lever(seq, lever_id)
+    progress = Progress(sys.stderr, lever_id, lever_spec=spec, echo=echo)
+    # at once, before the command's start-up (an import of torch, a compile) keeps the terminal silent
+    progress.say(f"{lever_id}: starting {'watch' if watch else 'run'} ({asks(spec) if spec is not None else 'one pass'})")
+    try:
+        report = seq.run_lever(lever_id, on_event=progress.event, on_log=progress.log, control=control, watch=watch)
+    except InputError as exc:  # refused at its start (e.g. a lever a reversal closed meanwhile)
+        progress.close()
+        print(f"optseq: {exc}", file=sys.stderr)
+    else:
+        progress.close()
+        reports.append(report)
+
+
+def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int:
+    status = seq.status()
+    if as_json:
+        print(json.dumps({"target": target, "runs": [r.to_dict() for r in reports],
+                          "next": status["next"], "todo": status["todo"]}, ensure_ascii=False, indent=2))
+    else:
+        for report in reports:
+            print(summary_line(report))
+        print(f"next: {status['next'] or 'nothing to run'}")
+        if not status["next"]:
+            for item in status["todo"]:
+                print(f"to do: {item}")
+    if not reports:
+        return NOTHING
+    if any(r.verdict == "eroded" for r in reports):
+        return ERODED
+    if any(r.exit_code == RUN_FAILED for r in reports):
+        return RUN_FAILED
+    if all(r.exit_code == NOTHING for r in reports):
+        return NOTHING
+    return OK
+
+
+def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, reports: list,
+                  echo: bool = False) -> None:
+    """Up to `width` levers of the group at once (state/runs/parallel.py), each printed as it lands."""
+    from optseq.state.runs.parallel import GroupRun
+
+    def sinks(lever_id: str):
+        # several runs: lines, not one bar
+        progress = Progress(sys.stderr, lever_id, plain=True, lever_spec=_lever(seq, lever_id), echo=echo)
+        return progress.event, progress.log
+
+    def landed(one) -> None:
+        print(summary_line(one.report) if one.report else f"optseq: {one.refused}", file=sys.stderr, flush=True)
+
+    group = GroupRun(seq, target, width, sinks,
+                     on_started=lambda lever, n: print(f"{lever}: started ({n} running)", file=sys.stderr, flush=True),
+                     on_landed=landed)
+    control.attach(group)  # Ctrl-C reaches every run of the group
+    reports += group.run()
+
+
+def summary_line(report: RunReport) -> str:
+    stats = (report.summary or {}).get("stats") or {}
+    figures = ""
+    if stats.get("estimate") is not None:
+        figures = f"  {stats['estimate']:.3f}×"
+        if stats.get("ci_low") is not None:
+            figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+        figures += f" n={stats['n']}" + (f" in {stats['launches']} launches"
+                                          if stats.get("replicate") == "launch" else "")
+        if stats.get("p_value") is not None:
+            figures += f" p={p_text(stats['p_value'])}"
+    # an undecided run says so in words: "bounds straddle" alone leaves a reader to infer it
+    decided = f"  → {report.decision}" if report.decision else (
+        f"  → {report.verdict}" if report.verdict in ("inconclusive", "holds", "eroded") else "")
+    # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
+    why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
+    noise = stats.get("noise") or (report.summary or {}).get("noise")
+    return (f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
+            + (f"\n  warning: {noise}" if noise else ""))
+
+
+def _lever(seq: Sequencer, lever_id: str):
+    try:
+        return seq.plan.lever(lever_id)
+    except Exception:  # an unknown lever: run_lever refuses it with the one-line reason
+        return None
+
+
+def _nothing_why(seq: Sequencer, target: str) -> str:
+    status = seq.status()
+    todo = status["todo"]
+    if target == "watch":
+        skipped = [f"{v['id']} ({v['branch']['text']})" for v in status["levers"]
+                   if (v.get("branch") or {}).get("state") == "landed"]
+        return "no adopted lever has a command to watch it with" + (
+            f"; merged branches are the baseline now: {', '.join(skipped)}" if skipped else "")
+    if target == "stale":
+        stale = [v["id"] for v in status["levers"] if v["state"] == "stale"]
+        if not stale:
+            return "no lever is stale"
+        return f"stale but not runnable now: {', '.join(stale)}" + (f"; to do: {'; '.join(todo)}" if todo else "")
+    running = [v["id"] for v in status["levers"] if v["state"] == "running"]
+    if running:  # what the rest waits on is that run, not the first blocked lever in plan order
+        ends = "what it decides opens the next" if not todo else "to do: " + "; ".join(todo)
+        return f"no lever can run while {', '.join(running)} runs ({ends})"
+    if todo:  # only the user can move the plan on: say what to do
+        return "no lever can run; to do: " + "; ".join(todo)
+    blocked = [f"{v['id']} ({'; '.join(v['why_blocked'])})" for v in status["levers"] if v["why_blocked"]]
+    return "no lever is ready" + (f"; waiting: {blocked[0]}" if blocked else "")

@@ -1,0 +1,128 @@
+"""`optseq runs`: the runs table, and `--json`, the history as one JSON document written record by record as the
+store reads it.
+
+The bytes are those of `json.dumps(history, ensure_ascii=False, indent=2)` followed by a newline (what the
+command printed when it read the whole history first), so a reader that parses the document sees no change;
+the first run is on stdout, flushed, before the rest of the journal is read.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TextIO
+
+from optseq.console.commands.fit import fit, terminal_width
+
+OK = 0
+
+
+def print_runs(seq, lever: str | None, as_json: bool) -> int:
+    if as_json:  # written as it is read: the first run at once, memory bounded
+        return write_json(seq.history_stream(lever), sys.stdout)
+    history = seq.history(lever)
+    print(render_history(history, change_lines(history["runs"]) if lever is not None else (), terminal_width()))
+    return OK
+
+
+def change_lines(runs: list[dict]) -> list[str]:
+    """One line per change point in a lever's runs, with the commits between its two sides counted by git: a hint
+    of where to look, under the runs it falls between."""
+    from optseq.state.runs.lever_changes import change_text, changes, count_commits
+
+    return [change_text(change, count_commits(change)) for change in changes(runs)]
+
+
+def write_json(sections: Iterable[tuple[str, Iterator[dict]]], out: TextIO) -> int:
+    """{key: [records]} for each (key, records) in order, indented as json.dumps(indent=2) does it."""
+    out.write("{")
+    for i, (key, records) in enumerate(sections):
+        out.write(("," if i else "") + "\n  " + json.dumps(key, ensure_ascii=False) + ": [")
+        count = 0
+        for record in records:
+            # a record's own lines one level deeper; a newline inside a string is escaped, so every "\n" is layout
+            text = json.dumps(record, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+            out.write(("," if count else "") + "\n    " + text)
+            count += 1
+            if count == 1:
+                out.flush()
+        out.write("\n  ]" if count else "]")
+    out.write("\n}\n")
+    out.flush()
+    return OK
+
+
+def _ratio_text(stats) -> str:
+    if not isinstance(stats, dict) or not isinstance(stats.get("estimate"), (int, float)):
+        return ""
+    bounds = (f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+              if isinstance(stats.get("ci_low"), (int, float)) and isinstance(stats.get("ci_high"), (int, float)) else "")
+    return f"{stats['estimate']:.3f}×{bounds}"
+
+
+RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", "time",
+               "baseline → candidate: median (IQR)", "note")
+"""The runs table of `optseq runs`, one row per run; the note (a failure's reason, noise) is last, unpadded."""
+
+
+def run_row(run: dict) -> tuple[str, ...]:
+    """One run as the cells of RUN_COLUMNS ('-' where a run has no such figure)."""
+    from optseq.console.words.figures import duration_text, outcome_text, run_note, units_text, when_text
+    from optseq.state.lifecycle.history_points import run_stats
+    from optseq.state.runs.stats import arms_text
+
+    stats = run_stats(run)
+    return (str(run.get("id")), "compare" if run.get("kind") == "compare" else str(run.get("lever") or "-"),
+            when_text(run) or "-", outcome_text(run), _ratio_text(stats) or "-", units_text(stats) or "-",
+            duration_text(run) or "-", arms_text(stats) or "-",
+            "; ".join(p for p in ("a watch" if run.get("watch") else "", compare_text(run), run_note(run)) if p))
+
+
+def compare_text(run: dict) -> str:
+    """`HEAD fast 41b7152 vs BASE main 974f1b9, tolerance 3%` for a compare; '' for a lever's run."""
+    about = run.get("compare") if isinstance(run.get("compare"), dict) else None
+    if run.get("kind") != "compare" or about is None:
+        return ""
+    head, base = about.get("head") or {}, about.get("base") or {}
+    tolerance = about.get("tolerance")
+    return (f"HEAD {head.get('ref')} {str(head.get('commit'))[:7]} vs BASE {base.get('ref')} "
+            f"{str(base.get('commit'))[:7]}" + (f", tolerance {tolerance * 100:.4g}%"
+                                                 if isinstance(tolerance, (int, float)) else ""))
+
+
+DROPPED_FIRST = ("baseline → candidate: median (IQR)", "started", "pairs", "time")
+"""The columns a narrow terminal loses, first to last: the run id, lever, outcome and ratio stay."""
+NOTE_ROOM = 24
+"""The width a row leaves its note before a column is dropped for it."""
+
+
+def render_history(history: dict, changes: Iterable[str] = (), width: int | None = None) -> str:
+    """The runs table, the `changes` lines under it (change_lines), then the decisions and criteria; with a
+    `width`, no line is wider: columns go (DROPPED_FIRST) and what remains wraps under an indent."""
+    lines = []
+    if history["runs"]:
+        rows = [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
+        shown = list(range(len(RUN_COLUMNS) - 1))
+        for name in DROPPED_FIRST if width else ():
+            if _table_width(rows, shown) + 2 + NOTE_ROOM <= width:
+                break
+            shown.remove(RUN_COLUMNS.index(name))
+        widths = {i: max(len(row[i]) for row in rows) for i in shown}
+        for row in rows:
+            cells = [row[i].rjust(widths[i]) if i == 0 else row[i].ljust(widths[i]) for i in shown]
+            lines += fit("  ".join([*cells, row[-1]]).rstrip(), width)
+    for line in changes:
+        lines += fit(line, width)
+    for d in history["decisions"]:
+        mark = " (superseded)" if d.get("superseded") else ""
+        how = "auto" if d.get("auto") else "manual"
+        lines += fit(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  "
+                      f"{d.get('why', '')}".rstrip(), width)
+    for c in history["criteria"]:
+        lines += fit(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
+                      f"{c.get('evidence', '')}".rstrip(), width)
+    return "\n".join(lines) or "no runs or decisions yet"
+
+
+def _table_width(rows: list[tuple[str, ...]], shown: list[int]) -> int:
+    return sum(max(len(row[i]) for row in rows) for i in shown) + 2 * (len(shown) - 1)

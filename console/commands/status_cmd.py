@@ -1,0 +1,26 @@
+"""`optseq status`: the levers' table, what is next and what waits on the user."""
+from __future__ import annotations
+
+
+def render_status(status: dict, width: int | None = None) -> str:
+    """The status as a table; with a `width` (a terminal's), no line is wider: a long note wraps under an indent."""
+    from optseq.console.commands.fit import fit
+    from optseq.state.calculus.whatif import fmt_h
+
+    hours = any(lever.get("hours_saved") is not None for lever in status["levers"])
+    rows = [("lever", "state", "outcome", *(("saved h",) if hours else ()), "why / note")]
+    for lever in status["levers"]:
+        # expected hours saved in the plan's order (optseq whatif): only where the plan declares its volume
+        saved = (fmt_h(lever.get("hours_saved")),) if hours else ()
+        rows.append((lever["id"], lever["state"], lever["outcome"] or "-", *saved, lever.get("note") or ""))
+    columns = len(rows[0]) - 1
+    widths = [max(len(r[i]) for r in rows) for i in range(columns)]
+    lines = fit(f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else ""),
+                width)
+    for row in rows:
+        lines += fit("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1], width)
+    # `next` only names a lever that can run; what else waits on the user is the to-do
+    lines += fit(f"next: {status['next'] or 'nothing to run'}", width)
+    for item in status.get("todo") or ():
+        lines += fit(f"to do: {item}", width)
+    return "\n".join(lines)

@@ -1,0 +1,206 @@
+"""The selected lever in full: why it is blocked, criteria results, runs, decisions with rationale, staleness."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note, short
+from optseq.console.words.figures import estimate_text, plain_title, run_line, saved_line, state_text
+from optseq.console.tui.widgets.next_step import in_keys
+
+MAX_RUNS = 20
+"""Newest runs listed; older ones stay in `optseq runs LEVER`."""
+
+
+class LeverDetail(VerticalScroll, can_focus=True):
+    """A scrollable text view of one lever; `plain` holds what it shows, without styles."""
+
+    def compose(self):
+        yield Static(id="detail-body")
+
+    @property
+    def plain(self) -> str:
+        return self._text.plain if hasattr(self, "_text") else ""
+
+    lever: str | None = None
+    """The lever shown; another one starts at the top, not at the last one's scroll."""
+
+    def show(self, view: dict, history: dict, lever, step: str = "") -> None:
+        """`step` is the table's why / next cell for the lever, here in full (the table may cut it)."""
+        if view["id"] != self.lever:
+            self.lever = view["id"]
+            self.scroll_home(animate=False, immediate=True)
+        text = Text()
+
+        def head(label: str) -> None:
+            text.append(f"\n{label}\n", style="bold")
+
+        text.append(f"{view['id']}", style="bold")
+        unmerged = branch_state(view) == UNMERGED
+        text.append(f"  {plain_title(view['title'])}  [{view['kind']}]  {state_text(view)}"
+                    + (f", {UNMERGED}" if unmerged else "") + "\n")
+        branch = view.get("branch")
+        if step:
+            text.append(f"next: {step}\n")
+        saved = saved_line(view, history.get("runs") or [])
+        if saved:
+            text.append(saved + "\n")
+        declared = _declared(view, lever)
+        if branch:
+            # a line of its own: what was measured, and (unmerged, landed) the state layer's sentence whole
+            if declared:
+                text.append(declared + "\n")
+            text.append(f"code: branch {branch['ref']} against {branch['baseline_ref']}"
+                        + (f", measured at {short(branch['commit'])}" if branch.get("commit") else "") + "\n")
+            if branch.get("text"):
+                text.append(f"  {branch['text']}\n", style="bold" if unmerged else "")
+        elif declared:
+            text.append(declared + "\n")
+        if view.get("eroded"):
+            text.append(f"watch: {view['eroded']}\n", style="bold")
+        elif (view.get("watch") or {}).get("verdict"):
+            watch = view["watch"]
+            text.append(f"watch: {watch['verdict']} at run {watch.get('run')}\n")
+        if view.get("requires"):
+            text.append(f"requires: {view['requires']}\n")
+        if lever.rule is not None:
+            rule = lever.rule
+            goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
+            margin = f", margin {rule.margin:.0%}" if rule.choose and rule.margin else ""
+            # an experiment repeats blocks of every config; an A/B lever counts launches, or pairs of processes
+            from optseq.state.runs.passes import asks  # the pass planner: only for a lever with a rule
+
+            text.append(f"rule: {goal}, {asks(lever)}{margin}\n")
+            split = _latest_split(history)
+            if split:
+                text.append(f"last run: {split}\n")
+        if lever.arms is not None:
+            text.append(f"arms: {lever.arms.summary()}\n")
+        if view.get("why_blocked"):
+            head("why blocked")
+            for reason in view["why_blocked"]:
+                text.append(f"  - {in_keys(reason)}\n")
+        if view.get("stale"):
+            head("stale")
+            text.append(f"  {view.get('stale_reason') or 'invalidated'}\n")
+        if view.get("warnings"):  # what `optseq status` notes: a baseline moved since the run, code changed…
+            head("warnings")
+            for warning in view["warnings"]:
+                text.append(f"  {in_keys(warning)}\n")
+        if view.get("criteria"):
+            head("criteria")
+            self._criteria(text, view["criteria"], lever)
+        head("runs")
+        runs = history.get("runs", [])
+        if not runs:
+            text.append("  none yet\n")
+        evidence = _evidence_run(view)
+        for run in runs[-MAX_RUNS:][::-1]:
+            text.append(f"  {run_line(run)}\n")
+            if run.get("id") == evidence:
+                text.append(f"      {_measured_code(view)}\n")
+        head("decisions")
+        self._decisions(text, view, history, lever)
+        self._text = text
+        self.query_one("#detail-body", Static).update(text)
+
+    @staticmethod
+    def _criteria(text: Text, criteria: dict, lever) -> None:
+        crit_ids = [c.id for c in lever.criteria.criteria]
+        titles = {c.id: c.title or c.id for c in lever.criteria.candidates}
+        width = max(len("candidate") + 1, *(len(t) + 2 for t in titles.values()))
+        # a column as wide as its id (a plan's `same_result`), never less than "pending" and a space
+        cols = {c: max(len(c) + 1, 8) for c in crit_ids}
+        text.append("  " + "candidate".ljust(width) + "".join(c.ljust(cols[c]) for c in crit_ids) + "status\n")
+        for cand, entry in criteria.items():
+            per = entry.get("results", {})
+            whole = entry["status"] == "fail" and all(per.get(c, "pending") == "pending" for c in crit_ids)
+            # A candidate the plan fails as a whole was never tried per criterion: dashes, not a row of pending.
+            cells = "".join(("—" if whole else per.get(c, "pending")).ljust(cols[c]) for c in crit_ids)
+            status = "FAIL as a whole" if whole else entry["status"].upper() if entry["status"] != "pending" else "pending"
+            text.append("  " + titles.get(cand, cand).ljust(width) + cells + status + "\n")
+        plan_evidence = {c.id: c.evidence for c in lever.criteria.candidates if c.evidence}
+        for cand, entry in criteria.items():  # what each result rests on, as recorded (or as the plan says)
+            name = titles.get(cand, cand)
+            if cand in plan_evidence and all(v == "pending" for v in entry.get("results", {}).values()):
+                text.append(f"    {name}: {plan_evidence[cand]}\n")
+            grouped: dict[str, list[str]] = {}  # "c1, c2, c3: recorded in the plan" on one line
+            for crit, why in (entry.get("evidence") or {}).items():
+                grouped.setdefault(why, []).append(crit)
+            for why, crits in grouped.items():
+                text.append(f"    {name} {', '.join(crits)}: {why}\n")
+
+    @staticmethod
+    def _decisions(text: Text, view: dict, history: dict, lever) -> None:
+        decisions = history.get("decisions", [])
+        current = view.get("decision") or {}
+        if current.get("source") == "plan":
+            figure = f" {lever.prior.estimate:.2f}×" if lever.prior and lever.prior.estimate is not None else ""
+            text.append(f"  {current.get('outcome') or view.get('outcome')}{figure} (from the plan)"
+                        f"{': ' + current['why'] if current.get('why') else ''}\n")
+        elif not decisions:
+            text.append("  none yet\n")
+        for d in decisions[::-1]:
+            how = "auto" if d.get("auto") else "manual"
+            when = str(d.get("at") or "")[:16].replace("T", " ")
+            figure = estimate_text(d.get("stats"), wide=True) if d.get("stats") else ""
+            mark = " (superseded)" if d.get("superseded") else ""
+            parts = [str(d.get("outcome")), figure, how, when + mark]
+            text.append("  " + "  ".join(p for p in parts if p) + "\n")
+            if d.get("why"):
+                text.append(f"    why: {d['why']}\n")
+
+
+def _declared(view: dict, lever) -> str:
+    """`plan doc: docs/x.md   code: enabled`: what the plan declares of the lever's doc and code, `not written`
+    for a doc the lever waits for; nothing for what it neither declares nor needs (a command-pair lever's code
+    is the command it runs, its doc optional)."""
+    doc = view.get("plan_doc")
+    parts = [f"plan doc: {doc}" if doc else "plan doc: not written" if lever.needs_plan else ""]
+    if lever.code_declared and not view.get("branch"):
+        parts.append(f"code: {view.get('code')}")
+    return "   ".join(p for p in parts if p)
+
+
+def _evidence_run(view: dict) -> int | None:
+    """The run a branch lever's commit was measured in (its standing decision's, or its last while measured):
+    its line in the runs list says what became of that commit. None for other levers."""
+    if not (view.get("branch") or {}).get("commit"):
+        return None
+    runs = (view.get("decision") or {}).get("runs") or []
+    if not runs and view["state"] == "measured":
+        runs = [(view.get("last_run") or {}).get("id")]
+    return runs[0] if runs else None
+
+
+def _measured_code(view: dict) -> str:
+    """`measured fast at bf379ab: adopted, not merged yet` / `…: merged, in the code since 2744101` /
+    `…: same moved 1 commit since`."""
+    branch = view["branch"]
+    said = f"measured {branch['ref']} at {short(branch['commit'])}"
+    moved = moved_note(view)
+    if moved:  # first: numbers of a commit the branch has left say nothing of the branch now, merged or not
+        return f"{said}: {moved} since"
+    state = branch_state(view)
+    if state == UNMERGED:
+        return f"{said}: adopted, not merged yet"
+    if state == "landed":
+        return f"{said}: merged, {branch.get('text') or 'in the code'}"
+    return said
+
+
+def _latest_split(history: dict) -> str:
+    """How the newest run with a variance split divided its variance and what it chose: `variance 40% between
+    launches, 60% within; ... → 3 pairs a launch`."""
+    for run in reversed(history.get("runs") or []):
+        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+        split = summary.get("split")
+        if isinstance(split, dict) and isinstance(split.get("share_between"), (int, float)):
+            between = split["share_between"]
+            costs = ""
+            if isinstance(split.get("launch_s"), (int, float)) and isinstance(split.get("pair_s"), (int, float)):
+                costs = f"; a launch {split['launch_s']:.2g} s, a pair {split['pair_s']:.2g} s"
+            return (f"variance {100 * between:.0f}% between launches, {100 * (1 - between):.0f}% within{costs} "
+                    f"(run {run.get('id')})")
+    return ""

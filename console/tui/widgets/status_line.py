@@ -1,0 +1,48 @@
+"""One line under the table: what is next, what is running, and why the console cannot write, if it cannot."""
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from rich.text import Text
+from textual.widgets import Static
+
+from optseq.console.words.branch_words import unmerged, unmerged_note
+from optseq.console.tui.widgets.next_step import todo_hint
+
+
+class StatusLine(Static):
+    """`next: option_b (n runs it) · read-only: …`, `running: cython_bot`, or `next: nothing to run · press p on
+    option_b: …` (the first thing only the user can do, as the key to press); `text` is the plain line."""
+
+    DEFAULT_CSS = """
+    StatusLine { height: 1; width: 1fr; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
+
+    text: str = ""
+
+    def show(self, status: dict, running: Collection[str], holder: str | None) -> None:
+        todo = status.get("todo") or []
+        if running:
+            # n waits for this run to end, and which lever is next depends on whether the store has seen the
+            # run start yet ("next: x · running: x"): while a run goes the line says only what runs
+            parts = []
+        elif status.get("next"):
+            parts = [f"next: {status['next']} (n runs it)"]
+        else:  # nothing can run: the first thing only the user can do (the full list is in optseq status)
+            parts = ["next: nothing to run"]
+            # a merge is the user's too, though not the state layer's to-do (git's, not optseq's)
+            merges = [v for v in status.get("levers") or () if unmerged(v)]
+            if todo:
+                parts.append(todo_hint(todo[0]) + (f" (+{len(todo) - 1} more)" if len(todo) > 1 else ""))
+            elif merges:
+                parts.append(f"{merges[0]['id']}: {unmerged_note(merges[0])} to put it in the stack")
+        if running:
+            parts.append(f"running: {', '.join(sorted(running))}")
+        if holder:
+            parts.append(f"read-only: {holder}")
+        warnings = status.get("warnings") or []
+        if warnings:
+            parts.append(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (optseq status)")
+        self.text = " · ".join(parts)
+        self.set_class(bool(holder), "-readonly")
+        self.update(Text(self.text))  # reasons may hold brackets: never markup
