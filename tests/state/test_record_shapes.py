@@ -271,7 +271,7 @@ def test_the_schema_knows_the_machines_states_and_snapshot_layout():
 
 def test_the_console_opening_the_store_refuses_in_the_same_line(pristine, tmp_path):
     """The console opens the plan and the store before any screen is drawn: the same refusal, said by the CLI."""
-    from optseq.console.app import make_app
+    from optseq.console.tui.app import make_app
     from optseq.state.store.shape_check import RecordShapeError
 
     db = tmp_path / "state"
