@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from optseq.state.store.shapes import (
-    FIELDS, HOT, REQUIRED, SNAPSHOT_VERSION, Line, SnapshotData, Stored,
+    FIELDS, HOT, LEVER_STATES, REQUIRED, RUN_STATUSES, SNAPSHOT_VERSION, Line, SnapshotData, Stored,
 )
 from optseq.state.store.storage import StoreCorrupt
 
@@ -34,6 +34,9 @@ def loads(text: bytes) -> Any:
         return json.loads(text)
 
 
+ENUMS = {"status": RUN_STATUSES, "state": LEVER_STATES, "outcome": ("pass", "fail"), "op": ("i", "u", "r"),
+         "table": ("decisions", "events", "criteria", "facts")}
+"""The values a field of an enum may take, said with a refusal of another (msgspec names the value only)."""
 _AT = re.compile(r"^(?P<problem>.*?)(?: - at `\$(?P<where>[^`]*)`)?$", re.S)
 
 
@@ -54,6 +57,9 @@ def _problem(value: Any, shape: type, prefix: str = "") -> tuple[str, str] | Non
         field, problem = _said(e)
         if "[...]" in field:
             field = _named(value, shape, field).lstrip(".")
+        allowed = ENUMS.get(field.rsplit(".", 1)[-1]) if problem.startswith("invalid enum value") else None
+        if allowed:
+            problem = f"{problem} (one of {', '.join(allowed)})"
         return f"{prefix}.{field}".strip("."), problem
     return None
 
