@@ -71,8 +71,35 @@ def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, abou
                  fmt_s(r.runs_json_s), fmt_s(r.runs_lever_s), fmt_s(r.export_s),
                  f"{r.status_rss / MB:.0f} MB", f"{r.runs_rss / MB:.0f} MB", _ms(r.set_fact_s), _ms(r.append_s)]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", targets_line(rows), "", f"<!-- /section:{SECTION} -->"]
+    lines += ["", targets_line(rows), *check_table(rows, repeat), "", f"<!-- /section:{SECTION} -->"]
     return "\n".join(lines)
+
+
+def check_table(rows: list[Row], repeat: int) -> list[str]:
+    """The schema check's cost (store_measure.Check) by store size, beside the parse it follows."""
+    checked = [r for r in rows if r.check is not None]
+    if not checked:
+        return []
+    about = (
+        "The schema check (`state/store/shapes.py`, msgspec): every record read is checked against one schema. "
+        f"In-process, on the same stores: the hot file's check (every open pays it; median of {store_measure.WRITES}"
+        " after one not counted), and every journal line of the store, each parsed by `json.loads` (the parse "
+        "before), parsed as the store parses it now (msgspec's decoder, `shape_check.loads`) and checked "
+        f"(`shape_check.line_problem` and the line's frame), side by side in each of {repeat} passes; medians. A "
+        "command reads journal lines only where it prints history (`runs`), or at an open that finds a journal its "
+        "writer did not leave (read whole, each line checked, once)."
+    )
+    head = ["runs", "journal lines", "hot file check", "lines: `json.loads` (before)", "lines: msgspec parse",
+            "lines: schema check", "msgspec parse + check vs `json.loads`", "per line: before → now"]
+    out = ["", *textwrap.wrap(about, 110), "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in checked:
+        c = r.check
+        now = c.decode_s + c.check_s
+        per = f"{c.loads_s / c.lines * 1e6:.1f} → {now / c.lines * 1e6:.1f} µs" if c.lines else "—"
+        out.append("| " + " | ".join([f"{r.runs:,}", f"{c.lines:,}", _ms(c.hot_s), _ms(c.loads_s),
+                                       _ms(c.decode_s), _ms(c.check_s),
+                                       f"{now / c.loads_s:.2f}×" if c.loads_s else "—", per]) + " |")
+    return out
 
 
 def targets_line(rows: list[Row]) -> str:

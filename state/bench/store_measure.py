@@ -44,6 +44,24 @@ class Row:
     """The whole of `runs option_b --json` (one lever's runs, decisions and events)."""
     runs_rss: int = 0
     """Bytes: the peak RSS of one more `runs --json` process."""
+    check: Check | None = None
+    """The schema check's cost (`schema_check`)."""
+
+
+@dataclass
+class Check:
+    """What checking every record against the store's schema (state/store/shapes.py) costs, in-process, beside
+    the parse it follows; medians of passes over the same bytes."""
+    lines: int
+    """Journal lines, every journal."""
+    hot_s: float
+    """The hot file's schema check (`shape_check.hot_problem` on the file as parsed): every open pays it."""
+    loads_s: float
+    """Every journal line parsed by json.loads: the parse before msgspec."""
+    decode_s: float
+    """Every journal line parsed as the store parses it now (`shape_check.loads`: msgspec's decoder)."""
+    check_s: float
+    """Every journal line's schema check (`shape_check.line_problem`), after its parse."""
 
 
 WRITES = 9
@@ -115,6 +133,49 @@ def startup(repeat: int) -> float:
     return statistics.median(child([*CLI, "--help"]) for _ in range(repeat))
 
 
+def schema_check(db: Path, repeat: int) -> Check:
+    """The schema check's cost on the store at `db` (see Check): `repeat` passes over every journal, each line
+    parsed by json.loads and by msgspec and checked, side by side in the same pass; the hot file's check
+    WRITES + 1 times. A record of the wrong shape is a BenchError: the bench builds sound stores."""
+    import json
+
+    from optseq.state.store import integrity, layout, shape_check as shapes
+
+    data = json.loads((db / layout.DB_NAME).read_bytes())
+    version = data[layout.META][str(layout.META_ID)]["schema_version"]
+    hot = []
+    for _ in range(WRITES + 1):
+        t0 = time.perf_counter()
+        problem = shapes.hot_problem(data, version)
+        hot.append(time.perf_counter() - t0)
+        if problem:
+            raise BenchError(f"{db / layout.DB_NAME}: {problem}")
+    passes: list[tuple[float, float, float]] = []
+    lines = 0
+    for _ in range(repeat):
+        loads = decode = check = 0.0
+        lines = 0
+        for table in layout.HISTORY:
+            path = db / layout.JOURNAL_DIR / f"{table}.jsonl"
+            if not path.is_file():
+                continue
+            with open(path, "rb") as f:
+                for text in f:
+                    t0 = time.perf_counter()
+                    json.loads(text)
+                    t1 = time.perf_counter()
+                    line = shapes.loads(text)
+                    t2 = time.perf_counter()
+                    problem = integrity.line_problem(line) or shapes.line_problem(table, line)
+                    t3 = time.perf_counter()
+                    loads, decode, check, lines = loads + t1 - t0, decode + t2 - t1, check + t3 - t2, lines + 1
+                    if problem:
+                        raise BenchError(f"{path}: {problem}")
+        passes.append((loads, decode, check))
+    med = [statistics.median(p[i] for p in passes) for i in range(3)]
+    return Check(lines=lines, hot_s=statistics.median(hot[1:]), loads_s=med[0], decode_s=med[1], check_s=med[2])
+
+
 def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path) -> Row:
     """Time every command `repeat` times side by side on the store at `db`; medians."""
     from optseq.state.store import layout as store_layout
@@ -159,5 +220,5 @@ def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path)
                fact_s=med["fact"], decide_s=med["decide"], runs_json_s=med["runs"], export_s=med["export"],
                status_rss=rss, set_fact_s=statistics.median(set_fact),
                append_s=statistics.median(append), runs_first_s=med["first"], runs_lever_s=med["lever"],
-               runs_rss=runs_rss)
+               runs_rss=runs_rss, check=schema_check(db, repeat))
 

@@ -22,6 +22,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from optseq.state.store.shape_check import line_problem as shape_problem, loads
+from optseq.state.store.shapes import FIELDS
 from optseq.state.store.storage import StoreCorrupt
 
 SUMS = "sums"
@@ -115,10 +117,10 @@ def scan(path: Path, end: int | None = None) -> tuple[list[dict[str, Any]], int,
         if stop < 0:
             return records, at, f"line {line_no} has no end (an unfinished append)"
         try:
-            line = json.loads(raw[at:stop])
+            line = loads(raw[at:stop])
         except (UnicodeDecodeError, ValueError):
             return records, at, f"line {line_no} is not JSON"
-        problem = line_problem(line)
+        problem = line_problem(line) or (shape_problem(path.stem, line) if path.stem in FIELDS else None)
         if problem:
             return records, at, f"line {line_no}: {problem}"
         records.append(line)
@@ -171,7 +173,9 @@ def stamped(path: Path, stamp_: Any) -> bool:
 def check_journals(directory: Path, journals: dict, meta: dict[str, Any], trust_stamps: bool = True) -> None:
     """Every journal's committed bytes as the hot file says they were written: StoreCorrupt naming the file and
     the byte offset otherwise. A journal whose stat is its trusted stamp is not read (see the module docstring);
-    any other is read once, without parsing, unless it is damaged."""
+    any other is read once against its checksum. One whose stat is not even the stamp's (bytes its writer did not
+    leave: an editor, another program) is parsed too, each line checked against the schema (shapes.py), so a
+    record of the wrong shape is refused by every command at its open, in the line a reader of it would give."""
     ends, sums, stamps = meta.get("ends") or {}, meta.get(SUMS) or {}, meta.get(STAMPS) or {}
     for table, journal in journals.items():
         end = int(ends.get(table, 0))
@@ -190,6 +194,12 @@ def check_journals(directory: Path, journals: dict, meta: dict[str, Any], trust_
             where = (f"is damaged at byte {at} ({problem})" if problem else
                      f"does not match the checksum of its committed {end} bytes (changed after it was written)")
             raise StoreCorrupt(f"{journal.path} {where}; refusing to use the store so nothing is lost; {DOCTOR}")
+        if not (table in stamps and isinstance(stamps[table], list) and stat_of(journal.path) == stamps[table][:4]):
+            # bytes this store's writer did not leave (an editor, another program, a writer killed mid-append):
+            # their checksum may be right and their records still of the wrong shape, so every command reads them
+            # here, each line checked as a reader would check it, and refuses in the same line
+            for _ in journal.iter_lines(0, end):
+                pass
 
 
 def orphaned_history(hot: Path, journals: dict) -> None:

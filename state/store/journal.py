@@ -7,7 +7,6 @@ command that only needs the hot state never parses the history.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 import zlib
@@ -16,6 +15,8 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from optseq.state.store.integrity import CHUNK, DOCTOR, line_problem
+from optseq.state.store.shape_check import RecordShapeError, line_problem as shape_problem, loads
+from optseq.state.store.shapes import FIELDS
 from optseq.state.store.storage import StoreCorrupt, StoreUnwritable, dump
 
 INSERT, UPDATE, REPLACE = "i", "u", "r"
@@ -94,15 +95,21 @@ class Journal:
         return line
 
     def _parse(self, text: bytes, at: int) -> dict[str, Any]:
+        shape = None
         try:
-            line = json.loads(text)
+            line = loads(text)
         except (UnicodeDecodeError, ValueError):
             line, problem = None, "not JSON"
         else:
             problem = line_problem(line)
+            if not problem and self.table in FIELDS:
+                problem = shape = shape_problem(self.table, line)
+        if shape:
+            raise RecordShapeError(f"{self.path} has a record of the wrong shape at byte {at} ({shape}); refusing to "
+                                   f"use the store so nothing is lost; {DOCTOR}")
         if problem:
-            raise StoreCorrupt(f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store "
-                               f"so nothing is lost; {DOCTOR}")
+            raise StoreCorrupt(f"{self.path} is damaged at byte {at} ({problem}); refusing to use the store so "
+                               f"nothing is lost; {DOCTOR}")
         return line
 
     def _short(self, start: int, got: int, end: int) -> None:

@@ -10,6 +10,7 @@ from optseq.state.store.inflight import FINAL
 from optseq.state.store.integrity import meta_problem
 from optseq.state.store.journal import INSERT, Journal
 from optseq.state.store.layout import ACTIVE, HISTORY, JOURNAL_DIR, META, META_ID
+from optseq.state.store.shape_check import RecordShapeError, hot_problem
 from optseq.state.store.storage import StoreCorrupt, StoreError
 
 SCHEMA_VERSION = 2
@@ -39,6 +40,13 @@ def check_schema(path: Path, data: dict) -> dict[str, Any] | None:
     if problem:
         raise StoreCorrupt(f"{path} is corrupt: {problem}; refusing to use the store so nothing is lost; "
                            "`optseq doctor --rebuild` rebuilds it from the journals")
+    shape = hot_problem(data, version)
+    if shape:
+        # the journals are the history: a hot file of the wrong shape is rebuilt from them; a version-1 file has none
+        fix = ("`optseq doctor --rebuild` rebuilds it from the journals" if version > 1 else
+               "restore it from a backup")
+        raise RecordShapeError(f"{path} has a record of the wrong shape ({shape}); refusing to use the store so "
+                               f"nothing is lost; {fix}")
     return meta
 
 

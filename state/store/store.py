@@ -15,7 +15,8 @@ a record) never reads the journals at all.
 
 Store is this module's opening and reading, with its writes and transactions from `writing` and its
 runs in flight (recovery, detached runs) from `inflight`; the names are in `layout`, the schema
-check and the version-1 migration in `schema`, the record rules in `records`.
+check and the version-1 migration in `schema`, the record rules in `records`, and the one schema every record
+read or written is checked against in `shapes`.
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from optseq.state.store.layout import ACTIVE, HOT, JOURNAL_DIR, META, META_ID, S
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
 from optseq.state.store.settled import HEADS, INDEXED, LATE, indexed
+from optseq.state.store.shape_check import refuse_written
 from optseq.state.store.storage import StoreError, dump
 
 
@@ -67,6 +68,7 @@ class Writing:
         with self._mutex:
             self._check_writable(table)
             rec = clean(table, record)
+            refuse_written(table, rec)
             with self.batch():
                 seq, at = self._next_seq(), utc_now()
                 if table in HOT:
@@ -84,6 +86,7 @@ class Writing:
         with self._mutex:
             self._check_writable(table)
             changes = clean(table, fields)
+            refuse_written(table, changes, whole=False)
             with self.batch():
                 # a journal record exists exactly when its id was handed out: no need to read the journal
                 found = (self._db.table(table).get(doc_id=doc_id) is not None if table in HOT
@@ -111,6 +114,7 @@ class Writing:
             rec = clean(table, record)
             if key_field not in rec:
                 raise ValueError(f"upsert into {table!r} of {self.path}: record has no key field {key_field!r}")
+            refuse_written(table, rec)
             with self.batch():
                 matches = self.find(table, **{key_field: rec[key_field]})
                 if len(matches) > 1:

@@ -40,7 +40,7 @@ def write(directory: str, wait_s: str) -> int:
     try:
         store = Store.open(directory, mode="write", wait_s=float(wait_s),
                            on_wait=lambda text: print(f"waiting: {text}", flush=True))
-        record = store.append("events", {"k": "written"})
+        record = store.append("events", {"type": "note", "k": "written"})
     except StoreError as e:
         print(e, file=sys.stderr)
         return 1
@@ -83,20 +83,20 @@ def append(directory: str, tag: str) -> None:
     while True:
         step = i % 4
         if step in (0, 2):
-            store.append("events", {"k": f"{tag}-{i}", "p": PAYLOAD})
+            store.append("events", {"type": "note", "k": f"{tag}-{i}", "p": PAYLOAD})
             print(f"ack e:{tag}-{i}", flush=True)
         elif step == 1:
             with store.batch():
-                run = store.append("runs", {"k": f"{tag}-{i}", "status": "running", "pid": store.holder["pid"]})
-                store.append("events", {"k": f"{tag}-{i}a", "p": PAYLOAD})
-                store.append("events", {"k": f"{tag}-{i}b", "p": PAYLOAD})
+                run = store.append("runs", {"lever": "amp", "k": f"{tag}-{i}", "status": "running", "pid": store.holder["pid"]})
+                store.append("events", {"type": "note", "k": f"{tag}-{i}a", "p": PAYLOAD})
+                store.append("events", {"type": "note", "k": f"{tag}-{i}b", "p": PAYLOAD})
                 if previous_run:
                     store.update("runs", previous_run["id"], {"status": "succeeded"})
             done = f" u:{previous_run['k']}" if previous_run else ""
             print(f"ack r:{tag}-{i} e:{tag}-{i}a e:{tag}-{i}b{done}", flush=True)
             previous_run = run
         else:
-            store.upsert("facts", "name", {"name": tag, "i": i})
+            store.upsert("facts", "name", {"name": tag, "value": True, "i": i})
             print(f"ack f:{tag}:{i}", flush=True)
         i += 1
 

@@ -51,11 +51,19 @@ def temp_files(directory: Path) -> list[Path]:
     return sorted(directory.glob(".optseq.json.*.tmp"))
 
 
+SHAPED = {"levers": {"lever": "amp", "state": "ready"}, "runs": {"lever": "amp", "status": "succeeded"},
+          "decisions": {"lever": "amp", "outcome": "adopt"}, "events": {"type": "note"},
+          "criteria": {"lever": "julia_port", "candidate": "flux", "criterion": "c1", "outcome": "pass"},
+          "facts": {"value": True}}
+"""The fields each table's records must have (state/store/shapes.py): the least a made-up record carries."""
+
+
 def test_every_table_round_trips_through_the_file(store_dir):
     written = {}
     with Store.open(store_dir) as s:
         for n, table in enumerate(TABLES):
-            rec = s.append(table, {"name": f"{table}-{n}", "nested": {"list": [1, 2.5, None, True]}, "n": n})
+            rec = s.append(table, {**SHAPED[table], "name": f"{table}-{n}", "nested": {"list": [1, 2.5, None, True]},
+                                   "n": n})
             assert rec["id"] == 1 and rec["name"] == f"{table}-{n}"
             written[table] = rec
     for mode in ("write", "read"):
@@ -69,12 +77,13 @@ def test_every_table_round_trips_through_the_file(store_dir):
 
 
 def test_seq_is_strictly_increasing_across_tables_in_call_order(store):
-    returned = [store.append("levers", {"k": 0}), store.append("runs", {"k": 1})]
+    returned = [store.append("levers", {**SHAPED["levers"], "k": 0}), store.append("runs", {**SHAPED["runs"], "k": 1})]
     with store.batch():
-        returned += [store.append("events", {"k": 2}), store.append("decisions", {"k": 3})]
-    returned.append(store.upsert("facts", "name", {"name": "device", "k": 4}))
-    returned.append(store.append("criteria", {"k": 5}))
-    returned.append(store.upsert("facts", "name", {"name": "device", "k": 6}))
+        returned += [store.append("events", {"type": "note", "k": 2}),
+                     store.append("decisions", {**SHAPED["decisions"], "k": 3})]
+    returned.append(store.upsert("facts", "name", {"name": "device", "value": True, "k": 4}))
+    returned.append(store.append("criteria", {**SHAPED["criteria"], "k": 5}))
+    returned.append(store.upsert("facts", "name", {"name": "device", "value": True, "k": 6}))
     seqs = [r["seq"] for r in returned]
     assert seqs == sorted(set(seqs)) and seqs[0] == 1
     stored = sorted((r for t in TABLES for r in store.all(t)), key=lambda r: r["seq"])
@@ -91,8 +100,8 @@ def test_update_keeps_seq_and_upsert_replaces_whole_record(store):
     updated = store.update("runs", run["id"], {"status": "succeeded", "summary": {"speedup": 1.4}})
     assert updated == {"id": run["id"], "status": "succeeded", "summary": {"speedup": 1.4}}
     assert store.get("runs", run["id"]) == {**run, "status": "succeeded", "summary": {"speedup": 1.4}}
-    first = store.upsert("facts", "name", {"name": "model", "hidden": 512, "old": True})
-    second = store.upsert("facts", "name", {"name": "model", "hidden": 1024})
+    first = store.upsert("facts", "name", {"name": "model", "value": True, "hidden": 512, "old": True})
+    second = store.upsert("facts", "name", {"name": "model", "value": False, "hidden": 1024})
     assert second["id"] == first["id"] and second["seq"] > first["seq"]
     assert store.all("facts") == [second] and "old" not in second
     with pytest.raises(RecordNotFound, match="no record 42 in table 'runs'"):
@@ -102,8 +111,8 @@ def test_update_keeps_seq_and_upsert_replaces_whole_record(store):
 def test_korean_text_round_trips_and_the_files_are_compact_utf8(store_dir):
     title = "줄리아 포팅 결정 (Flux vs Torch.jl) — 인프라 먼저"
     with Store.open(store_dir) as s:
-        s.append("levers", {"title": title, "tags": ["모델 크기", "AMP"]})
-        s.append("decisions", {"why": title})
+        s.append("levers", {**SHAPED["levers"], "title": title, "tags": ["모델 크기", "AMP"]})
+        s.append("decisions", {**SHAPED["decisions"], "why": title})
     for raw in ((store_dir / "optseq.json").read_bytes(), (store_dir / "journal" / "decisions.jsonl").read_bytes()):
         assert title.encode("utf-8") in raw  # ensure_ascii=False: stored as text, not \uXXXX escapes
         assert b'", "' not in raw and b'": ' not in raw
@@ -113,7 +122,7 @@ def test_korean_text_round_trips_and_the_files_are_compact_utf8(store_dir):
 
 
 def test_plain_tinydb_reads_the_store_file(store):
-    store.append("levers", {"name": "amp"})
+    store.append("levers", {**SHAPED["levers"], "name": "amp"})
     db = TinyDB(str(store.path), access_mode="r")
     assert [dict(d) for d in db.table("levers").all()] == [{k: v for k, v in store.all("levers")[0].items() if k != "id"}]
     db.close()
@@ -122,9 +131,9 @@ def test_plain_tinydb_reads_the_store_file(store):
 def test_each_call_outside_a_batch_is_one_atomic_replace(store):
     inode = store.path.stat().st_ino
     writes = store.storage.writes
-    rec = store.append("events", {"e": 1})
+    rec = store.append("events", {"type": "note", "e": 1})
     store.update("events", rec["id"], {"e": 2})
-    store.upsert("facts", "name", {"name": "x"})
+    store.upsert("facts", "name", {"name": "x", "value": True})
     assert store.storage.writes == writes + 3
     assert store.path.stat().st_ino != inode  # replaced, not rewritten in place
 
@@ -134,9 +143,9 @@ def test_a_batch_is_one_write_and_readable_before_it_lands(store):
     writes = store.storage.writes
     with store.batch():
         for i in range(5):
-            store.append("events", {"i": i})
+            store.append("events", {"type": "note", "i": i})
         with store.batch():  # nested batches join the outer one
-            store.append("runs", {"status": "queued"})
+            store.append("runs", {"lever": "amp", "status": "queued"})
         assert len(store.all("events")) == 5  # the writer sees its buffered records
         assert store.path.read_bytes() == before  # the file does not, yet
         assert store.storage.writes == writes
@@ -145,17 +154,17 @@ def test_a_batch_is_one_write_and_readable_before_it_lands(store):
 
 
 def test_a_batch_that_raises_writes_nothing(store):
-    kept = store.append("events", {"i": 0})
+    kept = store.append("events", {"type": "note", "i": 0})
     before = store.path.read_bytes()
     writes = store.storage.writes
     with pytest.raises(RuntimeError, match="boom"):
         with store.batch():
-            store.append("events", {"i": 1})
+            store.append("events", {"type": "note", "i": 1})
             store.update("events", kept["id"], {"i": 100})
             raise RuntimeError("boom")
     assert store.path.read_bytes() == before and store.storage.writes == writes
     assert store.all("events") == [kept]
-    after = store.append("events", {"i": 2})
+    after = store.append("events", {"type": "note", "i": 2})
     assert after["seq"] == kept["seq"] + 1 and after["id"] == 2  # nothing of the failed batch survives
 
 
@@ -163,10 +172,10 @@ def test_a_failed_write_inside_a_batch_discards_the_whole_batch(store):
     before = store.path.read_bytes()
     with pytest.raises(StoreError, match="discarded"):
         with store.batch():
-            store.append("events", {"i": 1})
+            store.append("events", {"type": "note", "i": 1})
             try:
                 with store.batch():
-                    store.append("events", {"i": 2})
+                    store.append("events", {"type": "note", "i": 2})
                     raise KeyError("inner")
             except KeyError:
                 pass
@@ -176,23 +185,23 @@ def test_a_failed_write_inside_a_batch_discards_the_whole_batch(store):
 def test_bad_records_are_refused_before_anything_is_written(store):
     before = store.path.read_bytes()
     with pytest.raises(ValueError, match="may not set 'seq'"):
-        store.append("events", {"seq": 5})
+        store.append("events", {"type": "note", "seq": 5})
     with pytest.raises(ValueError, match="unknown table 'lever'"):
         store.append("lever", {"x": 1})
     with pytest.raises(TypeError, match="not JSON data"):
-        store.append("events", {"x": object()})
+        store.append("events", {"type": "note", "x": object()})
     with pytest.raises(ValueError, match="no key field 'name'"):
         store.upsert("facts", "name", {"value": 1})
     with store.batch():  # refusals inside a batch do not spoil it
         with pytest.raises(RecordNotFound):
             store.update("runs", 7, {"status": "failed"})
-        store.append("events", {"ok": True})
+        store.append("events", {"type": "note", "ok": True})
     assert store.path.read_bytes() != before and [r["ok"] for r in store.all("events")] == [True]
 
 
 def test_records_given_out_and_taken_in_are_copies(store):
     argv = ["python", "-m", "optseq.engine.bench"]
-    rec = store.append("runs", {"argv": argv})
+    rec = store.append("runs", {**SHAPED["runs"], "argv": argv})
     argv.append("--evil")
     rec["argv"].append("--evil")
     store.get("runs", rec["id"])["argv"].append("--evil")
@@ -201,13 +210,13 @@ def test_records_given_out_and_taken_in_are_copies(store):
 
 
 def test_two_writer_processes_share_one_store(store):
-    store.append("events", {"k": "here-0"})
+    store.append("events", {"type": "note", "k": "here-0"})
     proc = subprocess.Popen([sys.executable, str(HELPER), "append", str(store.directory), "there"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for i in range(1, 20):  # interleave with the other writer's acknowledged writes
             assert proc.stdout.readline().startswith("ack "), proc.stderr.read()
-            store.append("events", {"k": f"here-{i}"})
+            store.append("events", {"type": "note", "k": f"here-{i}"})
     finally:
         proc.kill()
         proc.communicate()
@@ -224,7 +233,7 @@ def test_a_writer_meeting_a_held_lock_waits_says_so_then_names_the_holder(store)
         said = []
         waiting = Store.open(store.directory, wait_s=0.6, on_wait=said.append)
         with pytest.raises(StoreLocked) as busy:
-            waiting.append("events", {"k": "late"})
+            waiting.append("events", {"type": "note", "k": "late"})
         waiting.close()
         assert f"optseq pid {holder.pid}" in str(busy.value) and "busy" in str(busy.value)
         assert "\n" not in str(busy.value) and busy.value.holder["pid"] == holder.pid
@@ -259,27 +268,27 @@ def test_a_held_lock_blocks_a_writer_only_until_its_holder_dies(store_dir):
 def test_opening_takes_no_lock_and_close_ends_the_store(store_dir):
     with Store.open(store_dir, mode="auto") as s:
         assert not s.readonly
-        s.append("events", {"i": 1})
+        s.append("events", {"type": "note", "i": 1})
         with Store.open(store_dir, mode="write") as t:  # a second writer opens at once
-            t.append("events", {"i": 2})
+            t.append("events", {"type": "note", "i": 2})
         assert len(s.all("events")) == 2  # reads follow the other writer's commits
     with pytest.raises(StoreError, match="closed"):
-        s.append("events", {"i": 3})
+        s.append("events", {"type": "note", "i": 3})
 
 
 def test_a_reader_follows_the_writer(store):
     reader = Store.open(store.directory, mode="read")
     assert reader.readonly and reader.all("events") == []
-    rec = store.append("events", {"i": 1})
+    rec = store.append("events", {"type": "note", "i": 1})
     assert reader.all("events") == [rec]
     with store.batch():
-        store.append("events", {"i": 2})
+        store.append("events", {"type": "note", "i": 2})
         assert len(reader.all("events")) == 1  # not visible until the batch commits
     assert len(reader.all("events")) == 2
     reader.reload()
     assert [r["i"] for r in reader.all("events")] == [1, 2]
-    for write in (lambda: reader.append("events", {}), lambda: reader.update("runs", 1, {}),
-                  lambda: reader.upsert("facts", "name", {"name": "x"}), lambda: reader.batch().__enter__(),
+    for write in (lambda: reader.append("events", {"type": "note"}), lambda: reader.update("runs", 1, {}),
+                  lambda: reader.upsert("facts", "name", {"name": "x", "value": True}), lambda: reader.batch().__enter__(),
                   reader.recover_interrupted):
         with pytest.raises(StoreReadOnly, match="read-only"):
             write()
@@ -287,14 +296,14 @@ def test_a_reader_follows_the_writer(store):
 
 
 def test_a_journal_tail_past_the_commit_is_ignored_then_cut(store):
-    kept = store.append("events", {"i": 1})
+    kept = store.append("events", {"type": "note", "i": 1})
     journal = store.directory / "journal" / "events.jsonl"
     committed = journal.read_bytes()
     with open(journal, "ab") as f:  # what a writer killed between its append and its commit leaves
         f.write(b'{"op":"i","id":2,"seq":99,"at":"x","r":{"i":"never committed"}}\n{"op":"i","id":3,"se')
     with Store.open(store.directory, mode="read") as reader:
         assert reader.all("events") == [kept]
-    assert store.append("events", {"i": 2})["id"] == 2  # the next transaction cut the tail first
+    assert store.append("events", {"type": "note", "i": 2})["id"] == 2  # the next transaction cut the tail first
     assert journal.read_bytes().startswith(committed) and b"never committed" not in journal.read_bytes()
     assert [r["i"] for r in store.all("events")] == [1, 2]
 
@@ -316,14 +325,14 @@ def test_a_version_1_store_is_migrated_and_nothing_is_lost(store_dir):
         assert [(r["id"], r["seq"]) for r in s.all("runs")] == [(1, 1), (2, 3)]
         assert s.get("runs", 2)["status"] == "interrupted"  # its process is gone
         assert s.all("decisions")[0]["outcome"] == "adopt" and s.all("levers")[0]["lever"] == "amp"
-        assert s.append("runs", {"lever": "amp"})["id"] == 3 and s.append("events", {})["seq"] > 4
+        assert s.append("runs", {"lever": "amp", "status": "failed"})["id"] == 3 and s.append("events", {"type": "note"})["seq"] > 4
 
 
 def test_since_gives_what_came_after_a_point_in_seq_order(store):
-    store.append("events", {"k": "before"})
+    store.append("events", {"type": "note", "k": "before"})
     mark = store.ends()
     run = store.append("runs", {"lever": "amp", "status": "running", "pid": os.getpid()})
-    store.append("decisions", {"lever": "amp"})
+    store.append("decisions", {"lever": "amp", "outcome": "adopt"})
     store.update("runs", run["id"], {"status": "succeeded"})
     lines = store.since(mark)
     assert [(t, line["op"], line["id"]) for t, line in lines] == [("runs", "i", 1), ("decisions", "i", 1),
@@ -386,7 +395,7 @@ def test_runs_left_running_by_a_dead_process_become_interrupted(store_dir):
 
 def test_a_newer_schema_is_refused_without_touching_the_file(store_dir):
     with Store.open(store_dir) as s:
-        s.append("levers", {"name": "amp"})
+        s.append("levers", {**SHAPED["levers"], "name": "amp"})
     path = store_dir / "optseq.json"
     data = json.loads(path.read_text())
     data["meta"]["1"]["schema_version"] = 3
@@ -436,7 +445,7 @@ def test_an_uncreatable_directory_is_refused(tmp_path):
 def test_a_read_only_directory_is_refused_for_writing(tmp_path):
     directory = tmp_path / "state"
     with Store.open(directory) as s:
-        s.append("events", {"i": 1})
+        s.append("events", {"type": "note", "i": 1})
     directory.chmod(0o555)
     try:
         with pytest.raises(StoreUnwritable, match=f"store directory {directory} is not writable"):
@@ -455,7 +464,7 @@ def test_leftover_temp_files_are_removed_by_the_next_writer_only(store_dir):
         reader.all("events")
     assert leftover.exists()
     with Store.open(store_dir) as s:
-        s.append("events", {"i": 1})  # the writer's transaction, under the lock, clears it
+        s.append("events", {"type": "note", "i": 1})  # the writer's transaction, under the lock, clears it
         assert temp_files(store_dir) == []
 
 

@@ -207,8 +207,10 @@ def test_the_command_writes_a_table_with_one_row_per_size(tmp_path):
     assert text.count("<!-- section:store -->") == 1 and text.count("<!-- /section:store -->") == 1
     store = text[text.index("<!-- section:store -->"):]
     rows = [line for line in store.splitlines() if line.startswith("| ") and not line.startswith("| runs")]
-    assert len(rows) == 1 and rows[0].startswith("| 20 | ")
+    assert len(rows) == 2 and rows[0].startswith("| 20 | ") and rows[1].startswith("| 20 | ")
     assert len(rows[0].split(" | ")) == 15
+    # the schema check's cost: the hot file's, and every journal line's beside json.loads and msgspec's parse
+    assert len(rows[1].split(" | ")) == 8 and rows[1].endswith(" µs |") and "json.loads" in store
     assert "--runs 20 --repeat 1" in store and "tinydb" in store
     assert "Targets at 100,000 runs: not judged" in store
 

@@ -171,7 +171,7 @@ import resource, signal, sys
 from optseq.state.store.store import Store, StoreUnwritable
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
 s = Store.open(sys.argv[1])
-s.append("events", {"n": 1})
+s.append("events", {"type": "note", "n": 1})
 print("seen:", [r["n"] for r in s.all("events")])  # a long-lived process (the console) has read its journals
 hot = (s.directory / "optseq.json").stat().st_size
 journal = (s.directory / "journal" / "events.jsonl").stat().st_size
@@ -179,12 +179,12 @@ journal = (s.directory / "journal" / "events.jsonl").stat().st_size
 resource.setrlimit(resource.RLIMIT_FSIZE, (journal + 300, resource.RLIM_INFINITY))
 assert hot > journal + 300, (hot, journal)
 try:
-    s.append("events", {"n": 2, "pad": "x" * 50})
+    s.append("events", {"type": "note", "n": 2, "pad": "x" * 50})
 except StoreUnwritable as exc:
     print("refused:", exc)
 print("seen:", [r["n"] for r in s.all("events")])
 resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-print("next id:", s.append("events", {"n": 3})["id"])
+print("next id:", s.append("events", {"type": "note", "n": 3})["id"])
 print("seen:", [r["n"] for r in s.all("events")])
 """
 
@@ -192,7 +192,7 @@ print("seen:", [r["n"] for r in s.all("events")])
 def test_a_commit_that_failed_is_invisible_in_the_process_that_made_it(tmp_path):
     directory = tmp_path / "state"
     with Store.open(directory) as s:
-        s.append("levers", {"pad": "y" * 2000})  # a hot file larger than a journal line
+        s.append("levers", {"lever": "amp", "state": "ready", "pad": "y" * 2000})  # a hot file larger than a journal line
     proc = subprocess.run([sys.executable, "-c", WRITER, str(directory)], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -217,14 +217,14 @@ def test_doctor_on_a_sound_store_says_so_file_by_file(history, cli_env, db):
 def test_a_store_from_before_checksums_opens_and_gains_them(tmp_path):
     directory = tmp_path / "state"
     with Store.open(directory) as s:
-        s.append("events", {"n": 1})
+        s.append("events", {"type": "note", "n": 1})
     hot = directory / "optseq.json"
     data = json.loads(hot.read_text())
     del data["meta"]["1"]["sums"]
     hot.write_text(json.dumps(data))
     with Store.open(directory) as s:
         assert [r["n"] for r in s.all("events")] == [1]
-        s.append("events", {"n": 2})
+        s.append("events", {"type": "note", "n": 2})
         assert set(s.meta()["sums"]) >= {"events", "runs"}
     raw = (directory / "journal" / "events.jsonl").read_bytes()
     (directory / "journal" / "events.jsonl").write_bytes(raw.replace(b'"n":1', b'"n":7'))

@@ -141,7 +141,7 @@ import resource, signal, sys
 from optseq.state.store.store import Store, StoreUnwritable
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
 s = Store.open(sys.argv[1])
-s.append("levers", {"pad": "y" * 4000})  # a hot file larger than the journal line
+s.append("levers", {"lever": "amp", "state": "ready", "pad": "y" * 4000})  # a hot file larger than the journal line
 journal = (s.directory / "journal" / "runs.jsonl").stat().st_size
 # room for the late line in the journal, none for the hot file's replace: the commit fails half way
 resource.setrlimit(resource.RLIMIT_FSIZE, (journal + 300, resource.RLIM_INFINITY))

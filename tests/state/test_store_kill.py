@@ -26,7 +26,7 @@ SEED_RECORDS = 300
 def seed(directory: Path) -> None:
     with Store.open(directory) as s, s.batch():
         for i in range(SEED_RECORDS):
-            s.append("events", {"k": f"seed-{i}", "p": PAYLOAD})
+            s.append("events", {"type": "note", "k": f"seed-{i}", "p": PAYLOAD})
 
 
 def run_and_kill(directory: Path, tag: str, rng: random.Random, how: str) -> list[str]:
