@@ -74,17 +74,22 @@ def members(pgid: int, run_id: str | None = None) -> list[int]:
     for entry in entries:
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
+        fields = stat_fields(entry)
+        if fields is not None and len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
             if tag is None or tag in environ(entry):
                 members.append(int(entry))
     return members
+
+
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """/proc/PID/stat's fields from the state on (field 3 on: state, ppid, pgrp, session, …); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: split after its last ')'
+    return stat[stat.rfind(b")") + 2:].split()
 
 
 MARK_ENV = "OPTSEQ_LAUNCH_MARK"

@@ -250,13 +250,9 @@ def _procs(pids: list[int] | None = None) -> dict[int, Proc]:
             return {}
     found = {}
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
+        fields = groups.stat_fields(pid)
+        if fields is None:
             continue
-        # the command name (field 2) may hold spaces and parentheses: split after its last ')'
-        fields = stat[stat.rfind(b")") + 2:].split()
         try:
             found[pid] = Proc(pid=pid, ppid=int(fields[1]), sid=int(fields[3]), zombie=fields[0] in (b"Z", b"X"),
                               start=int(fields[19]))

@@ -104,20 +104,29 @@ def test_a_run_started_on_a_full_disk_is_refused_in_one_line_and_runs_once_there
     assert next(v for v in status["levers"] if v["id"] == "option_b")["state"] == "ready"  # no run began
 
 
-ARM = """
+FILL = """
+import os
+
+
+def fill():
+    filler = os.environ["FILL_ME"] + "/filler"
+    if not os.path.exists(filler):
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        for size in (65536, 4096, 1):
+            try:
+                while os.write(fd, b"\\0" * size):
+                    pass
+            except OSError:
+                pass
+        os.close(fd)
+"""
+"""The disk under FILL_ME made full, to its last byte, once."""
+
+ARM = FILL + """
 import os, sys
 # the first arm run fills the disk the store's journals are on (its run was recorded already): the run measures
 # every pair, and only its end cannot be written
-filler = os.environ["FILL_ME"] + "/filler"
-if not os.path.exists(filler):
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    for size in (65536, 4096, 1):
-        try:
-            while os.write(fd, b"\\0" * size):
-                pass
-        except OSError:
-            pass
-    os.close(fd)
+fill()
 fast = os.environ.get("FAST") == "1"
 print(f"rate: {150.0 if fast else 100.0} items/s")
 """
@@ -171,21 +180,12 @@ warmup = 0
     assert "finished from its passes' logs" in record["note"]
 
 
-FILL_IN_PASS_3 = """
+FILL_IN_PASS_3 = FILL + """
 import os, runpy, sys
 # the third launch fills the disk under the store's hot file and journals (the run was recorded already, and its
 # folder is on another disk): its later passes' starts cannot be recorded, nor its end
 if os.environ.get("OPTSEQ_PASS") == "3":
-    filler = os.environ["FILL_ME"] + "/filler"
-    if not os.path.exists(filler):
-        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-        for size in (65536, 4096, 1):
-            try:
-                while os.write(fd, b"\\0" * size):
-                    pass
-            except OSError:
-                pass
-        os.close(fd)
+    fill()
 sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
