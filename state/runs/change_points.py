@@ -16,13 +16,16 @@ history from producing one:
   side's variance scaled up by the scatter it shows beyond its intervals (its Birge ratio), which must clear
   the same penalty; the weakest change that fails is dropped and the rest tested again.
 
-ruptures (and numpy, scipy with it) is imported when a history is analysed, never when this module is.
+ruptures (and numpy, scipy with it) is imported when a history is analysed that was not analysed before
+(change_memo.py), never when this module is.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from typing import Sequence
+
+from optseq.state.runs import change_memo
 
 MIN_SIZE = 2
 """Runs on each side of a change: a single run off the line is an outlier until the next run agrees."""
@@ -129,7 +132,18 @@ def find(estimates: Sequence[float], lows: Sequence[float | None] | None = None,
 
 
 def _segment(logs: list[float], weights: list[float], pen: float) -> list[int]:
-    """ruptures' binary segmentation under the weighted cost: the change indexes, ascending."""
+    """ruptures' binary segmentation under the weighted cost: the change indexes, ascending (a series segmented
+    before is answered from the user's cache: change_memo.py)."""
+    digest = change_memo.key(logs, weights, pen, MIN_SIZE)
+    kept = change_memo.recall(digest, len(logs))
+    if kept is not None:
+        return kept
+    splits = _binseg(logs, weights, pen)
+    change_memo.keep(digest, splits)
+    return splits
+
+
+def _binseg(logs: list[float], weights: list[float], pen: float) -> list[int]:
     import numpy as np
     import ruptures
 
