@@ -98,7 +98,8 @@ def rebuild(directory: Path) -> list[str]:
             raise StoreError(f"{hot} changed while it was rebuilt; run `optseq doctor --rebuild` again")
         aside.replace(hot, dump(data).encode("utf-8"), "hot")
         aside.step("done")
-        lines = ", ".join(f"{len(records)} {t} lines" for t, (records, _, _) in found.items() if records)
+        lines = ", ".join(f"{len(records)} {t} line{'s' * (len(records) != 1)}" for t, (records, _, _) in found.items()
+                          if records)
         flight = (f"; {len(active)} runs were in flight: the next optseq that opens the store recovers those no "
                   "process holds") if active else ""
         out.append(f"rebuilt {hot} from the journals: {lines}{flight}")
