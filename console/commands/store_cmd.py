@@ -22,7 +22,9 @@ def no_store(db: Path, where: str) -> str:
     as a fresh plan. The default folder (.optseq beside the plan a newcomer just wrote) is made by the first
     command, a read too, which says so (new_store_line)."""
     if (db.exists() or db.is_symlink()) and not db.is_dir():
-        return f"no store at {db} (from {where}): it is not a folder; check the path"
+        from optseq.state.store.store import what_path
+
+        return f"no store at {db} (from {where}): it is {what_path(db)}, not a folder; check the path"
     return f"no store at {db} (from {where}): check the path; the console or a write (--run, record, ...) makes one"
 
 

@@ -339,7 +339,7 @@ class Store(Writing, RunsInFlight):
 
 def _make_writable_directory(directory: Path) -> None:
     if (directory.exists() or directory.is_symlink()) and not directory.is_dir():
-        raise StoreUnwritable(f"store directory {directory} is {_what(directory)}, not a folder")
+        raise StoreUnwritable(f"store directory {directory} is {what_path(directory)}, not a folder")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -348,7 +348,7 @@ def _make_writable_directory(directory: Path) -> None:
         raise StoreUnwritable(f"store directory {directory} is not writable; open it read-only instead")
 
 
-def _what(path: Path) -> str:
+def what_path(path: Path) -> str:
     """What a path that is not a folder is, for a message about it."""
     try:
         path.stat()

@@ -33,8 +33,8 @@ def test_a_db_that_is_no_folder_is_refused_by_reads_and_writes(tmp_path, make, s
     db = tmp_path / "db"
     make(db)
     plan = ("--plan", str(DEFAULT_PLAN), "--db", str(db))
-    assert refused(cli(tmp_path, *plan, "status")) == f"optseq: no store at {db} (from --db): it is not a folder; " \
-                                                      "check the path"
+    assert refused(cli(tmp_path, *plan, "status")) == f"optseq: no store at {db} (from --db): it is {says}, not a " \
+                                                      "folder; check the path"
     for write in (("record", "julia_port", "torch_jl", "c4", "fail"), ("fact", "eval_dense", "true")):
         assert refused(cli(tmp_path, *plan, *write)) == f"optseq: store directory {db} is {says}, not a folder"
     assert db.is_symlink() or db.read_text() == "not a store\n"  # left as it was
