@@ -521,7 +521,9 @@ def test_the_connections_it_holds_are_bounded(served):
             conn.close()
     assert set(fates.values()) <= {b"", b"HTTP/1.1 503 Service Unavailable"}, set(fates.values())
     assert b"HTTP/1.1 503 Service Unavailable" in fates.values()
-    # + a burst accepted before its refusals close, the listening socket and the loop's own
-    assert most <= MAX_CONNECTIONS + ACCEPT_BATCH + 8, most
+    # + refusals not yet closed: asyncio closes a batch's a loop turn after it accepts them, by when it may have
+    # accepted the next batch (how the client's and the server's turns interleave is the machine's, so two
+    # batches are allowed), the listening socket and the loop's own
+    assert most <= MAX_CONNECTIONS + 2 * ACCEPT_BATCH + 8, most
     assert raw_request(served.base, b"GET /?token=" + served.token.encode() + b" HTTP/1.1").startswith(
         b"HTTP/1.1 200")

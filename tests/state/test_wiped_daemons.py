@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import OPTSEQ
+from tests.console.test_runs_table import lever
 
 WIPES = Path(__file__).with_name("lever_scripts") / "wipes_its_trail.py"
 MARK = "optseq-test-wiped-daemon"
@@ -23,16 +24,8 @@ MARK = "optseq-test-wiped-daemon"
 def plan(tmp_path: Path, levers: dict[str, list[str]]) -> Path:
     """A plan of independent levers, id -> its command."""
     path = tmp_path / "plan.toml"
-    path.write_text('[plan]\ntitle = "Wiped daemons"\nas_of = 2026-11-01\nlang = "en"\n' + "".join(f"""
-[[levers]]
-id = "{lever_id}"
-title = "{lever_id.title()}"
-kind = "speedup"
-plan_doc = "docs/{lever_id}.md"
-run = {json.dumps(argv)}
-timeout_s = 120
-rule = {{ metric = "items_per_s", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
-""" for lever_id, argv in levers.items()), encoding="utf-8")
+    path.write_text('[plan]\ntitle = "Wiped daemons"\nas_of = 2026-11-01\nlang = "en"\n'
+                    + "".join(lever(lever_id, argv) for lever_id, argv in levers.items()), encoding="utf-8")
     return path
 
 
