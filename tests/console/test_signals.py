@@ -1,0 +1,83 @@
+"""SIGTERM (a CI job cancelled) and SIGHUP (an SSH session gone) end `optseq --run LEVER` and `optseq compare` as
+Ctrl-C does: the run recorded `cancelled`, the arm or the setup it ran stopped with its children, and the exit
+code the signal's. Through the real CLI, on a throwaway repository (tests/code_repo.py) whose bench or setup is a
+stand-in held at a known point (lever_scripts/held.py): it writes its pids, then blocks until it is stopped."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.code_repo import make_repo
+from tests.conftest import OPTSEQ
+from tests.state.test_branch_levers import cli
+
+HELD = Path(__file__).resolve().parent.parent / "state" / "lever_scripts" / "held.py"
+CEILING_S = 300.0
+"""A guard against a hang while the stand-in is awaited, never a budget: the test waits for its file."""
+WORKLOAD = 'command = ["python", "bench.py"]'
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _held_plan(repo, where: str) -> Path:
+    """The repository's plan with the stand-in as the workload's command (`arm`) or as its setup (`setup`)."""
+    text = (repo.root / "optseq.toml").read_text(encoding="utf-8")
+    held = f'["python", "{HELD}"]'
+    if where == "arm":
+        text = text.replace(WORKLOAD, f"command = {held}")
+    else:
+        text = text.replace(WORKLOAD, f"{WORKLOAD}\nsetup = {held}")
+    plan = repo.root / "held.toml"
+    plan.write_text(text, encoding="utf-8")
+    return plan
+
+
+@pytest.mark.slow  # a branch lever's worktrees and a launch
+@pytest.mark.parametrize("where", ["arm", "setup"])
+@pytest.mark.parametrize("command", ["run", "compare"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_cancel_the_run_record_it_and_leave_nothing_running(tmp_path, where, command, sig):
+    repo = make_repo(tmp_path)
+    plan, db, folder = _held_plan(repo, where), tmp_path / "db", tmp_path / "held"
+    folder.mkdir()
+    args = ["--run", "fast"] if command == "run" else ["compare", "main", "fast"]
+    proc = subprocess.Popen([*OPTSEQ, "--plan", str(plan), "--db", str(db), *args], cwd=repo.root,
+                            env={**os.environ, "HELD_DIR": str(folder)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        end = time.monotonic() + CEILING_S
+        while not (folder / "pids").exists():  # the stand-in is running, past its start, its child started
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < end, f"the {where} never started"
+            time.sleep(0.02)
+        pids = [int(p) for p in (folder / "pids").read_text().split()]
+        os.kill(proc.pid, sig)
+        out, err = proc.communicate(timeout=CEILING_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        left = [pid for pid in pids if _alive(pid)]
+        for pid in left:  # the code before left them running: never beyond the test
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
+    assert not left, f"still running after optseq exited on {sig.name}: {left}"
+    assert "Traceback" not in err
+    if sig == signal.SIGTERM:  # (on SIGHUP what optseq says goes nowhere: its terminal is gone)
+        assert "SIGTERM: cancelling" in err, err
+    (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
+    assert run["status"] == "cancelled" and run["ended"], run
+    assert run.get("kind") == ("compare" if command == "compare" else None)
