@@ -1,6 +1,6 @@
 """SIGTERM (a CI job cancelled) and SIGHUP (an SSH session gone) end `optseq --run LEVER` and `optseq compare` as
 Ctrl-C does: the run recorded `cancelled`, the arm or the setup it ran stopped with its children, and the exit
-code the signal's. Through the real CLI, on a throwaway repository (tests/code_repo.py) whose bench or setup is a
+code the signal's; SIGTERM to the console (in a real terminal) too. Through the real CLI, on a throwaway repository (tests/code_repo.py) whose bench or setup is a
 stand-in held at a known point (lever_scripts/held.py): it writes its pids, then blocks until it is stopped."""
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import pytest
 
 from tests.code_repo import make_repo
 from tests.conftest import OPTSEQ
+from tests.console.test_hangup import _console
+from tests.console.test_tmux import OPTSEQ as TMUX_OPTSEQ, TMUX, terminal  # noqa: F401  (the fixture)
 from tests.state.test_branch_levers import cli
 
 HELD = Path(__file__).resolve().parent.parent / "state" / "lever_scripts" / "held.py"
@@ -73,11 +75,38 @@ def test_sigterm_and_sighup_cancel_the_run_record_it_and_leave_nothing_running(t
         left = [pid for pid in pids if _alive(pid)]
         for pid in left:  # the code before left them running: never beyond the test
             os.kill(pid, signal.SIGKILL)
-    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
     assert not left, f"still running after optseq exited on {sig.name}: {left}"
+    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
     assert "Traceback" not in err
     if sig == signal.SIGTERM:  # (on SIGHUP what optseq says goes nowhere: its terminal is gone)
         assert "SIGTERM: cancelling" in err, err
     (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
     assert run["status"] == "cancelled" and run["ended"], run
     assert run.get("kind") == ("compare" if command == "compare" else None)
+
+
+@pytest.mark.slow  # a real terminal, a branch lever's worktrees
+@pytest.mark.skipif(TMUX is None or TMUX_OPTSEQ is None, reason="needs tmux and the installed optseq")
+def test_sigterm_to_the_console_cancels_its_run_records_it_and_leaves_nothing_running(tmp_path, terminal):
+    repo = make_repo(tmp_path)
+    plan, db, folder = _held_plan(repo, "arm"), tmp_path / "db", tmp_path / "held"
+    folder.mkdir()
+    term = terminal(plan, db, HELD_DIR=str(folder))
+    term.wait_for("next: fast")
+    term.keys("r")  # the first row, fast: its arm is the stand-in, held
+    end = time.monotonic() + CEILING_S
+    while not (folder / "pids").exists():
+        assert time.monotonic() < end, f"the arm never started:\n{term.screen()}"
+        time.sleep(0.02)
+    pids = [int(p) for p in (folder / "pids").read_text().split()]
+    try:
+        os.kill(_console(db), signal.SIGTERM)
+        term.wait_for("OPTSEQ-EXIT=")
+    finally:
+        left = [pid for pid in pids if _alive(pid)]
+        for pid in left:  # the code before left them running: never beyond the test
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"still running after the console ended on SIGTERM: {left}"
+    assert "OPTSEQ-EXIT=143" in term.screen()
+    (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
+    assert run["status"] == "cancelled" and run["ended"], run
