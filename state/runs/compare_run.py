@@ -19,9 +19,8 @@ from optseq.state.plan.model import Lever
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
 from optseq.state.runs import commit_gate
-from optseq.state.runs.lever_run import RunControl, measure
+from optseq.state.runs.lever_run import RunControl, measure, unmade_outcome
 from optseq.state.runs.measured_on import fingerprint, stack
-from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.run_pass import Collected, Go
 from optseq.state.store.records import utc_now
 
@@ -158,9 +157,9 @@ def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go
                   rule=found.rule, arms=found.arms)
     go.arms = spec
     if unmade is not None:  # recorded, then failed with the cause as its line: nothing was launched
-        outcome, tally, passes, step = (RunOutcome(status="failed", detail=unmade, log_tail=[unmade]),
-                                        Collected(samples_file=run_dir / "samples.jsonl", elapsed_s=0.0), 0, None)
-        return _finish(seq, record["id"], found, commits, outcome, tally, passes, step, reproduce)
+        tally = Collected(samples_file=run_dir / "samples.jsonl", elapsed_s=0.0)
+        return _finish(seq, record["id"], found, commits, unmade_outcome(unmade, go.control), tally, 0, None,
+                       reproduce)
     outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
     tally.elapsed_s = time.monotonic() - started
     return _finish(seq, record["id"], found, commits, outcome, tally, passes, step, reproduce)

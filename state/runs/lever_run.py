@@ -145,7 +145,7 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control,
                 arms=record.get("arms"), resume=resume)
         if unmade is not None:
-            return _unmade(seq, lever, run_id, run_dir, unmade)
+            return _unmade(seq, lever, run_id, run_dir, unmade_outcome(unmade, control))
         if code is None:
             from optseq.state.code.worktrees import held, using
 
@@ -174,11 +174,18 @@ def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[tuple[dict, dict | No
         return (commits.to_dict(), None), str(exc)
 
 
-def _unmade(seq, lever, run_id: int, run_dir: Path, why: str) -> RunReport:
-    """A run whose worktrees could not be made: recorded failed with the cause as its line, nothing launched."""
+def unmade_outcome(why: str, control: RunControl):
+    """How a run whose worktrees could not be made ended: failed with the cause as its line, or cancelled where a
+    signal came during the checkout (a hang-up ends the git of optseq's process group with optseq's run)."""
     from optseq.state.runners.interface import RunOutcome
 
-    outcome = RunOutcome(status="failed", detail=why, log_tail=[why])
+    if control.cancelled:
+        why = f"cancelled during its checkout ({why})"
+    return RunOutcome(status="cancelled" if control.cancelled else "failed", detail=why, log_tail=[why])
+
+
+def _unmade(seq, lever, run_id: int, run_dir: Path, outcome) -> RunReport:
+    """A run whose worktrees could not be made: recorded as it ended, nothing launched."""
     with seq.lock:
         return RunReport(**finish(seq, lever, run_id, outcome, Collected(samples_file=run_dir / "samples.jsonl",
                                                                          elapsed_s=0.0), 0, None))
