@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (the terminal hung up)"}
+NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
 class Ended:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -15,14 +16,23 @@ import pytest
 
 from tests.code_repo import make_repo
 from tests.conftest import OPTSEQ
-from tests.console.test_hangup import _console
-from tests.console.test_tmux import OPTSEQ as TMUX_OPTSEQ, TMUX, terminal  # noqa: F401  (the fixture)
+from tests.console.test_hangup import _console, _gone, _processes
+from tests.console.test_tmux import OPTSEQ as TMUX_OPTSEQ, TMUX, Terminal, terminal  # noqa: F401  (the fixture)
 from tests.state.test_branch_levers import cli
 
 HELD = Path(__file__).resolve().parent.parent / "state" / "lever_scripts" / "held.py"
 CEILING_S = 300.0
 """A guard against a hang while the stand-in is awaited, never a budget: the test waits for its file."""
 WORKLOAD = 'command = ["python", "bench.py"]'
+FLAG = '''
+[[levers]]
+id = "flag"
+title = "a flag, no branch"
+kind = "speedup"
+rule = { metric = "rate", min_speedup = 1.2, repeats = 6, max_repeats = 24 }
+[levers.arms]
+candidate_env = { FLAG = "1" }
+'''
 
 
 def _alive(pid: int) -> bool:
@@ -46,6 +56,43 @@ def _held_plan(repo, where: str) -> Path:
     return plan
 
 
+def _held(folder: Path, running, where: str) -> list[int]:
+    """The stand-in's pids, once it has written them: it is running, past its start, its child started."""
+    end = time.monotonic() + CEILING_S
+    while not (folder / "pids").exists():
+        assert running(), f"optseq ended before the {where} was held"
+        assert time.monotonic() < end, f"the {where} never started"
+        time.sleep(0.02)
+    return [int(p) for p in (folder / "pids").read_text().split()]
+
+
+def _signalled(repo, plan: Path, db: Path, folder: Path, args: list[str], sig: int, where: str):
+    """optseq run with `args` until the stand-in is held, then sent `sig`: (its exit code, stderr, what is left
+    alive of the stand-in and its child, killed after the look)."""
+    proc = subprocess.Popen([*OPTSEQ, "--plan", str(plan), "--db", str(db), *args], cwd=repo.root,
+                            env={**os.environ, "HELD_DIR": str(folder)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        pids = _held(folder, lambda: proc.poll() is None, where)
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=CEILING_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        left = _killed(pids)
+    return proc.returncode, err, left
+
+
+def _killed(pids: list[int]) -> list[int]:
+    """Those of `pids` still alive, then killed: the code before left them running, never beyond the test."""
+    left = [pid for pid in pids if _alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
 @pytest.mark.slow  # a branch lever's worktrees and a launch
 @pytest.mark.parametrize("where", ["arm", "setup"])
 @pytest.mark.parametrize("command", ["run", "compare"])
@@ -55,34 +102,28 @@ def test_sigterm_and_sighup_cancel_the_run_record_it_and_leave_nothing_running(t
     plan, db, folder = _held_plan(repo, where), tmp_path / "db", tmp_path / "held"
     folder.mkdir()
     args = ["--run", "fast"] if command == "run" else ["compare", "main", "fast"]
-    proc = subprocess.Popen([*OPTSEQ, "--plan", str(plan), "--db", str(db), *args], cwd=repo.root,
-                            env={**os.environ, "HELD_DIR": str(folder)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    pids: list[int] = []
-    try:
-        end = time.monotonic() + CEILING_S
-        while not (folder / "pids").exists():  # the stand-in is running, past its start, its child started
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < end, f"the {where} never started"
-            time.sleep(0.02)
-        pids = [int(p) for p in (folder / "pids").read_text().split()]
-        os.kill(proc.pid, sig)
-        out, err = proc.communicate(timeout=CEILING_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        left = [pid for pid in pids if _alive(pid)]
-        for pid in left:  # the code before left them running: never beyond the test
-            os.kill(pid, signal.SIGKILL)
+    code, err, left = _signalled(repo, plan, db, folder, args, sig, where)
     assert not left, f"still running after optseq exited on {sig.name}: {left}"
-    assert proc.returncode == 128 + sig, (proc.returncode, out, err)
-    assert "Traceback" not in err
-    if sig == signal.SIGTERM:  # (on SIGHUP what optseq says goes nowhere: its terminal is gone)
-        assert "SIGTERM: cancelling" in err, err
+    assert code == 128 + sig, (code, err)
+    assert f"{sig.name}: cancelling" in err and "Traceback" not in err, err
     (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
     assert run["status"] == "cancelled" and run["ended"], run
     assert run.get("kind") == ("compare" if command == "compare" else None)
+
+
+@pytest.mark.slow  # a launch
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_watch_ends_on_sigterm_and_sighup_cancelled_with_nothing_left(tmp_path, sig):
+    # the nightly job: an adopted flag lever re-measured, its arm the stand-in
+    repo = make_repo(tmp_path, levers_extra=FLAG)
+    plan, db, folder = _held_plan(repo, "arm"), tmp_path / "db", tmp_path / "held"
+    folder.mkdir()
+    cli(repo, db, "decide", "flag", "adopt", "--why", "adopted by hand", plan=plan)
+    code, err, left = _signalled(repo, plan, db, folder, ["--run", "watch"], sig, "watch's arm")
+    assert not left, f"still running after optseq exited on {sig.name}: {left}"
+    assert code == 128 + sig and f"{sig.name}: cancelling" in err, (code, err)
+    (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
+    assert run["status"] == "cancelled" and run["watch"] and run["ended"], run
 
 
 @pytest.mark.slow  # a real terminal, a branch lever's worktrees
@@ -94,19 +135,37 @@ def test_sigterm_to_the_console_cancels_its_run_records_it_and_leaves_nothing_ru
     term = terminal(plan, db, HELD_DIR=str(folder))
     term.wait_for("next: fast")
     term.keys("r")  # the first row, fast: its arm is the stand-in, held
-    end = time.monotonic() + CEILING_S
-    while not (folder / "pids").exists():
-        assert time.monotonic() < end, f"the arm never started:\n{term.screen()}"
-        time.sleep(0.02)
-    pids = [int(p) for p in (folder / "pids").read_text().split()]
+    pids = _held(folder, lambda: "OPTSEQ-EXIT=" not in term.screen(), "arm")
     try:
         os.kill(_console(db), signal.SIGTERM)
         term.wait_for("OPTSEQ-EXIT=")
     finally:
-        left = [pid for pid in pids if _alive(pid)]
-        for pid in left:  # the code before left them running: never beyond the test
-            os.kill(pid, signal.SIGKILL)
+        left = _killed(pids)
     assert not left, f"still running after the console ended on SIGTERM: {left}"
     assert "OPTSEQ-EXIT=143" in term.screen()
+    (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
+    assert run["status"] == "cancelled" and run["ended"], run
+
+
+@pytest.mark.slow  # a real terminal, a branch lever's worktrees
+@pytest.mark.skipif(TMUX is None or TMUX_OPTSEQ is None, reason="needs tmux and the installed optseq")
+def test_a_run_whose_terminal_hangs_up_is_recorded_cancelled_with_nothing_left(tmp_path):
+    # an SSH session gone: the terminal --run prints its bar on answers every write with EIO from then on
+    repo = make_repo(tmp_path)
+    plan, db, folder = _held_plan(repo, "arm"), tmp_path / "db", tmp_path / "held"
+    folder.mkdir()
+    term = Terminal(f"cd {shlex.quote(str(repo.root))} && {shlex.quote(TMUX_OPTSEQ)} --plan {shlex.quote(str(plan))} "
+                    f"--db {shlex.quote(str(db))} --run fast", {"HELD_DIR": str(folder), "TERM": "xterm-256color"})
+    try:
+        pids = _held(folder, lambda: "OPTSEQ-EXIT=" not in term.screen(), "arm")
+        optseq = _processes(lambda argv: str(db) in argv and "--run" in argv)
+        assert optseq, "optseq is not running"
+    finally:
+        term.close()  # the terminal goes away: SIGHUP
+    try:
+        _gone(optseq)
+    finally:
+        left = _killed(pids)
+    assert not left, f"still running after the terminal hung up: {left}"
     (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
     assert run["status"] == "cancelled" and run["ended"], run
