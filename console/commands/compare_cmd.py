@@ -1,6 +1,6 @@
 """`optseq compare BASE [HEAD]`: the commit gate. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed,
-5 a guard failed, 2 bad input, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP); the verdict line on stdout, progress on stderr, `--json` for machines and
-a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
+5 a guard failed, 2 bad input, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP); the verdict line on stdout, progress on
+stderr, `--json` for machines and a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
 from __future__ import annotations
 
 import argparse

@@ -1,7 +1,8 @@
-"""SIGTERM (a CI job cancelled) and SIGHUP (an SSH session gone) end `optseq --run LEVER` and `optseq compare` as
-Ctrl-C does: the run recorded `cancelled`, the arm or the setup it ran stopped with its children, and the exit
-code the signal's; SIGTERM to the console (in a real terminal) too. Through the real CLI, on a throwaway repository (tests/code_repo.py) whose bench or setup is a
-stand-in held at a known point (lever_scripts/held.py): it writes its pids, then blocks until it is stopped."""
+"""SIGTERM (a CI job cancelled) and SIGHUP (an SSH session gone) end `optseq --run LEVER`, `--run watch` and
+`optseq compare` as Ctrl-C does: the run recorded `cancelled`, the arm or the setup it ran stopped with its
+children, and the exit code the signal's; SIGTERM to the console, and a terminal that hangs up under `--run`, too.
+Through the real CLI, on a throwaway repository (tests/code_repo.py) whose bench or setup is a stand-in held at a
+known point (lever_scripts/held.py): it writes its pids, then blocks until it is stopped."""
 from __future__ import annotations
 
 import json
