@@ -84,7 +84,7 @@ def run_compare(seq, args) -> int:
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
         print(verdict_line(data))
-    return ended.code if control.cancelled and ended.code else report.exit_code
+    return ended.code or report.exit_code
 
 
 def _interrupt(progress, control, why: str) -> None:

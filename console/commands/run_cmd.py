@@ -136,7 +136,7 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, ec
     with cancelling(lambda ended: _interrupt(control, ended.name)) as ended:
         code = _run_target(seq, target, as_json, parallel, control, echo)
     # only those signals cancel this control: the run is recorded cancelled, the summary printed, and the shell told
-    return ended.code if control.cancelled and ended.code else code
+    return ended.code or code
 
 
 def _columns(stream) -> int:
