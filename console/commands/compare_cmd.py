@@ -1,12 +1,11 @@
 """`optseq compare BASE [HEAD]`: the commit gate. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed,
-5 a guard failed, 2 bad input, 130 Ctrl-C; the verdict line on stdout, progress on stderr, `--json` for machines and
-a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
+5 a guard failed, 2 bad input, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP); the verdict line on stdout, progress on
+stderr, `--json` for machines and a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -44,6 +43,7 @@ def add_compare_parser(sub, common) -> None:
 
 
 def run_compare(seq, args) -> int:
+    from optseq.console.commands.ending import cancelling
     from optseq.console.commands.run_cmd import Progress
     from optseq.state.runs.commit_gate import ToleranceError, parse_tolerance
     from optseq.state.runs.compare_run import COMPARE_ID, compare, prepare
@@ -63,12 +63,11 @@ def run_compare(seq, args) -> int:
     progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
     progress.say(f"compare: {commits.candidate.text()} against {commits.baseline.text()}, tolerance "
                  f"{found.tolerance * 100:.4g}% ({'the workload' if found.target == 'workload' else found.target})")
-    previous = signal.signal(signal.SIGINT, lambda *_: (progress.say("compare: Ctrl-C: cancelling"), control.cancel()))
     try:
-        report = compare(seq, found, commits, lever_id=args.lever, on_event=progress.event, on_log=progress.log,
-                         control=control)
+        with cancelling(lambda ended: _interrupt(progress, control, ended.name)) as ended:
+            report = compare(seq, found, commits, lever_id=args.lever, on_event=progress.event, on_log=progress.log,
+                             control=control)
     finally:
-        signal.signal(signal.SIGINT, previous)
         progress.close()
     data = report.to_dict()
     markdown = None
@@ -85,7 +84,15 @@ def run_compare(seq, args) -> int:
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
         print(verdict_line(data))
-    return INTERRUPTED if control.cancelled else report.exit_code
+    return ended.code or report.exit_code
+
+
+def _interrupt(progress, control, why: str) -> None:
+    try:
+        progress.say(f"compare: {why}: cancelling")
+    except OSError:  # stderr gone with its reader: the compare is cancelled all the same
+        pass
+    control.cancel()
 
 
 def verdict_line(data: dict) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sys
 import time
 
@@ -18,12 +17,14 @@ from optseq.state.sequencer import Sequencer
 # back to the line's start and erase it: the bar never leaves characters behind, however short the next text;
 # the one escape optseq writes itself, and the one the output filter lets through
 from optseq.console.commands.safe_stream import CLEAR_LINE  # noqa: E402
+from optseq.console.commands.ending import cancelling  # noqa: E402
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 ERODED = 6
 """`--run watch` found an adopted gain eroded (a nightly job fails on it); 1 still means a run failed."""
 INTERRUPTED = 130
-"""Ctrl-C ended the runs (128 + SIGINT, as a shell says it): whatever the run it cancelled came to."""
+"""Ctrl-C ended the runs (128 + SIGINT, as a shell says it): whatever the run it cancelled came to. SIGTERM and
+SIGHUP end them the same way, with their own codes (143, 129: ending.py)."""
 
 
 class Progress:
@@ -130,14 +131,12 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, ec
         print(f"optseq: {exc}", file=sys.stderr)
         return BAD_INPUT
     control = RunControl()
-    # Ctrl-C cancels the run under way (its process group or job stopped with its grace), never optseq itself
-    previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(control))
-    try:
+    # Ctrl-C, SIGTERM or SIGHUP cancels the run under way (its process group or job stopped with its grace), never
+    # optseq itself
+    with cancelling(lambda ended: _interrupt(control, ended.name)) as ended:
         code = _run_target(seq, target, as_json, parallel, control, echo)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    # only Ctrl-C cancels this control: the run is recorded cancelled, the summary printed, and the shell told
-    return INTERRUPTED if control.cancelled else code
+    # only those signals cancel this control: the run is recorded cancelled, the summary printed, and the shell told
+    return ended.code or code
 
 
 def _columns(stream) -> int:
@@ -148,14 +147,17 @@ def _columns(stream) -> int:
         return shutil.get_terminal_size((80, 24)).columns
 
 
-def _interrupt(control: RunControl) -> None:
+def _interrupt(control: RunControl, why: str = "Ctrl-C") -> None:
     bar = Progress.current
     what = f"{bar.lever}: " if bar else ""
-    message = f"{what}Ctrl-C: cancelling the run (its process group is stopped, then its end recorded)"
-    if bar is not None:
-        bar.say(message)
-    else:
-        print(message, file=sys.stderr, flush=True)
+    message = f"{what}{why}: cancelling the run (its process group is stopped, then its end recorded)"
+    try:
+        if bar is not None:
+            bar.say(message)
+        else:
+            print(message, file=sys.stderr, flush=True)
+    except OSError:  # stderr gone with its reader: the run is cancelled all the same
+        pass
     control.cancel()
 
 

@@ -27,6 +27,8 @@ HANGUP_CHECK_S = 0.5
 """How often the console asks whether its terminal is still there (see `_watch_terminal`)."""
 HANGUP_EXIT = 129
 """128 + SIGHUP, as a shell reports a process ended by a hang-up."""
+TERM_EXIT = 143
+"""128 + SIGTERM: the console was told to end (a kill, a service stopped) and cancelled its run first."""
 
 
 VIEW_HELP = {"detail": "the selected lever in full", "graph": "dependency graph of the levers",
@@ -71,7 +73,12 @@ class OptseqApp(App):
         if self.is_headless or not os.isatty(fd := sys.__stdin__.fileno()):
             return  # Pilot, or textual-serve's pipe: no terminal to lose
         self._terminal = fd
-        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._hung_up)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGHUP, self._hung_up)
+        # left to its default, SIGTERM ended the console at once: the run went on unrecorded (an arm outlives the
+        # driver that dies with optseq). Its terminal is still there: the console closes as a quit does, and
+        # on_unmount cancels the run and lets it record its end
+        loop.add_signal_handler(signal.SIGTERM, lambda: self.exit(return_code=TERM_EXIT))
 
         def check() -> None:
             if not os.isatty(fd):

@@ -19,9 +19,9 @@ from optseq.state.plan.model import Lever
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
 from optseq.state.runs import commit_gate
-from optseq.state.runs.lever_run import RunControl, measure
+from optseq.state.runs.lever_run import RunControl, measure, unmade_outcome
 from optseq.state.runs.measured_on import fingerprint, stack
-from optseq.state.runs.run_pass import Go
+from optseq.state.runs.run_pass import Collected, Go
 from optseq.state.store.records import utc_now
 
 COMPARE_ID = "compare"
@@ -129,13 +129,17 @@ def compare(seq, found: Gate, commits: branch.Commits, *, lever_id: str | None =
         raise InputError(str(exc)) from None
     go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control or RunControl())
     with contextlib.ExitStack() as hold:  # both worktrees held until the compare ends
-        trees = branch.trees(commits, found.arms.setup, hold)
-        return _compare(seq, found, commits, trees, runner, lever_id, go)
+        try:
+            trees, unmade = branch.trees(commits, found.arms.setup, hold), None
+        except InputError as exc:  # both refs named commits: a checkout git fails to make fails the compare
+            trees, unmade = None, str(exc)
+        return _compare(seq, found, commits, trees, runner, lever_id, go, unmade)
 
 
-def _compare(seq, found: Gate, commits, trees: dict, runner, lever_id, go: Go) -> CompareReport:
+def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go: Go,
+             unmade: str | None = None) -> CompareReport:
     on_stack = stack(seq.plan, seq.machine, lever_id or "")
-    spec = {**found.arms.to_dict(on_stack), "trees": trees}
+    spec = {**found.arms.to_dict(on_stack), **({"trees": trees} if trees is not None else {})}
     reproduce = "optseq compare " + " ".join([commits.baseline.ref, commits.candidate.ref]
                                              + (["--lever", lever_id] if lever_id else [])
                                              + ["--tolerance", commit_gate.tolerance_text(found.tolerance)])
@@ -152,6 +156,10 @@ def _compare(seq, found: Gate, commits, trees: dict, runner, lever_id, go: Go) -
     lever = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=found.timeout_s,
                   rule=found.rule, arms=found.arms)
     go.arms = spec
+    if unmade is not None:  # recorded, then failed with the cause as its line: nothing was launched
+        tally = Collected(samples_file=run_dir / "samples.jsonl", elapsed_s=0.0)
+        return _finish(seq, record["id"], found, commits, unmade_outcome(unmade, go.control), tally, 0, None,
+                       reproduce)
     outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
     tally.elapsed_s = time.monotonic() - started
     return _finish(seq, record["id"], found, commits, outcome, tally, passes, step, reproduce)

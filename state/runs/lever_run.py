@@ -108,7 +108,8 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     trees = contextlib.ExitStack()  # its worktrees, held while it runs, whoever prunes the cache
     try:
         reattach = any(a.get("lever") == lever_id for a in seq.detached_runs())
-        code = _code(seq, lever, trees) if lever.arms is not None and lever.arms.branch and not reattach else None
+        code, unmade = (_code(seq, lever, trees) if lever.arms is not None and lever.arms.branch and not reattach
+                        else (None, None))
         with seq.lock:
             with seq.writing():
                 seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
@@ -134,13 +135,17 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                     if lever.arms is not None:
                         fields["arms"] = lever.arms.to_dict(stack(seq.plan, seq.machine, lever_id))
                     if code is not None:
-                        fields["code"], fields["arms"]["trees"] = code
+                        fields["code"] = code[0]
+                        if code[1] is not None:
+                            fields["arms"]["trees"] = code[1]
                     record = seq.append("runs", fields)
                 # inside the transaction: a run whose folder cannot be made never started, and is not recorded
                 run_dir = seq.store.run_dir(record["id"])
             run_id = record["id"]
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control,
                 arms=record.get("arms"), resume=resume)
+        if unmade is not None:
+            return _unmade(seq, lever, run_id, run_dir, unmade_outcome(unmade, control))
         if code is None:
             from optseq.state.code.worktrees import held, using
 
@@ -151,17 +156,39 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
         hold.release()
 
 
-def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[dict, dict]:
-    """A branch lever's commits as its run starts, and the arms driver's trees for them (worktrees made now):
-    InputError, before anything is recorded, for a ref that names nothing, a repository without commits, a
-    candidate already in the baseline, a lever whose branch has landed."""
+def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[tuple[dict, dict | None], str | None]:
+    """A branch lever's commits as its run starts and the arms driver's trees for them (worktrees made now), or
+    why they could not be made. InputError, before anything is recorded, for what the plan or the user got wrong: a
+    ref that names nothing, a repository without commits, a candidate already in the baseline, a lever whose branch
+    has landed. A checkout git fails to make (a full disk, a cache that cannot be written, a commit git refuses
+    to check out) is the run's failure instead: its refs named commits, and the run is recorded failed with it."""
     from optseq.state.code import branch
 
     seq.check_runnable(lever.id)  # before any checkout: a lever that cannot run costs no worktree
     arms = lever.arms
     commits = branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever.id)
     branch.check_apart(commits, lever.id)
-    return commits.to_dict(), branch.trees(commits, arms.setup, hold)
+    try:
+        return (commits.to_dict(), branch.trees(commits, arms.setup, hold)), None
+    except InputError as exc:
+        return (commits.to_dict(), None), str(exc)
+
+
+def unmade_outcome(why: str, control: RunControl):
+    """How a run whose worktrees could not be made ended: failed with the cause as its line, or cancelled where a
+    signal came during the checkout (a hang-up ends the git of optseq's process group with optseq's run)."""
+    from optseq.state.runners.interface import RunOutcome
+
+    if control.cancelled:
+        why = f"cancelled during its checkout ({why})"
+    return RunOutcome(status="cancelled" if control.cancelled else "failed", detail=why, log_tail=[why])
+
+
+def _unmade(seq, lever, run_id: int, run_dir: Path, outcome) -> RunReport:
+    """A run whose worktrees could not be made: recorded as it ended, nothing launched."""
+    with seq.lock:
+        return RunReport(**finish(seq, lever, run_id, outcome, Collected(samples_file=run_dir / "samples.jsonl",
+                                                                         elapsed_s=0.0), 0, None))
 
 
 def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunReport:
