@@ -138,8 +138,9 @@ def _clean(tree: Tree, lock: int) -> bool:
 def _make(root: str | Path, tree: Tree, lock: int) -> None:
     """Check the commit out aside, under a name of this attempt's own, and rename it into place once whole: a git
     left running by a killed optseq finishes or cleans up only its own aside, never the checkout a later run
-    uses. Every git child inherits the aside's lock and the commit's (`keep`), so a later optseq sees the aside as
-    alive, and waits at the commit's lock, while any of them lives."""
+    uses. Every git child inherits the aside's lock, so a later optseq sees the aside as alive while any of them
+    lives, and makes its own beside it; those that touch the checkout in place (after the rename) inherit the
+    commit's lock too, so a later optseq waits for them."""
     _remove(str(root), tree.path)  # a half-made one, or one deleted by hand that git still lists
     for suffix in (".setup.json", ".setup.log"):  # a setup done in a checkout that is gone says nothing now
         tree.beside(suffix).unlink(missing_ok=True)
@@ -150,7 +151,7 @@ def _make(root: str | Path, tree: Tree, lock: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         keep = (lock, fd)
         try:
-            g.git(root, "worktree", "add", "--detach", "--quiet", str(aside), tree.commit, keep=keep)
+            g.git(root, "worktree", "add", "--detach", "--quiet", str(aside), tree.commit, keep=(fd,))
             os.rename(aside, tree.path)
             # git keeps the checkout's path in its own record: told the new one (git 2.39 has no `move` for a
             # checkout with submodules, hence a rename and `repair`)
