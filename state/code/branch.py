@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,8 +110,10 @@ def _why(exc: Exception) -> str:
     """The cause a checkout failed, and what to do where there is one thing to do."""
     said = str(getattr(exc, "strerror", None) or exc)
     if "No space left on device" in said or getattr(exc, "errno", None) == errno.ENOSPC:
-        return (f"the disk is full ({said.rsplit(': ', 1)[-1]}); free space there, `optseq doctor --prune` removes "
-                f"unused checkouts, or set {worktrees_env()} to a folder on a larger disk")
+        free = re.search(r"\(([0-9]+ KB free)", said)
+        return (f"the disk is full (No space left on device{', ' + free.group(1) if free else ''}); free space "
+                f"there, `optseq doctor --prune` removes unused checkouts, or set {worktrees_env()} to a folder on a "
+                "larger disk")
     if "transport 'file' not allowed" in said:
         return (f"{said} (a submodule whose URL is a local path: git refuses to clone one since 2.38.1 unless "
                 "allowed; `git config --global protocol.file.allow always` allows it, if you trust the repositories "

@@ -31,6 +31,8 @@ ROOT_ENV = "OPTSEQ_WORKTREES"
 SUFFIXES = (".json", ".setup.json", ".setup.log", ".setup.lock", ".lock", ".use")
 """The files beside a checkout, removed with it."""
 COMMIT = re.compile(r"[0-9a-f]{40}")
+LOW_SPACE = 16 * 1024 ** 2
+"""Free bytes under which a checkout git could not write is put down to a full disk."""
 ASIDE = ".making-"
 """`COMMIT.making-PID-RAND`: a checkout being made, renamed to `COMMIT` once whole; `….lock` beside it is held by
 the optseq making it and by every git it starts, so that one whose processes are all gone is known as dead."""
@@ -158,10 +160,14 @@ def _make(root: str | Path, tree: Tree, lock: int) -> None:
             g.git(root, "worktree", "repair", str(tree.path), keep=keep)
             if (tree.path / ".gitmodules").exists():
                 g.git(tree.path, "submodule", "update", "--init", "--recursive", "--quiet", keep=keep)
-        except BaseException:
+        except BaseException as exc:
             for path in (aside, tree.path):
                 with contextlib.suppress(OSError):
                     _remove(str(root), path)
+            free = _free(tree.path.parent)
+            if isinstance(exc, g.GitError) and free is not None and free < LOW_SPACE and "No space" not in str(exc):
+                # git says `unable to write file` and `Could not reset index file`, never why: the disk is
+                raise g.GitError(f"No space left on device ({free // 1024} KB free after git gave up: {exc})") from None
             raise
     finally:
         os.close(fd)
@@ -274,6 +280,14 @@ def registered(repo: str | Path) -> list[str]:
     except g.GitError:
         return []
     return [line.split(" ", 1)[1] for line in said.splitlines() if line.startswith("worktree ")]
+
+
+def _free(folder: Path) -> int | None:
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize
 
 
 def _asides(tree: Tree) -> list[Path]:
