@@ -6,8 +6,14 @@ Layout, under the cache (`$OPTSEQ_WORKTREES`, else `$XDG_CACHE_HOME/optseq/workt
 `~/.cache/optseq/worktrees`): a folder per repository (its name and a hash of its git directory), and in it per
 commit the checkout `COMMIT/` beside its files `COMMIT.json` (what it is: repository, commit, the refs it was made
 for, when made and last used), `COMMIT.setup.json` and `COMMIT.setup.log` (the workload's setup, run there once by
-the arms driver), and two lock files: `COMMIT.lock` (held while the checkout is made) and `COMMIT.use` (held shared
-by every run that uses it; `prune` removes only a checkout nobody holds).
+the arms driver), and two lock files: `COMMIT.lock` (held while the checkout is made or reset, by optseq and the
+gits it starts there) and `COMMIT.use` (held shared by every run that uses it; `prune` removes only a checkout
+nobody holds). While a checkout is made it is `COMMIT.making-PID-RAND/`, with its own `….lock`, renamed to `COMMIT/`
+once whole.
+
+What is measured must be the commit: a checkout is verified clean (its tracked files, git status) each time a run
+takes it, and reset from its commit when it is not; the arms driver checks it again after the setup and after each
+launch (engine/arms/trees.py).
 """
 from __future__ import annotations
 
