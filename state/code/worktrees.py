@@ -166,6 +166,9 @@ def _make(root: str | Path, tree: Tree, lock: int) -> None:
             g.git(root, "worktree", "repair", str(tree.path), keep=keep)
             if (tree.path / ".gitmodules").exists():
                 g.git(tree.path, "submodule", "update", "--init", "--recursive", "--quiet", keep=keep)
+            # its own index's stat cache written once (optseq's, not the user's), so the clean checks before and
+            # during runs, which write nothing, do not hash every file again
+            g.git(tree.path, "update-index", "-q", "--refresh", ok=(0, 1), keep=keep)
         except BaseException as exc:
             for path in (aside, tree.path):
                 with contextlib.suppress(OSError):

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.code_repo import make_repo
+from tests.conftest import OPTSEQ
 from tests.state.test_branch_levers import cli
 
 EDITING_BENCH = '''"""A bench that reads its speed from a tracked file and, when EDIT_TREE is set, rewrites that file."""
@@ -125,3 +127,14 @@ def test_doctor_prune_removes_the_plans_repository_checkouts_and_leaves_git_noth
 
     everything = cli(other, db, "doctor", "--prune", "--all").stdout
     assert everything.count("pruned ") == 2 and porcelain_paths(other, own_cache) == [], everything
+
+
+def test_doctor_prune_outside_any_repository_asks_for_all(tmp_path, own_cache):
+    plan = tmp_path / "optseq.toml"
+    plan.write_text("", encoding="utf-8")
+    proc = subprocess.run([*OPTSEQ, "--plan", str(plan), "--db", str(tmp_path / "db"), "doctor", "--prune"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip() == (f"optseq: doctor --prune removes the worktrees of the plan's repository, and "
+                                   f"{tmp_path} is in no git repository (`optseq doctor --prune --all` removes "
+                                   "those of every repository)"), proc.stderr
