@@ -147,7 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rebuild", action="store_true",
                    help="rebuild the hot file (optseq.json) from the journals, keeping the old one as a copy")
     s.add_argument("--prune", action="store_true",
-                   help="remove optseq's worktrees (branch levers, compare) that no run holds now")
+                   help="remove optseq's worktrees (branch levers, compare) of the plan's repository that no run holds "
+                        "now")
+    s.add_argument("--all", action="store_true", dest="all_repos",
+                   help="with --prune: those of every repository in optseq's shared worktree cache")
 
     s = sub.add_parser("validate", parents=[common], help="check a plan file")
     s.add_argument("plan_file", nargs="?", type=Path, metavar="PLAN",
@@ -257,7 +260,7 @@ def _main(args) -> int:
         if args.command == "doctor":  # the store alone: no plan, and a store that refuses to open is its subject
             from optseq.console.commands.doctor_cmd import run_doctor
 
-            return run_doctor(db, args.rebuild, args.prune)
+            return run_doctor(db, args.rebuild, args.prune, args.all_repos, plan_path)
         if plan_path is None:
             return _fail(NO_PLAN)
         if _unstorable_path(db):

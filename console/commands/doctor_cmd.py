@@ -1,5 +1,6 @@
-"""`optseq doctor [--rebuild] [--prune]`: the store checked file by file, its hot file rebuilt from the journals, and
-optseq's worktrees (branch levers, compare) listed or pruned."""
+"""`optseq doctor [--rebuild] [--prune [--all]]`: the store checked file by file, its hot file rebuilt from the
+journals, and optseq's worktrees (branch levers, compare) listed, or pruned: those of the plan's repository, or
+with `--all` those of every repository in the shared cache."""
 from __future__ import annotations
 
 import sys
@@ -8,11 +9,17 @@ from pathlib import Path
 OK, DAMAGED = 0, 2
 
 
-def run_doctor(db: Path, rebuild: bool, prune: bool = False) -> int:
+def run_doctor(db: Path, rebuild: bool, prune: bool = False, every: bool = False, plan: Path | None = None) -> int:
     from optseq.state.store.doctor import check, rebuild as rebuild_hot
 
     if prune:
-        for line in prune_lines():
+        repo = None if every else _repository(plan)
+        if repo is None and not every:
+            where = plan.parent if plan is not None else Path.cwd()
+            print(f"optseq: doctor --prune removes the worktrees of the plan's repository, and {where} is in no git "
+                  "repository (`optseq doctor --prune --all` removes those of every repository)", file=sys.stderr)
+            return DAMAGED
+        for line in prune_lines(repo):
             print(line)
     from optseq.state.store.layout import holds_store
 
@@ -46,7 +53,9 @@ def worktree_lines() -> list[str]:
              f"{_size(sum(t['bytes'] for t in found))}"]
     for tree in found:
         refs = ", ".join(tree["refs"]) or "-"
-        how = [tree["state"]] + (["setup done"] if tree["setup"] else []) + (["in use by a run"] if tree["in_use"]
+        state = tree["state"] + (f" ({worktrees.named(tree['changed'])}: the next run resets it)"
+                                 if tree["changed"] else "")
+        how = [state] + (["setup done"] if tree["setup"] else []) + (["in use by a run"] if tree["in_use"]
                                                                                else [])
         lines.append(f"  {tree['commit'][:7]}  {refs}  of {tree['repo'] or '(repository unknown)'}  "
                      f"{', '.join(how)}, last used {tree['used'] or '-'}")
@@ -67,18 +76,25 @@ def _shipped() -> list:
     return listing()
 
 
-def prune_lines() -> list[str]:
+def _repository(plan: Path | None) -> Path | None:
+    """The repository the plan's folder (else the working folder) is in: the one whose worktrees --prune removes."""
+    from optseq.state.code import git
+
+    return git.toplevel(plan.resolve().parent if plan is not None and plan.exists() else Path.cwd())
+
+
+def prune_lines(repo: Path | None = None) -> list[str]:
     from optseq.state.code import worktrees
 
     from optseq.state.runners.ray_trees import prune as prune_shipped
 
-    removed, kept = worktrees.prune()
+    removed, kept = worktrees.prune(repo)
     packed = prune_shipped()
     lines = [f"pruned {t['commit'][:7]} ({', '.join(t['refs']) or '-'}) of {t['repo'] or '(repository unknown)'}: "
              f"{t['path']}" for t in removed]
     lines += [f"kept {t['commit'][:7]} ({', '.join(t['refs']) or '-'}): a run holds it" for t in kept]
     lines += [f"pruned the pair packed for Ray jobs: {path}" for path in packed]
-    return lines or [f"no worktrees in {worktrees.cache_root()}"]
+    return lines or [f"no worktrees in {worktrees.cache_root()}" + (f" of {repo}" if repo is not None else "")]
 
 
 def _size(n: int) -> str:

@@ -34,6 +34,10 @@ class Arm:
         self.cwd = cwd or spec["cwd"]
         tree = (spec.get("trees") or {}).get(name)
         self.tag = f"{name} {tree['commit'][:7]}" if tree else name
+        self.checkout = Path(tree["path"]) if tree and tree.get("path") and not tree.get("ship") else None
+        """optseq's git checkout of the arm's commit, checked after each launch; None for a copy shipped to a node
+        (no git there) and for a command-pair lever."""
+        self.commit = tree["commit"] if tree else None
         """How its lines are marked in the log: a branch lever's arm says the commit it runs."""
         env = {k: v for k, v in os.environ.items() if k != "OPTSEQ_ARMS"}
         self.env = {"PYTHONUNBUFFERED": "1", **env, **spec["stack_env"], **spec[f"{name}_env"], "OPTSEQ_ARM": name}
@@ -72,6 +76,15 @@ class Arm:
         wall = time.perf_counter() - clock
         if code != 0:
             raise ArmFailed(f"{self.name} arm ({label}) exited {code}; last output line: {_last(lines)}")
+        if self.checkout is not None:
+            found = trees.changed(self.checkout, self.commit)
+            if found is None:
+                raise ArmFailed(f"{self.name} arm ({label}): its checkout of {self.commit[:7]} at {self.checkout} "
+                                "is gone (deleted under the run)")
+            if found:
+                raise ArmFailed(f"{self.name} arm ({label}) changed tracked files of its checkout of "
+                                f"{self.commit[:7]}: {trees.named(found)}; what it measured is not the commit (a "
+                                "bench may write only untracked or ignored files); the next run resets the checkout")
         return sources.ArmRun(lines=lines, wall_s=wall, started=started, cwd=self.cwd)
 
     def _read(self, source: dict, run: sources.ArmRun, label: str) -> float:

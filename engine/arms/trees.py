@@ -6,14 +6,21 @@ optseq hands the driver, in the spec's `trees`, the repository-relative folder t
 a checkout optseq made on this machine; `ship` a folder the job's working directory holds, copied once into
 `$OPTSEQ_NODE_TREES` (default: the node's temp folder) so that a commit's setup runs once per node, whatever
 pair of commits a job shipped it with (its symlinks, which a zip unpacked by Ray cannot hold, made again from
-the list shipped beside it). A setup that ended well leaves its mark (the command it ran); one that
+the list shipped beside it). A setup that ended well leaves its mark (a digest of what it ran: the command and
+the content of every file its argv names, wherever it is, so that an edited setup script runs again); one that
 failed leaves none, so the next run tries again (a missing compiler installed since, say).
+
+A checkout optseq made here is a git worktree of the commit, and what is measured in it must be the commit: its
+tracked files are checked after the setup and after each launch of its arm (optseq verified them clean, or reset
+them, as the run began). A setup or bench that edits a tracked file fails the run, naming the files.
 """
 from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -55,9 +62,67 @@ def _ready(arm: str, tree: dict, setup: list[str] | None, spec: dict, say) -> Pa
                  (("setup_mark", ".setup.json"), ("setup_log", ".setup.log"), ("setup_lock", ".setup.lock"))}
     else:
         root, files = Path(tree["path"]), tree
-    if setup:
-        _setup(arm, tree, root, setup, files, spec, say)
+    label = f"{arm} {tree['ref']} ({tree['commit'][:7]})"
+    rel = spec["trees"].get("rel", ".")
+    if root.is_dir() and not (root / rel).is_dir():
+        raise SetupFailed(f"{label} has no folder {rel!r}, where the plan's workload runs (its cwd, relative to "
+                          f"the repository's root): not in that commit; its checkout: {root}")
+    ran = bool(setup) and _setup(arm, tree, root, setup, files, spec, say)
+    if tree.get("ship"):
+        return root
+    found = changed(root, tree["commit"])
+    if found is None:
+        raise SetupFailed(f"the checkout of {label} at {root} is gone" + (
+            f" (its setup `{' '.join(setup)}` deleted it; a setup may write only inside it)" if ran else
+            " (deleted since the run began; the next run makes it again)"))
+    if found and ran:
+        raise SetupFailed(f"setup of {label} changed tracked files of its checkout: {named(found)}; what would be "
+                          "measured is not the commit (a setup may write only untracked or ignored files: "
+                          f"generated ones in .gitignore); the next run resets the checkout: {root}")
+    if found:
+        raise SetupFailed(f"the checkout of {label} changed since the run began: {named(found)}; what would be "
+                          f"measured is not the commit (a bench may write only untracked or ignored files); the "
+                          f"next run resets the checkout: {root}")
     return root
+
+
+def changed(root: Path, commit: str) -> list[str] | None:
+    """The tracked files of a checkout that are not `commit`'s (`HEAD` when it names another commit), [] when
+    clean; None when there is no checkout there. Read without writing even the checkout's own index
+    (GIT_OPTIONAL_LOCKS=0: two runs may hold one checkout). The same question as state/code/worktrees.py's
+    `changes`, asked here because the driver runs apart from optseq."""
+    if not (root / ".git").exists():
+        return None
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet", "HEAD"], env=env,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        said = subprocess.run(["git", "-C", str(root), "status", "--porcelain=v1", "-z", "--untracked-files=no",
+                               "--no-renames"], env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=120, errors="replace")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if said.returncode != 0:
+        return None
+    files = [entry[3:] for entry in said.stdout.split("\0") if len(entry) > 3]
+    return (["HEAD"] if head.stdout.strip() != commit else []) + files
+
+
+def named(files: list[str], most: int = 5) -> str:
+    """`a.py, b.py and 3 more`"""
+    return ", ".join(files[:most]) + (f" and {len(files) - most} more" if len(files) > most else "")
+
+
+def setup_digest(setup: list[str], cwd: Path) -> str:
+    """What a setup runs: its command and the content of every file its argv names (`./setup.sh`, `python
+    prepare.py`, a script by its absolute path outside the repository, an ignored one), read where it is now."""
+    digest = hashlib.sha256(json.dumps(list(setup)).encode())
+    for arg in dict.fromkeys(setup):
+        path = Path(arg).expanduser() if os.path.isabs(os.path.expanduser(arg)) else cwd / arg
+        with contextlib.suppress(OSError, ValueError):
+            if path.is_file() and path.stat().st_size < 64 * 1024 ** 2:
+                digest.update(arg.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _from_shipment(shipped: Path, commit: str) -> Path:
@@ -89,12 +154,14 @@ def _links(shipped: Path, root: Path) -> None:
         link.symlink_to(target)
 
 
-def _setup(arm: str, tree: dict, root: Path, setup: list[str], files: dict, spec: dict, say) -> None:
+def _setup(arm: str, tree: dict, root: Path, setup: list[str], files: dict, spec: dict, say) -> bool:
+    """The setup run in the checkout unless a mark says it ran there, as it is now; True when it ran now."""
     mark = Path(files["setup_mark"])
     with _locked(Path(files["setup_lock"])):
-        if _mark(mark).get("argv") == list(setup) and _mark(mark).get("ok"):
-            return
         cwd = root / spec["trees"].get("rel", ".")
+        digest = setup_digest(setup, cwd)
+        if _mark(mark).get("digest") == digest and _mark(mark).get("ok"):
+            return False
         argv = [sys.executable, *setup[1:]] if setup[0] == "python" else list(setup)
         env = {"PYTHONUNBUFFERED": "1", **os.environ, **spec.get("stack_env", {}),
                "OPTSEQ_COMMIT": tree["commit"], "OPTSEQ_TREE": str(root)}
@@ -103,26 +170,48 @@ def _setup(arm: str, tree: dict, root: Path, setup: list[str], files: dict, spec
         say(f"[optseq] setup of {label}: {' '.join(setup)} in {cwd}")
         lines: collections.deque[str] = collections.deque(maxlen=KEEP)
         started = time.monotonic()
-        with open(files["setup_log"], "w", encoding="utf-8") as log:
+        try:
+            log = open(files["setup_log"], "w", encoding="utf-8")
+        except OSError as exc:
+            raise SetupFailed(f"setup of {label} cannot write its log {files['setup_log']}: "
+                              f"{exc.strerror or exc}") from None
+        try:
             try:
                 proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT)
             except OSError as exc:
                 raise SetupFailed(f"setup of {label} could not start {setup[0]!r}: {exc.strerror}; its log: "
                                   f"{files['setup_log']}") from None
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                lines.append(line)
-                log.write(line + "\n")
-                say(f"[setup {arm} {tree['commit'][:7]}] {line}")
+            try:
+                for raw in proc.stdout:
+                    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                    lines.append(line)
+                    log.write(line + "\n")
+                    say(f"[setup {arm} {tree['commit'][:7]}] {line}")
+                log.flush()
+            except OSError as exc:  # the disk is full (the setup filled it, say): said, and the setup stopped
+                proc.kill()
+                proc.wait()
+                raise SetupFailed(f"setup of {label} stopped: its log {files['setup_log']} cannot be written: "
+                                  f"{exc.strerror or exc}" + (" (the setup may have filled the disk)"
+                                                              if exc.errno == errno.ENOSPC else "")) from None
             code = proc.wait()
+        finally:
+            with contextlib.suppress(OSError):  # a full disk said above; its unwritten tail is not kept
+                log.close()
         if code != 0:
             last = next((line for line in reversed(lines) if line.strip()), "(no output)")
             raise SetupFailed(f"setup of {label} failed: `{' '.join(setup)}` exited {code}; last output line: "
                               f"{last.strip()[:200]!r}; its log: {files['setup_log']}")
-        mark.write_text(json.dumps({"argv": list(setup), "ok": True, "commit": tree["commit"],
-                                    "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
+        try:
+            mark.write_text(json.dumps({"argv": list(setup), "digest": digest, "ok": True, "commit": tree["commit"],
+                                        "seconds": round(time.monotonic() - started, 3)}), encoding="utf-8")
+        except OSError as exc:
+            mark.unlink(missing_ok=True)
+            raise SetupFailed(f"setup of {label} ran, but its mark {mark} cannot be written: "
+                              f"{exc.strerror or exc}") from None
         say(f"[optseq] setup of {label} done in {time.monotonic() - started:.3g} s")
+        return True
 
 
 def _mark(path: Path) -> dict:

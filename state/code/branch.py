@@ -3,7 +3,9 @@ worktrees for the arms, and what has happened to them since (the branch moved, t
 """
 from __future__ import annotations
 
+import errno
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,9 @@ class Commits:
 def repository(cwd: str | Path, who: str) -> Path:
     """The root of the git repository holding `cwd`; InputError when there is none or it has no commits."""
     root = g.toplevel(cwd)
+    if root is None and _bare(cwd):
+        raise InputError(f"{who}: {cwd} is in a bare git repository, which has no working tree to measure (a "
+                         "branch lever and optseq compare run in a clone: git clone it and run optseq there)")
     if root is None:
         raise InputError(f"{who}: {cwd} is not in a git repository (a branch lever and optseq compare measure "
                          "commits: git init and commit the workload first)")
@@ -96,9 +101,37 @@ def trees(commits: Commits, setup: tuple[str, ...] | list[str], hold) -> dict:
             tree = worktrees.ensure(commits.repo, side.commit, side.ref, hold)
         except (g.GitError, OSError) as exc:
             raise InputError(f"cannot check out {side.text()} into optseq's worktrees ({worktrees.cache_root()}): "
-                             f"{getattr(exc, 'strerror', None) or exc}") from None
+                             f"{_why(exc)}") from None
         spec[arm] = tree.for_driver(side.ref)
     return spec
+
+
+def _why(exc: Exception) -> str:
+    """The cause a checkout failed, and what to do where there is one thing to do."""
+    said = str(getattr(exc, "strerror", None) or exc)
+    if "No space left on device" in said or getattr(exc, "errno", None) == errno.ENOSPC:
+        free = re.search(r"\(([0-9]+ KB free)", said)
+        return (f"the disk is full (No space left on device{', ' + free.group(1) if free else ''}); free space "
+                f"there, `optseq doctor --prune` removes unused checkouts, or set {worktrees_env()} to a folder on a "
+                "larger disk")
+    if "transport 'file' not allowed" in said:
+        return (f"{said} (a submodule whose URL is a local path: git refuses to clone one since 2.38.1 unless "
+                "allowed; `git config --global protocol.file.allow always` allows it, if you trust the repositories "
+                "you clone)")
+    return said
+
+
+def worktrees_env() -> str:
+    from optseq.state.code.worktrees import ROOT_ENV
+
+    return ROOT_ENV
+
+
+def _bare(cwd: str | Path) -> bool:
+    try:
+        return g.git(cwd, "rev-parse", "--is-bare-repository") == "true"
+    except g.GitError:
+        return False
 
 
 @dataclass(frozen=True)

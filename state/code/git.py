@@ -18,20 +18,33 @@ class GitError(Exception):
     """Git could not answer; str() is one line naming the repository and what git said."""
 
 
-def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S) -> str:
-    """git's stdout (stripped) for `git -C cwd ARGS`; GitError with its last stderr line on another exit."""
-    proc = _call(cwd, args, timeout)
+def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S,
+        keep: tuple[int, ...] = (), strip: bool = True) -> str:
+    """git's stdout (stripped) for `git -C cwd ARGS`; GitError with the stderr line that names the cause (a full
+    disk, git's `fatal:`, else its last line) on another exit. `keep`: file descriptors git inherits (a lock that
+    stays held while git, or a child of it, lives on after optseq is killed)."""
+    proc = _call(cwd, args, timeout, keep)
     if proc.returncode not in ok:
-        said = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
-        raise GitError(f"git {' '.join(args[:2])} in {cwd} failed: {said[-1] if said else f'exit {proc.returncode}'}")
-    return proc.stdout.strip()
+        raise GitError(f"git {' '.join(args[:2])} in {cwd} failed: {cause(proc.stderr) or f'exit {proc.returncode}'}")
+    return proc.stdout.strip() if strip else proc.stdout
 
 
-def _call(cwd: str | Path, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess:
+def cause(stderr: str) -> str:
+    """The line of git's stderr that says why: a full disk first (git's last line after one is a consequence,
+    `Could not reset index file`), then the first `fatal:`, then the last line."""
+    said = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in said:
+        if "No space left on device" in line or "Disk quota exceeded" in line:
+            return line
+    return next((line for line in said if line.startswith("fatal:")), said[-1] if said else "")
+
+
+def _call(cwd: str | Path, args: tuple[str, ...], timeout: float,
+          keep: tuple[int, ...] = ()) -> subprocess.CompletedProcess:
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
         return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, env=env, errors="replace")
+                              stdin=subprocess.DEVNULL, env=env, errors="replace", pass_fds=keep)
     except FileNotFoundError:
         raise GitError("git is not installed (a branch lever and optseq compare ask git for commits)") from None
     except subprocess.TimeoutExpired:

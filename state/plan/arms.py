@@ -222,6 +222,8 @@ def _argv(loader, raw: dict, key: str, where: str) -> tuple[str, ...]:
     argv = loader.strings(raw, key, where)
     if key in raw and not argv:
         raise loader.fail(f"{where}.{key}", "empty command")
+    if argv and not argv[0].strip():  # [""] names no program: refused here, not when a run is under way
+        raise loader.fail(f"{where}.{key}", f"the program to run (its first word) is empty: {list(argv)!r}")
     return argv
 
 
