@@ -44,7 +44,7 @@ def _keeping(runs: Iterator[dict], kept: dict[str, list[dict]]) -> Iterator[dict
 
     for run in runs:
         stats = run_stats(run)
-        if run.get("lever") is not None and stats.get("estimate") is not None:
+        if isinstance(run.get("lever"), str) and stats.get("estimate") is not None:
             kept.setdefault(run["lever"], []).append({
                 "id": run.get("id"), "summary": {"stats": {k: stats.get(k) for k in ("estimate", "ci_low", "ci_high")}},
                 "on": measured_at(run), "infra": run.get("infra"), "fingerprint": {"repo": {"root": _root(run)}}})
