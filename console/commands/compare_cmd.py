@@ -86,14 +86,12 @@ def run_compare(seq, args) -> int:
         from optseq.state.report.compare_doc import render
 
         markdown = render(data)
+    # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the verdict's
+    # exit code stands: it is the gate
     if args.summary is not None:
-        _write(args.summary, markdown)
+        _said(lambda: _write(args.summary, markdown))
     if os.environ.get(SUMMARY_ENV):
-        try:
-            with open(os.environ[SUMMARY_ENV], "a", encoding="utf-8") as f:  # GitHub appends each step's part
-                f.write(markdown + "\n")
-        except OSError as exc:
-            raise InputError(f"${SUMMARY_ENV} {os.environ[SUMMARY_ENV]}: {exc.strerror or exc}") from None
+        _said(lambda: _append(os.environ[SUMMARY_ENV], markdown))
     return INTERRUPTED if control.cancelled else report.exit_code
 
 
@@ -134,6 +132,21 @@ def _check_summary(path: Path, where: str, replace: bool) -> None:
             probe.unlink()
     except OSError as exc:
         raise InputError(f"{where} {path}: cannot be written ({exc.strerror or exc})") from None
+
+
+def _said(write) -> None:
+    try:
+        write()
+    except InputError as exc:
+        print(f"optseq: warning: {exc}", file=sys.stderr, flush=True)
+
+
+def _append(path: str, text: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8") as f:  # GitHub appends each step's part
+            f.write(text + "\n")
+    except OSError as exc:
+        raise InputError(f"${SUMMARY_ENV} {path}: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, text: str) -> None:
