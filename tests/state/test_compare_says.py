@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -156,3 +157,29 @@ def test_a_plan_for_compare_alone_declares_its_workload_and_no_levers(tmp_path):
     # a plan with neither is still refused
     gate.write_text(text[:text.index("[workload]")], encoding="utf-8")
     assert "levers: missing" in cli(repo, db, "validate", plan=gate, code=2).stderr
+
+
+SHAPED = '''import os
+pass_no, pair = int(os.environ.get("OPTSEQ_PASS") or 0), os.environ.get("OPTSEQ_PAIR", "")
+above = not pair.isdigit() or int(pair) % 10 < 6  # 6 pairs of every 10 on the fast side
+factor = {factors}[0 if above else 1]
+print(f"rate: {{100 * factor * (1 + 1e-6 * (100 * pass_no + int(pair or 0) if pair.isdigit() else 0)):.9g}} items/s")
+'''
+
+
+@pytest.mark.slow
+def test_the_inconclusive_hint_follows_the_ratio_measured_not_only_the_pairs_on_either_side(tmp_path):
+    repo = make_repo(tmp_path, plan_extra="[compare]\nrepeats = 10\nmax_repeats = 20\n", dirty=False)
+    for branch, factors in (("flat", (1.0, 1.0)), ("near", (1.04, 0.8)), ("far", (1.3, 0.8))):
+        repo.git("branch", branch)
+        repo.commit_on(branch, "bench.py", SHAPED.format(factors=factors), f"{branch} bench")
+    db = tmp_path / "db"
+    said = {}
+    for head in ("near", "far"):
+        data = json.loads(cli(repo, db, "compare", "flat", head, "--json", code=3).stdout)
+        stats = data["summary"]["stats"]
+        # as many pairs above the 0.952x threshold and below it in both: 12 of 20 at 1.04x or at 1.3x
+        assert (stats["above"], stats["below"]) == (12, 8) and data["verdict"] == "inconclusive", data
+        found = re.search(r"about (\d+) more pairs", data["reason"])
+        said[head] = int(found.group(1)) if found else None
+    assert said["far"] is not None and (said["near"] is None or said["far"] < said["near"]), said  # one figure before
