@@ -322,14 +322,22 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
     def waiting(text: str) -> None:
         print(f"optseq: {text}", file=sys.stderr, flush=True)
 
+    said = []
+
+    def announce_store() -> None:
+        if new and not said and holds_store(db):
+            said.append(db)
+            print(new_store_line(db), file=sys.stderr, flush=True)
+
+    args.announce_store = announce_store  # a compare says it first, once its input is accepted: it may take hours
     with Sequencer.open(plan_path, db, mode=mode, on_wait=waiting) as seq:
         for warning in seq.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
         code = _command_on(seq, args)
     # said once the command has spoken: a refusal stays its one line (the store it opened is empty, a later
     # command's to use), and a --run's own lines come first
-    if new and code != BAD_INPUT and holds_store(db):
-        print(new_store_line(db), file=sys.stderr, flush=True)
+    if code != BAD_INPUT:
+        announce_store()
     return code
 
 

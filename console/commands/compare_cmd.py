@@ -46,16 +46,20 @@ def run_compare(seq, args) -> int:
     from optseq.console.commands.ending import cancelling
     from optseq.console.commands.run_cmd import Progress
     from optseq.state.runs.commit_gate import ToleranceError, parse_tolerance
-    from optseq.state.runs.compare_run import COMPARE_ID, compare, prepare
+    from optseq.state.runs.compare_run import COMPARE_ID, compare, length_line, notices, prepare
     from optseq.state.runs.lever_run import RunControl
 
     try:
         tolerance = parse_tolerance(args.tolerance) if args.tolerance is not None else None
     except ToleranceError as exc:
         raise InputError(f"--tolerance: {exc}") from None
-    if args.summary is not None and not args.summary.parent.is_dir():
-        raise InputError(f"--summary {args.summary}: its folder does not exist")
+    # where the verdict goes is checked before the run: a summary that cannot be written must not lose it after
+    if args.summary is not None:
+        _check_summary(args.summary, "--summary", replace=True)
+    if os.environ.get(SUMMARY_ENV):
+        _check_summary(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
     found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
+    getattr(args, "announce_store", lambda: None)()  # a new store is said first, not after a long compare
     control = RunControl()
     from optseq.state.plan.model import Lever
 
@@ -63,28 +67,31 @@ def run_compare(seq, args) -> int:
     progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
     progress.say(f"compare: {commits.candidate.text()} against {commits.baseline.text()}, tolerance "
                  f"{found.tolerance * 100:.4g}% ({'the workload' if found.target == 'workload' else found.target})")
+    for line in [*notices(commits), length_line(seq, found)]:
+        progress.say(line)
     try:
         with cancelling(lambda ended: _interrupt(progress, control, ended.name)) as ended:
             report = compare(seq, found, commits, lever_id=args.lever, on_event=progress.event, on_log=progress.log,
-                             control=control)
+                             control=control, plan=getattr(args, "plan", None))
     finally:
         progress.close()
     data = report.to_dict()
+    if args.json:  # the verdict first: a summary that fails to write now (a full disk) does not take it along
+        print(json.dumps(data, ensure_ascii=False, indent=2), flush=True)
+    else:
+        print(verdict_line(data), flush=True)
     markdown = None
     if args.summary is not None or os.environ.get(SUMMARY_ENV):
         from optseq.state.report.compare_doc import render
 
         markdown = render(data)
+    # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the verdict's
+    # exit code stands: it is the gate
     if args.summary is not None:
-        _write(args.summary, markdown)
+        _said(lambda: _write(args.summary, markdown))
     if os.environ.get(SUMMARY_ENV):
-        with open(os.environ[SUMMARY_ENV], "a", encoding="utf-8") as f:  # GitHub appends each step's part
-            f.write(markdown + "\n")
-    if args.json:
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        print(verdict_line(data))
-    return ended.code or report.exit_code
+        _said(lambda: _append(os.environ[SUMMARY_ENV], markdown))
+    return ended.code or (INTERRUPTED if control.cancelled else report.exit_code)
 
 
 def _interrupt(progress, control, why: str) -> None:
@@ -109,6 +116,44 @@ def verdict_line(data: dict) -> str:
         reason = reason.split(": ", 1)[-1]  # its head repeats the figures
     return (f"compare {data['run_id']}: {data['verdict']}: {data['message']}{figures}, tolerance "
             f"{data['tolerance'] * 100:.4g}% ({reason})")
+
+
+def _check_summary(path: Path, where: str, replace: bool) -> None:
+    """InputError now, before any launch, for a summary path the verdict could not be written to: a folder, no
+    folder to hold it, a file or folder this user cannot write. `replace`: written beside and renamed over it
+    (--summary), else appended to (GitHub's step summary)."""
+    if path.is_dir():
+        raise InputError(f"{where} {path}: it is a folder; give a file's path (summary.md)")
+    folder = path.parent
+    if not folder.is_dir():
+        raise InputError(f"{where} {path}: its folder {folder} does not exist")
+    if path.exists() and not path.is_file():
+        raise InputError(f"{where} {path}: it is not a regular file")
+    try:
+        if path.exists() and not replace:
+            with open(path, "a", encoding="utf-8"):  # opened to append, nothing written
+                pass
+        else:  # the summary is written beside it first, then renamed: the folder must take a new file
+            probe = folder / f".{path.name}.optseq-tmp"
+            probe.touch()
+            probe.unlink()
+    except OSError as exc:
+        raise InputError(f"{where} {path}: cannot be written ({exc.strerror or exc})") from None
+
+
+def _said(write) -> None:
+    try:
+        write()
+    except InputError as exc:
+        print(f"optseq: warning: {exc}", file=sys.stderr, flush=True)
+
+
+def _append(path: str, text: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8") as f:  # GitHub appends each step's part
+            f.write(text + "\n")
+    except OSError as exc:
+        raise InputError(f"${SUMMARY_ENV} {path}: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,9 +1,9 @@
 """`optseq runs`: the runs table, and `--json`, the history as one JSON document written record by record as the
-store reads it.
+store reads it, and each lever's change points after it (`changes`, what `optseq runs LEVER` prints).
 
-The bytes are those of `json.dumps(history, ensure_ascii=False, indent=2)` followed by a newline (what the
-command printed when it read the whole history first), so a reader that parses the document sees no change;
-the first run is on stdout, flushed, before the rest of the journal is read.
+The bytes are those of `json.dumps({**history, "changes": [...]}, ensure_ascii=False, indent=2)` followed by a
+newline (what the command printed when it read the whole history first), so a reader that parses the document
+sees no change; the first run is on stdout, flushed, before the rest of the journal is read.
 """
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ OK = 0
 
 def print_runs(seq, lever: str | None, as_json: bool) -> int:
     if as_json:  # written as it is read: the first run at once, memory bounded
-        return write_json(seq.history_stream(lever), sys.stdout)
+        kept: dict[str, list[dict]] = {}
+        sections = [(key, _keeping(records, kept) if key == "runs" else records)
+                    for key, records in seq.history_stream(lever)]
+        return write_json([*sections, ("changes", _changes(kept))], sys.stdout)
     history = seq.history(lever)
     print(render_history(history, change_lines(history["runs"]) if lever is not None else (), terminal_width()))
     return OK
@@ -31,6 +34,33 @@ def change_lines(runs: list[dict]) -> list[str]:
     from optseq.state.runs.lever_changes import change_text, changes, count_commits
 
     return [change_text(change, count_commits(change)) for change in changes(runs)]
+
+
+def _keeping(runs: Iterator[dict], kept: dict[str, list[dict]]) -> Iterator[dict]:
+    """The runs as they are written, each lever's kept in `kept` as little as its change points need (its
+    estimate and bounds, where it was measured, its stack and repository): a long history stays bounded."""
+    from optseq.state.lifecycle.history_points import measured_at, run_stats
+    from optseq.state.runs.lever_changes import _root
+
+    for run in runs:
+        stats = run_stats(run)
+        if isinstance(run.get("lever"), str) and stats.get("estimate") is not None:
+            kept.setdefault(run["lever"], []).append({
+                "id": run.get("id"), "summary": {"stats": {k: stats.get(k) for k in ("estimate", "ci_low", "ci_high")}},
+                "on": measured_at(run), "infra": run.get("infra"), "fingerprint": {"repo": {"root": _root(run)}}})
+        yield run
+
+
+def _changes(kept: dict[str, list[dict]]) -> Iterator[dict]:
+    """Every lever's change points, as `optseq runs LEVER` prints them under its runs, for a script to read."""
+    from optseq.state.runs.lever_changes import change_text, changes, count_commits
+
+    for lever, runs in kept.items():
+        for change in changes(runs):
+            count = count_commits(change)
+            yield {"lever": lever, "run": change.run, "previous": change.previous, "before": change.before,
+                   "after": change.after, "old": change.old, "new": change.new, "commits_between": count,
+                   "text": change_text(change, count)}
 
 
 def write_json(sections: Iterable[tuple[str, Iterator[dict]]], out: TextIO) -> int:

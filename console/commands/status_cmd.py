@@ -17,6 +17,9 @@ def render_status(status: dict, width: int | None = None) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(columns)]
     lines = fit(f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else ""),
                 width)
+    if not status["levers"]:  # a plan for `optseq compare` alone: nothing to show but that
+        return "\n".join(lines + fit("no levers: the plan declares its [workload] only, what `optseq compare BASE "
+                                      "HEAD` measures (`optseq runs` lists the compares)", width))
     for row in rows:
         lines += fit("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1], width)
     # `next` only names a lever that can run; what else waits on the user is the to-do

@@ -60,21 +60,35 @@ def repository(cwd: str | Path, who: str) -> Path:
     return root
 
 
-def resolve(cwd: str | Path, baseline_ref: str | None, candidate_ref: str, who: str) -> Commits:
-    """Both refs as commits now, in the repository holding `cwd`; InputError naming the ref that names none."""
+def resolve(cwd: str | Path, baseline_ref: str | None, candidate_ref: str, who: str,
+            names: tuple[str, str] = ("baseline_ref", "candidate_ref")) -> Commits:
+    """Both refs as commits now, in the repository holding `cwd`; InputError naming the ref that names none, by
+    `names` (a plan's keys; the CLI's BASE and HEAD)."""
     root = repository(cwd, who)
     sides = []
-    for key, ref in (("baseline_ref", baseline_ref or "HEAD"), ("candidate_ref", candidate_ref)):
+    for key, ref in zip(names, (baseline_ref or "HEAD", candidate_ref)):
         try:
             commit = g.resolve(root, ref)
+            if commit is None:
+                raise InputError(f"{who}: {key} {ref!r} {_names_none(root, ref)}")
         except g.GitError as exc:
             raise InputError(f"{who}: {exc}") from None
-        if commit is None:
-            raise InputError(f"{who}: {key} {ref!r} names no commit in {root} (`git branch -a` lists the branches; "
-                             f"a remote one is origin/NAME, fetched first)")
         sides.append(Side(ref, commit))
     rel = os.path.relpath(Path(cwd).resolve(), root.resolve())
     return Commits(str(root), rel, sides[0], sides[1])
+
+
+def _names_none(root: Path, ref: str) -> str:
+    """Why `ref` names no commit, in the words that lead to the fix: an ambiguous short hash, a shallow clone."""
+    found = g.candidates(root, ref)
+    if len(found) > 1:
+        return (f"is ambiguous in {root}: {len(found)} objects' ids start with it (`git rev-parse "
+                f"--disambiguate={ref}` lists them); give more of the commit's id")
+    if g.is_shallow(root):
+        return (f"names no commit in {root}, a shallow clone that may lack it (fetch its history: `git fetch "
+                f"--unshallow`, or `fetch-depth: 0` in actions/checkout)")
+    return (f"names no commit in {root} (`git branch -a` lists the branches; a remote one is origin/NAME, "
+            f"fetched first)")
 
 
 def check_apart(commits: Commits, who: str) -> None:

@@ -79,6 +79,26 @@ def resolve(root: str | Path, ref: str) -> str | None:
     return found if len(found) == 40 and all(c in "0123456789abcdef" for c in found) else None
 
 
+def candidates(root: str | Path, prefix: str) -> list[str]:
+    """The objects whose id starts with `prefix` (a hex string of 4 or more characters): more than one makes it an
+    ambiguous short hash; [] for anything else."""
+    if not (4 <= len(prefix) < 40 and all(c in "0123456789abcdef" for c in prefix.lower())):
+        return []
+    found = git(root, "rev-parse", f"--disambiguate={prefix.lower()}", ok=(0, 1, 128))
+    return found.split()
+
+
+def changed_files(root: str | Path) -> int:
+    """Tracked files whose working-tree or staged content differs from HEAD's. `git status`, not `git diff`: under
+    GIT_OPTIONAL_LOCKS=0 it leaves the index as it is (git 2.39's `diff HEAD` rewrites it to refresh its stat)."""
+    return len(git(root, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty").splitlines())
+
+
+def is_shallow(root: str | Path) -> bool:
+    """Whether the clone lacks history (`git clone --depth`, a CI checkout's default): a BASE may be missing."""
+    return git(root, "rev-parse", "--is-shallow-repository", ok=(0, 128)) == "true"
+
+
 def is_ancestor(root: str | Path, commit: str, of: str) -> bool:
     """Whether `commit` is in `of`'s history (`of` itself included)."""
     proc = _call(root, ("merge-base", "--is-ancestor", commit, of), GIT_WAIT_S)

@@ -144,9 +144,12 @@ class _Loader(LeverReader):
         if isinstance(as_of, dt.datetime):
             as_of = as_of.date()
         facts = self.facts(self.get(data, "facts", "", dict, {}, "a [facts] table"))
-        raw_levers = self.get(data, "levers", "", list, what="a list of [[levers]]")
-        if not raw_levers:
-            raise self.fail("levers", "the plan declares no levers")
+        # a plan for `optseq compare` alone (a CI gate) declares its workload and no levers
+        raw_levers = self.get(data, "levers", "", list, [] if self.workload is not None else ...,
+                              what="a list of [[levers]]")
+        if not raw_levers and self.workload is None:
+            raise self.fail("levers", "the plan declares no levers (a plan for `optseq compare` alone declares its "
+                                      "[workload])")
         if len(raw_levers) > MAX_LEVERS:
             raise self.fail("levers", f"at most {MAX_LEVERS} levers in one plan, got {len(raw_levers)}")
         levers = tuple(self.lever(raw, i) for i, raw in enumerate(raw_levers))

@@ -37,6 +37,12 @@ def render(report: dict) -> str:
         lines += [f"| {p['pass']} | {p['pair']} | {p.get('first') or '-'} | {p['base']:.6g} | {p['head']:.6g} | "
                   f"{p['ratio']:.4f} |" for p in pairs]
         lines += ["", "</details>", ""]
+    cost = report.get("cost") or {}
+    if isinstance(cost.get("wall_s"), (int, float)):
+        from optseq.state.runs.run_pass import _length
+
+        lines += [f"Cost: {cost.get('pairs', 0)} pairs of launches, {cost.get('arm_runs', 0)} arm runs (each its own "
+                  f"process, warm-ups included), {_length(cost['wall_s'])} of wall time.", ""]
     lines += [f"Reproduce: {code(report.get('reproduce') or '')} (run {report.get('run_id')} in the store)", ""]
     return "\n".join(lines)
 

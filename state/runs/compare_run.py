@@ -59,6 +59,8 @@ class CompareReport:
     reproduce: str = ""
     pairs: list = field(default_factory=list)
     """Every counted pair of launches: pass, pair, base, head, ratio (HEAD's speed over BASE's), first."""
+    cost: dict = field(default_factory=dict)
+    """What it took: wall seconds, pairs counted and arm runs launched (arm_runs), from the run's records."""
 
     @property
     def exit_code(self) -> int:
@@ -68,7 +70,7 @@ class CompareReport:
         return {"run_id": self.run_id, "status": self.status, "verdict": self.verdict, "exit_code": self.exit_code,
                 "message": self.message, "reason": self.reason, "tolerance": self.tolerance, "base": self.code.get("baseline"),
                 "head": self.code.get("candidate"), "summary": self.summary, "reproduce": self.reproduce,
-                "pairs": self.pairs}
+                "pairs": self.pairs, "cost": self.cost}
 
 
 def gate(seq, lever_id: str | None, tolerance: float | None) -> Gate:
@@ -111,16 +113,41 @@ def gate(seq, lever_id: str | None, tolerance: float | None) -> Gate:
 def prepare(seq, base_ref: str, head_ref: str = "HEAD", lever_id: str | None = None,
             tolerance: float | None = None) -> tuple[Gate, branch.Commits]:
     """What a compare measures, and both refs as commits now; InputError, before anything runs or is recorded,
-    for a plan with nothing to compare, a plan outside git, a ref that names nothing, a read-only store."""
+    for a plan with nothing to compare, a plan outside git, a ref that names nothing, two refs naming one commit,
+    a read-only store."""
     found = gate(seq, lever_id, tolerance)
     if seq.readonly:
         raise InputError(f"the store {seq.store.directory} is read-only here; a compare is recorded in it")
-    return found, branch.resolve(found.arms.cwd, base_ref, head_ref, "compare")
+    commits = branch.resolve(found.arms.cwd, base_ref, head_ref, "compare", names=("BASE", "HEAD"))
+    if commits.baseline.commit == commits.candidate.commit:
+        raise InputError(f"compare: HEAD {commits.candidate.text()} is the same commit as BASE "
+                         f"{commits.baseline.text()}: there is nothing to compare (compare measures two commits: "
+                         f"give BASE and HEAD that differ)")
+    return found, commits
+
+
+def notices(commits: branch.Commits) -> list[str]:
+    """What the user may think is measured and is not, said before the run: the working tree's uncommitted changes
+    where one side is the commit it has checked out (the worktrees hold commits, never the user's edits)."""
+    from optseq.state.code import git as g
+
+    try:
+        checked_out = g.resolve(commits.repo, "HEAD")
+        if checked_out not in (commits.baseline.commit, commits.candidate.commit):
+            return []
+        changed = g.changed_files(commits.repo)
+    except g.GitError:
+        return []
+    if not changed:
+        return []
+    return [f"compare: uncommitted changes in {changed} file{'s' * (changed != 1)} are not measured: compare "
+            f"measures commits"]
 
 
 def compare(seq, found: Gate, commits: branch.Commits, *, lever_id: str | None = None, on_event=None,
-            on_log=None, control: RunControl | None = None) -> CompareReport:
-    """Blocking: check both commits out, measure, record (`prepare` gives `found` and `commits`)."""
+            on_log=None, control: RunControl | None = None, plan=None) -> CompareReport:
+    """Blocking: check both commits out, measure, record (`prepare` gives `found` and `commits`; `plan`, the
+    --plan it was given, for the command that reproduces it)."""
     from optseq.state.runners.interface import RunnerError
 
     try:
@@ -133,16 +160,19 @@ def compare(seq, found: Gate, commits: branch.Commits, *, lever_id: str | None =
             trees, unmade = branch.trees(commits, found.arms.setup, hold), None
         except InputError as exc:  # both refs named commits: a checkout git fails to make fails the compare
             trees, unmade = None, str(exc)
-        return _compare(seq, found, commits, trees, runner, lever_id, go, unmade)
+        return _compare(seq, found, commits, trees, runner, lever_id, go, plan, unmade)
 
 
-def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go: Go,
+def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go: Go, plan,
              unmade: str | None = None) -> CompareReport:
+    import shlex
+
     on_stack = stack(seq.plan, seq.machine, lever_id or "")
     spec = {**found.arms.to_dict(on_stack), **({"trees": trees} if trees is not None else {})}
-    reproduce = "optseq compare " + " ".join([commits.baseline.ref, commits.candidate.ref]
-                                             + (["--lever", lever_id] if lever_id else [])
-                                             + ["--tolerance", commit_gate.tolerance_text(found.tolerance)])
+    reproduce = "optseq " + shlex.join((["--plan", str(plan)] if plan is not None else [])
+                                       + ["compare", commits.baseline.ref, commits.candidate.ref]
+                                       + (["--lever", lever_id] if lever_id else [])
+                                       + ["--tolerance", commit_gate.tolerance_text(found.tolerance)])
     about = {"base": commits.to_dict()["baseline"], "head": commits.to_dict()["candidate"], "target": found.target,
              "tolerance": found.tolerance, "threshold": found.rule.min_speedup, "reproduce": reproduce}
     with seq.lock:
@@ -202,7 +232,39 @@ def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, rep
     return CompareReport(run_id=run_id, status=status, verdict=verdict, message=f"{head} is {said} {base}",
                          reason=detail,
                          code=commits.to_dict(), tolerance=found.tolerance, summary=summary, reproduce=reproduce,
-                         pairs=_pairs(tally.book))
+                         pairs=_pairs(tally.book), cost=_cost(found, tally))
+
+
+def _cost(found: Gate, tally) -> dict:
+    """Wall seconds, pairs counted, and arm runs launched: every sample of the metric is one arm run, and each
+    pass that brought any ran `warmup` untimed runs of each arm before them (160 pairs in 5 passes: 330)."""
+    measured = [s for s in tally.samples if s.get("metric") == found.rule.metric]
+    passes = {s.get("run") for s in measured}
+    return {"wall_s": round(tally.elapsed_s or 0.0, 3), "pairs": len(tally.book.pairs) if tally.book else 0,
+            "arm_runs": len(measured) + 2 * found.arms.warmup * len(passes), "passes": len(passes)}
+
+
+def length_line(seq, found: Gate) -> str:
+    """What the compare may cost, said before it starts, as a watch says it: the last compare here of the same
+    target, at its pace, and at the whole pair budget, against the timeout."""
+    from optseq.state.runs.run_pass import _length
+
+    budget = found.rule.max_repeats
+    last = next((c for c in reversed(seq.machine.runs.compares)
+                 if c.get("status") == "succeeded" and isinstance(c.get("elapsed_s"), (int, float))
+                 and (c.get("compare") or {}).get("target") == found.target), None)
+    pairs = ((last or {}).get("summary") or {}).get("stats", {}).get("n") if last else None
+    tail = f"(timeout {_length(found.timeout_s)})"
+    if last is None or not isinstance(pairs, int) or pairs <= 0:
+        return (f"compare: no compare of {_target(found)} here yet, no length to go by: {found.rule.repeats} pairs "
+                f"first, up to {budget} ({2 * budget} arm runs) {tail}")
+    most = last["elapsed_s"] * max(1.0, budget / pairs)
+    return (f"compare: the last compare here (run {last.get('id')}) took {_length(last['elapsed_s'])} for {pairs} "
+            f"pairs; up to {_length(most)} if this one needs all {budget} {tail}")
+
+
+def _target(found: Gate) -> str:
+    return "the workload" if found.target == "workload" else found.target
 
 
 def _pairs(book) -> list[dict]:

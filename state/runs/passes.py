@@ -12,7 +12,7 @@ from typing import Any
 
 from optseq.state.said import say, text
 from optseq.state.plan.model import Rule
-from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, split
+from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, share_above, split
 from optseq.state.runs.pairs import PairBook
 from optseq.state.runs.words import WORDS
 
@@ -206,7 +206,7 @@ class ABPasses:
         straddles = stats.ci_low is None or stats.ci_low <= self.rule.min_speedup <= stats.ci_high
         if stats.above is not None and verdict.outcome == "inconclusive" and straddles:
             # settle counts sign-test units: launches of a bench, or pairs where every arm run is a process
-            extra = settle(stats.above, stats.below)
+            extra = settle(stats.above, stats.below, share=share_above(stats.units, self.rule.min_speedup))
             unit = stats.replicate
             if extra is None:
                 tail = say("evenly", units=say(UNITS[unit]))

@@ -3,6 +3,7 @@ through the real API (tests/state/stepped_history.py: real lever runs, one or mo
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -36,10 +37,10 @@ def flat(tmp_path_factory):
     return plan, root / "db"
 
 
-def _runs_cli(plan: Path, db: Path) -> str:
+def _runs_cli(plan: Path, db: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("OPTSEQ_PLAN", "OPTSEQ_DB")}
-    proc = subprocess.run([sys.executable, "-m", "optseq.console.cli", "runs", "lever", "--plan", str(plan),
-                           "--db", str(db)], capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run([sys.executable, "-m", "optseq.console.cli", "runs", *(args or ("lever",)), "--plan",
+                           str(plan), "--db", str(db)], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
@@ -55,6 +56,18 @@ def test_runs_lever_names_the_change_and_the_commits_around_it(stepped):
     # under the runs table, above the decisions
     order = out.splitlines()
     assert order.index(lines[0]) == next(i for i, line in enumerate(order) if line.startswith("decision")) - 1
+
+
+def test_runs_json_carries_the_change_points_runs_lever_prints(stepped):
+    plan, db, commits = stepped
+    printed = next(line for line in _runs_cli(plan, db).splitlines() if line.startswith("change at"))
+    for args in (("--json",), ("lever", "--json")):  # every lever's, or the one asked for
+        found = json.loads(_runs_cli(plan, db, *args))
+        assert len(found["runs"]) == len(STEPPED) and [c["text"] for c in found["changes"]] == [printed], found["changes"]
+        change = found["changes"][0]
+        assert (change["lever"], change["previous"], change["run"], change["commits_between"]) == ("lever", 4, 5, 2)
+        assert change["old"]["commit"] == commits[3] and change["new"]["commit"] == commits[4]
+        assert change["before"] > change["after"]
 
 
 def test_runs_lever_without_a_step_names_none(flat):

@@ -65,7 +65,7 @@ def test_a_faster_branch_is_adopted_one_of_the_same_speed_is_not_and_compare_tel
     assert written.startswith("## optseq compare: ✅ not slower")
     assert f"HEAD `fast` (`{fast[:7]}`) against BASE `main` (`{main[:7]}`)" in written
     assert "| rate | 1.5" in written and "pairs of launches" in written
-    assert "Reproduce: `optseq compare main fast --tolerance 5%`" in written
+    assert f"Reproduce: `optseq --plan {repo.root / 'optseq.toml'} compare main fast --tolerance 5%`" in written
     slow = cli(repo, db, "compare", "fast", "main", "--json", code=1)
     verdict = json.loads(slow.stdout)
     assert verdict["verdict"] == "slower" and verdict["exit_code"] == 1

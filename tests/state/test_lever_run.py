@@ -84,10 +84,10 @@ def test_noise_around_threshold_extends_then_stays_inconclusive(tmp_path, db):
     assert stats["n"] == 16 and run["passes"] == stats["launches"] >= 6
     assert abs(stats["above"] - stats["below"]) <= 1 and stats["above"] + stats["below"] == stats["launches"]
     assert any("next launch" in line for line in logs)
-    # what would settle it follows from the launches' sides, and their count from the costs measured
-    from optseq.state.runs.launches import settle
+    # what would settle it follows from the launches' sides and the estimate, their count from the costs measured
+    from optseq.state.runs.launches import settle, share_above
 
-    extra = settle(stats["above"], stats["below"])
+    extra = settle(stats["above"], stats["below"], share=share_above(stats["units"], 1.2))
     assert (f"about {extra} more launch" if extra else "more would not likely settle it") in report.message
     view = lever_view(status)
     assert view["state"] == "measured" and view["decision"] is None

@@ -3,14 +3,16 @@ its own process (iid noise, per-run offsets, a warm-up under each order); the an
 from __future__ import annotations
 
 import json
+import math
 import random
+import re
 
 import pytest
 
 from optseq.engine import kit
 from optseq.state.bench import sim_compare
 from optseq.state.runs import commit_gate
-from optseq.state.runs.launches import settle
+from optseq.state.runs.launches import settle, share_above
 from optseq.state.runs.passes import ABPasses
 from optseq.state.runs.sequential import BOUND
 
@@ -89,8 +91,9 @@ def test_a_warm_up_slows_the_first_runs_of_every_pass():
     assert times == sorted(times, reverse=True) and times[0] > sim_compare.BASE_S * 1.03 > times[-1] * 1.02
 
 
-def pair_run(above_every: int):
-    """A compare over hand-made pairs: in each 20, `above_every` at HEAD = BASE and the rest 20% slower."""
+def pair_run(above_every: int, head: float = 1.0, slow: float = 1.2, head_of=None):
+    """A compare over hand-made pairs: in each 20, `above_every` with HEAD's time `head` times BASE's and the rest
+    `slow` times it (each pair's ratio is BASE's time over HEAD's); or HEAD's time `head_of(pair, pass)`."""
     passes = ABPasses(commit_gate.rule("wall_s", 0.05), replicate="pair")
     while True:
         n, p = passes.requested, passes.passes + 1
@@ -98,19 +101,36 @@ def pair_run(above_every: int):
                     "first": (arm == "baseline") == (i % 2 == 0),  # ABBA: one arm first in all is not decided
                     "value": t * (1 + 1e-6 * (i + 1000 * p))}  # no two passes alike: not a replay
                    for i in range(n)
-                   for arm, t in (("baseline", 1.0), ("candidate", 1.0 if i * 7 % 20 < above_every else 1.2))]
+                   for arm, t in (("baseline", 1.0),
+                                  ("candidate", head_of(i, p) if head_of else
+                                   head if i * 7 % 20 < above_every else slow))]
         step = passes.after_pass(samples)
         if not step.more:
             return step
+
+
+def more_pairs_said(step) -> int | None:
+    found = re.search(r"about (\d+) more pairs", step.verdict.reason)
+    return int(found.group(1)) if found else None
 
 
 def test_an_undecided_compare_says_how_many_pairs_would_settle_it():
     step = pair_run(11)
     stats = step.stats
     assert step.verdict.outcome == "inconclusive" and stats.n == commit_gate.DEFAULT_MAX_REPEATS, step.verdict
-    extra = settle(stats.above, stats.below)
+    extra = settle(stats.above, stats.below, share=share_above(stats.units, commit_gate.threshold(0.05)))
     assert extra and f"about {extra} more pairs ({2 * extra} launches of the arms) would likely settle it" in \
         step.verdict.reason, step.verdict
-    even = pair_run(10).verdict
+    # as many pairs on either side of the threshold, the estimate far above it or just above: the far one
+    # settles sooner (the count alone gave both one figure, and 1.068x and 0.884x one figure too)
+    near, far = pair_run(11, head=1.02), pair_run(11, head=0.85)
+    assert (near.stats.above, near.stats.below) == (far.stats.above, far.stats.below)
+    assert far.stats.estimate > near.stats.estimate > commit_gate.threshold(0.05)
+    assert near.verdict.outcome == far.verdict.outcome == "inconclusive"
+    assert more_pairs_said(far) is not None and (more_pairs_said(near) is None
+                                                 or more_pairs_said(far) < more_pairs_said(near)), (near, far)
+    # the pairs evenly about the threshold, as far on either side: no number would settle it
+    edge = commit_gate.threshold(0.05)
+    even = pair_run(0, head_of=lambda i, p: math.exp((-1) ** (i + p) * 0.02 * (1 + i % 3)) / edge).verdict
     assert even.outcome == "inconclusive" and "the pairs fall about evenly around the threshold: more would not " \
         "likely settle it" in even.reason, even

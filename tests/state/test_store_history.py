@@ -103,9 +103,12 @@ def test_runs_json_is_the_document_it_printed_when_it_read_everything_first(buil
         option_b = seq.history("option_b")
     out = cli(env, "runs", "--json")
     assert out.returncode == 0, out.stderr
+    # the history, then the levers' change points (tests/console/test_change_points_views.py checks them)
+    whole["changes"] = json.loads(out.stdout)["changes"]
     assert out.stdout == json.dumps(whole, ensure_ascii=False, indent=2) + "\n"
     assert json.loads(out.stdout) == whole and len(whole["runs"]) == RUNS
     one = cli(env, "runs", "option_b", "--json")
+    option_b["changes"] = json.loads(one.stdout)["changes"]
     assert one.returncode == 0 and one.stdout == json.dumps(option_b, ensure_ascii=False, indent=2) + "\n"
     assert {r["lever"] for r in json.loads(one.stdout)["runs"]} == {"option_b"}
     assert [r["id"] for r in json.loads(one.stdout)["runs"]] == [r["id"] for r in whole["runs"]
