@@ -4,6 +4,7 @@ summary page) and writes to `--summary FILE`."""
 from __future__ import annotations
 
 from optseq.state.report.escape import cell, code
+from optseq.state.text import ratio_text
 
 MARK = {"not slower": "✅", "slower": "❌", "inconclusive": "⚠️", "guard": "❌", "failed": "❌"}
 WORDS = {"not slower": "not slower", "slower": "slower", "inconclusive": "inconclusive",
@@ -42,7 +43,7 @@ def render(report: dict) -> str:
 
 
 def _x(value) -> str:
-    return f"{value:.3f}×" if isinstance(value, (int, float)) else "-"
+    return f"{ratio_text(value, 3)}×" if isinstance(value, (int, float)) else "-"
 
 
 def _pct(value) -> str:
@@ -51,7 +52,7 @@ def _pct(value) -> str:
 
 def _interval(stats: dict) -> str:
     low, high = stats.get("ci_low"), stats.get("ci_high")
-    return f"[{low:.3f}, {high:.3f}]" if isinstance(low, (int, float)) and isinstance(high, (int, float)) else "-"
+    return f"[{ratio_text(low, 3)}, {ratio_text(high, 3)}]" if isinstance(low, (int, float)) and isinstance(high, (int, float)) else "-"
 
 
 def _p(value) -> str:

@@ -5,6 +5,7 @@ from optseq.state.calculus.words import said_in
 from optseq.state.report.escape import block, bullet, cell, code, heading
 from optseq.state.report.labels import LABELS
 from optseq.state.report.lever_words import LeverWords
+from optseq.state.text import ratio_text
 
 HOURS_WORDS = {
     "ko": {
@@ -53,9 +54,9 @@ class Hours(LeverWords):
         if report["levers"]:
             lines += ["", "| " + " | ".join(w["cols"]) + " |", "|" + " --- |" * len(w["cols"])]
             for lv in report["levers"]:
-                s_text = "—" if lv["s"] is None else f"{lv['s']:.2f}× {w[lv['s_source']]}"
+                s_text = "—" if lv["s"] is None else f"{ratio_text(lv['s'])}× {w[lv['s_source']]}"
                 if lv["s_low"] is not None and lv["s_high"] is not None:
-                    s_text += f" [{lv['s_low']:.2f}, {lv['s_high']:.2f}]"
+                    s_text += f" [{ratio_text(lv['s_low'])}, {ratio_text(lv['s_high'])}]"
                 h = whatif.fmt_h(lv["h"])
                 if lv["h_low"] is not None and lv["h_high"] is not None:
                     h += f" [{whatif.fmt_h(lv['h_low'])}, {whatif.fmt_h(lv['h_high'])}]"

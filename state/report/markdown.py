@@ -55,7 +55,7 @@ class _Doc(Tables, Graph, Hours, ChangeLines):
     def order(self) -> str:
         lines = [heading(2, self.w['order'])]
         for i, item in enumerate(self.plan.order, 1):
-            done = bool(item.levers) and all(self.model(l).state in DECIDED for l in item.levers)
+            done = bool(item.levers) and all(self.model(l).state in DECIDED and not self.eroded(l) for l in item.levers)
             head = f"**{i}. {one_line(item.title)}**" + (f" {MARKS['done']}" if done else "")
             lines += ["", block(head + (f" — {item.text}" if item.text else ""), prose=True)]
         return "\n".join(lines)

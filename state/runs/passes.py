@@ -15,6 +15,7 @@ from optseq.state.plan.model import Rule
 from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, split
 from optseq.state.runs.pairs import PairBook
 from optseq.state.runs.words import WORDS
+from optseq.state.text import ratio_text
 
 MAX_PASSES = 12
 """A run over pairs launches its command at most this often: doubling from `repeats` reaches any budget well
@@ -163,7 +164,7 @@ class ABPasses:
             ask = self.split.text(more) if chosen else _count(more, "pair")
             if stats.launches < self.plan.first:
                 so_far = (f"launch {stats.launches} of the {self.plan.first} a first look needs "
-                          f"({stats.estimate:.3f}× so far)")
+                          f"({ratio_text(stats.estimate, 3)}× so far)")
             else:
                 so_far = f"inconclusive after {_so_far(stats)} ({verdict.reason})"
             note = f"{so_far}; next launch: {ask}"
