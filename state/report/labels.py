@@ -88,6 +88,7 @@ LABELS: dict[str, dict[str, str]] = {
         # decision points
         "fired": " — {date} 발생",
         "reopens": "; 다시 볼 lever: {levers}",
+        "reopens_one": "; 다시 볼 lever: {levers}",
         "stays_closed": "; {lever}: closed 유지, {why}",
         "stays_blocked": "; {lever}: 대기 유지, {why}",
         # change points in a lever's history (report/change_lines.py)
@@ -163,7 +164,8 @@ LABELS: dict[str, dict[str, str]] = {
         "cand_pass": "PASS",
         "cand_fail": "FAIL",
         "fired": " — fired {date}",
-        "reopens": "; reopens: {levers}",
+        "reopens": "; the levers to look at again: {levers}",
+        "reopens_one": "; the lever to look at again: {levers}",
         "stays_closed": "; {lever} stays closed: {why}",
         "stays_blocked": "; {lever} stays blocked: {why}",
         "changes": "Change points",

@@ -6,7 +6,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note, short
-from optseq.console.words.figures import estimate_text, plain_title, run_line, saved_line, state_text
+from optseq.console.words.figures import estimate_text, plain_title, ratio, run_line, saved_line, state_text
 from optseq.console.tui.widgets.next_step import in_keys
 
 MAX_RUNS = 20
@@ -136,7 +136,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         decisions = history.get("decisions", [])
         current = view.get("decision") or {}
         if current.get("source") == "plan":
-            figure = f" {lever.prior.estimate:.2f}×" if lever.prior and lever.prior.estimate is not None else ""
+            figure = f" {ratio(lever.prior.estimate)}×" if lever.prior and lever.prior.estimate is not None else ""
             text.append(f"  {current.get('outcome') or view.get('outcome')}{figure} (from the plan)"
                         f"{': ' + current['why'] if current.get('why') else ''}\n")
         elif not decisions:

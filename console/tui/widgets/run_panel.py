@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
 from optseq.console.tui.widgets.compare_list import CompareList
-from optseq.console.words.figures import estimate_text, run_stats
+from optseq.console.words.figures import estimate_text, ratio, run_stats
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.run_tally import Tally
 from optseq.state.runs.progress import RunProgress
@@ -307,10 +307,10 @@ class RunPanel(Vertical):
         ev = message.event
         ci = ""
         if isinstance(ev.get("ci_low"), (int, float)) and isinstance(ev.get("ci_high"), (int, float)):
-            ci = f" [{ev['ci_low']:.2f}, {ev['ci_high']:.2f}]"
+            ci = f" [{ratio(ev['ci_low'])}, {ratio(ev['ci_high'])}]"
         metric = f" {ev['metric']}" if ev.get("metric") else ""
         self.query_one("#run-estimate", Static).update(
-            f"estimate:{metric} {ev.get('estimate', 0):.3f}×{ci} over {ev.get('n')} pairs")
+            f"estimate:{metric} {ratio(ev.get('estimate', 0), 3)}×{ci} over {ev.get('n')} pairs")
 
     def on_run_panel_samples_changed(self, message: SamplesChanged) -> None:
         message.stop()
