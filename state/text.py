@@ -44,12 +44,18 @@ _ESCAPES = re.compile(
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def terminal_safe(text: str) -> str:
-    """Text that came from a lever (its output, a fail reason, a progress message), fit for a terminal: escape
-    sequences (a title change, a clear screen, the alternate screen, an OSC 52 clipboard write) and every other
-    control character are removed; tabs and newlines stay. The run's log file keeps the raw text."""
-    if text.isprintable() or _CONTROLS.search(text) is None:  # one scan: every escape starts with a control
-        return text
+def terminal_safe(text: Any) -> Any:
+    """Text that came from a lever (its output, a fail reason, a progress message) or a user (an evidence, a why),
+    fit for a terminal: escape sequences (a title change, a clear screen, the alternate screen, an OSC 52 clipboard
+    write) and every other control character are removed; tabs and newlines stay. The run's log file and the store
+    keep the raw text. Lists, tuples, and dict keys and values are made safe recursively (what the console reads
+    from the store, whole); anything else is returned as it is, and so is safe text (the same object)."""
+    if isinstance(text, dict):
+        return {terminal_safe(k): terminal_safe(v) for k, v in text.items()}
+    if type(text) in (list, tuple):
+        return type(text)(terminal_safe(v) for v in text)
+    if not isinstance(text, str) or text.isprintable() or _CONTROLS.search(text) is None:
+        return text  # one scan: every escape starts with a control
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 

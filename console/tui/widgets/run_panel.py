@@ -364,7 +364,10 @@ class RunPanel(Vertical):
         if isinstance(report, GroupReport):
             self.query_one("#run-title", Label).update(f"{message.lever}: {report.message}")
             return
-        self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {report.message}")
+        # `run #1 cancelled: fast: cancelled` said it twice: a message that only repeats the status names the lever
+        said = report.message.removeprefix(f"{message.lever}: ")
+        message_text = message.lever if said == report.status else report.message
+        self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {message_text}")
 
 
 def _control():

@@ -1,0 +1,99 @@
+"""The console tells the truth and says it whole (issue 38): a stored text cannot drive the terminal from the detail,
+an eroded gain is not shown done, and the run tab, the detail and the footer at 80x24 keep what they cut or wrap
+readable."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+from textual.geometry import Region
+
+from optseq.console.tui.app import make_app
+from optseq.console.tui.widgets.lever_detail import LeverDetail
+from tests.conftest import DEFAULT_PLAN, OPTSEQ
+from tests.console.test_app import SIZE, _steady_env, run, select_lever, until  # noqa: F401
+
+UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""ESC, BEL and every other control but a newline or a tab: what a stored text must not bring to the screen."""
+
+
+def rendered(widget) -> str:
+    """The widget's lines as the compositor gets them to paint: every segment's text of its strips."""
+    region = Region(0, 0, widget.size.width, max(widget.virtual_size.height, widget.size.height))
+    return "\n".join("".join(seg.text for seg in strip) for strip in widget.render_lines(region))
+
+
+def test_an_evidence_text_with_a_title_escape_reaches_the_detail_without_it(db):
+    evidence = "ev \x1b]0;TITLE\x07 text"
+    subprocess.run([*OPTSEQ, "--plan", str(DEFAULT_PLAN), "--db", str(db), "record", "julia_port", "torch_jl",
+                    "c1", "pass", "--evidence", evidence], check=True, capture_output=True)
+
+    async def go():
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await select_lever(pilot, "julia_port")
+            detail = app.main.query_one(LeverDetail)
+            await until(pilot, lambda: "ev " in detail.plain, what="the evidence in the detail")
+            line = next(x for x in detail.plain.splitlines() if "ev " in x)
+            assert line.endswith("c1: ev  text"), repr(line)  # the title sequence gone whole, text kept
+            assert not UNSAFE.search(detail.plain), repr(detail.plain)
+            static = detail.query_one("#detail-body")
+            assert not UNSAFE.search(rendered(static)), repr(rendered(static))
+
+    run(go())
+
+
+async def _held_run(pilot, app) -> None:
+    """fast started and held at its first pair (TINY_LEVER_HOLD names a file that never comes)."""
+    from tests.console.test_layout import footer_keys
+
+    await select_lever(pilot, "fast")
+    await pilot.press("r")
+    await until(pilot, lambda: "x" in {k.key for k in footer_keys(app.main)}, what="x in the footer")
+
+
+def test_during_a_run_at_80_columns_the_footer_keeps_quit(db, tmp_path, monkeypatch):
+    from tests.console.test_app import tiny_plan
+    from tests.console.test_layout import footer_keys
+
+    plan = tiny_plan(tmp_path)
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(tmp_path / "never"))
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await _held_run(pilot, app)
+            keys = footer_keys(app.main)
+            palette = next(k for k in keys if k.has_class("-command-palette"))
+            shown = [k for k in keys if k is not palette]
+            assert {"x", "q", "question_mark"} <= {k.key for k in shown}, [k.key for k in shown]
+            assert all(k.region.right <= palette.region.x for k in shown), [(k.key, k.region) for k in shown]
+            await pilot.press("x")
+            await until(pilot, lambda: not app.main.panel.running, what="the cancel")
+
+    run(go())
+
+
+def test_a_cancelled_run_says_so_once_and_its_why_cell_keeps_what_r_does(db, tmp_path, monkeypatch):
+    from tests.console.test_app import cell, tiny_plan
+
+    plan = tiny_plan(tmp_path)
+    monkeypatch.setenv("TINY_LEVER_HOLD", str(tmp_path / "never"))
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await _held_run(pilot, app)
+            await pilot.press("x")
+            await until(pilot, lambda: not app.main.panel.running, what="the cancel")
+            await until(pilot, lambda: cell(app, "fast", "state") != "running", what="the table after the cancel")
+            why = cell(app, "fast", "why")
+            assert why == "r: retry, last run 1 cancelled", why
+            shown = app.main.query_one("#levers").get_cell("fast", "why").plain
+            assert shown.startswith("r: re"), shown  # the key and what it does, cut with an ellipsis: not a bare key
+            detail = app.main.query_one(LeverDetail).plain
+            texts = [detail, str(app.main.panel.query_one("#run-title").render()),
+                     *(n.message for n in app._notifications)]
+            assert not any("cancelled: cancelled" in t for t in texts), texts
+
+    run(go())
