@@ -97,3 +97,51 @@ def test_a_cancelled_run_says_so_once_and_its_why_cell_keeps_what_r_does(db, tmp
             assert not any("cancelled: cancelled" in t for t in texts), texts
 
     run(go())
+
+
+def test_a_wrapped_detail_line_keeps_its_indent(db):
+    words = " ".join(f"word{i}" for i in range(30))  # wider than the pane at 80 columns
+    subprocess.run([*OPTSEQ, "--plan", str(DEFAULT_PLAN), "--db", str(db), "record", "julia_port", "torch_jl",
+                    "c1", "pass", "--evidence", words], check=True, capture_output=True)
+
+    async def go():
+        app = make_app(DEFAULT_PLAN, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await select_lever(pilot, "julia_port")
+            detail = app.main.query_one(LeverDetail)
+            await until(pilot, lambda: "word29" in detail.plain, what="the evidence in the detail")
+            lines = rendered(detail.query_one("#detail-body")).splitlines()
+            first = next(i for i, line in enumerate(lines) if "c1: word0 " in line)
+            last = next(i for i, line in enumerate(lines) if "word29" in line)
+            assert last > first, lines[first:last + 1]  # it wraps
+            indent = len(lines[first]) - len(lines[first].lstrip())
+            for line in lines[first + 1:last + 1]:  # each wrapped part under the line's own indent
+                assert line.startswith(" " * indent) and line[indent:].startswith("word"), lines[first:last + 1]
+
+    run(go())
+
+
+def test_a_cut_log_line_ends_in_an_ellipsis(db, tmp_path):
+    from tests.console.test_app import tiny_plan
+
+    async def go():
+        app = make_app(tiny_plan(tmp_path), db)
+        async with app.run_test(size=SIZE) as pilot:
+            await select_lever(pilot, "fast")
+            await pilot.press("r")
+            await until(pilot, lambda: app.main.panel.last_report is not None and not app.main.panel.running,
+                        what="the run's end")
+            log = app.main.panel.query_one("#run-log")
+            width = log.scrollable_content_region.width
+            log.scroll_home(animate=False, immediate=True)
+            await pilot.pause()
+            shown = rendered(log).splitlines()[:log.size.height]
+            # each `[optseq] launch N of the 6 a first look needs …; next launch: …` line shown, with its whole text
+            whole = {line[:40]: line for line in log.lines if line.startswith("[optseq] launch")}
+            long = [(whole[line[:40]], line) for line in shown if line[:40] in whole
+                    and len(whole[line[:40]]) > width]
+            assert long, shown
+            for full, line in long:
+                assert line[:width].endswith("…") and full.startswith(line[:width - 1]), (full, line)
+
+    run(go())

@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
 from optseq.console.tui.widgets.compare_list import CompareList
+from optseq.console.tui.widgets.cut_log import CutLog
 from optseq.console.words.figures import estimate_text, ratio, run_stats
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.run_tally import Tally
@@ -115,7 +116,7 @@ class RunPanel(Vertical):
         yield Static("", id="run-rows")
         yield Static("estimate: -", id="run-estimate")
         yield Static("samples: none yet", id="run-samples")
-        yield Log(max_lines=LOG_LINES, id="run-log")
+        yield CutLog(max_lines=LOG_LINES, id="run-log")
         # under the log, newest first: where the pane is short (a long plan at 24 rows, a run's progress row) the
         # oldest compares are cut, never the run's log below its two lines
         yield CompareList(id="run-compares")
