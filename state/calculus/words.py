@@ -33,7 +33,7 @@ WORDS: dict[str, dict[str, str]] = {
         "s_per_iter_unit": "volume.s_per_iter_from: {lever}'s {metric} is in '{unit}', not seconds",
         "experiment_assumed": "{experiment}: {values} (assumed)",
         "experiment_closed": "{experiment}: {lever} is closed: its planned runs count nothing",
-        "straddles": "{lever}: its S interval [{low:.2f}, {high:.2f}] straddles 1: it may slow an iteration "
+        "straddles": "{lever}: its S interval [{low}, {high}] straddles 1: it may slow an iteration "
                      "(H low–high in the table)",
         "tried_every": "{n} order{s} tried",
         "tried_greedy": "greedy, {n} tried",
@@ -76,7 +76,7 @@ WORDS: dict[str, dict[str, str]] = {
         "s_per_iter_unit": "volume.s_per_iter_from: {lever}의 {metric} 단위가 '{unit}', 초가 아님",
         "experiment_assumed": "{experiment}: {values} (가정)",
         "experiment_closed": "{experiment}: {lever} closed: 계획된 run은 계산하지 않음",
-        "straddles": "{lever}: S 구간 [{low:.2f}, {high:.2f}]이 1에 걸침: iteration을 느리게 할 수도 있음 (표의 H 하한–상한)",
+        "straddles": "{lever}: S 구간 [{low}, {high}]이 1에 걸침: iteration을 느리게 할 수도 있음 (표의 H 하한–상한)",
         "tried_every": "순서 {n}개 시도",
         "tried_greedy": "greedy, {n}개 시도",
         "agrees": "plan의 순서가 어느 순서 못지않게 절약 ({tried}): {net:.2f} h",
