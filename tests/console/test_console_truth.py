@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 
+import pytest
 from textual.geometry import Region
 
 from optseq.console.tui.app import make_app
@@ -143,5 +144,35 @@ def test_a_cut_log_line_ends_in_an_ellipsis(db, tmp_path):
             assert long, shown
             for full, line in long:
                 assert line[:width].endswith("…") and full.startswith(line[:width - 1]), (full, line)
+
+    run(go())
+
+
+@pytest.mark.slow  # a watch's arms are processes
+def test_an_eroded_gain_is_eroded_in_the_console_and_its_export_preview_lists_it_as_waiting(tmp_path, db):
+    from tests.console.test_app import cell
+    from tests.state.test_watch import PLAN, cli
+
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN, encoding="utf-8")
+    cli(plan, db, "decide", "fast", "adopt", "--why", "the profile says so")
+    cli(plan, db, "--run", "watch", code=6, gain="0.0003")
+    (tmp_path / "out").mkdir()
+
+    async def go():
+        app = make_app(plan, db, export_dir=tmp_path / "out")
+        async with app.run_test(size=SIZE) as pilot:
+            await select_lever(pilot, "fast")
+            assert cell(app, "fast", "state") == "eroded"
+            detail = app.main.query_one(LeverDetail).plain
+            watch = next(line for line in detail.splitlines() if line.startswith("watch: "))
+            assert "e-4× [" in watch and watch.endswith("against no figure when adopted (decided by hand, with no "
+                                                        "run)"), watch
+            await pilot.press("e")
+            await pilot.press("enter")
+            await until(pilot, lambda: type(app.screen).__name__ == "ExportPreview", what="the preview")
+            doc = app.screen.markdown
+            assert "No lever is waiting for a decision." not in doc and "- ⚠️ the fast path: adopt" in doc, doc
+            assert "?" not in doc and "✅" not in doc, doc
 
     run(go())
