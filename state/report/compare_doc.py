@@ -36,7 +36,7 @@ def render(report: dict) -> str:
         lines += [f"<details><summary>{len(pairs)} pairs of launches (each arm run its own process)</summary>", "",
                   "| pass | pair | first | BASE | HEAD | HEAD / BASE |", "| --- | --- | --- | --- | --- | --- |"]
         lines += [f"| {p['pass']} | {p['pair']} | {p.get('first') or '-'} | {p['base']:.6g} | {p['head']:.6g} | "
-                  f"{p['ratio']:.4f} |" for p in pairs]
+                  f"{ratio_text(p['ratio'], 4)} |" for p in pairs]
         lines += ["", "</details>", ""]
     lines += [f"Reproduce: {code(report.get('reproduce') or '')} (run {report.get('run_id')} in the store)", ""]
     return "\n".join(lines)
