@@ -333,6 +333,8 @@ def _last_failure(model, record: dict | None, running: bool) -> str | None:
     if ended and decided and str(decided) >= str(ended):  # the store's times are to the second: a tie is later
         return None
     reason = " ".join(str(run.get("reason") or "").split())
+    if reason == run["status"]:  # `cancelled: cancelled` said it twice
+        reason = ""
     if len(reason) > REASON_CHARS:
         reason = reason[:REASON_CHARS - 1] + "…"
     return f"last run {run.get('id')} {run['status']}" + (f": {reason}" if reason else "")

@@ -18,6 +18,7 @@ from optseq.state.sequencer import Sequencer
 # the one escape optseq writes itself, and the one the output filter lets through
 from optseq.console.commands.safe_stream import CLEAR_LINE  # noqa: E402
 from optseq.console.commands.ending import cancelling  # noqa: E402
+from optseq.state.text import ratio_text  # noqa: E402
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 ERODED = 6
@@ -66,8 +67,9 @@ class Progress:
             self.msg = self.counted.message(ev.get("msg", ""))
             self._show(force=not self.tty)
         elif kind == "estimate":
-            ci = f" [{ev['ci_low']:.3f}, {ev['ci_high']:.3f}]" if ev.get("ci_low") is not None else ""
-            self.estimate = f"{ev['estimate']:.3f}×{ci} (n={ev['n']})"
+            ci = f" [{ratio_text(ev['ci_low'], 3)}, {ratio_text(ev['ci_high'], 3)}]" if ev.get("ci_low") is not None \
+                else ""
+            self.estimate = f"{ratio_text(ev['estimate'], 3)}×{ci} (n={ev['n']})"
             if not self.tty:
                 self._line(f"{self.lever}: running estimate {self.estimate}")
             self._show()
@@ -286,9 +288,9 @@ def summary_line(report: RunReport) -> str:
     stats = (report.summary or {}).get("stats") or {}
     figures = ""
     if stats.get("estimate") is not None:
-        figures = f"  {stats['estimate']:.3f}×"
+        figures = f"  {ratio_text(stats['estimate'], 3)}×"
         if stats.get("ci_low") is not None:
-            figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+            figures += f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
         figures += f" n={stats['n']}" + (f" in {stats['launches']} launches"
                                           if stats.get("replicate") == "launch" else "")
         if stats.get("p_value") is not None:

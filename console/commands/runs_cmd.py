@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 from optseq.console.commands.fit import fit, terminal_width
+from optseq.state.text import ratio_text
 
 OK = 0
 
@@ -85,9 +86,9 @@ def write_json(sections: Iterable[tuple[str, Iterator[dict]]], out: TextIO) -> i
 def _ratio_text(stats) -> str:
     if not isinstance(stats, dict) or not isinstance(stats.get("estimate"), (int, float)):
         return ""
-    bounds = (f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+    bounds = (f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
               if isinstance(stats.get("ci_low"), (int, float)) and isinstance(stats.get("ci_high"), (int, float)) else "")
-    return f"{stats['estimate']:.3f}×{bounds}"
+    return f"{ratio_text(stats['estimate'], 3)}×{bounds}"
 
 
 RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", "time",

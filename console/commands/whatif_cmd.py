@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from optseq.state.calculus.whatif import fmt_h, order_text, sequencing_text
+from optseq.state.text import ratio_text
 
 
 def run_whatif(seq, as_json: bool) -> int:
@@ -53,9 +54,9 @@ def _volume(volume: dict) -> list[str]:
 def _table(levers: list[dict]) -> list[str]:
     rows = [("lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)")]
     for lv in levers:
-        s = "—" if lv["s"] is None else f"{lv['s']:.2f}× {lv['s_source']}"
+        s = "—" if lv["s"] is None else f"{ratio_text(lv['s'])}× {lv['s_source']}"
         if lv["s_low"] is not None and lv["s_high"] is not None:
-            s += f" [{lv['s_low']:.2f}, {lv['s_high']:.2f}]"
+            s += f" [{ratio_text(lv['s_low'])}, {ratio_text(lv['s_high'])}]"
         q = "—" if lv["q"] is None else f"{lv['q']:.2f} {lv['q_source']}"
         share = f"{lv['share']:g}" + (" default" if lv["share_source"] == "default" else "")
         h = fmt_h(lv["h"])

@@ -7,6 +7,7 @@ from typing import Any
 from optseq.console.words.branch_words import UNMERGED, unmerged
 from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
 from optseq.state.runs.measured_on import at_ci_size
+from optseq.state.text import ratio_text
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
@@ -56,11 +57,9 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def ratio(value: float) -> str:
-    """Three significant figures or so, never wider than a small ratio: 1.42, 87.6, 120."""
-    if abs(value) < 10:
-        return f"{value:.2f}"
-    return f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
+def ratio(value: float, decimals: int = 2) -> str:
+    """The one rule every place prints a ratio by (state/text.py): 1.42, 87.6, 120, 0.0333, 4.70e4."""
+    return ratio_text(value, decimals)
 
 
 def estimate_text(stats: dict | None, prior: float | None = None, wide: bool = False) -> str:

@@ -17,6 +17,8 @@ class LeverFigures:
     """measured | prior | missing"""
     s_low: float | None = None
     s_high: float | None = None
+    s_ci_size: bool = False
+    """S was measured on the reference workload at CI size, not on the plan's workload."""
     n: int | None = None
     q: float | None = None
     q_source: str = "missing"

@@ -10,6 +10,7 @@ from optseq.state.calculus.figures import LeverFigures, Work
 from optseq.state.calculus.words import Said
 from optseq.state.plan.model import KINDS, Plan
 from optseq.state.plan.volume import SPEEDUP_KINDS
+from optseq.state.text import ratio_text
 
 DECIDED_SPEEDUP = ("adopted", "rejected")
 
@@ -83,15 +84,17 @@ class Inputs:
         if stats and _number(stats.get("estimate")):
             fig.s, fig.s_source, fig.n = float(stats["estimate"]), "measured", stats.get("n")
             fig.s_low, fig.s_high = _number(stats.get("ci_low")), _number(stats.get("ci_high"))
-            if at_ci_size(stats):
-                self.assumptions.append(Said("s_ci_size", lever=lever_id, s=fig.s))
+            fig.s_ci_size = at_ci_size(stats)
+            if fig.s_ci_size:
+                self.assumptions.append(Said("s_ci_size", lever=lever_id, s=ratio_text(fig.s)))
         elif expect and expect.speedup is not None:
             fig.s, fig.s_source = expect.speedup, "prior"
-            self.assumptions.append(Said("s_prior_note", lever=lever_id, s=expect.speedup, note=expect.note)
-                                    if expect.note else Said("s_prior", lever=lever_id, s=expect.speedup))
+            s = ratio_text(expect.speedup)
+            self.assumptions.append(Said("s_prior_note", lever=lever_id, s=s, note=expect.note) if expect.note
+                                    else Said("s_prior", lever=lever_id, s=s))
         elif lever.prior and lever.prior.estimate is not None:
             fig.s, fig.s_source = lever.prior.estimate, "prior"
-            self.assumptions.append(Said("s_plan_prior", lever=lever_id, s=lever.prior.estimate))
+            self.assumptions.append(Said("s_plan_prior", lever=lever_id, s=ratio_text(lever.prior.estimate)))
         # the units the run's test counted (launches, or pairs where each arm run is its own process): a resample
         # of pairs inside one launch would take their shared speed for independent evidence
         units = (stats or {}).get("units") or (stats or {}).get("ratios") or ()

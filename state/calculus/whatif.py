@@ -22,6 +22,7 @@ from __future__ import annotations
 from optseq.state.calculus.orders import EPS_H, OrderResult, Orders, verdict
 from optseq.state.calculus.words import Said, plural
 from optseq.state.plan.model import Plan
+from optseq.state.text import ratio_text
 
 FORMULA = "H = q · share · (1 − 1/S) · V − C;  V* = C / (q · share · (1 − 1/S))"
 
@@ -62,7 +63,7 @@ class Calculus(Orders):
         for lid in self.levers:
             fig = self.levers[lid]
             if fig.straddles_one:
-                self.notes.append(Said("straddles", lever=lid, low=fig.s_low, high=fig.s_high))
+                self.notes.append(Said("straddles", lever=lid, low=ratio_text(fig.s_low), high=ratio_text(fig.s_high)))
         out.update(assumptions=self.assumptions, defaults=self.defaults, notes=self.notes, missing=self.missing)
         return out
 

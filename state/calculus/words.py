@@ -12,10 +12,10 @@ WORDS: dict[str, dict[str, str]] = {
                          "the plan's stack before them",
         "no_volume": "volume: the plan declares no [volume] (planned experiments and s_per_iter): no hours can be "
                      "weighed",
-        "s_ci_size": "{lever}: S {s:.2f}× is the reference workload's at CI size, not the plan's workload",
-        "s_prior": "{lever}: S {s:.2f}× is a prior",
-        "s_prior_note": "{lever}: S {s:.2f}× is a prior ({note})",
-        "s_plan_prior": "{lever}: S {s:.2f}× is the plan's prior",
+        "s_ci_size": "{lever}: S {s}× is the reference workload's at CI size, not the plan's workload",
+        "s_prior": "{lever}: S {s}× is a prior",
+        "s_prior_note": "{lever}: S {s}× is a prior ({note})",
+        "s_plan_prior": "{lever}: S {s}× is the plan's prior",
         "q_prior": "{lever}: q {q:.2f} is a prior (expect.p_adopt)",
         "lacking_run": "{lever}: {inputs}: not measured and no prior (optseq --run {lever}, or declare "
                        "expect = {{ {keys} }})",
@@ -33,7 +33,7 @@ WORDS: dict[str, dict[str, str]] = {
         "s_per_iter_unit": "volume.s_per_iter_from: {lever}'s {metric} is in '{unit}', not seconds",
         "experiment_assumed": "{experiment}: {values} (assumed)",
         "experiment_closed": "{experiment}: {lever} is closed: its planned runs count nothing",
-        "straddles": "{lever}: its S interval [{low:.2f}, {high:.2f}] straddles 1: it may slow an iteration "
+        "straddles": "{lever}: its S interval [{low}, {high}] straddles 1: it may slow an iteration "
                      "(H low–high in the table)",
         "tried_every": "{n} order{s} tried",
         "tried_greedy": "greedy, {n} tried",
@@ -56,10 +56,10 @@ WORDS: dict[str, dict[str, str]] = {
     "ko": {
         "adopted_since": "plan 이후 채택됨 ({levers}): 절약 시간은 선언된 s_per_iter(그 전 plan의 스택) 기준으로 계산",
         "no_volume": "volume: plan에 [volume] 선언 없음 (계획된 실험과 s_per_iter): 시간 계산 불가",
-        "s_ci_size": "{lever}: S {s:.2f}×는 참조 워크로드의 CI 크기 값이며 plan의 워크로드 값이 아님",
-        "s_prior": "{lever}: S {s:.2f}×는 prior",
-        "s_prior_note": "{lever}: S {s:.2f}×는 prior ({note})",
-        "s_plan_prior": "{lever}: S {s:.2f}×는 plan의 prior",
+        "s_ci_size": "{lever}: S {s}×는 참조 워크로드의 CI 크기 값이며 plan의 워크로드 값이 아님",
+        "s_prior": "{lever}: S {s}×는 prior",
+        "s_prior_note": "{lever}: S {s}×는 prior ({note})",
+        "s_plan_prior": "{lever}: S {s}×는 plan의 prior",
         "q_prior": "{lever}: q {q:.2f}는 prior (expect.p_adopt)",
         "lacking_run": "{lever}: {inputs}: 측정값도 prior도 없음 (optseq --run {lever}, 또는 expect = {{ {keys} }} 선언)",
         "lacking": "{lever}: {inputs}: 측정값도 prior도 없음 (expect = {{ {keys} }} 선언)",
@@ -76,7 +76,7 @@ WORDS: dict[str, dict[str, str]] = {
         "s_per_iter_unit": "volume.s_per_iter_from: {lever}의 {metric} 단위가 '{unit}', 초가 아님",
         "experiment_assumed": "{experiment}: {values} (가정)",
         "experiment_closed": "{experiment}: {lever} closed: 계획된 run은 계산하지 않음",
-        "straddles": "{lever}: S 구간 [{low:.2f}, {high:.2f}]이 1에 걸침: iteration을 느리게 할 수도 있음 (표의 H 하한–상한)",
+        "straddles": "{lever}: S 구간 [{low}, {high}]이 1에 걸침: iteration을 느리게 할 수도 있음 (표의 H 하한–상한)",
         "tried_every": "순서 {n}개 시도",
         "tried_greedy": "greedy, {n}개 시도",
         "agrees": "plan의 순서가 어느 순서 못지않게 절약 ({tried}): {net:.2f} h",

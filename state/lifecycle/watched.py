@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from optseq.state.lifecycle.states import DECIDED, LeverModel
 from optseq.state.lifecycle.words import say, text
+from optseq.state.text import ratio_text
 
 VERDICTS = {"adopt": "holds", "reject": "eroded", "inconclusive": "inconclusive"}
 """The rule's outcome on a watch run -> what it says of the adopted gain."""
@@ -70,20 +71,28 @@ class Watched:
         watch = self.models[lever_id].watch or {}
         if watch.get("verdict") != "eroded":
             return None
-        bounds = (f" [{watch['ci_low']:.2f}, {watch['ci_high']:.2f}]" if isinstance(watch.get("ci_low"), (int, float))
-                  and isinstance(watch.get("ci_high"), (int, float)) else "")
+        bounds = (f" [{_x(watch['ci_low'], '')}, {_x(watch['ci_high'], '')}]" if _number(watch.get("ci_low"))
+                  and _number(watch.get("ci_high")) else "")
         commit = say("commit", commit=str(watch["commit"])[:7]) if watch.get("commit") else ""
+        source = (self.models[lever_id].decision or {}).get("source")
         return say("eroded", figure=_x(watch.get("estimate")) + bounds, run=watch.get("run"), commit=commit,
-                   against=_against(*self.adopted_figure(lever_id)))
+                   against=_against(*self.adopted_figure(lever_id), plan=source == "plan"))
 
 
-def _x(value) -> str:
-    return f"{value:.2f}×" if isinstance(value, (int, float)) else "?"
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _against(estimate, run, commit) -> dict | str:
+def _x(value, unit: str = "×") -> str:
+    return f"{ratio_text(value)}{unit}" if _number(value) else "?"
+
+
+def _against(estimate, run, commit, plan: bool) -> dict:
+    """What the gain was when adopted; where no figure was kept, why (a `?` said nothing of it)."""
     if estimate is None:
-        return ""
+        if plan:
+            return say("against_none_plan")
+        return say("against_none_hand") if run is None else say("against_none_run", run=run)
     if run is None:
         return say("against_plan", figure=_x(estimate))
     return say("against_run", figure=_x(estimate), run=run, commit=f" ({str(commit)[:7]})" if commit else "")

@@ -194,9 +194,9 @@ class _Loader(LeverReader):
 
     def order_item(self, raw: dict, i: int) -> OrderItem:
         where = f"order[{i}]"
-        self.check_keys(raw, {"title", "text", "levers"}, where)
+        self.check_keys(raw, {"title", "text", "levers", "now"}, where)
         return OrderItem(self.text(raw, "title", where), self.text(raw, "text", where, ""),
-                         self.strings(raw, "levers", where))
+                         self.strings(raw, "levers", where), self.text(raw, "now", where, ""))
 
     def status_item(self, raw: dict, i: int) -> StatusItem:
         where = f"status[{i}]"

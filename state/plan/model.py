@@ -230,6 +230,9 @@ class OrderItem:
     title: str
     text: str = ""
     levers: tuple[str, ...] = ()
+    now: str = ""
+    """What the title adds while its levers are undecided (the seed's `지금 진행 중`): the doc drops it once they are
+    decided, where `(in progress now) ✅` said two things at once."""
 
 
 @dataclass(frozen=True)

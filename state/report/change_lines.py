@@ -3,6 +3,7 @@ around the change (state/runs/lever_changes.py finds them; `optseq runs LEVER` h
 from __future__ import annotations
 
 from optseq.state.report.escape import bullet, code, heading, one_line
+from optseq.state.text import ratio_text
 
 
 class ChangeLines:
@@ -25,7 +26,7 @@ class ChangeLines:
 
     def change_text(self, change) -> str:
         w = self.w
-        text = w["change_at"].format(run=change.run, before=f"{change.before:.2f}×", after=f"{change.after:.2f}×")
+        text = w["change_at"].format(run=change.run, before=f"{ratio_text(change.before)}×", after=f"{ratio_text(change.after)}×")
         commits = change.commits()
         if commits is None:
             text += w["change_no_commit"]

@@ -12,6 +12,7 @@ from typing import Iterable, Mapping
 from optseq.state.lifecycle.history_points import points, run_stats, threshold
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.report.svg_plot import Plot, render
+from optseq.state.text import ratio_text
 
 MARK = "optseq export chart"
 """Written into every chart's metadata (dc:description): a file without it was not written by optseq, and
@@ -75,7 +76,7 @@ def svg(lever: Lever, runs: list[dict]) -> bytes:
     return render(Plot(title=lever.id, xlabel="run", ylabel=_axis_label(lever, runs, pts[-1][0]),
                        ticks=[f"#{p[0]}" for p in pts], estimates=[p[1] for p in pts], lows=[p[2] for p in pts],
                        highs=[p[3] for p in pts], legend="estimate, 95% CI", threshold=line,
-                       threshold_label=f"adopt above {line:.2f}×" if line is not None else "",
+                       threshold_label=f"adopt above {ratio_text(line)}×" if line is not None else "",
                        description=MARK, creator=CREATOR))
 
 

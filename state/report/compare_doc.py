@@ -4,6 +4,7 @@ summary page) and writes to `--summary FILE`."""
 from __future__ import annotations
 
 from optseq.state.report.escape import cell, code
+from optseq.state.text import ratio_text
 
 MARK = {"not slower": "✅", "slower": "❌", "inconclusive": "⚠️", "guard": "❌", "failed": "❌"}
 WORDS = {"not slower": "not slower", "slower": "slower", "inconclusive": "inconclusive",
@@ -35,7 +36,7 @@ def render(report: dict) -> str:
         lines += [f"<details><summary>{len(pairs)} pairs of launches (each arm run its own process)</summary>", "",
                   "| pass | pair | first | BASE | HEAD | HEAD / BASE |", "| --- | --- | --- | --- | --- | --- |"]
         lines += [f"| {p['pass']} | {p['pair']} | {p.get('first') or '-'} | {p['base']:.6g} | {p['head']:.6g} | "
-                  f"{p['ratio']:.4f} |" for p in pairs]
+                  f"{ratio_text(p['ratio'], 4)} |" for p in pairs]
         lines += ["", "</details>", ""]
     cost = report.get("cost") or {}
     if isinstance(cost.get("wall_s"), (int, float)):
@@ -48,7 +49,7 @@ def render(report: dict) -> str:
 
 
 def _x(value) -> str:
-    return f"{value:.3f}×" if isinstance(value, (int, float)) else "-"
+    return f"{ratio_text(value, 3)}×" if isinstance(value, (int, float)) else "-"
 
 
 def _pct(value) -> str:
@@ -57,7 +58,7 @@ def _pct(value) -> str:
 
 def _interval(stats: dict) -> str:
     low, high = stats.get("ci_low"), stats.get("ci_high")
-    return f"[{low:.3f}, {high:.3f}]" if isinstance(low, (int, float)) and isinstance(high, (int, float)) else "-"
+    return f"[{ratio_text(low, 3)}, {ratio_text(high, 3)}]" if isinstance(low, (int, float)) and isinstance(high, (int, float)) else "-"
 
 
 def _p(value) -> str:

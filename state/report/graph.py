@@ -77,7 +77,8 @@ class Graph(LeverWords):
             return label, ""
         state = model.state
         if state in DECIDED:
-            return label, f" {self.mark(lever_id)} {model.outcome}"
+            return label, f" {self.mark(lever_id)} {model.outcome}" + (
+                f" ({self.w['eroded_mark']})" if self.eroded(lever_id) else "")
         if state == "closed":
             return label, " " + self.w["closed_mark"]
         if state == "stale":
@@ -159,7 +160,8 @@ class Graph(LeverWords):
             lines.append(f"    classDef {cls} {style}")
         groups: dict[str, list[str]] = {}
         for lid in levers:
-            groups.setdefault(MERMAID_CLASS[self.model(lid).state], []).append(name("lever", lid))
+            cls = "stale" if self.eroded(lid) else MERMAID_CLASS[self.model(lid).state]  # a gain gone is not done
+            groups.setdefault(cls, []).append(name("lever", lid))
         if facts:
             groups.setdefault("fact", []).extend(name("fact", f) for f in facts)
         for cls in MERMAID_STYLE:

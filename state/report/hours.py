@@ -5,6 +5,7 @@ from optseq.state.calculus.words import said_in
 from optseq.state.report.escape import block, bullet, cell, code, heading
 from optseq.state.report.labels import LABELS
 from optseq.state.report.lever_words import LeverWords
+from optseq.state.text import ratio_text
 
 HOURS_WORDS = {
     "ko": {
@@ -17,6 +18,9 @@ HOURS_WORDS = {
         "missing": "없음", "assumed": "가정", "default": "기본값",
         "plan_order": "권장 순서 (plan)", "best_order": "최대 절약 순서",
         "assumptions": "가정", "defaults": "기본값", "notes": "참고", "missing_inputs": "빠진 입력",
+        "ci_size": "CI 크기에서 측정",
+        "ci_size_head": "**CI 크기에서 측정한 비율의 시간 절약**: {levers}의 S는 참조 워크로드를 CI 크기로 측정한 값이며 "
+                        "plan의 워크로드 값이 아님. 아래 H는 그 비율을 plan의 시간에 적용한 것.",
     },
     "en": {
         "heading": "Hours saved",
@@ -28,6 +32,10 @@ HOURS_WORDS = {
         "declared": "declared", "missing": "missing", "assumed": "assumed", "default": "default",
         "plan_order": "Plan's order", "best_order": "Order that saves most",
         "assumptions": "Assumptions", "defaults": "Defaults", "notes": "Notes", "missing_inputs": "Missing inputs",
+        "ci_size": "measured at CI size",
+        "ci_size_head": "**Hours saved from a ratio measured at CI size**: the S of {levers} is the reference "
+                        "workload's at CI size, not the plan's workload; the H below applies that ratio to the plan's "
+                        "hours.",
     },
 }
 """The hours-saved section's words; the calculus's own sentences are in its table (labels.CALCULUS), said here in
@@ -50,12 +58,16 @@ class Hours(LeverWords):
         lines = [heading(2, w["heading"]), "",
                  block(w["intro"].format(formula=code(report["formula"]), hours=whatif.fmt_h(volume["hours"]),
                                           s="—" if seconds is None else f"{seconds:g}", source=source))]
+        at_ci = [lv["id"] for lv in report["levers"] if lv.get("s_ci_size")]
+        if at_ci:  # the headline says it: a CI bench's ratio credits hours the plan's workload may never see
+            lines += ["", block(w["ci_size_head"].format(levers=", ".join(at_ci)))]
         if report["levers"]:
             lines += ["", "| " + " | ".join(w["cols"]) + " |", "|" + " --- |" * len(w["cols"])]
             for lv in report["levers"]:
-                s_text = "—" if lv["s"] is None else f"{lv['s']:.2f}× {w[lv['s_source']]}"
+                source = w["ci_size"] if lv.get("s_ci_size") else w[lv["s_source"]]
+                s_text = "—" if lv["s"] is None else f"{ratio_text(lv['s'])}× {source}"
                 if lv["s_low"] is not None and lv["s_high"] is not None:
-                    s_text += f" [{lv['s_low']:.2f}, {lv['s_high']:.2f}]"
+                    s_text += f" [{ratio_text(lv['s_low'])}, {ratio_text(lv['s_high'])}]"
                 h = whatif.fmt_h(lv["h"])
                 if lv["h_low"] is not None and lv["h_high"] is not None:
                     h += f" [{whatif.fmt_h(lv['h_low'])}, {whatif.fmt_h(lv['h_high'])}]"

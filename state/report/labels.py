@@ -13,8 +13,9 @@ STORED = {lang: {**CODE[lang], **RUNS[lang], **LIFECYCLE[lang]} for lang in LIFE
 """Every table a stored reason is said from: a stale reason may be the code room's (a moved branch), a superseded
 one nests the rule's (runs) in the lifecycle's."""
 
-MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—"}
-"""The doc's marks for lifecycle.states.MARK's words; the same in every language."""
+MARKS = {"done": "✅", "now": "⏳", "waiting": "⏸", "rejected": "❌", "closed": "—", "eroded": "⚠️"}
+"""The doc's marks for lifecycle.states.MARK's words; the same in every language. `eroded`: an adopted lever whose
+gain a watch found gone, which ✅ would call done."""
 
 LABELS: dict[str, dict[str, str]] = {
     "ko": {
@@ -55,6 +56,7 @@ LABELS: dict[str, dict[str, str]] = {
         "stale": "stale: {reason}",
         "closed": "closed: {reason}",
         "closed_mark": "— closed",
+        "eroded_mark": "이득 소실",
         "stale_mark": "⏳ stale",
         "taken": "(선택됨)",
         "auto": "자동",
@@ -71,8 +73,6 @@ LABELS: dict[str, dict[str, str]] = {
         "unmerged": "스택에 넣으려면 {ref} ({commit}) merge 필요",
         "unmerged_mark": "⏳ merge 대기",
         "landed": "{since}부터 코드에 포함",
-        "eroded": "이득 소실: run {run}{commit}에서 {now}, 채택 시 {was}",
-        "eroded_was_run": "{figure} (run {run}{commit})",
         # gate reasons
         "needs_decided": "{lever} 결정 필요",
         "needs_outcome": "{lever} {outcome} 필요",
@@ -88,6 +88,7 @@ LABELS: dict[str, dict[str, str]] = {
         # decision points
         "fired": " — {date} 발생",
         "reopens": "; 다시 볼 lever: {levers}",
+        "reopens_one": "; 다시 볼 lever: {levers}",
         "stays_closed": "; {lever}: closed 유지, {why}",
         "stays_blocked": "; {lever}: 대기 유지, {why}",
         # change points in a lever's history (report/change_lines.py)
@@ -135,6 +136,7 @@ LABELS: dict[str, dict[str, str]] = {
         "stale": "stale: {reason}",
         "closed": "closed: {reason}",
         "closed_mark": "— closed",
+        "eroded_mark": "eroded",
         "stale_mark": "⏳ stale",
         "taken": "(taken)",
         "auto": "auto",
@@ -151,8 +153,6 @@ LABELS: dict[str, dict[str, str]] = {
         "unmerged": "merge {ref} ({commit}) to put it in the stack",
         "unmerged_mark": "⏳ awaiting merge",
         "landed": "in the code since {since}",
-        "eroded": "eroded: {now} at run {run}{commit} against {was} when adopted",
-        "eroded_was_run": "{figure} at run {run}{commit}",
         "needs_decided": "needs {lever} decided",
         "needs_outcome": "needs {lever} {outcome}",
         "wrong_outcome": "{lever} was decided {got}, needs {want}",
@@ -164,7 +164,8 @@ LABELS: dict[str, dict[str, str]] = {
         "cand_pass": "PASS",
         "cand_fail": "FAIL",
         "fired": " — fired {date}",
-        "reopens": "; reopens: {levers}",
+        "reopens": "; the levers to look at again: {levers}",
+        "reopens_one": "; the lever to look at again: {levers}",
         "stays_closed": "; {lever} stays closed: {why}",
         "stays_blocked": "; {lever} stays blocked: {why}",
         "changes": "Change points",

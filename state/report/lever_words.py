@@ -12,6 +12,7 @@ from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
 from optseq.state.lifecycle.words import said_in
 from optseq.state.plan.model import Lever, Plan
+from optseq.state.text import ratio_text
 
 
 class LeverWords:
@@ -43,7 +44,12 @@ class LeverWords:
     def mark(self, lever_id: str) -> str:
         if self.m.unmerged(lever_id):  # adopted, but the merge that puts it in the stack is still to do
             return MARKS["now"]
+        if self.eroded(lever_id):  # adopted, but a watch found the gain gone: not done
+            return MARKS["eroded"]
         return MARKS[MARK[self.model(lever_id).state]]
+
+    def eroded(self, lever_id: str) -> bool:
+        return (self.model(lever_id).watch or {}).get("verdict") == "eroded" and self.model(lever_id).state in DECIDED
 
     def code_text(self, lever_id: str) -> str:
         """An adopted branch lever's code: `merge option-b (a1b2c3d) to put it in the stack`, `in the code since
@@ -56,19 +62,11 @@ class LeverWords:
         return ""
 
     def eroded_text(self, lever_id: str) -> str:
-        """`eroded: 1.04× [0.98, 1.09] at run 19 (d4e5f6a) against 1.31× at run 4 (a1b2c3d) when adopted`, in the
-        doc's language; '' unless the latest watch of the standing adopt found its gain eroded."""
-        watch = self.model(lever_id).watch or {}
-        if watch.get("verdict") != "eroded":
-            return ""
-        now = _ratio(watch.get("estimate")) + (f" [{number(watch['ci_low']):.2f}, {number(watch['ci_high']):.2f}]"
-                                               if number(watch.get("ci_low")) is not None
-                                               and number(watch.get("ci_high")) is not None else "")
-        estimate, run, commit = self.m.adopted_figure(lever_id)
-        was = _ratio(estimate) if run is None else self.w["eroded_was_run"].format(
-            figure=_ratio(estimate), run=run, commit=f" ({str(commit)[:7]})" if commit else "")
-        return self.w["eroded"].format(now=now, run=watch.get("run"), was=was,
-                                       commit=f" ({str(watch['commit'])[:7]})" if watch.get("commit") else "")
+        """`eroded: 1.04× [0.98, 1.09] at run 19 (commit d4e5f6a) against 1.31× when adopted at run 4 (a1b2c3d)`,
+        the machine's sentence (status says the same) in the doc's language; '' unless the latest watch of the
+        standing adopt found its gain eroded."""
+        said = self.m.eroded_said(lever_id)
+        return said_in(said, "", self.lang, STORED) if said else ""
 
     def next_mark(self, lever_id: str) -> str:
         """` (next)` on the lever status and the console call next, and `--run next` runs (PlanMachine.next)."""
@@ -115,13 +113,13 @@ class LeverWords:
         outcome = outcome or record.get("outcome") or ""
         if record.get("source") == "plan":
             estimate = lever.prior.estimate if lever.prior else None
-            figure = f" {estimate:.2f}×" if estimate is not None else ""
+            figure = f" {ratio_text(estimate)}×" if estimate is not None else ""
             return f"{outcome}{figure} ({self.w['plan_source']})"
         stats = record.get("stats") or {}
         estimate, low, high = (number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high"))
         figure = ""
         if estimate is not None:
-            figure = f" {estimate:.2f}×" + (f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None
+            figure = f" {ratio_text(estimate)}×" + (f" [{ratio_text(low)}, {ratio_text(high)}]" if low is not None and high is not None
                                             else "") + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")
         how = self.w["auto"] if record.get("auto") else self.w["manual"]
         # with figures shown, an automatic decision's reason only repeats them; the results table has the rest
@@ -191,11 +189,6 @@ def short_name(lever: Lever) -> str:
 
 def _snapshot(model: LeverModel) -> tuple:
     return model.state, model.outcome, model.plan_doc, dict(model.results), model.decision_seq
-
-
-def _ratio(value) -> str:
-    found = number(value)
-    return f"{found:.2f}×" if found is not None else "?"
 
 
 def number(value) -> float | None:

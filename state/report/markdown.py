@@ -55,8 +55,9 @@ class _Doc(Tables, Graph, Hours, ChangeLines):
     def order(self) -> str:
         lines = [heading(2, self.w['order'])]
         for i, item in enumerate(self.plan.order, 1):
-            done = bool(item.levers) and all(self.model(l).state in DECIDED for l in item.levers)
-            head = f"**{i}. {one_line(item.title)}**" + (f" {MARKS['done']}" if done else "")
+            done = bool(item.levers) and all(self.model(l).state in DECIDED and not self.eroded(l) for l in item.levers)
+            now = f" ({one_line(item.now)})" if item.now and not done else ""
+            head = f"**{i}. {one_line(item.title)}{now}**" + (f" {MARKS['done']}" if done else "")
             lines += ["", block(head + (f" — {item.text}" if item.text else ""), prose=True)]
         return "\n".join(lines)
 
@@ -108,7 +109,7 @@ class _Doc(Tables, Graph, Hours, ChangeLines):
         shut = {l: "stays_closed" if self.model(l).state == "closed" else "stays_blocked"
                 for l in lever_ids if self.model(l).state == "closed" or not _possible(self.lever(l).requires, ctx)}
         open_now = [l for l in lever_ids if l not in shut]
-        text = self.w["reopens"].format(levers=", ".join(short_name(self.lever(l)) for l in open_now)) \
+        text = self.w["reopens_one" if len(open_now) == 1 else "reopens"].format(levers=", ".join(short_name(self.lever(l)) for l in open_now)) \
             if open_now else ""
         for lever_id, how in shut.items():
             why = (self.w["and"].join(self.unmet(self.lever(lever_id).requires))

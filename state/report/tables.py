@@ -10,6 +10,7 @@ from optseq.state.report.escape import bullet, cell, code, heading, html, one_li
 from optseq.state.report.lever_words import LeverWords, number, utc_day
 from optseq.state.runs.stats import arms_text
 from optseq.state.report.labels import RUNS, STORED
+from optseq.state.text import ratio_text
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
@@ -44,8 +45,9 @@ class Tables(LeverWords):
         return "\n".join(lines)
 
     def pending(self, lever_id: str) -> bool:
-        """Still to be decided: neither decided (adopted, rejected, deferred, a decision lever's outcome) nor closed."""
-        return self.model(lever_id).state not in (*DECIDED, "closed")
+        """Still to be decided: neither decided (adopted, rejected, deferred, a decision lever's outcome) nor closed;
+        or adopted with its gain eroded, which waits for a decision again (status's to-do asks for one)."""
+        return self.model(lever_id).state not in (*DECIDED, "closed") or self.eroded(lever_id)
 
     # -- 6. results ---------------------------------------------------------------------------------------------
     def results(self) -> str:
@@ -60,7 +62,7 @@ class Tables(LeverWords):
                            self.eroded_text(lever.id), self.code_text(lever.id))
             if record is not None and record.get("source") == "plan":
                 if lever.prior and lever.prior.estimate is not None:
-                    rows.append([lever.title, model.outcome or "", "—", f"{lever.prior.estimate:.2f}×", "—", "—",
+                    rows.append([lever.title, model.outcome or "", "—", f"{ratio_text(lever.prior.estimate)}×", "—", "—",
                                  "—", self.plan.as_of.isoformat(), w["plan_source"], note])
             elif record is not None and record.get("stats"):
                 rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
@@ -137,9 +139,9 @@ class Tables(LeverWords):
         n = stats.get("n")
         return [
             str(stats.get("metric") or "—"),
-            (f"{estimate:.2f}×" + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")) if estimate is not None
+            (f"{ratio_text(estimate)}×" + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")) if estimate is not None
             else "—",
-            f"[{low:.2f}, {high:.2f}]" if low is not None and high is not None else "—",
+            f"[{ratio_text(low)}, {ratio_text(high)}]" if low is not None and high is not None else "—",
             str(n) if n is not None else "—",
             ("<0.001" if p < 0.001 else f"{p:.3f}") if p is not None else "—",
         ]

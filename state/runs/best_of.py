@@ -45,6 +45,7 @@ from optseq.state.runs.decide_rule import breach_said, guard_rows
 from optseq.state.runs.mcb import blocks_needed, bootstrap_p_best, critical_value
 from optseq.state.runs.stats import StatsError, sample_field, sample_orientation, sample_value
 from optseq.state.runs.words import WORDS
+from optseq.state.text import ratio_text
 
 MIN_BLOCKS = 2
 """Complete blocks below which there is no residual variance to compare with."""
@@ -307,7 +308,7 @@ def _pct(v: float) -> str:
 
 
 def _x(v: float) -> str:
-    return f"{v:.3f}×"
+    return f"{ratio_text(v, 3)}×"
 
 
 def _and(items: list) -> Any:

@@ -10,6 +10,7 @@ from optseq.state.said import say, text
 from optseq.state.plan.model import Rule
 from optseq.state.runs.stats import UNITS, PairedStats, StatsError
 from optseq.state.runs.words import WORDS
+from optseq.state.text import ratio_text
 
 OUTCOMES = ("adopt", "reject", "inconclusive")
 MIN_ORDERED = 8
@@ -209,7 +210,7 @@ def _dropped(stats: PairedStats) -> dict | str:
 
 
 def _x(v: float) -> str:
-    return f"{v:.2f}×"
+    return f"{ratio_text(v)}×"
 
 
 def _num(v) -> str:

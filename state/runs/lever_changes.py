@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from optseq.state.lifecycle.history_points import finite, measured_at, run_stats
+from optseq.state.text import ratio_text
 
 MIN_RUNS = 3
 """A lever's history is looked at from this many runs with an estimate; change_points.MIN_SIZE runs must lie
@@ -71,7 +72,7 @@ def change_text(change: Change, count: int | None = None, brief: bool = False) -
     """`change at run 15: 1.29× → 1.05×, between commits 9a8b7c0..d4e5f61, 4 commits: git log 9a8b7c0..d4e5f61`,
     with the device and the stack where they changed too; `count` is the commits between, where git told.
     `brief`: `commits 9a8b7c0..d4e5f61` and no command, for a line under a plot."""
-    text = f"change at run {change.run}: {change.before:.2f}× → {change.after:.2f}×"
+    text = f"change at run {change.run}: {ratio_text(change.before)}× → {ratio_text(change.after)}×"
     commits = change.commits()
     if commits is None:
         text += ", no commit recorded"

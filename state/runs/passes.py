@@ -15,6 +15,7 @@ from optseq.state.plan.model import Rule
 from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, share_above, split
 from optseq.state.runs.pairs import PairBook
 from optseq.state.runs.words import WORDS
+from optseq.state.text import ratio_text
 
 MAX_PASSES = 12
 """A run over pairs launches its command at most this often: doubling from `repeats` reaches any budget well
@@ -76,8 +77,17 @@ def asks(lever) -> str:
     if not plan.decidable:
         return (f"a budget of {plan.budget} launches, too few for any decision: raise max_repeats or max_launches "
                 f"to {sequential_floor()}")
-    return (f"{plan.first} launches of up to {passes.requested} pairs before it can decide, up to {plan.budget} "
-            f"launches and {rule.max_repeats} pairs if inconclusive")
+    # the run stops at whichever budget is spent first, launches or pairs: `up to 18 launches and 18 pairs` after
+    # 6 launches of 3 pairs promised launches the pairs left no room for; say what is left after the first look
+    first = f"{plan.first} launches of up to {passes.requested} pairs before it can decide"
+    left = rule.max_repeats - plan.first * passes.requested
+    launches = min(plan.budget - plan.first, left)  # a launch counts a pair at least
+    if left <= 0:
+        return f"{first}: its {rule.max_repeats}-pair budget, all at the first look"
+    if launches <= 0:
+        return f"{first}: its {plan.budget}-launch budget, all at the first look"
+    pairs, more = ("pair" if left == 1 else "pairs"), ("launch" if launches == 1 else "launches")
+    return f"{first}; if inconclusive, up to {left} more {pairs} in up to {launches} more {more}"
 
 
 def sequential_floor() -> int:
@@ -163,7 +173,7 @@ class ABPasses:
             ask = self.split.text(more) if chosen else _count(more, "pair")
             if stats.launches < self.plan.first:
                 so_far = (f"launch {stats.launches} of the {self.plan.first} a first look needs "
-                          f"({stats.estimate:.3f}× so far)")
+                          f"({ratio_text(stats.estimate, 3)}× so far)")
             else:
                 so_far = f"inconclusive after {_so_far(stats)} ({verdict.reason})"
             note = f"{so_far}; next launch: {ask}"

@@ -117,7 +117,8 @@ def test_the_criterion_dialog_names_criteria_and_shows_results_by_criterion(db):
             criterion = app.screen.query_one("#criterion", Select)
             assert criterion.value == "c4"
             text = screen_text(app)
-            assert "c4: criterion 4" in text
+            # the seed's titles only say the id again (`criterion 4`): the choice says where their wording is
+            assert "c4 (worded in the plan doc)" in text and "criterion 4" not in text, text
             assert str(app.screen.query_one("#criteria-doc").content) == \
                 "what each criterion asks: docs/research/julia_port_evaluation.md"
             results = str(app.screen.query_one("#criteria-results").content)

@@ -56,8 +56,8 @@ def test_two_levers_run_from_two_processes_and_one_lever_runs_once(tmp_path, cli
                 break
         else:  # its stderr ended without that line: the run never got under way as this test needs
             raise AssertionError(f"no first-pair progress line from the held run: {seen!r}")
-        assert seen[0] == ("slow: starting run (6 launches of up to 2 pairs before it can decide, up to 12 launches "
-                           "and 12 pairs if inconclusive)\n"), seen
+        assert seen[0] == ("slow: starting run (6 launches of up to 2 pairs before it can decide: its 12-pair budget, "
+                           "all at the first look)\n"), seen
         again = cli(env, "--run", "slow")
         assert again.returncode == 3 and f"slow is running in optseq pid {first.pid}" in again.stderr
         other = cli(env, "--run", "fast", "--json")  # a second lever, from a second shell, at the same time

@@ -275,8 +275,8 @@ def test_headless_run_says_it_started_before_the_command_speaks(tmp_path, cli_en
     done = subprocess.run([*OPTSEQ, "--plan", str(plan), "--run", "fast"], env=cli_env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines()[0] == ("fast: starting run (6 launches of up to 2 pairs before it can decide, "
-                                           "up to 12 launches and 12 pairs if inconclusive)")
+    assert done.stderr.splitlines()[0] == ("fast: starting run (6 launches of up to 2 pairs before it can decide: "
+                                           "its 12-pair budget, all at the first look)")
     assert " p=0.016 " in done.stdout  # p as the console's rule text writes it: two significant digits
 
 

@@ -33,6 +33,14 @@ def test_terminal_safe_text(text, safe):
     assert terminal_safe(text) == safe
 
 
+def test_terminal_safe_values_whole():
+    # what the console reads from the store (an evidence, a why), cleaned as one value; safe text is the same object
+    value = {"why\x1b[2J": ["ev \x1b]0;TITLE\x07 text", ("a\x07", 3)], "n": 1.5, "ok": "fine"}
+    assert terminal_safe(value) == {"why": ["ev  text", ("a", 3)], "n": 1.5, "ok": "fine"}
+    text = "fine"
+    assert terminal_safe(text) is text
+
+
 def test_nothing_a_lever_prints_reaches_the_terminal_raw(tmp_path, cli_env, db):
     plan = write_plan(tmp_path, lever("nasty", [sys.executable, str(ESCAPES)]))
     env = {**cli_env, "OPTSEQ_PLAN": str(plan)}

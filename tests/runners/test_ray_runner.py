@@ -66,8 +66,8 @@ def test_a_lever_run_on_the_cluster_is_adopted_like_a_local_one(tmp_path, ray_cl
     with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
         record = seq.store.get("runs", run["run_id"])
         assert seq.machine.state("lever") == "adopted"
-    assert ("lever: starting run (5 launches of up to 2 pairs before it can decide, up to 5 launches and 10 pairs "
-            "if inconclusive)") in proc.stderr.splitlines(), proc.stderr[:3000]
+    assert ("lever: starting run (5 launches of up to 2 pairs before it can decide: its 10-pair budget, all at the "
+            "first look)") in proc.stderr.splitlines(), proc.stderr[:3000]
     # each pass is one launch, and each launch one Ray job; the sign test counts the launches
     stats = run["summary"]["stats"]
     assert (stats["replicate"], stats["launches"], stats["n"]) == ("launch", 5, 10), stats

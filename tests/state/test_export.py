@@ -302,7 +302,7 @@ def test_no_go_fires_the_decision_point(plan):
     assert points[4:] == SEED_POINTS[4:]
     assert section(no_go(plan).render(lang="en"), "Decision points")[3] == (
         "- When the Torch.jl result comes in (the Julia track closed/branched) — fired 2026-11-29; "
-        "reopens: Option B; Julia port work stays closed: julia_port was decided NO-GO, needs GO")
+        "the lever to look at again: Option B; Julia port work stays closed: julia_port was decided NO-GO, needs GO")
 
 
 def test_go_fires_the_decision_point_for_the_port_and_not_option_b(plan):
@@ -312,7 +312,7 @@ def test_go_fires_the_decision_point_for_the_port_and_not_option_b(plan):
     r.add("events", "2026-11-29T09:00:00Z", type="decision_point", point="torch_jl_result", lever="julia_port")
     assert section(r.render(lang="en"), "Decision points")[3] == (
         "- When the Torch.jl result comes in (the Julia track closed/branched) — fired 2026-11-29; "
-        "reopens: Julia port work; Option B stays blocked: julia_port was decided GO, needs NO-GO")
+        "the lever to look at again: Julia port work; Option B stays blocked: julia_port was decided GO, needs NO-GO")
 
 
 def test_no_go_graph_marks_the_branch_and_the_closed_port(plan):
@@ -328,7 +328,7 @@ def test_no_go_graph_marks_the_branch_and_the_closed_port(plan):
     body = [line.strip() for line in chart]
     assert "class l_port closed" in body and "class l_julia_port decided" in body
     order = section(doc, "권장 순서와 사유")
-    assert order[2].startswith("**1. Julia 결정 확정 (지금 진행 중)** ✅ — ")
+    assert order[2].startswith("**1. Julia 결정 확정** ✅ — ")  # no `(지금 진행 중)` beside the ✅
 
 
 def test_go_lists_port_as_pending(plan):

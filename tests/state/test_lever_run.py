@@ -222,8 +222,8 @@ def test_cli_run_summary_json_and_exit_codes(tmp_path, cli_env):
     # plain progress lines when not on a terminal: the run's ask first, then a count over the rule's
     # whole budget (max_repeats), pass after pass: 6 launches of 2 pairs fill its 12
     lines = proc.stderr.splitlines()
-    assert lines[0] == ("lever: starting run (6 launches of up to 2 pairs before it can decide, up to 12 launches "
-                        "and 12 pairs if inconclusive)")
+    assert lines[0] == ("lever: starting run (6 launches of up to 2 pairs before it can decide: its 12-pair budget, "
+                        "all at the first look)")
     counts = [line for line in lines if line.startswith("lever: pair ")]
     assert counts == [f"lever: pair {i} of 12{f' · launch {(i + 1) // 2}' if i > 2 else ''}"
                       for i in range(1, 13)], proc.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -117,3 +118,31 @@ def test_nothing_to_watch_before_anything_is_adopted(tmp_path):
     plan.write_text(PLAN, encoding="utf-8")
     refused = cli(plan, tmp_path / "db", "--run", "watch", code=3)
     assert "nothing to run for 'watch': no adopted lever has a command to watch it with" in refused.stderr
+
+
+@pytest.mark.slow  # a watch's arms are processes
+def test_an_eroded_gain_adopted_by_hand_is_told_plainly_everywhere(tmp_path):
+    """Issue 38, point 10: adopted by hand (no run, so no figure), then a watch finds a 3,000x slowdown. No `?`
+    for the figure when adopted, no `0.00×` for the one found, no ✅ beside it, and the pending table lists it as
+    the status to-do does."""
+    plan, db = tmp_path / "plan.toml", tmp_path / "db"
+    plan.write_text(PLAN, encoding="utf-8")
+    cli(plan, db, "decide", "fast", "adopt", "--why", "the profile says so")
+    cli(plan, db, "--run", "watch", code=6, gain="0.0003")
+    fast = levers(plan, db)["fast"]
+    assert re.match(r"eroded: 3\.\d\de-4× \[\d\.\d\de-4, \d\.\d\de-4\] at run 1 ", fast["note"]), fast["note"]
+    assert fast["note"].endswith("against no figure when adopted (decided by hand, with no run)"), fast["note"]
+    assert any(item.startswith("fast: its gain eroded") for item in json.loads(
+        cli(plan, db, "status", "--json").stdout)["todo"])
+
+    doc = cli(plan, db, "export", "--lang", "en").stdout
+    assert "?" not in doc and "0.00×" not in doc, doc
+    status = doc[doc.index("## Current status"):]
+    line = next(x for x in status.splitlines() if "the fast path" in x)
+    assert line.startswith("- ⚠️ the fast path: adopt") and "✅" not in line, line
+    assert fast["note"] in line  # the export says what status says
+    pending = doc[doc.index("## Pending levers"):doc.index("## Dependency graph")]
+    assert "No lever is waiting for a decision." not in pending and "| the fast path |" in pending, pending
+    assert "the fast path ⚠️ adopt (eroded)" in doc and "class l_fast stale" in doc  # the graph: not done
+    ko = cli(plan, db, "export", "--lang", "ko").stdout
+    assert "이득 소실: run 1에서 3." in ko and "채택 시 값 없음 (run 없이 수동으로 결정됨)" in ko, ko

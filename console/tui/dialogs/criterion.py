@@ -1,15 +1,28 @@
 """Record one criterion result of a decision lever: candidate, criterion, pass or fail, evidence."""
 from __future__ import annotations
 
+import re
+
 from textual.widgets import Input, Select, Static
 
 from optseq.console.tui.dialogs.form import FormDialog, select, text_input
 
 
-def describe(criterion) -> str:
-    """`c4: criterion 4`: the id with what the plan says the criterion is."""
-    about = criterion.title.strip() if criterion.title and criterion.title != criterion.id else ""
-    return f"{criterion.id}: {about}" if about else f"{criterion.id} (the plan gives no description)"
+def describe(criterion, doc: str | None = None) -> str:
+    """`runs: runs end to end on this machine`: the id with what the plan says the criterion is. A title that only
+    says the id again (the seed's `c4` is `criterion 4`) is no title: the choice says the wording is in the plan
+    doc, which the note under the fields names."""
+    about = criterion.title.strip() if criterion.title and not _restates(criterion.id, criterion.title) else ""
+    if about:
+        return f"{criterion.id}: {about}"
+    return f"{criterion.id} (worded in the plan doc)" if doc else f"{criterion.id} (the plan gives no description)"
+
+
+def _restates(crit_id: str, title: str) -> bool:
+    """`criterion 4` of `c4`, `c4` of `c4`: a title with nothing in it the id does not say."""
+    words = re.sub(r"[\s_-]", "", title.lower())
+    number = "".join(ch for ch in crit_id if ch.isdigit())
+    return words in (crit_id.lower(), f"criterion{number}", f"criterion{crit_id.lower()}")
 
 
 def results_lines(gate, results: dict) -> list[str]:
@@ -49,7 +62,7 @@ class CriterionDialog(FormDialog):
         cand0, crit0 = self.pending[0] if self.pending else (Select.NULL, Select.NULL)
         gate = self.lever.criteria
         yield "candidate", select([(c.title or c.id, c.id) for c in gate.candidates], "candidate", cand0)
-        yield "criterion", select([(describe(c), c.id) for c in gate.criteria], "criterion", crit0)
+        yield "criterion", select([(describe(c, self.lever.plan_doc), c.id) for c in gate.criteria], "criterion", crit0)
         yield "outcome", select([("pass", "pass"), ("fail", "fail")], "outcome")
         yield "evidence", text_input("evidence", placeholder="what shows it (a number, a doc)")
 

@@ -25,6 +25,7 @@ from optseq.console.tui.widgets.next_step import lever_steps, todo_hint
 from optseq.console.tui.widgets.run_panel import RunPanel
 from optseq.console.tui.widgets.status_line import StatusLine
 from optseq.state.errors import InputError
+from optseq.state.text import terminal_safe
 
 WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
           "set_fact", "decide"}
@@ -168,8 +169,9 @@ class MainScreen(Following, Asking, Screen):
         return self.query_one(LeverTable).selected
 
     def refresh_view(self, hours: bool = True) -> None:
-        status = self.seq.status(hours=hours)
-        runs = self.seq.latest_runs()
+        # what the store holds came from levers and users (an evidence, a why): none of it drives the terminal
+        status = terminal_safe(self.seq.status(hours=hours))
+        runs = terminal_safe(self.seq.latest_runs())
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         running = self.panel.running_levers
         table = self.query_one(LeverTable)
@@ -214,7 +216,7 @@ class MainScreen(Following, Asking, Screen):
     def show_lever(self, lever_id: str | None) -> None:
         if lever_id is None or lever_id not in getattr(self, "_views", {}):
             return
-        history = self.seq.lever_history(lever_id)
+        history = terminal_safe(self.seq.lever_history(lever_id))
         lever = self.seq.plan.lever(lever_id)
         self.query_one(LeverDetail).show(self._views[lever_id], history, lever, self._steps.get(lever_id, ""))
         for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):

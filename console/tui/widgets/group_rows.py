@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from optseq.console.words.figures import ratio
 from optseq.state.runs.progress import RunProgress
 
 
@@ -57,7 +58,7 @@ class GroupRows:
 def rows_text(rows: dict[str, dict]) -> str:
     lines = []
     for lever_id, row in rows.items():
-        estimate = f"  {row['estimate']:.3f}×" if isinstance(row.get("estimate"), (int, float)) else ""
+        estimate = f"  {ratio(row['estimate'], 3)}×" if isinstance(row.get("estimate"), (int, float)) else ""
         pairs = f"{row['done']:g}/{row['total']:g} pairs" if row["total"] else "starting"
         end = f" → {row['verdict']}" if row.get("verdict") else ""
         lines.append(f"{lever_id}: {row['status']}  {pairs}{estimate}{end}")

@@ -16,6 +16,7 @@ from textual.app import RenderResult
 from textual.widget import Widget
 
 from optseq.state.lifecycle.history_points import points
+from optseq.state.text import ratio_text
 
 Y_TICKS = 5
 """About how many y labels: enough to read a ratio off, few enough for the 10 rows of an 80x24 pane."""
@@ -168,7 +169,7 @@ class HistoryPlot(Widget):
         for change in self.changes or ():
             x = at[change.run] - 0.5  # between the last run at the old level and the first at the new
             plt.vline(x, color="orange")
-            plt.text(f"{change.before:.2f}→{change.after:.2f}×", x=x, y=top - (top - bottom) / 20,
+            plt.text(f"{ratio_text(change.before)}→{ratio_text(change.after)}×", x=x, y=top - (top - bottom) / 20,
                      alignment="center", color="orange")
         if threshold is not None:
             plt.hline(threshold, color="red")

@@ -13,6 +13,9 @@ NARROW_HIDDEN = {"mark_plan", "set_fact"}
 """Left to the help screen, the palette and the table's why / next column below FULL_FROM."""
 READY_FROM = 106
 """R as well, from here: with x shown during a run, every key still ends before the palette hint."""
+RUNNING_HIDDEN = {"watch"}
+"""Left to the help screen and the palette while a run goes below READY_FROM: x takes its room, and `q Quit` stays
+on screen (w is refused while a run goes)."""
 SCROLL_FROM = 132
 """The detail's scroll keys (⇧↓⇧↑) as well, from here, with x shown during a run; below, the help names them."""
 SCROLL = {"detail_down", "detail_up"}
@@ -32,6 +35,7 @@ def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
         hide = binding.show and ((action == "cancel_run" and not running) or
                                  (width < FULL_FROM and action in NARROW_HIDDEN) or
                                  (width < READY_FROM and action == "run_ready_parallel") or
+                                 (width < READY_FROM and running and action in RUNNING_HIDDEN) or
                                  (width < SCROLL_FROM and action in SCROLL))
         if action in SHORT or hide:
             binding = replace(binding, description=SHORT.get(action, binding.description),

@@ -1,12 +1,14 @@
 """The selected lever in full: why it is blocked, criteria results, runs, decisions with rationale, staleness."""
 from __future__ import annotations
 
+from rich.cells import cell_len
+from rich.measure import Measurement
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note, short
-from optseq.console.words.figures import estimate_text, plain_title, run_line, saved_line, state_text
+from optseq.console.words.figures import estimate_text, plain_title, ratio, run_line, saved_line, state_text
 from optseq.console.tui.widgets.next_step import in_keys
 
 MAX_RUNS = 20
@@ -103,7 +105,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         head("decisions")
         self._decisions(text, view, history, lever)
         self._text = text
-        self.query_one("#detail-body", Static).update(text)
+        self.query_one("#detail-body", Static).update(Hanging(text))
 
     @staticmethod
     def _criteria(text: Text, criteria: dict, lever) -> None:
@@ -136,7 +138,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         decisions = history.get("decisions", [])
         current = view.get("decision") or {}
         if current.get("source") == "plan":
-            figure = f" {lever.prior.estimate:.2f}×" if lever.prior and lever.prior.estimate is not None else ""
+            figure = f" {ratio(lever.prior.estimate)}×" if lever.prior and lever.prior.estimate is not None else ""
             text.append(f"  {current.get('outcome') or view.get('outcome')}{figure} (from the plan)"
                         f"{': ' + current['why'] if current.get('why') else ''}\n")
         elif not decisions:
@@ -150,6 +152,37 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append("  " + "  ".join(p for p in parts if p) + "\n")
             if d.get("why"):
                 text.append(f"    why: {d['why']}\n")
+
+
+class Hanging:
+    """The detail as drawn: a long line wrapped under its own indent (a bullet's under its text), where a wrapped
+    line started again at the left edge and read as a line of its own."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        return Measurement.get(console, options, self.text)
+
+    def __rich_console__(self, console, options):
+        width = options.max_width
+        for line in self.text.split("\n", allow_blank=True):
+            plain = line.plain
+            indent = len(plain) - len(plain.lstrip(" "))
+            indent += 2 if plain[indent:].startswith("- ") else 0
+            if not indent or cell_len(plain) <= width or width - indent < MIN_HANG:
+                yield line
+                continue
+            first = line.wrap(console, width)[0]
+            rest = line[len(first.plain):]
+            rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
+            yield first
+            for part in rest.wrap(console, width - indent):
+                yield Text(" " * indent) + part
+
+
+MIN_HANG = 20
+"""Columns a wrapped line keeps beside its indent; narrower, it wraps from the edge as before."""
 
 
 def _declared(view: dict, lever) -> str:

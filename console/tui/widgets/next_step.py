@@ -135,13 +135,14 @@ def _runnable(lever, view: dict, ctx) -> Step:
 
 def fitted(cell: str, width: int) -> str:
     """A why / next cell cut to `width` where it matters least: first the `(needs …)` / `(gate …)` aside, then
-    what the key does, so the key and its lever stay (`c on julia_port`); the detail pane has the whole line."""
+    what the key does, so the key and its lever stay (`c on julia_port`); the detail pane has the whole line. A key
+    on the row's own lever keeps what it does, cut by the table with an ellipsis: a bare `r` said nothing."""
     if len(cell) <= width:
         return cell
     bare = re.sub(r" \((needs|gate) [^()]*\)$", "", cell)
     if len(bare) <= width:
         return bare
     head, sep, _ = bare.partition(": ")
-    if sep and len(head) <= width and re.fullmatch(r"\w( on \S+)?", head):
+    if sep and len(head) <= width and re.fullmatch(r"\w on \S+", head):
         return head
     return cell

@@ -12,7 +12,8 @@ from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
 from optseq.console.tui.widgets.compare_list import CompareList
-from optseq.console.words.figures import estimate_text, run_stats
+from optseq.console.tui.widgets.cut_log import CutLog
+from optseq.console.words.figures import estimate_text, ratio, run_stats
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.run_tally import Tally
 from optseq.state.runs.progress import RunProgress
@@ -115,7 +116,7 @@ class RunPanel(Vertical):
         yield Static("", id="run-rows")
         yield Static("estimate: -", id="run-estimate")
         yield Static("samples: none yet", id="run-samples")
-        yield Log(max_lines=LOG_LINES, id="run-log")
+        yield CutLog(max_lines=LOG_LINES, id="run-log")
         # under the log, newest first: where the pane is short (a long plan at 24 rows, a run's progress row) the
         # oldest compares are cut, never the run's log below its two lines
         yield CompareList(id="run-compares")
@@ -307,10 +308,10 @@ class RunPanel(Vertical):
         ev = message.event
         ci = ""
         if isinstance(ev.get("ci_low"), (int, float)) and isinstance(ev.get("ci_high"), (int, float)):
-            ci = f" [{ev['ci_low']:.2f}, {ev['ci_high']:.2f}]"
+            ci = f" [{ratio(ev['ci_low'])}, {ratio(ev['ci_high'])}]"
         metric = f" {ev['metric']}" if ev.get("metric") else ""
         self.query_one("#run-estimate", Static).update(
-            f"estimate:{metric} {ev.get('estimate', 0):.3f}×{ci} over {ev.get('n')} pairs")
+            f"estimate:{metric} {ratio(ev.get('estimate', 0), 3)}×{ci} over {ev.get('n')} pairs")
 
     def on_run_panel_samples_changed(self, message: SamplesChanged) -> None:
         message.stop()
@@ -364,7 +365,10 @@ class RunPanel(Vertical):
         if isinstance(report, GroupReport):
             self.query_one("#run-title", Label).update(f"{message.lever}: {report.message}")
             return
-        self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {report.message}")
+        # `run #1 cancelled: fast: cancelled` said it twice: a message that only repeats the status names the lever
+        said = report.message.removeprefix(f"{message.lever}: ")
+        message_text = message.lever if said == report.status else report.message
+        self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {message_text}")
 
 
 def _control():
