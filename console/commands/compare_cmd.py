@@ -109,9 +109,11 @@ def verdict_line(data: dict) -> str:
     reason = str(data.get("reason") or "")
     figures = ""
     if stats.get("estimate") is not None:
-        figures = f": {stats['estimate']:.3f}×"
+        from optseq.state.text import ratio_text
+
+        figures = f": {ratio_text(stats['estimate'], 3)}×"
         if stats.get("ci_low") is not None:
-            figures += f" [{stats['ci_low']:.3f}, {stats['ci_high']:.3f}]"
+            figures += f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
         figures += f" n={stats.get('n')}"
         reason = reason.split(": ", 1)[-1]  # its head repeats the figures
     return (f"compare {data['run_id']}: {data['verdict']}: {data['message']}{figures}, tolerance "
