@@ -2,7 +2,8 @@
 `worktree add` and `worktree remove` (worktrees.py), which write only under git's own directory and optseq's cache.
 
 Every call runs with GIT_OPTIONAL_LOCKS=0, so that no read refreshes the user's index behind their back, and
-with stdin closed and a hang guard.
+with stdin closed and a hang guard. GIT_OPTIONAL_LOCKS=0 is not enough for every porcelain command: `git diff`
+(2.39) still writes the index it refreshed, so a read of the working tree asks plumbing (repo.py: diff-index).
 """
 from __future__ import annotations
 
@@ -18,13 +19,15 @@ class GitError(Exception):
     """Git could not answer; str() is one line naming the repository and what git said."""
 
 
-def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S) -> str:
-    """git's stdout (stripped) for `git -C cwd ARGS`; GitError with its last stderr line on another exit."""
+def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S,
+        strip: bool = True) -> str:
+    """git's stdout (stripped unless not `strip`) for `git -C cwd ARGS`; GitError with its last stderr line on
+    another exit."""
     proc = _call(cwd, args, timeout)
     if proc.returncode not in ok:
         said = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
         raise GitError(f"git {' '.join(args[:2])} in {cwd} failed: {said[-1] if said else f'exit {proc.returncode}'}")
-    return proc.stdout.strip()
+    return proc.stdout.strip() if strip else proc.stdout
 
 
 def _call(cwd: str | Path, args: tuple[str, ...], timeout: float) -> subprocess.CompletedProcess:
