@@ -216,6 +216,7 @@ class Actions:
         from optseq.state.store.locks import LeverLock
         from optseq.state.store.layout import RUNS_DIR
 
+        self._first_write()  # the run's lock is in the store: a run writes it
         if self.readonly:
             raise InputError(f"the store {self.store.directory} is read-only here; nothing can run from it")
         lock = LeverLock(self.store.directory / RUNS_DIR, lever_id)
