@@ -239,6 +239,9 @@ class Actions:
             self.machine.check_runnable(lever_id)
         except TransitionRefused as exc:
             raise InputError(str(exc)) from None
+        held = self.cannot_run(lever_id)
+        if held:
+            raise InputError(f"{lever_id} cannot run: {held}")
         landed = self.machine.models[lever_id].landed
         if landed:
             since = str(landed.get("since"))[:7]

@@ -124,9 +124,11 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         machine = snapshot.load(self.plan, (saved or {}).get("data"))
         if machine is None:
             self._synced, self._replayed = self.store.ends(), True
-            return self._replay()
-        self.machine, self._synced = machine, dict(saved.get("ends") or {})
-        self._catch_up()
+            machine = self._replay()
+        else:
+            self.machine, self._synced = machine, dict(saved.get("ends") or {})
+            self._catch_up()
+        machine.cannot_run = self.cannot_run  # git's answer, which the machine cannot ask (views.py)
         return machine
 
     def _replay(self) -> PlanMachine:
