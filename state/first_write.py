@@ -30,6 +30,8 @@ class FirstWrite:
         if self._creates is None:
             return
         with self.lock:
+            if self._creates is None:  # another thread's write made it while this one waited for the lock
+                return
             directory, on_wait = self._creates
             store = Store.open(directory, mode="write", on_wait=on_wait)
             self.store.close()
