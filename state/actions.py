@@ -239,15 +239,15 @@ class Actions:
             self.machine.check_runnable(lever_id)
         except TransitionRefused as exc:
             raise InputError(str(exc)) from None
-        held = self.cannot_run(lever_id)
-        if held:
-            raise InputError(f"{lever_id} cannot run: {held}")
         landed = self.machine.models[lever_id].landed
         if landed:
             since = str(landed.get("since"))[:7]
             raise InputError(f"{lever_id} is in the code since {since}: its branch is in the baseline's history now, "
                              f"so nothing of it is left to measure against the baseline (optseq compare {since}^ "
                              f"{since} measures what the merge did)")
+        held = self.cannot_run(lever_id)
+        if held:
+            raise InputError(f"{lever_id} cannot run: {held}")
 
     def mark_landed(self, lever_id: str, ref: str, why: str) -> list[str]:
         """An adopted branch lever whose code reached the baseline as another commit (a squash or rebase merge,
