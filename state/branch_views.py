@@ -46,6 +46,12 @@ def cannot_run(plan, machine, lever_id: str, cache: dict) -> str | None:
     return cache[key]
 
 
+def cannot_run_todo(lever_id: str, why: str, outcomes: str) -> str:
+    """The to-do of a lever that cannot run: only a person can move it on."""
+    return (f"{lever_id}: {why}: decide it by hand (optseq decide {lever_id} {outcomes} --why …) or point its "
+            "candidate_ref at another ref")
+
+
 def branch_warnings(plan, machine, model, cache: dict) -> list[str]:
     """Under `code_changes = "warn"`, a branch lever measured against a baseline that has moved since (under
     "stale" the move made it stale instead); git is asked once per `cache`."""

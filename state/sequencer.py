@@ -7,6 +7,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from optseq.state import branch_views
 from optseq.state.actions import Actions
 from optseq.state.errors import InputError
 from optseq.state.first_write import FirstWrite, made_later
@@ -128,8 +129,13 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         else:
             self.machine, self._synced = machine, dict(saved.get("ends") or {})
             self._catch_up()
-        machine.cannot_run = self.cannot_run  # git's answer, which the machine cannot ask (views.py)
+        machine.cannot_run = self.cannot_run  # git's answer, which the machine cannot ask
         return machine
+
+    def cannot_run(self, lever_id: str) -> str | None:
+        """Why a lever otherwise ready cannot run (a branch merged before it ran: branch_views.py), git asked once per
+        process and store change; None for one that can. The machine's `next` asks it too."""
+        return branch_views.cannot_run(self.plan, self.machine, lever_id, self.__dict__.setdefault("repo_cache", {}))
 
     def _replay(self) -> PlanMachine:
         machine = PlanMachine(self.plan)

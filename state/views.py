@@ -1,7 +1,7 @@
 """The read side of the Sequencer: levers as status and the console show them, the to-do list, history, export.
 
 `ReadViews` is mixed into `Sequencer` (state/sequencer.py), which gives it `plan`, `machine`, `store`, `lock`,
-`warnings`, `readonly`, `lever()` and `detached_runs()`; nothing here writes.
+`warnings`, `readonly`, `lever()`, `cannot_run()` and `detached_runs()`; nothing here writes.
 """
 from __future__ import annotations
 
@@ -50,9 +50,8 @@ class ReadViews:
                 "last_failure": _last_failure(model, self.machine.runs.last.get(lever.id),
                                               self.machine.runs.run_of(lever.id) is not None),
             }
-            held = self.cannot_run(lever.id) if model.state in ("ready", "stale") and lever.run else None
-            if held:  # not ready, whatever the machine says: `next` skips it, and the note says why
-                view["state"], view["why_blocked"] = "blocked", [held]
+            if model.state in ("ready", "stale") and lever.run and self.cannot_run(lever.id):  # `next` skips it too
+                view.update(state="blocked", why_blocked=[self.cannot_run(lever.id)])
             view["note"] = _note(view)
             if lever.criteria:
                 view["criteria"] = {
@@ -81,12 +80,6 @@ class ReadViews:
     def branch_view(self, lever_id: str) -> dict | None:
         """A branch lever's code as it stands (state/branch_views.py); None for any other lever."""
         return branch_views.branch_view(self.plan, self.machine, lever_id)
-
-    def cannot_run(self, lever_id: str) -> str | None:
-        """Why a lever that is otherwise ready cannot run (a branch merged before it ran), asked of git once per
-        process and store change; None for one that can."""
-        cache = self.__dict__.setdefault("repo_cache", {})
-        return branch_views.cannot_run(self.plan, self.machine, lever_id, cache)
 
     def branch_warnings(self, model) -> list[str]:
         """A branch lever measured against a baseline that has moved since, asked of git once per process and
@@ -216,8 +209,7 @@ class ReadViews:
                 elif state not in ("ready", "stale"):
                     continue
                 elif lever.run and self.cannot_run(lid):
-                    items.append(f"{lid}: {self.cannot_run(lid)}: decide it by hand (optseq decide {lid} "
-                                 f"{_outcomes(lever)} --why …) or point its candidate_ref at another ref")
+                    items.append(branch_views.cannot_run_todo(lid, self.cannot_run(lid), _outcomes(lever)))
                 elif lever.criteria and not lever.run:
                     pending = [f"{c.id} {k.id}" for c in lever.criteria.candidates
                                if machine.candidate_status(lid, c) == "pending"

@@ -35,7 +35,7 @@ class PlanMachine(RecordMoves):
         self.depends = _depends(plan)
         self.cannot_run = None
         """lever id -> why it cannot run though ready (a branch merged before it ran), or None: git's answer, which
-        the sequencer gives (views.py); `next` and the group runs skip such a lever."""
+        the sequencer gives (Sequencer.cannot_run); `next` and the group runs skip such a lever."""
         self.definitions = {lever.id: definition(lever, plan.path) for lever in plan.levers}
         """What each lever is now, part by part: a number measured on another definition is stale."""
         for lever in plan.levers:
