@@ -30,6 +30,8 @@ def test_a_branch_merged_before_its_lever_ran_is_never_next(tmp_path):
            "candidate_ref at another ref" in st["todo"]
     text = cli(repo, db, "status").stdout
     assert "next: same" in text and "next: fast" not in text
+    doc = cli(repo, db, "export", "--lang", "en").stdout
+    assert f"| fast path | branch fast | blocked: {reason} |" in doc and "ready (next)" in doc.split("| same")[1]
 
     # by name: refused in its one line, exit 3 (there is nothing of it to measure), nothing recorded
     by_name = cli(repo, db, "--run", "fast", code=3)
