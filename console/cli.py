@@ -301,8 +301,9 @@ def _main(args) -> int:
             from optseq.console.tui.launch import run_tui  # the only path that loads textual
 
             return run_tui(plan_path, db, parallel=args.parallel)
-        # a check records nothing: with no store it reads the plan's fresh state and creates none
-        mode = "write" if write else "read" if new and args.command == "check" else "auto"
+        # a check records nothing: with no store it reads the plan's fresh state and creates none; a write makes
+        # the store at its first write, so one refused for bad input leaves no folder (a typo'd --db stays a typo)
+        mode = "create" if write else "read" if new and args.command == "check" else "auto"
         return _dispatch(args, plan_path, db, mode, new)
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))

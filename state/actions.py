@@ -216,6 +216,7 @@ class Actions:
         from optseq.state.store.locks import LeverLock
         from optseq.state.store.layout import RUNS_DIR
 
+        self._first_write()  # the run's lock is in the store: a run writes it
         if self.readonly:
             raise InputError(f"the store {self.store.directory} is read-only here; nothing can run from it")
         lock = LeverLock(self.store.directory / RUNS_DIR, lever_id)
@@ -244,6 +245,9 @@ class Actions:
             raise InputError(f"{lever_id} is in the code since {since}: its branch is in the baseline's history now, "
                              f"so nothing of it is left to measure against the baseline (optseq compare {since}^ "
                              f"{since} measures what the merge did)")
+        held = self.cannot_run(lever_id)
+        if held:
+            raise InputError(f"{lever_id} cannot run: {held}")
 
     def mark_landed(self, lever_id: str, ref: str, why: str) -> list[str]:
         """An adopted branch lever whose code reached the baseline as another commit (a squash or rebase merge,

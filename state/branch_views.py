@@ -24,6 +24,34 @@ def branch_view(plan, machine, lever_id: str) -> dict | None:
             "state": state, "since": (model.landed or {}).get("since"), "text": text}
 
 
+def cannot_run(plan, machine, lever_id: str, cache: dict) -> str | None:
+    """Why a branch lever that is otherwise ready cannot run: its candidate's commit is in the baseline's history
+    already (merged before it ran, or since its run), so nothing of it is left to measure; None while it can run, or
+    where git cannot say (a ref that names nothing is refused when the run starts). Git is asked once per `cache`."""
+    arms = plan.lever(lever_id).arms
+    if arms is None or not arms.branch:
+        return None
+    key = ("cannot_run", lever_id, arms.baseline_ref, arms.candidate_ref)
+    if key not in cache:
+        from optseq.state.code import branch
+        from optseq.state.code import git
+        from optseq.state.errors import InputError
+
+        try:
+            why = branch.inside(branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever_id))
+        except (InputError, git.GitError):
+            why = None
+        ran = machine.runs.latest(lever_id) is not None
+        cache[key] = f"merged {'since its run' if ran else 'before it ran'}: {why}" if why else None
+    return cache[key]
+
+
+def cannot_run_todo(lever_id: str, why: str, outcomes: str) -> str:
+    """The to-do of a lever that cannot run: only a person can move it on."""
+    return (f"{lever_id}: {why}: decide it by hand (optseq decide {lever_id} {outcomes} --why …) or point its "
+            "candidate_ref at another ref")
+
+
 def branch_warnings(plan, machine, model, cache: dict) -> list[str]:
     """Under `code_changes = "warn"`, a branch lever measured against a baseline that has moved since (under
     "stale" the move made it stale instead); git is asked once per `cache`."""

@@ -7,8 +7,10 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+from optseq.state import branch_views
 from optseq.state.actions import Actions
 from optseq.state.errors import InputError
+from optseq.state.first_write import FirstWrite, made_later
 from optseq.state.lifecycle import snapshot
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED
@@ -23,7 +25,7 @@ REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
 
 
-class Sequencer(Actions, ReadViews):
+class Sequencer(Actions, ReadViews, FirstWrite):
     """The plan, the store and the lever machine, kept in step.
 
     The machine starts from the store's snapshot and replays only what was committed after it (the
@@ -43,6 +45,7 @@ class Sequencer(Actions, ReadViews):
         """The journals' ends the machine reflects."""
         self._replayed = False
         self._plan_text = _plan_bytes(plan.path)
+        self._creates = self._first = None  # first_write.py's
         self.machine = self._load()
         if not self.readonly:
             self._recover()
@@ -83,13 +86,21 @@ class Sequencer(Actions, ReadViews):
 
     @classmethod
     def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto", on_wait=None) -> "Sequencer":
+        """The plan over the store at `db_dir`, opened "write", "read" or "auto" (Store.open), or "create": a
+        writer whose store, where there is none, is made by its first write, so that a command refused for bad
+        input leaves no folder (a typo'd --db would read as a fresh plan next time)."""
         plan = plan_loader.load(plan_path)
-        store = Store.open(Path(db_dir), mode=mode, on_wait=on_wait)
+        later = made_later(db_dir, mode)
+        store = Store.open(Path(db_dir), mode="read" if later else "write" if mode == "create" else mode,
+                           on_wait=on_wait)
         try:
-            return cls(plan, store)
+            seq = cls(plan, store)
         except BaseException:
             store.close()
             raise
+        if later:
+            seq._creates = (Path(db_dir), on_wait)
+        return seq
 
     def close(self) -> None:
         self.store.close()
@@ -102,7 +113,7 @@ class Sequencer(Actions, ReadViews):
 
     @property
     def readonly(self) -> bool:
-        return bool(getattr(self.store, "readonly", False))
+        return bool(getattr(self.store, "readonly", False)) and self._creates is None
 
     # -- replay ----------------------------------------------------------------------------
     def records(self) -> dict[str, list[dict]]:
@@ -114,10 +125,17 @@ class Sequencer(Actions, ReadViews):
         machine = snapshot.load(self.plan, (saved or {}).get("data"))
         if machine is None:
             self._synced, self._replayed = self.store.ends(), True
-            return self._replay()
-        self.machine, self._synced = machine, dict(saved.get("ends") or {})
-        self._catch_up()
+            machine = self._replay()
+        else:
+            self.machine, self._synced = machine, dict(saved.get("ends") or {})
+            self._catch_up()
+        machine.cannot_run = self.cannot_run  # git's answer, which the machine cannot ask
         return machine
+
+    def cannot_run(self, lever_id: str) -> str | None:
+        """Why a lever otherwise ready cannot run (a branch merged before it ran: branch_views.py), git asked once per
+        process and store change; None for one that can. The machine's `next` asks it too."""
+        return branch_views.cannot_run(self.plan, self.machine, lever_id, self.__dict__.setdefault("repo_cache", {}))
 
     def _replay(self) -> PlanMachine:
         machine = PlanMachine(self.plan)
@@ -267,6 +285,10 @@ class Sequencer(Actions, ReadViews):
     @contextmanager
     def writing(self):
         """One store transaction for everything inside: catch up, write, then keep the machine's snapshot."""
+        if self._creates is not None:
+            with self._first_writing():
+                yield
+            return
         if self.readonly:
             raise InputError(f"the store {self.store.directory} is read-only here (opened to read, or the "
                              "directory is not writable)")
@@ -293,6 +315,7 @@ class Sequencer(Actions, ReadViews):
                 self._synced = self.store.ends()
 
     def append(self, table: str, record: dict) -> dict:
+        self._first_write()
         stored = self.store.append(table, record)
         derived = self.machine.apply(table, stored)
         self.fire_points(table, stored)

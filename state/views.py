@@ -1,7 +1,7 @@
 """The read side of the Sequencer: levers as status and the console show them, the to-do list, history, export.
 
 `ReadViews` is mixed into `Sequencer` (state/sequencer.py), which gives it `plan`, `machine`, `store`, `lock`,
-`warnings`, `readonly`, `lever()` and `detached_runs()`; nothing here writes.
+`warnings`, `readonly`, `lever()`, `cannot_run()` and `detached_runs()`; nothing here writes.
 """
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ class ReadViews:
                 "last_failure": _last_failure(model, self.machine.runs.last.get(lever.id),
                                               self.machine.runs.run_of(lever.id) is not None),
             }
+            if model.state in ("ready", "stale") and lever.run and self.cannot_run(lever.id):  # `next` skips it too
+                view.update(state="blocked", why_blocked=[self.cannot_run(lever.id)])
             view["note"] = _note(view)
             if lever.criteria:
                 view["criteria"] = {
@@ -206,6 +208,8 @@ class ReadViews:
                                  f"(optseq decide {lid} {_outcomes(lever)} --why …)")
                 elif state not in ("ready", "stale"):
                     continue
+                elif lever.run and self.cannot_run(lid):
+                    items.append(branch_views.cannot_run_todo(lid, self.cannot_run(lid), _outcomes(lever)))
                 elif lever.criteria and not lever.run:
                     pending = [f"{c.id} {k.id}" for c in lever.criteria.candidates
                                if machine.candidate_status(lid, c) == "pending"

@@ -93,15 +93,26 @@ def _names_none(root: Path, ref: str) -> str:
 
 def check_apart(commits: Commits, who: str) -> None:
     """A candidate commit already in the baseline's history leaves nothing of it to measure against the baseline."""
-    base, cand = commits.baseline, commits.candidate
     try:
-        inside = g.is_ancestor(commits.repo, cand.commit, base.commit)
+        why = inside(commits)
     except g.GitError as exc:
         raise InputError(f"{who}: {exc}") from None
-    if inside:
-        same = "is the same commit as" if cand.commit == base.commit else "is already in the history of"
-        raise InputError(f"{who}: {cand.text()} {same} {base.text()}: the baseline holds the candidate's code, "
-                         f"so there is nothing of it to measure (optseq compare BASE HEAD measures two commits)")
+    if why:
+        raise InputError(f"{who}: {why}: nothing of it to measure against the baseline (decide it by hand, or point "
+                         "its candidate_ref at another ref)")
+
+
+def inside(commits: Commits) -> str | None:
+    """`candidate fastpath (abc1234) is in main's history` while the baseline holds the candidate's commit (a branch
+    merged before its lever ran, fast-forward or not), naming the branch HEAD is on for a baseline of HEAD; None
+    while they are apart."""
+    base, cand = commits.baseline, commits.candidate
+    if not g.is_ancestor(commits.repo, cand.commit, base.commit):
+        return None
+    name = base.ref
+    if name == "HEAD":
+        name = g.git(commits.repo, "symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)) or "HEAD"
+    return f"candidate {cand.text()} is in {name}'s history"
 
 
 def trees(commits: Commits, setup: tuple[str, ...] | list[str], hold) -> dict:

@@ -2,7 +2,8 @@
 `worktree add` and `worktree remove` (worktrees.py), which write only under git's own directory and optseq's cache.
 
 Every call runs with GIT_OPTIONAL_LOCKS=0, so that no read refreshes the user's index behind their back, and
-with stdin closed and a hang guard.
+with stdin closed and a hang guard. GIT_OPTIONAL_LOCKS=0 is not enough for every porcelain command: `git diff`
+(2.39) still writes the index it refreshed, so a read of the working tree asks plumbing (repo.py: diff-index).
 """
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ class GitError(Exception):
 
 def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S,
         keep: tuple[int, ...] = (), strip: bool = True) -> str:
-    """git's stdout (stripped) for `git -C cwd ARGS`; GitError with the stderr line that names the cause (a full
-    disk, git's `fatal:`, else its last line) on another exit. `keep`: file descriptors git inherits (a lock that
-    stays held while git, or a child of it, lives on after optseq is killed)."""
+    """git's stdout (stripped unless not `strip`) for `git -C cwd ARGS`; GitError with the stderr line that names
+    the cause (a full disk, git's `fatal:`, else its last line) on another exit. `keep`: file descriptors git
+    inherits (a lock that stays held while git, or a child of it, lives on after optseq is killed)."""
     proc = _call(cwd, args, timeout, keep)
     if proc.returncode not in ok:
         raise GitError(f"git {' '.join(args[:2])} in {cwd} failed: {cause(proc.stderr) or f'exit {proc.returncode}'}")

@@ -3,11 +3,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# hashlib and subprocess are imported where git is asked: `status` reads this module for every lever
+# hashlib and git (with subprocess) are imported where git is asked: `status` reads this module for every lever
 # and asks git only for a lever whose evidence run recorded a repository
 
 GIT_WAIT_S = 30.0
 """A hang guard for git on a slow disk; git answers these in milliseconds."""
+
+DIFF = ("diff-index", "-p", "-M", "--no-ext-diff", "--no-textconv", "--no-color", "HEAD", "--")
+"""The uncommitted diff as `git diff HEAD` prints it with git's defaults (renames found, -M), asked of plumbing:
+porcelain `git diff` rewrites the user's .git/index when a file's stat changed (a touch, a checkout), even under
+GIT_OPTIONAL_LOCKS=0 on git 2.39, and diff-index writes nothing (a file whose stat alone changed is read and shows
+no diff). Plumbing reads none of the user's diff config, and these flags say so: no external diff or textconv
+program runs, no colour or other setting changes the fingerprint."""
 
 
 def state(cwd: str | Path) -> dict | None:
@@ -17,7 +24,7 @@ def state(cwd: str | Path) -> dict | None:
     head = _git(cwd, "rev-parse", "HEAD") if root else None
     if not root or not head:
         return None
-    diff = _git(cwd, "diff", "HEAD", strip=False) or ""
+    diff = _git(cwd, *DIFF, strip=False) or ""
     import hashlib
 
     return {"root": root, "head": head, "diff": hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""}
@@ -30,13 +37,11 @@ def commits_between(root: str, old: str, new: str) -> int | None:
 
 
 def _git(cwd, *args: str, strip: bool = True) -> str | None:
-    import subprocess
+    """git's answer through git.py (its environment: no optional locks, no prompt, stdin closed); None where git
+    cannot answer, which these callers take for "no repository"."""
+    from optseq.state.code import git
 
     try:
-        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=GIT_WAIT_S,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+        return git.git(cwd, *args, timeout=GIT_WAIT_S, strip=strip)
+    except git.GitError:
         return None
-    if proc.returncode != 0:
-        return None
-    return proc.stdout.strip() if strip else proc.stdout

@@ -33,6 +33,9 @@ class PlanMachine(RecordMoves):
         self.effects: list[dict] = []
         """Derived events of the record being applied (stale, superseded), for the store to keep."""
         self.depends = _depends(plan)
+        self.cannot_run = None
+        """lever id -> why it cannot run though ready (a branch merged before it ran), or None: git's answer, which
+        the sequencer gives (Sequencer.cannot_run); `next` and the group runs skip such a lever."""
         self.definitions = {lever.id: definition(lever, plan.path) for lever in plan.levers}
         """What each lever is now, part by part: a number measured on another definition is stale."""
         for lever in plan.levers:
@@ -151,7 +154,8 @@ class PlanMachine(RecordMoves):
         ctx = self.context()
         return self.in_order(lid for lid, m in self.models.items()
                              if m.state in states and m.lever.run and m.unavailable is None
-                             and gates.holds(m.lever.requires, ctx))
+                             and gates.holds(m.lever.requires, ctx)
+                             and not (self.cannot_run and self.cannot_run(lid)))
 
     def next(self) -> str | None:
         """What is next, the one answer of every view (status and its --json, the console's status line and `n`,

@@ -83,7 +83,10 @@ class LeverWords:
             return w["stale"].format(reason=self.stale_reason(model) or model.outcome or "") + self.next_mark(lever_id)
         if state == "closed":
             return w["closed"].format(reason=self.closed_reason(model))
-        if state == "ready":
+        held = self.m.cannot_run(lever_id) if self.m.cannot_run and state == "ready" else None
+        if held:  # not ready, as status says: a branch merged before it ran (Sequencer.cannot_run)
+            text = w["blocked"].format(reasons=held)
+        elif state == "ready":
             text = w["ready"] + self.next_mark(lever_id)
             if model.unavailable:
                 text += " — " + w["unavailable"].format(reason=model.unavailable["reason"],

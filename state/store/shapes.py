@@ -235,6 +235,14 @@ class RunIndexData(_Shape):
     compares: list[KeptRun] | UnsetType = UNSET
 
 
+class Unavailable(_Shape):
+    """A lever whose last run was `unavailable` (lifecycle/moves.py): `status` and the export print its reason and
+    run, `next` compares its device."""
+    reason: str | None
+    run: int | None
+    device: str | None | UnsetType = UNSET
+
+
 class LeverSnapshot(_Shape):
     state: Literal[LEVER_STATES]  # type: ignore[valid-type]
     plan_doc: str | None | UnsetType = UNSET
@@ -249,7 +257,7 @@ class LeverSnapshot(_Shape):
     origin: str | None | UnsetType = UNSET
     cleared: Cleared | None | UnsetType = UNSET
     last_run: KeptRun | None | UnsetType = UNSET
-    unavailable: dict[str, Any] | None | UnsetType = UNSET
+    unavailable: Unavailable | None | UnsetType = UNSET
     landed: dict[str, Any] | None | UnsetType = UNSET
     watch: dict[str, Any] | None | UnsetType = UNSET
     results: list[tuple[str, str, Literal["pass", "fail"], str | None]] | UnsetType = UNSET

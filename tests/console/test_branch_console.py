@@ -5,6 +5,7 @@ that moved since its run, and a compare from another shell."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 
@@ -133,6 +134,44 @@ def test_a_branch_that_moved_since_its_run_is_stale_with_the_reason(tmp_path):
             await until(pilot, lambda: app.main.query("#graph-view"), "the graph")
             assert app.main.query_one("#graph-view").marks["same"] == "stale"
             assert graph_line(app, "same").endswith(" · same moved 1 commit")
+
+    run(go())
+
+
+def test_r_on_a_branch_merged_before_it_ran_says_why_in_one_toast_that_fits(tmp_path):
+    # issue 38, point 8: the lever is not ready nor next; its r is refused in one line, whole on screen
+    from optseq.state.store.store import Store
+
+    repo = make_repo(tmp_path)
+    repo.git("merge", "--quiet", "--no-edit", "fast")
+    said = f"fast cannot run: merged before it ran: candidate fast ({repo.commit('fast')[:7]}) is in main's history"
+    db = tmp_path / "state"
+    Store.open(db, mode="write").close()
+
+    def screen_rows(app) -> list[str]:
+        return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
+
+    async def go():
+        app = make_app(repo.root / "optseq.toml", db)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await until(pilot, lambda: cell(app, "fast", "state") == "blocked", "fast not ready")
+            assert app.main.query_one("#status").text == "next: same (n runs it)"
+            await select_lever(pilot, "fast")
+            await pilot.press("r")
+            await until(pilot, lambda: app._notifications, "the toast")
+            assert [n.message for n in app._notifications] == [said]
+            await until(pilot, lambda: app.screen.query("Toast"), "the toast on screen")
+            await pilot.pause()
+            (toast,) = app.screen.query("Toast")
+            # whole: every row of its text in the toast, the toast above the views (a toast clipped under the
+            # rack's height, or a message wrapped past it, loses its end)
+            assert toast.region.height >= toast.get_content_height(toast.size, toast.size, toast.size.width)
+            assert toast.region.bottom <= app.main.query_one("#views").region.y, toast.region
+            rows = " ".join(row[toast.region.x:toast.region.right].strip("▌ ")  # its left border
+                            for row in screen_rows(app)[toast.region.y:toast.region.bottom])
+            assert " ".join(rows.split()) == said, rows
+            assert not app.main.panel.running
+        assert json.loads(cli(repo, db, "runs", "--json"))["runs"] == []  # nothing ran, nothing recorded
 
     run(go())
 

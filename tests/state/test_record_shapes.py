@@ -115,6 +115,9 @@ HOT_CASES = {
                                   "`data.levers.julia_port.state`"),
     "snapshot-results-nested": ("snapshot", "1", "data.levers.julia_port.results", [["torch_jl", "c4", "maybe", ""]],
                                 "`data.levers.julia_port.results[0][2]`"),
+    # issue 38: a lever's `unavailable` that is no {reason, run} was a KeyError from status and export
+    "snapshot-lever-unavailable-shape": ("snapshot", "1", "data.levers.julia_port.unavailable", {"a": 1},
+                                         "`data.levers.julia_port.unavailable.reason`: missing"),
     "levers-state-enum": ("levers", "first", "state", "flying",
                           "`state`: invalid enum value 'flying' (one of unplanned, "),
     "levers-why-blocked-text": ("levers", "first", "why_blocked", "not a list", "`why_blocked`"),
