@@ -27,7 +27,8 @@ class FieldReader:
         """Ids of the levers whose table had a problem, in validate's reading: what names them is not checked."""
 
     def fail(self, key: str, problem: str) -> PlanError:
-        return PlanError(self.path, key, problem)
+        # a key missing because it was misspelled is that one problem, said on the misspelling's line
+        return (Said if problem.startswith("missing") and key in self.meant else PlanError)(self.path, key, problem)
 
     def note(self, error: PlanError) -> None:
         """A problem that leaves the rest of its table readable: raised, or noted in validate's reading."""
@@ -51,8 +52,7 @@ class FieldReader:
     def get(self, table: dict, key: str, where: str, kind: type | tuple, default=..., what: str = ""):
         if key not in table:
             if default is ...:
-                name = f"{where}.{key}" if where else key
-                raise (Said if name in self.meant else PlanError)(self.path, name, "missing")
+                raise self.fail(f"{where}.{key}" if where else key, "missing")
             return default
         value = table[key]
         ok = isinstance(value, kind) and not (kind in (int, float, (int, float)) and isinstance(value, bool))

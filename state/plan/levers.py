@@ -19,6 +19,8 @@ class LeverReader(FieldReader):
 
     workload = None
     """The plan's `[workload]` (state/plan/workload.Workload), read before the levers that change it."""
+    workload_unread = False
+    """The `[workload]` had a problem (validate's reading): the arms that change it are not read against nothing."""
 
     def lever(self, raw, index: int) -> Lever:
         if not isinstance(raw, dict):
@@ -74,7 +76,8 @@ class LeverReader(FieldReader):
             outcomes = PAIRED_OUTCOMES
         rule = self.part(lambda: self.rule(raw["rule"], f"{where}.rule", kind)) if "rule" in raw else None
         arms = None
-        if "arms" in raw and not ("rule" in raw and rule is None):  # a rule with a problem: said already
+        # a rule or a workload with a problem is said already: the arms are not read against what is not there
+        if "arms" in raw and not ("rule" in raw and rule is None) and not self.workload_unread:
             if run:
                 raise self.fail(f"{where}.run", "a command-pair lever's arms are its commands: give run or arms, "
                                                 "not both")

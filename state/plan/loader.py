@@ -168,6 +168,7 @@ class _Loader(LeverReader):
         # the levers change the workload: it is read before them
         self.workload = (self.part(lambda: parse_workload(self, data["workload"], self.path.parent))
                          if "workload" in data else None)
+        self.workload_unread = "workload" in data and self.workload is None
         code_changes = self.part(lambda: self.choice(head, "code_changes", "plan", CODE_CHANGES, "warn",
                                                      "expected one of {1}, got {0!r}"), "warn")
         as_of = self.part(lambda: self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)"), dt.date.min)
