@@ -1,6 +1,6 @@
 """`optseq validate` says every problem of a plan at once, a line each naming file, key, value and line, with a
-"did you mean" for a misspelled key or lever; it refuses a tolerance that guards nothing or is malformed (issue 38:
-validate's items). Through the CLI, on plans written here."""
+"did you mean" for a misspelled key or lever; it refuses a tolerance that guards nothing or is malformed, and warns of
+a rule whose first look cannot decide (issue 38: validate's items). Through the CLI, on plans written here."""
 from __future__ import annotations
 
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import OPTSEQ
+from tests.conftest import OPTSEQ, ROOT
 
 HEAD = '[plan]\ntitle = "All at once"\nas_of = 2026-12-06\n'
 WORKLOAD = '''
@@ -125,6 +125,14 @@ def test_a_misspelled_table_is_one_problem_not_two(tmp_path):
     assert line.endswith(f": lever: unknown key (did you mean 'levers'?) (line {line_of(text, '[[lever]]')})"), line
 
 
+def test_a_misspelled_workload_command_is_one_problem_not_one_a_lever(tmp_path):
+    text = HEAD + WORKLOAD.replace("command =", "comand =") + ARMS_LEVER.format(repeats=10, most=40)
+    proc = validate(tmp_path, text)
+    assert proc.returncode == 2
+    [line] = lines(proc)  # not `workload.command: missing`, nor the arms that change it
+    assert line.endswith(f": workload.comand: unknown key (did you mean 'command'?) (line {line_of(text, 'comand')})")
+
+
 @pytest.mark.parametrize("value, problem", [
     ('"100%"', "tolerance '100%': expected more than 0% and at most 50%"),
     ("1.0", "a bare number is a fraction"),
@@ -145,4 +153,39 @@ def test_a_tolerance_that_guards_nothing_or_is_malformed_is_refused_in_one_line(
 def test_the_documented_tolerances_pass(tmp_path, value):
     proc = validate(tmp_path, HEAD + WORKLOAD + f"\n[compare]\ntolerance = {value}\n"
                     + ARMS_LEVER.format(repeats=10, most=40))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_a_rule_whose_first_look_cannot_decide_is_warned_of(tmp_path):
+    # 6 pairs under a budget of 40: the sign test needs 7 all on one side, so no first look can decide
+    proc = validate(tmp_path, HEAD + WORKLOAD + "\n[compare]\nrepeats = 6\n" + ARMS_LEVER.format(repeats=6, most=40))
+    assert proc.returncode == 0 and "ok (1 levers" in proc.stdout
+    path = tmp_path / "plan.toml"
+    assert lines(proc) == [
+        f"optseq: warning: {path}: levers.fast_sum.rule.repeats: 6 pairs cannot decide at the first look: under a "
+        f"budget of 40 pairs (max_repeats) the sign test needs 7 all on one side, so every run measures a second "
+        f"pass; repeats = 7 decides at the first",
+        f"optseq: warning: {path}: compare.repeats: 6 pairs cannot decide at the first look: under a budget of 160 "
+        f"pairs (max_repeats) the sign test needs 9 all on one side, so every run measures a second pass; "
+        f"repeats = 9 decides at the first",
+    ], proc.stderr
+
+    proc = validate(tmp_path, HEAD + WORKLOAD + "\n[compare]\nrepeats = 9\n" + ARMS_LEVER.format(repeats=7, most=40))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_a_budget_no_look_can_decide_in_is_warned_of(tmp_path):
+    proc = validate(tmp_path, HEAD + WORKLOAD + ARMS_LEVER.format(repeats=3, most=4))
+    assert proc.returncode == 0
+    [line] = lines(proc)
+    assert "levers.fast_sum.rule.max_repeats: no look can decide: under a budget of 4 pairs" in line, line
+
+
+SHIPPED = [ROOT / "configs" / "sequencing.toml", ROOT / "configs" / "starter" / "optseq.toml",
+           *sorted((ROOT / "configs" / "examples").glob("*/plan.toml"))]
+
+
+@pytest.mark.parametrize("plan", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_shipped_plans_validate_without_a_warning(plan):
+    proc = subprocess.run([*OPTSEQ, "validate", str(plan)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
