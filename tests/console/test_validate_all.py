@@ -189,3 +189,16 @@ SHIPPED = [ROOT / "configs" / "sequencing.toml", ROOT / "configs" / "starter" / 
 def test_the_shipped_plans_validate_without_a_warning(plan):
     proc = subprocess.run([*OPTSEQ, "validate", str(plan)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_a_misspelled_command_or_lever_on_the_command_line_gets_a_did_you_mean(tmp_path):
+    def said(*argv: str) -> str:
+        proc = subprocess.run([*OPTSEQ, "--plan", str(ROOT / "configs" / "sequencing.toml"), "--db",
+                               str(tmp_path / "db"), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        [line] = proc.stderr.splitlines()
+        return line
+
+    assert "invalid choice: 'statsu'" in said("statsu") and "(did you mean 'status'?)" in said("statsu")
+    assert "unknown lever 'cyton_bot' (did you mean 'cython_bot'?)" in said("check", "cyton_bot")
+    assert "did you mean" not in said("check", "zzz")  # nothing close: no guess
