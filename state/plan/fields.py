@@ -22,9 +22,9 @@ class FieldReader:
         """`optseq validate`'s reading: every problem noted here and the reading gone on past it (a command that
         loads a plan stops at the first: None)."""
         self.unread: set[str] = set()
+        """Ids of the levers whose table had a problem, in validate's reading: what names them is not checked."""
         self.meant: set[str] = set()
         """Keys a misspelled one was taken for (`did you mean`): their being missing is that same problem."""
-        """Ids of the levers whose table had a problem, in validate's reading: what names them is not checked."""
 
     def fail(self, key: str, problem: str) -> PlanError:
         # a key missing because it was misspelled is that one problem, said on the misspelling's line
