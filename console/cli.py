@@ -41,7 +41,9 @@ class _Parser(argparse.ArgumentParser):
     """The arguments being parsed, for the hints an error gives."""
 
     def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
-        raise SystemExit(_fail(run_hint(self.argv, message) or f"{message} (see optseq --help)"))
+        from optseq.console.words.choices import choice_hint
+
+        raise SystemExit(_fail(run_hint(self.argv, message) or f"{message}{choice_hint(message)} (see optseq --help)"))
 
 
 def run_hint(argv: list[str], message: str) -> str | None:

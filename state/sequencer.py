@@ -353,8 +353,11 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         try:
             return self.plan.lever(lever_id)
         except KeyError:
-            known = ", ".join(l.id for l in self.plan.levers)
-            raise InputError(f"unknown lever {lever_id!r} (plan {self.plan.path} has: {known})") from None
+            from optseq.state.plan.fields import did_you_mean
+
+            ids = [l.id for l in self.plan.levers]
+            raise InputError(f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids)} (plan {self.plan.path} has: "
+                             f"{', '.join(ids)})") from None
 
 
 def default_db() -> Path:

@@ -8,7 +8,7 @@ does not have its own .pth files run, so the dev venv's editable optseq finder s
 module must come from the wheel. Every command runs with a clean environment and its cwd outside the
 repository. Timeouts are hang guards only.
 
-A second fresh venv is the light install (`pip install optseq`, no `[engine]` extra): its dependency folder
+A second fresh venv is the light install (`pip install .`, no `[engine]` extra): its dependency folder
 holds symlinks to every top-level entry of the dev venv's site-packages except torch's own (the files
 torch's dist-info RECORD lists: torch, functorch, torchgen, the dist-info itself) and the dev venv's
 editable optseq. Hiding torch that way rather than with a sitecustomize that refuses `import torch`: torch
@@ -93,7 +93,7 @@ def wheel(tmp_path_factory) -> Path:
     dist = tmp_path / "dist"
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", sources, "-w", dist],
         cwd=tmp_path, env=clean_env(home), timeout=BUILD_GUARD_S)
-    wheels = sorted(dist.glob("optseq-*.whl"))
+    wheels = sorted(dist.glob("optseq_plan-*.whl"))  # the distribution optseq-plan
     assert len(wheels) == 1, list(dist.iterdir())
     return wheels[0]
 
@@ -135,7 +135,7 @@ def site_without_torch(dest: Path) -> list[str]:
         folder.mkdir(parents=True)
         for entry in Path(site).iterdir():
             name = entry.name
-            if name in hidden or name.startswith(("optseq-", "__editable__")):
+            if name in hidden or name.startswith(("optseq_plan-", "__editable__")):
                 continue
             (folder / name).symlink_to(entry, target_is_directory=entry.is_dir())
         folders.append(str(folder))
@@ -182,12 +182,12 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_without_the_repo(tmp_path
     assert paths[0].suffix in (".so", ".pyd"), f"the compiled kernel did not load: {paths[0]}"
 
 
-NO_TORCH = "torch is not installed (pip install 'optseq[engine]')"
+NO_TORCH = "torch is not installed (pip install torch: the engine extra)"
 
 
 def test_the_wheel_without_torch_runs_a_command_pair_plan_end_to_end(tmp_path, wheel):
     """The light install: the console's CLI, init, command-pair lever runs and the export need no torch."""
-    metadata = zipfile.ZipFile(wheel).read("optseq-0.1.0.dist-info/METADATA").decode()
+    metadata = zipfile.ZipFile(wheel).read("optseq_plan-0.1.0.dist-info/METADATA").decode()
     torch_reqs = [line for line in metadata.splitlines() if line.startswith("Requires-Dist: torch")]
     assert torch_reqs and all('extra == "engine"' in line for line in torch_reqs), torch_reqs
 

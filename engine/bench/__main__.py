@@ -28,7 +28,7 @@ LEVERS = {
     "model_size": "model_size",
 }
 
-NO_TORCH = "torch is not installed (pip install 'optseq[engine]')"
+NO_TORCH = "torch is not installed (pip install torch: the engine extra)"
 """Why every built-in lever is unavailable on a light install: the reference workload (and env_facts) needs torch."""
 
 

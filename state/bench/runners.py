@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import ray  # noqa: F401
     except ImportError:
-        p.exit(3, "optseq.state.bench.runners: needs Ray here: pip install 'optseq[ray]'\n")
+        p.exit(3, "optseq.state.bench.runners: needs Ray here: pip install 'ray[default]>=2.9' (the ray extra)\n")
     command = "python -m optseq.state.bench.runners" + (f" --runs {args.runs}" if args.runs != 5 else "") + (
         f" --address {args.address}" if args.address else "") + (f" --write {args.write}" if args.write else "")
     with tempfile.TemporaryDirectory(prefix="optseq-runner-bench-") as tmp:

@@ -2,34 +2,43 @@
 dependency cycles."""
 from __future__ import annotations
 
-from optseq.state.plan.fields import FieldReader
+from optseq.state.plan.fields import FieldReader, did_you_mean
 from optseq.state.plan.gates import atoms
 from optseq.state.plan.model import Plan, dependencies
 
 
 def cross_check(loader: FieldReader, plan: Plan) -> None:
+    """Each problem is noted and the checks go on (validate's reading), or the first raised."""
     ids = {lever.id for lever in plan.levers}
     fact_ids = {fact.id for fact in plan.facts}
 
-    def known(lever_id: str, key: str) -> None:
+    def known(lever_id: str, key: str) -> bool:
+        if lever_id in loader.unread:  # its table had a problem of its own, already said
+            return False
         if lever_id not in ids:
-            raise loader.fail(key, f"unknown lever {lever_id!r}")
+            loader.note(loader.fail(key, f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids | loader.unread)}"))
+            return False
+        return True
 
     for lever in plan.levers:
         where = f"levers.{lever.id}"
         for atom in atoms(lever.requires):
             if atom.fact:
                 if atom.fact not in fact_ids:
-                    raise loader.fail(f"{where}.requires", f"unknown fact {atom.fact!r} (declare it under [facts])")
+                    loader.note(loader.fail(f"{where}.requires", f"unknown fact {atom.fact!r}"
+                                            f"{did_you_mean(atom.fact, fact_ids)} (declare it under [facts])"))
                 continue
-            known(atom.lever, f"{where}.requires")
             if atom.lever == lever.id:
-                raise loader.fail(f"{where}.requires", "a lever cannot require itself")
+                loader.note(loader.fail(f"{where}.requires", "a lever cannot require itself"))
+                continue
+            if not known(atom.lever, f"{where}.requires"):
+                continue
             target = plan.lever(atom.lever)
             if atom.outcome != "decided" and atom.outcome not in target.outcomes:
-                raise loader.fail(f"{where}.requires",
-                                  f"unknown outcome {atom.outcome!r} for {target.id} "
-                                  f"(one of decided, {', '.join(target.outcomes)})")
+                loader.note(loader.fail(f"{where}.requires",
+                                        f"unknown outcome {atom.outcome!r} for {target.id}"
+                                        f"{did_you_mean(atom.outcome, ('decided', *target.outcomes))} "
+                                        f"(one of decided, {', '.join(target.outcomes)})"))
         for other in lever.remeasure_when:
             known(other, f"{where}.remeasure_when")
         if lever.criteria:
@@ -39,20 +48,21 @@ def cross_check(loader: FieldReader, plan: Plan) -> None:
     for i, row in enumerate(plan.table):
         known(row, f"plan.table[{i}]")
         if row in plan.table[:i]:
-            raise loader.fail(f"plan.table[{i}]", f"duplicate row {row!r}")
+            loader.note(loader.fail(f"plan.table[{i}]", f"duplicate row {row!r}"))
     for i, item in enumerate(plan.order):
         for lever_id in item.levers:
             known(lever_id, f"order[{i}].levers")
     for i, item in enumerate(plan.status):
         known(item.lever, f"status[{i}].lever")
-    no_duplicates(loader, [p.id for p in plan.decision_points], "decision_points", "decision point")
+    loader.part(lambda: no_duplicates(loader, [p.id for p in plan.decision_points], "decision_points",
+                                      "decision point"))
     for i, point in enumerate(plan.decision_points):
         known(point.lever, f"decision_points[{i}].lever")
         for lever_id in point.reopens:
             known(lever_id, f"decision_points[{i}].reopens")
     cycle = _find_cycle(plan)
     if cycle:
-        raise loader.fail(f"levers.{cycle[0]}.requires", "dependency cycle: " + " -> ".join(cycle))
+        loader.note(loader.fail(f"levers.{cycle[0]}.requires", "dependency cycle: " + " -> ".join(cycle)))
 
 
 def no_duplicates(loader: FieldReader, ids: list[str], where: str, what: str) -> None:
@@ -64,7 +74,9 @@ def no_duplicates(loader: FieldReader, ids: list[str], where: str, what: str) ->
 
 
 def _find_cycle(plan: Plan) -> list[str] | None:
-    deps = {lever.id: dependencies(lever) for lever in plan.levers}
+    # a lever left out of validate's reading (its own table had a problem) is a node with no edges, and one that
+    # requires itself is said so already
+    deps = {lever.id: [d for d in dependencies(lever) if plan.has_lever(d) and d != lever.id] for lever in plan.levers}
     colour: dict[str, int] = {}
     stack: list[str] = []
 

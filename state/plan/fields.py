@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from difflib import get_close_matches
 from pathlib import Path
 
 from optseq.state.plan.model import LANGS, PlanError
@@ -13,13 +14,39 @@ from optseq.state.plan.prose import Prose
 class FieldReader:
     """Reads typed fields of one plan file; `fail` makes the PlanError to raise."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, every: bool = False):
         self.path = path
         self.lang = "en"
         """The plan's language (`[plan] lang`): the text a Prose field must give, the one it reads as."""
+        self.found: list[PlanError] | None = [] if every else None
+        """`optseq validate`'s reading: every problem noted here and the reading gone on past it (a command that
+        loads a plan stops at the first: None)."""
+        self.unread: set[str] = set()
+        """Ids of the levers whose table had a problem, in validate's reading: what names them is not checked."""
+        self.meant: set[str] = set()
+        """Keys a misspelled one was taken for (`did you mean`): their being missing is that same problem."""
 
     def fail(self, key: str, problem: str) -> PlanError:
-        return PlanError(self.path, key, problem)
+        # a key missing because it was misspelled is that one problem, said on the misspelling's line
+        return (Said if problem.startswith("missing") and key in self.meant else PlanError)(self.path, key, problem)
+
+    def note(self, error: PlanError) -> None:
+        """A problem that leaves the rest of its table readable: raised, or noted in validate's reading."""
+        if self.found is None:
+            raise error
+        self.found.append(error)
+
+    def part(self, read, fallback=None):
+        """`read()`, one part of the plan read on its own: its first problem raised, or in validate's reading noted,
+        and `fallback` returned for the rest of the reading to go on with."""
+        try:
+            return read()
+        except PlanError as exc:
+            if self.found is None:
+                raise
+            if not isinstance(exc, Said):
+                self.found.append(exc)
+            return fallback
 
     # -- typed field access ----------------------------------------------------------
     def get(self, table: dict, key: str, where: str, kind: type | tuple, default=..., what: str = ""):
@@ -66,7 +93,10 @@ class FieldReader:
     def check_keys(self, table: dict, allowed: set[str], where: str) -> None:
         for key in table:
             if key not in allowed:
-                raise self.fail(f"{where}.{key}" if where else key, "unknown key")
+                meant = closest(key, allowed)
+                if meant:
+                    self.meant.add(f"{where}.{meant}" if where else meant)
+                self.note(self.fail(f"{where}.{key}" if where else key, "unknown key" + did_you_mean(key, allowed)))
 
     def positive(self, table: dict, key: str, where: str, kind, default):
         value = self.get(table, key, where, kind, default)
@@ -85,6 +115,22 @@ class FieldReader:
             if not isinstance(item, dict):
                 raise self.fail(f"{key}[{i}]", f"expected a table, got {show(item)}")
         return items
+
+
+def closest(name: str, known) -> str | None:
+    """The name among `known` that `name` is most likely a misspelling of, if any is close (difflib's ratio 0.6)."""
+    close = get_close_matches(name, sorted(known), n=1) if isinstance(name, str) else []
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, known) -> str:
+    """` (did you mean 'title'?)` for a misspelled name among `known`; empty when none is close."""
+    meant = closest(name, known)
+    return f" (did you mean {meant!r}?)" if meant else ""
+
+
+class Said(PlanError):
+    """A required key missing because it was misspelled: the misspelling's line says it (validate's reading)."""
 
 
 TEXT = 'a string or a table of languages such as { ko = "…", en = "…" }'

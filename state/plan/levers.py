@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from optseq.state.plan.arms import parse_arms
 from optseq.state.plan.checks import no_duplicates
-from optseq.state.plan.fields import FieldReader, show
+from optseq.state.plan.fields import FieldReader, did_you_mean, show
 from optseq.state.plan.gates import Atom, Expr, Gate
 from optseq.state.plan.model import (
     CODE_STATUS, DECISION_OUTCOMES, KINDS, MAX_GATE_DEPTH, MAX_PAIRS, MAX_TIMEOUT_S, PAIRED_OUTCOMES,
@@ -19,6 +19,8 @@ class LeverReader(FieldReader):
 
     workload = None
     """The plan's `[workload]` (state/plan/workload.Workload), read before the levers that change it."""
+    workload_unread = False
+    """The `[workload]` had a problem (validate's reading): the arms that change it are not read against nothing."""
 
     def lever(self, raw, index: int) -> Lever:
         if not isinstance(raw, dict):
@@ -40,7 +42,8 @@ class LeverReader(FieldReader):
                               "prior", "configs", "arms", "resources"} | LEVER_KEYS, where)
         kind = self.get(raw, "kind", where, str)
         if kind not in KINDS:
-            raise self.fail(f"{where}.kind", f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
+            raise self.fail(f"{where}.kind", f"unknown kind {kind!r}{did_you_mean(kind, KINDS)} "
+                                               f"(one of {', '.join(KINDS)})")
         # a command-pair lever's toggle is already in the code it runs: nothing is left to plan or merge
         # (a branch lever's code is its branch: not merged until its commit is in the baseline, which optseq sees)
         branch = isinstance(raw.get("arms"), dict) and "candidate_ref" in raw["arms"]
@@ -51,10 +54,11 @@ class LeverReader(FieldReader):
         if kind == "decision" and "rule" in raw:
             # its run may report criterion results; samples are never judged, so a rule would be ignored
             raise self.fail(f"{where}.rule", "a decision lever is decided by its criteria; it has no rule")
-        criteria = self.criteria(raw["criteria"], f"{where}.criteria") if "criteria" in raw else None
-        if kind == "decision" and criteria is None:
+        # the parts below are read on their own: validate says the problems of each (self.part)
+        criteria = self.part(lambda: self.criteria(raw["criteria"], f"{where}.criteria")) if "criteria" in raw else None
+        if kind == "decision" and "criteria" not in raw:
             raise self.fail(f"{where}.criteria", "a decision lever needs its criteria gate")
-        if kind != "decision" and criteria is not None:
+        if kind != "decision" and "criteria" in raw:
             raise self.fail(f"{where}.criteria", f"only decision levers have criteria (kind is {kind})")
         configs = self.strings(raw, "configs", where)
         if configs and kind != "experiment":
@@ -70,27 +74,20 @@ class LeverReader(FieldReader):
             outcomes = configs + ("defer",)
         else:
             outcomes = PAIRED_OUTCOMES
-        rule = self.rule(raw["rule"], f"{where}.rule", kind) if "rule" in raw else None
+        rule = self.part(lambda: self.rule(raw["rule"], f"{where}.rule", kind)) if "rule" in raw else None
         arms = None
-        if "arms" in raw:
+        # a rule or a workload with a problem is said already: the arms are not read against what is not there
+        if "arms" in raw and not ("rule" in raw and rule is None) and not self.workload_unread:
             if run:
                 raise self.fail(f"{where}.run", "a command-pair lever's arms are its commands: give run or arms, "
                                                 "not both")
             if kind not in ("speedup", "infra"):
                 raise self.fail(f"{where}.arms", f"only speedup and infra levers are measured in pairs (kind is "
                                                  f"{kind})")
-            arms, rule = parse_arms(self, raw["arms"], f"{where}.arms", self.path.parent, rule, self.workload)
+            arms, rule = self.part(lambda: parse_arms(self, raw["arms"], f"{where}.arms", self.path.parent, rule,
+                                                      self.workload), (None, rule))
             run = ARMS_RUN
-        prior = None
-        if "prior" in raw:
-            p = self.get(raw, "prior", where, dict, what="a table")
-            self.check_keys(p, {"outcome", "note", "estimate"}, f"{where}.prior")
-            outcome = self.get(p, "outcome", f"{where}.prior", str)
-            if outcome not in outcomes:
-                raise self.fail(f"{where}.prior.outcome",
-                                f"unknown outcome {outcome!r} for a {kind} lever (one of {', '.join(outcomes)})")
-            prior = Prior(outcome, self.text(p, "note", f"{where}.prior", ""),
-                          self.positive(p, "estimate", f"{where}.prior", (int, float), None))
+        prior = self.part(lambda: self.prior(raw, where, kind, outcomes)) if "prior" in raw else None
         plan_doc = self.get(raw, "plan_doc", where, str, None)
         if plan_doc is not None and not plan_doc.strip():
             raise self.fail(f"{where}.plan_doc", "empty path (leave the key out when no plan is written)")
@@ -103,7 +100,7 @@ class LeverReader(FieldReader):
             plan_note=self.text(raw, "plan_note", where, ""),
             code=code,
             code_declared="code" in raw,
-            requires=self.expr(raw["requires"], f"{where}.requires") if "requires" in raw else None,
+            requires=self.part(lambda: self.expr(raw["requires"], f"{where}.requires")) if "requires" in raw else None,
             run=run,
             timeout_s=float(self.at_most(self.positive(raw, "timeout_s", where, (int, float), 900.0),
                                          MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)")),
@@ -115,9 +112,21 @@ class LeverReader(FieldReader):
             prior=prior,
             outcomes=outcomes,
             arms=arms,
-            resources=parse_resources(self, raw["resources"], f"{where}.resources") if "resources" in raw else (),
+            resources=(self.part(lambda: parse_resources(self, raw["resources"], f"{where}.resources"), ())
+                       if "resources" in raw else ()),
             **parse_lever_hours(self, raw, where, kind),
         )
+
+    def prior(self, raw: dict, where: str, kind: str, outcomes: tuple[str, ...]) -> Prior:
+        p = self.get(raw, "prior", where, dict, what="a table")
+        self.check_keys(p, {"outcome", "note", "estimate"}, f"{where}.prior")
+        outcome = self.get(p, "outcome", f"{where}.prior", str)
+        if outcome not in outcomes:
+            raise self.fail(f"{where}.prior.outcome", f"unknown outcome {outcome!r} for a {kind} lever"
+                                                      f"{did_you_mean(outcome, outcomes)} "
+                                                      f"(one of {', '.join(outcomes)})")
+        return Prior(outcome, self.text(p, "note", f"{where}.prior", ""),
+                     self.positive(p, "estimate", f"{where}.prior", (int, float), None))
 
     def expr(self, raw, where: str, depth: int = 0, top: str = "") -> Expr:
         top = top or where

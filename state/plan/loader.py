@@ -36,7 +36,26 @@ def load(path: Path | str) -> Plan:
     return parse(Path(path))
 
 
-def parse(path: Path) -> Plan:
+def problems(path: Path | str) -> tuple[Plan | None, list[PlanError]]:
+    """`optseq validate`: every problem of a plan, each a PlanError with its line, the first as load() gives it;
+    the plan once there are none."""
+    try:
+        return parse(Path(path), every=True), []
+    except PlanProblems as exc:
+        return None, exc.errors
+    except PlanError as exc:  # the file as a whole: unreadable, not TOML
+        return None, [exc]
+
+
+class PlanProblems(Exception):
+    """Every problem validate's reading found, in the order the plan is read."""
+
+    def __init__(self, errors: list[PlanError]):
+        super().__init__(str(errors[0]))
+        self.errors = errors
+
+
+def parse(path: Path, every: bool = False) -> Plan:
     try:
         # looked at before it is opened: opening a FIFO with no writer waits forever, a device reads on
         kind = _not_a_file(os.stat(path).st_mode)
@@ -66,13 +85,22 @@ def parse(path: Path) -> Plan:
         raise syntax_error(path, text, exc) from None
     except RecursionError:
         raise PlanError(path, "", TOO_DEEP) from None
+    loader = _Loader(path, every)
     try:
-        return _Loader(path).plan(data)
+        plan = loader.part(lambda: loader.plan(data))
     except PlanError as exc:
-        if not exc.key or exc.line is not None:
-            raise
-        # the key says what, the line where: an editor (or the console's banner) goes straight to it
-        raise PlanError(exc.path, exc.key, exc.problem, line=key_line(text, data, exc.key)) from None
+        raise placed(exc, text, data) from None
+    if loader.found:
+        unique = {str(e): e for e in loader.found}.values()  # one problem met by two readings is said once
+        raise PlanProblems([placed(e, text, data) for e in unique])
+    return plan
+
+
+def placed(exc: PlanError, text: str, data: dict) -> PlanError:
+    """The error with the line its key is written on: an editor (or the console's banner) goes straight to it."""
+    if not exc.key or exc.line is not None:
+        return exc
+    return PlanError(exc.path, exc.key, exc.problem, line=key_line(text, data, exc.key))
 
 
 def syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> PlanError:
@@ -127,70 +155,95 @@ class _Loader(LeverReader):
     """The plan's sections: the [plan] head, facts, levers, order, status, decision points, runner, volume."""
 
     def plan(self, data: dict) -> Plan:
+        """The plan; in validate's reading each part is read on its own, a part with a problem left out (and what
+        names a lever left out taken as known: `unread`), so one problem does not hide the next."""
         self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
                                "volume", "workload", "compare"}, "")
-        head = self.get(data, "plan", "", dict, what="a [plan] table")
+        head = self.part(lambda: self.get(data, "plan", "", dict, what="a [plan] table"))
+        if head is None:  # said: its own keys are not missing as well
+            head = {"title": "", "as_of": dt.date.min}
         self.check_keys(head, {"title", "as_of", "lang", "intro", "table", "code_changes"}, "plan")
         # every text field given in several languages must give the plan's: it is read first
-        self.lang = self.get(head, "lang", "plan", str, "en")
-        if self.lang not in LANGS:
-            raise self.fail("plan.lang", f"unknown language {self.lang!r} (one of {', '.join(LANGS)})")
+        self.lang = self.part(lambda: self.choice(head, "lang", "plan", LANGS, "en", "unknown language {!r}"), "en")
         # the levers change the workload: it is read before them
-        self.workload = parse_workload(self, data["workload"], self.path.parent) if "workload" in data else None
-        code_changes = self.get(head, "code_changes", "plan", str, "warn")
-        if code_changes not in CODE_CHANGES:
-            raise self.fail("plan.code_changes", f"expected one of {', '.join(CODE_CHANGES)}, got {code_changes!r}")
-        as_of = self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)")
+        self.workload = (self.part(lambda: parse_workload(self, data["workload"], self.path.parent))
+                         if "workload" in data else None)
+        self.workload_unread = "workload" in data and self.workload is None
+        code_changes = self.part(lambda: self.choice(head, "code_changes", "plan", CODE_CHANGES, "warn",
+                                                     "expected one of {1}, got {0!r}"), "warn")
+        as_of = self.part(lambda: self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)"), dt.date.min)
         if isinstance(as_of, dt.datetime):
             as_of = as_of.date()
-        facts = self.facts(self.get(data, "facts", "", dict, {}, "a [facts] table"))
+        facts = self.part(lambda: self.facts(self.get(data, "facts", "", dict, {}, "a [facts] table")), ())
         # a plan for `optseq compare` alone (a CI gate) declares its workload and no levers
-        raw_levers = self.get(data, "levers", "", list, [] if self.workload is not None else ...,
-                              what="a list of [[levers]]")
-        if not raw_levers and self.workload is None:
+        has_workload = "workload" in data
+        raw_levers = self.part(lambda: self.get(data, "levers", "", list, [] if has_workload else ...,
+                                                what="a list of [[levers]]"))
+        if raw_levers is not None and not raw_levers and not has_workload:
             raise self.fail("levers", "the plan declares no levers (a plan for `optseq compare` alone declares its "
                                       "[workload])")
-        if len(raw_levers) > MAX_LEVERS:
+        if raw_levers is not None and len(raw_levers) > MAX_LEVERS:
             raise self.fail("levers", f"at most {MAX_LEVERS} levers in one plan, got {len(raw_levers)}")
-        levers = tuple(self.lever(raw, i) for i, raw in enumerate(raw_levers))
+        levers = []
+        for i, raw in enumerate(raw_levers or ()):
+            lever = self.part(lambda: self.lever(raw, i))
+            if lever is not None:
+                levers.append(lever)
+            elif isinstance(raw, dict) and isinstance(raw.get("id"), str):
+                self.unread.add(raw["id"])
         seen: set[str] = set()
         for lever in levers:
             if lever.id in seen:
-                raise self.fail(f"levers.{lever.id}", "duplicate lever id")
+                self.note(self.fail(f"levers.{lever.id}", "duplicate lever id"))
             seen.add(lever.id)
         plan = Plan(
             path=str(self.path),
-            title=self.text(head, "title", "plan"),
-            intro=self.text(head, "intro", "plan", ""),
+            title=self.part(lambda: self.text(head, "title", "plan"), ""),
+            intro=self.part(lambda: self.text(head, "intro", "plan", ""), ""),
             as_of=as_of,
             lang=self.lang,
-            levers=levers,
+            levers=tuple(levers),
             facts=facts,
-            table=self.strings(head, "table", "plan") if "table" in head else tuple(l.id for l in levers),
-            order=tuple(self.order_item(raw, i) for i, raw in enumerate(self.tables(data, "order"))),
-            status=tuple(self.status_item(raw, i) for i, raw in enumerate(self.tables(data, "status"))),
-            decision_points=tuple(self.decision_point(raw, i)
-                                  for i, raw in enumerate(self.tables(data, "decision_points"))),
-            runner=parse_runner(self, data["runner"]) if "runner" in data else None,
-            volume=parse_volume(self, data["volume"]) if "volume" in data else None,
+            table=(self.part(lambda: self.strings(head, "table", "plan"), ()) if "table" in head
+                   else tuple(dict.fromkeys(l.id for l in levers))),  # a duplicate id is said once
+            order=self.each(data, "order", self.order_item),
+            status=self.each(data, "status", self.status_item),
+            decision_points=self.each(data, "decision_points", self.decision_point),
+            runner=self.part(lambda: parse_runner(self, data["runner"])) if "runner" in data else None,
+            volume=self.part(lambda: parse_volume(self, data["volume"])) if "volume" in data else None,
             code_changes=code_changes,
             workload=self.workload,
-            compare=parse_compare(self, data["compare"]) if "compare" in data else CompareSettings(),
+            compare=(self.part(lambda: parse_compare(self, data["compare"]), CompareSettings()) if "compare" in data
+                     else CompareSettings()),
         )
         cross_check(self, plan)
-        check_volume(self, plan)
+        self.part(lambda: check_volume(self, plan))
         return plan
 
+    def choice(self, table: dict, key: str, where: str, allowed, default: str, problem: str) -> str:
+        """A string that must be one of `allowed`; `problem` formats the value and the allowed, joined."""
+        value = self.get(table, key, where, str, default)
+        if value not in allowed:
+            raise self.fail(f"{where}.{key}", problem.format(value, ", ".join(allowed))
+                            + (f" (one of {', '.join(allowed)})" if "{1}" not in problem else ""))
+        return value
+
+    def each(self, data: dict, key: str, read) -> tuple:
+        """A list of tables, each item read on its own."""
+        items = self.part(lambda: self.tables(data, key), [])
+        return tuple(item for item in (self.part(lambda: read(raw, i)) for i, raw in enumerate(items))
+                     if item is not None)
+
     def facts(self, raw: dict) -> tuple[Fact, ...]:
-        facts = []
-        for name, spec in raw.items():
-            where = f"facts.{name}"
-            if not isinstance(spec, dict):
-                raise self.fail(where, f"expected a table with description/value, got {show(spec)}")
-            self.check_keys(spec, {"description", "value"}, where)
-            facts.append(Fact(name, self.text(spec, "description", where, ""),
-                              self.get(spec, "value", where, bool, False)))
-        return tuple(facts)
+        facts = (self.part(lambda: self.fact(name, spec)) for name, spec in raw.items())
+        return tuple(fact for fact in facts if fact is not None)
+
+    def fact(self, name: str, spec) -> Fact:
+        where = f"facts.{name}"
+        if not isinstance(spec, dict):
+            raise self.fail(where, f"expected a table with description/value, got {show(spec)}")
+        self.check_keys(spec, {"description", "value"}, where)
+        return Fact(name, self.text(spec, "description", where, ""), self.get(spec, "value", where, bool, False))
 
     def order_item(self, raw: dict, i: int) -> OrderItem:
         where = f"order[{i}]"
@@ -222,18 +275,22 @@ def parse_compare(loader, raw) -> CompareSettings:
     if not isinstance(raw, dict):
         raise loader.fail(where, f"expected a [compare] table, got {type(raw).__name__}")
     loader.check_keys(raw, COMPARE_KEYS, where)
-    tolerance = None
-    if "tolerance" in raw:
-        try:
-            tolerance = parse_tolerance(loader.get(raw, "tolerance", where, (str, int, float)))
-        except ToleranceError as exc:
-            raise loader.fail(f"{where}.tolerance", str(exc)) from None
-    repeats = loader.at_most(loader.positive(raw, "repeats", where, int, None), MAX_PAIRS, f"{where}.repeats", "pairs")
-    most = loader.at_most(loader.positive(raw, "max_repeats", where, int, None), MAX_PAIRS, f"{where}.max_repeats",
-                          "pairs")
+    # each key read on its own: validate says every problem (loader.part)
+    tolerance = loader.part(lambda: _tolerance(loader, raw, where)) if "tolerance" in raw else None
+    repeats = loader.part(lambda: loader.at_most(loader.positive(raw, "repeats", where, int, None), MAX_PAIRS,
+                                                 f"{where}.repeats", "pairs"))
+    most = loader.part(lambda: loader.at_most(loader.positive(raw, "max_repeats", where, int, None), MAX_PAIRS,
+                                              f"{where}.max_repeats", "pairs"))
     if repeats is not None and most is not None and most < repeats:
-        raise loader.fail(f"{where}.max_repeats", f"{most} is below repeats ({repeats})")
-    timeout = loader.positive(raw, "timeout_s", where, (int, float), None)
+        loader.note(loader.fail(f"{where}.max_repeats", f"{most} is below repeats ({repeats})"))
+    timeout = loader.part(lambda: loader.positive(raw, "timeout_s", where, (int, float), None))
     if timeout is not None:
         timeout = float(loader.at_most(timeout, MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)"))
     return CompareSettings(tolerance=tolerance, repeats=repeats, max_repeats=most, timeout_s=timeout)
+
+
+def _tolerance(loader, raw: dict, where: str) -> float:
+    try:
+        return parse_tolerance(loader.get(raw, "tolerance", where, (str, int, float)))
+    except ToleranceError as exc:
+        raise loader.fail(f"{where}.tolerance", str(exc)) from None

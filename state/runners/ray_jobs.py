@@ -58,8 +58,8 @@ class RayRunner:
                 try:
                     from ray.job_submission import JobSubmissionClient
                 except ImportError:
-                    raise RunnerError("the ray runner needs Ray here: pip install 'optseq[ray]' "
-                                      "(ray[default])") from None
+                    raise RunnerError("the ray runner needs Ray here: pip install 'ray[default]>=2.9' "
+                                      "(the ray extra)") from None
                 # its INFO lines on uploading a working directory would land on optseq's stderr: the pass's log
                 # says what a job carries
                 logging.getLogger("ray.dashboard.modules.dashboard_sdk").setLevel(logging.WARNING)

@@ -90,6 +90,32 @@ def asks(lever) -> str:
     return f"{first}; if inconclusive, up to {left} more {pairs} in up to {launches} more {more}"
 
 
+def first_look(rule: Rule, replicate: str) -> tuple[str, str] | None:
+    """The rule's key at fault and why its first look cannot decide, in one phrase (`optseq validate` warns of it);
+    None when it can.
+
+    Over pairs the first look comes after `repeats` of them, and under a budget of `max_repeats` the sign test needs
+    some number of them all on one side: fewer, and every run measures a second pass before anything is said. Over
+    launches the first look is chosen to decide; only a budget too small for any decision is left to say."""
+    from optseq.state.runs.sequential import design, first_decidable
+
+    if replicate == "launch":
+        plan = launch_plan(rule)
+        return None if plan.decidable else ("max_launches" if rule.max_launches else "max_repeats",
+                                            f"a budget of {plan.budget} launches is too few for any decision: raise "
+                                            f"max_repeats or max_launches to {sequential_floor()}")
+    budget = rule.max_repeats
+    if design((rule.repeats,), budget).needed[0] <= rule.repeats:
+        return None
+    need = first_decidable(budget)
+    if need > budget:
+        return ("max_repeats", f"no look can decide: under a budget of {budget} pairs (max_repeats) the sign test "
+                               f"needs {need} all on one side; raise max_repeats")
+    return ("repeats", f"{rule.repeats} pairs cannot decide at the first look: under a budget of {budget} pairs "
+                       f"(max_repeats) the sign test needs {need} all on one side, so every run measures a second "
+                       f"pass; repeats = {need} decides at the first")
+
+
 def sequential_floor() -> int:
     """The fewest launches any budget can decide with (the sign test at one look, all of them on one side)."""
     from optseq.state.runs.sequential import first_decidable

@@ -124,8 +124,8 @@ def test_a_broken_edit_is_a_banner_naming_file_line_and_key_and_the_last_good_pl
             shown = banner(app).text
             # the same one line the CLI gives for the file, with the line the key is written on
             refused = cli(plan, db, "validate", str(plan), code=2).stderr.removeprefix("optseq: ").strip()
-            assert refused == (f"{plan}: levers.fast.kind: unknown kind 'speedupp' (one of decision, infra, "
-                               f"experiment, speedup) (line {line})")
+            assert refused == (f"{plan}: levers.fast.kind: unknown kind 'speedupp' (did you mean 'speedup'?) (one "
+                               f"of decision, infra, experiment, speedup) (line {line})")
             assert shown.startswith(refused) and "showing the last good plan" in shown
             # the last good plan: fast as edited first (stale), both rows, the rule read before the break
             assert cell(app, "fast", "state") == "stale adopt" and cell(app, "later", "state") == "ready"
