@@ -1,13 +1,13 @@
 """optseq command line. Imports neither textual nor torch: the console and lever runs load them."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from pathlib import Path
 
 from optseq.console import collector
+from optseq.console.commands.parser import build_parser, clean_args
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 """Exit codes: ok, a run failed, bad input, nothing to run or unavailable."""
@@ -34,162 +34,6 @@ def default_plan() -> Path | None:
 
 def default_db() -> Path:
     return Path(os.environ.get("OPTSEQ_DB") or ".optseq")
-
-
-class _Parser(argparse.ArgumentParser):
-    argv: list[str] = []
-    """The arguments being parsed, for the hints an error gives."""
-
-    def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
-        from optseq.console.words.choices import choice_hint
-
-        raise SystemExit(_fail(run_hint(self.argv, message) or f"{message}{choice_hint(message)} (see optseq --help)"))
-
-
-def run_hint(argv: list[str], message: str) -> str | None:
-    """`optseq run X` reads as a command; runs are the --run option: say so, with the line that works."""
-    if "invalid choice: 'run'" not in message or "run" not in argv:
-        return None
-    rest = argv[argv.index("run") + 1:]
-    target = rest[0] if rest and not rest[0].startswith("-") else "next"
-    return f"'run' is not a command: levers run with the --run option, e.g. optseq --run {target}"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from optseq.console.commands.compare_cmd import add_compare_parser
-    from optseq.console.commands.export_cmd import add_export_parser
-
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--plan", type=Path, default=argparse.SUPPRESS,
-                        help="plan TOML (default: $OPTSEQ_PLAN, else ./optseq.toml, else "
-                             "./configs/sequencing.toml; `optseq init` writes a starter ./optseq.toml)")
-    common.add_argument("--db", type=Path, default=argparse.SUPPRESS,
-                        help="state directory (default: $OPTSEQ_DB or .optseq); a read (status, runs, export, "
-                             "whatif) of a directory given here or in $OPTSEQ_DB with no store in it is refused, a "
-                             "write or the console makes the store")
-    p = _Parser(prog="optseq", parents=[common],
-                description="A live optimization-sequencing plan: levers, gates, runs and decisions.",
-                epilog="New here? `optseq init` writes a starter plan and benchmark into this folder; "
-                       "then `optseq --run ready`.")
-    p.add_argument("--run", metavar="TARGET", default=None,
-                   help="run levers headless: a lever id, next, ready (all ready, in order), stale, or watch "
-                        "(re-check every adopted gain on the current code; exit 6 when one eroded)")
-    p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="with --run: echo every line the lever's command prints (`lever| line`, on stderr)")
-    p.add_argument("--parallel", type=int, default=1, metavar="N",
-                   help="with --run ready|stale, or the console's R: measure up to N independent levers at "
-                        "once (on a cluster: N nodes; the console's R takes 2 unless told)")
-    p.add_argument("--runner", choices=["local", "ray"], default=None,
-                   help="where lever runs go (default: $OPTSEQ_RUNNER, else the plan's [runner], else local)")
-    p.add_argument("--ray-address", metavar="ADDR", default=None,
-                   help="the Ray cluster's job API, e.g. http://head:8265 (default: $OPTSEQ_RAY_ADDRESS, "
-                        "else the plan's [runner] address)")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
-
-    s = sub.add_parser("init", help="write a starter plan (optseq.toml) and benchmark into DIR")
-    s.add_argument("dir", nargs="?", type=Path, default=Path("."), metavar="DIR",
-                   help="folder to write into (default: here; created if missing, one level)")
-    s.add_argument("--force", action="store_true", help="replace optseq.toml / optseq_bench.py if there")
-
-    s = sub.add_parser("status", parents=[common], help="levers, their states and what is next")
-    s.add_argument("--json", action="store_true", help="print the status as JSON (the console's and export's data)")
-
-    s = sub.add_parser("whatif", parents=[common], help="hours each pending lever is expected to save, and the "
-                                                        "order that saves most")
-    s.add_argument("--json", action="store_true", help="print the estimates as JSON")
-
-    s = sub.add_parser("record", parents=[common], help="record a criterion result of a decision lever")
-    s.add_argument("lever", metavar="LEVER", help="a decision lever's id (optseq status lists them)")
-    s.add_argument("candidate", metavar="CANDIDATE", help="the candidate the result is for, as the plan's criteria name it")
-    s.add_argument("criterion", metavar="CRITERION", help="the criterion's id, e.g. c4")
-    s.add_argument("outcome", choices=["pass", "fail"], type=str.lower,  # FAIL as fail, as decide takes go
-                   help="pass or fail (any case)")
-    s.add_argument("--evidence", default="", help="what the result rests on, kept with it (e.g. \"0.8x of PyTorch\")")
-
-    s = sub.add_parser("plan", parents=[common], help="mark a lever's plan as written")
-    s.add_argument("lever", metavar="LEVER", help="the lever whose plan is written")
-    s.add_argument("path", metavar="PATH", help="the plan doc (from here or from the plan's folder); it must exist unless "
-                                "--create or --missing-ok is given")
-    missing = s.add_mutually_exclusive_group()
-    missing.add_argument("--create", action="store_const", const="create", dest="missing", default="refuse",
-                         help="write a short template at PATH first (as the console's p offers), never over a file")
-    missing.add_argument("--missing-ok", action="store_const", const="ok", dest="missing",
-                         help="record PATH as given though no file is there (a doc in another checkout)")
-
-    s = sub.add_parser("fact", parents=[common], help="set a named fact used by gates")
-    s.add_argument("name", help="a fact the plan declares (its [[facts]])")
-    s.add_argument("value", choices=["true", "false"], help="true or false")
-
-    s = sub.add_parser("decide", parents=[common], help="decide a lever by hand (rationale required)")
-    s.add_argument("lever", help="the lever to decide")
-    s.add_argument("outcome", help="adopt, reject or defer (speedup, infra); GO or NO-GO (decision); a config its "
-                                   "runs measured, or defer (experiment); any case")
-    s.add_argument("--why", default="", help="rationale (required)")
-    s.add_argument("--unmeasured", action="store_true", help="an experiment's config no run of it measured here")
-
-    s = sub.add_parser("landed", parents=[common],
-                       help="an adopted branch lever whose code reached the baseline as another commit (a squash or "
-                            "rebase merge): it lands there")
-    s.add_argument("lever", help="the adopted branch lever")
-    s.add_argument("commit", help="the baseline's commit that holds the branch's code, e.g. the squash commit")
-    s.add_argument("--why", default="", help="rationale (required)")
-
-    s = sub.add_parser("runs", parents=[common], help="runs, decisions and events, newest last")
-    s.add_argument("lever", nargs="?", help="only this lever's (with its change points); default: all")
-    s.add_argument("--json", action="store_true", help="the whole history as one JSON document, streamed")
-
-    s = sub.add_parser("check", parents=[common],
-                       help="run each arm of a lever once on the current stack and show what it got; records nothing")
-    s.add_argument("lever", help="the lever whose arms to run")
-
-    s = sub.add_parser("doctor", parents=[common], help="check the store file by file, and list optseq's worktrees; "
-                                                        "--rebuild rebuilds a lost or damaged hot file from the "
-                                                        "journals (keeping a copy)")
-    s.add_argument("--rebuild", action="store_true",
-                   help="rebuild the hot file (optseq.json) from the journals, keeping the old one as a copy")
-    s.add_argument("--prune", action="store_true",
-                   help="remove optseq's worktrees (branch levers, compare) of the plan's repository that no run holds "
-                        "now")
-    s.add_argument("--all", action="store_true", dest="all_repos",
-                   help="with --prune: those of every repository in optseq's shared worktree cache")
-
-    s = sub.add_parser("validate", parents=[common], help="check a plan file")
-    s.add_argument("plan_file", nargs="?", type=Path, metavar="PLAN",
-                   help="the plan TOML to check (default: the plan optseq would open, as --plan)")
-
-    add_export_parser(sub, common)
-    add_compare_parser(sub, common)
-
-    s = sub.add_parser("serve", parents=[common],
-                       help="the console in a browser (textual-serve): a token URL, one console per tab")
-    s.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: only this machine can reach it)")
-    s.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    s.add_argument("--public", action="store_true",
-                   help="allow a --host other machines can reach: whoever reaches it and learns the printed "
-                        "URL drives the console and can launch runs, over plain http")
-    return p
-
-
-PATH_ARGS = ("output",)
-"""str arguments that name files: kept as given (undecodable bytes and all) so the file system finds them."""
-
-
-def _clean_args(args: argparse.Namespace) -> None:
-    """Make every text argument storable: bytes that are not UTF-8 become U+FFFD.
-
-    Python hands such bytes over as lone surrogates (surrogateescape), which no UTF-8 file can hold:
-    a criterion's evidence or a rationale carrying one would fail the store's write. File paths
-    (--plan, --db and validate's file: Path objects; -o) are left alone, so that they name the file
-    the user named; none is stored as text (a --db path that is not UTF-8 is refused in main: runs
-    record paths under it).
-    """
-    from optseq.state.text import clean_text
-
-    for name, value in vars(args).items():
-        if isinstance(value, str) and name not in PATH_ARGS:
-            setattr(args, name, clean_text(value, undecoded=True))
 
 
 def _unstorable_path(path: Path) -> bool:
@@ -223,7 +67,7 @@ def _command(argv: list[str] | None) -> int:
     parser = build_parser()
     parser.argv = list(argv)
     args = parser.parse_args(argv)
-    _clean_args(args)
+    clean_args(args)
     if args.command is None and args.run is None:  # the console: Textual draws its own screen
         return _main(args)
     from optseq.console.commands.safe_stream import installed
