@@ -1,0 +1,30 @@
+"""`optseq sync [REMOTE]`: the store shared through a git remote (state/sync/): this store's new records pushed on
+its writer's own ref, every other writer's merged in. Says what it did in one line; exit 2 for a remote that names
+nothing, 1 for a sync refused (a damaged or rewritten segment, a push the remote refused)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+OK, REFUSED, BAD_INPUT = 0, 1, 2
+
+
+def run_sync(db: Path, plan: Path | None, remote: str) -> int:
+    from optseq.state.code.git import GitError
+    from optseq.state.store.store import Store
+    from optseq.state.sync.gitrefs import RemoteMissing
+    from optseq.state.sync.segments import SegmentRefused
+    from optseq.state.sync.sync import SyncRefused, summary, sync
+
+    plan_dir = plan.resolve().parent if plan is not None else Path.cwd()
+    try:
+        with Store.open(db, mode="write", on_wait=lambda text: print(f"optseq: {text}", file=sys.stderr)) as store:
+            result = sync(store, plan_dir, remote)
+    except RemoteMissing as exc:
+        print(f"optseq: sync: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    except (SyncRefused, SegmentRefused, GitError) as exc:
+        print(f"optseq: sync: {exc}", file=sys.stderr)
+        return REFUSED
+    print(summary(result))
+    return OK
