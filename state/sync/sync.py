@@ -63,7 +63,7 @@ def fresh_state(writer: str) -> dict[str, Any]:
 def sync(store, plan_dir: Path, remote: str) -> Result:
     """One sync (see the module docstring). RemoteMissing (exit 2), SyncRefused or SegmentRefused (one line)."""
     started = time.monotonic()
-    directory = Path(store.directory)
+    directory = Path(store.directory).resolve()
     with open(directory / "sync.lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         url = gitrefs.remote_url(plan_dir, remote)
@@ -80,12 +80,14 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
         fetched = gitrefs.fetch(repo, url)
         step("sync-fetched")
         result.adopted = _adopt(repo, state, fetched.get(me), remote)
-        tips = _build(store, repo, state, me)
+        tips, ends = _build(store, repo, state, me)
         step("sync-built")
         segments = gather(repo, state, fetched, me)  # all checked before anything is written
         ids = IdMap(state["applied"])
         with store.batch():
             result.fetched = apply(store, state, ids, segments, me)
+            if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
+                state["pushed"] = {**state["pushed"], "ends": ends}
             store.keep(KEPT, {**state, "last": {"at": utc_now(), "remote": url}})
         for writer in result.fetched:
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
@@ -104,7 +106,7 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
         return result
 
 
-def _build(store, repo: Path, state: dict[str, Any], me: str) -> list[tuple[str, dict[str, Any]]]:
+def _build(store, repo: Path, state: dict[str, Any], me: str) -> tuple[list[tuple[str, dict[str, Any]]], dict]:
     """This store's records since its last pushed segment, as commits on its writer's chain (not yet pushed)."""
     store.refresh()
     pushed = state["pushed"]
@@ -118,7 +120,7 @@ def _build(store, repo: Path, state: dict[str, Any], me: str) -> list[tuple[str,
         made = manifest(me, n, body, len(part), seen, ends, through)
         parent = gitrefs.commit_segment(repo, parent, made, body)
         out.append((parent, made))
-    return out
+    return out, ends
 
 
 def _adopt(repo: Path, state: dict[str, Any], tip: str | None, remote: str) -> int:

@@ -194,3 +194,11 @@ def test_sync_from_a_shallow_clone(team, tmp_path):
     assert git(clone, "for-each-ref", "--format=%(refname)", "refs/optseq/") == ""  # the clone's refs untouched
     status = json.loads(team.optseq(env_store, "status", "--json", OPTSEQ_PLAN=str(clone / "sequencing.toml")).stdout)
     assert next(l for l in status["levers"] if l["id"] == "julia_port")["state"] == "decided"
+
+
+def test_a_store_named_by_a_relative_path(team):
+    team.optseq("A", "fact", "eval_dense", "true")
+    team.optseq("A", "sync")
+    proc = team.optseq("R", "sync", cwd=team.root, OPTSEQ_DB="R")
+    assert f"fetched 1 writer: {team.writer('A')}" in proc.stdout, proc.stderr
+    assert (team.root / "R" / "sync.git" / "HEAD").is_file()
