@@ -76,7 +76,7 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
             if op == "u":
                 rid = _must(resolve(ids, me, writer, table, line["id"], x.get("id")), writer, n, i, table, line["id"])
                 store.update(table, rid, {**r, "via": writer})
-            else:
+            elif ids.local(writer, table, line["id"]) is None:  # held already: a sync killed before it noted the segment
                 origin = {"writer": writer, "id": line["id"], "at": line.get("at")}
                 if table == "decisions":  # what the conflict check reads (conflicts.py)
                     origin.update(n=n, seen=seen)

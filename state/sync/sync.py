@@ -24,6 +24,7 @@ from optseq.state.store.records import utc_now
 from optseq.state.sync import gitrefs
 from optseq.state.sync.idmap import IdMap
 from optseq.state.sync.importing import apply, gather
+from optseq.state.sync.recover import recovered, remember_writer, remembered_writer
 from optseq.state.sync.segments import SegmentRefused, local_lines, manifest, split, text
 
 KEPT = "sync"
@@ -72,7 +73,9 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
         store.refresh()
         state = store.kept(KEPT)
         if state is None:
-            state = fresh_state(writer_id(None))
+            known = remembered_writer(repo)
+            state = recovered(store, repo, known) if known else fresh_state(writer_id(None))
+            remember_writer(repo, state["writer"])
             with store.batch():
                 store.keep(KEPT, state)
         me = state["writer"]

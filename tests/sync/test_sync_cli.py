@@ -202,3 +202,20 @@ def test_a_store_named_by_a_relative_path(team):
     proc = team.optseq("R", "sync", cwd=team.root, OPTSEQ_DB="R")
     assert f"fetched 1 writer: {team.writer('A')}" in proc.stdout, proc.stderr
     assert (team.root / "R" / "sync.git" / "HEAD").is_file()
+
+
+def test_a_store_whose_hot_file_was_rebuilt_imports_and_pushes_nothing_twice(team):
+    team.optseq("A", "fact", "eval_dense", "true")
+    team.optseq("B", "record", "julia_port", "torch_jl", "c4", "fail")
+    for store in ("A", "B", "A"):
+        team.optseq(store, "sync")
+    writer = team.writer("B")
+    (team.root / "B" / "optseq.json").unlink()
+    assert "rebuilt" in team.optseq("B", "doctor", "--rebuild").stdout
+    team.optseq("A", "fact", "eval_dense", "false")
+    team.optseq("A", "sync")
+    said = team.optseq("B", "sync").stdout
+    assert said.startswith(f"nothing new to push (refs/optseq/writers/{writer})"), said
+    assert f"{team.writer('A')} 1 segment" in said, said
+    team.optseq("A", "sync")
+    assert team.records("A").keys() == team.records("B").keys()  # and each once (Team.records asserts)
