@@ -219,3 +219,39 @@ def test_a_store_whose_hot_file_was_rebuilt_imports_and_pushes_nothing_twice(tea
     assert f"{team.writer('A')} 1 segment" in said, said
     team.optseq("A", "sync")
     assert team.records("A").keys() == team.records("B").keys()  # and each once (Team.records asserts)
+
+
+def test_clocks_days_apart_order_nothing_what_each_had_seen_does(team, tmp_path):
+    """A's clock is three days ahead (tests/clock_jump): its decisions' `at` are later than anything B writes."""
+    from pathlib import Path
+
+    jumped = tmp_path / "jumped"
+    jumped.write_text("")
+    ahead = {"PYTHONPATH": str(Path(__file__).parents[1] / "clock_jump"), "OPTSEQ_TEST_CLOCK_JUMP_AT": str(jumped),
+             "OPTSEQ_TEST_CLOCK_JUMP_S": str(3 * 86400)}
+
+    def option_b(store):
+        status = json.loads(team.optseq(store, "status", "--json").stdout)
+        return next(l for l in status["levers"] if l["id"] == "option_b")["outcome"], status.get("conflicts")
+
+    for store in ("A", "B"):
+        team.optseq(store, "plan", "option_b", "docs/plans/option_b.md", "--missing-ok", **(ahead if store == "A" else {}))
+    team.optseq("A", "decide", "option_b", "adopt", "--why", "A, three days ahead", **ahead)
+    team.optseq("A", "sync", **ahead)
+    team.optseq("B", "sync")
+    team.optseq("B", "decide", "option_b", "reject", "--why", "B, having read A's")  # earlier by the clocks
+    team.optseq("B", "sync")
+    team.optseq("A", "sync", **ahead)
+    decisions = {d["why"]: d for d in json.loads(team.optseq("A", "runs", "--json").stdout)["decisions"]}
+    theirs = decisions["B, having read A's"]["origin"]["at"]
+    assert theirs < decisions["A, three days ahead"]["at"]  # the clocks say A's came last
+    for store in ("A", "B"):
+        assert option_b(store) == ("reject", None), store  # what B had seen says B's did
+    # decided again by each, neither having seen the other's: a conflict, whatever the clocks say
+    team.optseq("A", "decide", "option_b", "adopt", "--why", "A again", **ahead)
+    team.optseq("B", "decide", "option_b", "defer", "--why", "B again")
+    for store in ("A", "B", "A"):
+        team.optseq(store, "sync", **(ahead if store == "A" else {}))
+    for store in ("A", "B"):
+        outcome, found = option_b(store)
+        assert found and {found[0]["holds"]["why"], found[0]["other"]["why"]} == {"A again", "B again"}, store
