@@ -232,7 +232,8 @@ class Actions:
             run = next((a for a in self.store.active_runs() if a.get("lever") == lever_id), {})
             if run.get("detached"):
                 return  # its run goes on on the cluster: running the lever re-attaches to it
-            where = f" in optseq pid {run['pid']}" if run.get("pid") else ""
+            where = (f" on another machine (writer {run['elsewhere']}, shared by optseq sync)" if run.get("elsewhere")
+                     else f" in optseq pid {run['pid']}" if run.get("pid") else "")
             raise InputError(f"{lever_id} is running{where} (run {run.get('run', '?')}); wait for it to end, "
                              "or cancel it there")
         try:

@@ -63,9 +63,9 @@ class Writing:
 
     transaction = batch
 
-    def append(self, table: str, record: Mapping[str, Any], in_flight: bool = True) -> dict[str, Any]:
-        """Add a record; returns it as stored, with `id`, `seq` and `at`. `in_flight=False`: a run that is not this
-        machine's to follow (one another writer's sync brought: its process runs elsewhere, recovery leaves it)."""
+    def append(self, table: str, record: Mapping[str, Any], elsewhere: str | None = None) -> dict[str, Any]:
+        """Add a record; returns it as stored, with `id`, `seq` and `at`. `elsewhere`: the writer whose run this is
+        (a sync brought it): in flight there, not here, so recovery never ends it (inflight.py)."""
         with self._mutex:
             self._check_writable(table)
             rec = clean(table, record)
@@ -78,8 +78,7 @@ class Writing:
                     doc_id = self._next_id(table)
                     self.journals[table].stage({"op": INSERT, "id": doc_id, "seq": seq, "at": at, "r": rec},
                                                lever=_lever(rec))
-                    if in_flight:
-                        self._track(table, doc_id, rec, new=True)
+                    self._track(table, doc_id, rec, new=True, elsewhere=elsewhere)
                     self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at})
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 

@@ -80,7 +80,7 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
                 origin = {"writer": writer, "id": line["id"], "at": line.get("at")}
                 if table == "decisions":  # what the conflict check reads (conflicts.py)
                     origin.update(n=n, seen=seen)
-                stored = store.append(table, {**r, "origin": origin}, in_flight=False)
+                stored = store.append(table, {**r, "origin": origin}, elsewhere=writer)
                 ids.add(writer, table, line["id"], stored["id"])
         was = state["applied"].setdefault(writer, {})
         was.update(n=n, commit=commit)
