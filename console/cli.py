@@ -201,11 +201,13 @@ def _command_on(seq, args) -> int:
     command = args.command or "status"
     if command == "status":
         status = seq.status()
-        from optseq.state.sync.conflicts import conflicts, lines as conflict_lines
+        from optseq.state.sync.conflicts import conflicts, lines as conflict_lines, since_line, since_sync
 
-        found = conflicts(seq.store)
+        found, synced = conflicts(seq.store), since_sync(seq.store)
         if found:  # decisions of two writers that neither had seen (optseq sync): said, never resolved silently
             status["conflicts"] = found
+        if synced:
+            status["sync"] = synced
         if getattr(args, "json", False):
             print(json.dumps(status, ensure_ascii=False, indent=2))
         else:
@@ -213,7 +215,7 @@ def _command_on(seq, args) -> int:
             from optseq.console.commands.status_cmd import render_status
 
             print(render_status(status, terminal_width()))
-            for line in conflict_lines(found):
+            for line in conflict_lines(found) + ([since_line(synced)] if synced else []):
                 print(line)
         return OK
     if command == "whatif":

@@ -72,3 +72,22 @@ def lines(found: list[dict[str, Any]]) -> list[str]:
                    f"({o['why'] or 'no rationale'}); neither had seen the other's; it holds {h['outcome']} (the "
                    f"later here) until someone decides again")
     return out
+
+
+def since_sync(store) -> dict[str, Any] | None:
+    """How far the store is from its last sync: {writer, at, remote, records} (records written since, by anyone
+    here: what the next sync pushes or has already merged); None for a store that never synced."""
+    state = store.kept(KEPT)
+    last = (state or {}).get("last")
+    if not last:
+        return None
+    now = int(store.meta().get("seq") or 0)
+    return {"writer": state["writer"], "at": last.get("at"), "remote": last.get("remote"),
+            "records": max(0, now - int(last.get("seq") or now))}
+
+
+def since_line(found: dict[str, Any]) -> str:
+    n = found["records"]
+    return (f"last sync: {found['at']} with {found['remote']} as {found['writer']}; "
+            + (f"{n} record{'s' if n != 1 else ''} written here since (optseq sync shares them)" if n
+               else "nothing written here since"))

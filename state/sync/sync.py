@@ -91,7 +91,8 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
             result.fetched = apply(store, state, ids, segments, me)
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
                 state["pushed"] = {**state["pushed"], "ends": ends}
-            store.keep(KEPT, {**state, "last": {"at": utc_now(), "remote": url}})
+            store.keep(KEPT, {**state, "last": {"at": utc_now(), "remote": url,
+                                                "seq": int(store.meta().get("seq") or 0)}})
         for writer in result.fetched:
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
         step("sync-imported")

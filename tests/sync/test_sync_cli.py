@@ -255,3 +255,18 @@ def test_clocks_days_apart_order_nothing_what_each_had_seen_does(team, tmp_path)
     for store in ("A", "B"):
         outcome, found = option_b(store)
         assert found and {found[0]["holds"]["why"], found[0]["other"]["why"]} == {"A again", "B again"}, store
+
+
+def test_status_says_how_far_the_store_is_from_its_last_sync(team):
+    team.optseq("A", "fact", "eval_dense", "false")
+    assert "sync" not in json.loads(team.optseq("A", "status", "--json").stdout)
+    team.optseq("A", "sync")
+    said = json.loads(team.optseq("A", "status", "--json").stdout)["sync"]
+    assert said["records"] == 0 and said["writer"] == team.writer("A") and str(team.remote) in said["remote"]
+    assert "nothing written here since" in team.optseq("A", "status").stdout
+    team.optseq("A", "fact", "eval_dense", "true")
+    said = json.loads(team.optseq("A", "status", "--json").stdout)["sync"]
+    assert said["records"] >= 1
+    assert f"written here since (optseq sync shares them)" in team.optseq("A", "status").stdout
+    team.optseq("A", "sync")
+    assert json.loads(team.optseq("A", "status", "--json").stdout)["sync"]["records"] == 0
