@@ -138,7 +138,8 @@ def _adopt(repo: Path, state: dict[str, Any], tip: str | None, remote: str) -> i
     if commits is None:
         raise SyncRefused(f"this store's own ref {gitrefs.WRITERS}{state['writer']} on {remote} was rewritten by "
                           f"someone (its tip {tip[:12]} does not descend from {str(pushed['commit'])[:12]}, which this "
-                          "store pushed); refusing to sync so nothing is lost")
+                          "store pushed; or a copy of this store pushes as the same writer); refusing to sync so "
+                          "nothing is lost")
     for commit in commits:
         made, _ = gitrefs.read_commit(repo, commit)
         state["pushed"] = _pushed(state["pushed"], commit, made)
