@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Any
 
 from optseq.state.store.integrity import line_problem as frame_problem
@@ -15,7 +16,8 @@ from optseq.state.sync.idmap import REFS, IdMap
 
 FORMAT = 1
 SPLIT_BYTES = 5 * 1024 * 1024
-"""A segment past this is split in several (one commit each): no file near a git host's 100 MiB limit."""
+"""A segment past this is split in several (one commit each): no file near a git host's 100 MiB limit
+(OPTSEQ_TEST_SEGMENT_BYTES sets another, for a test that cannot write megabytes)."""
 
 
 def dumps(line: dict[str, Any]) -> str:
@@ -53,9 +55,11 @@ def local_lines(lines: list[tuple[str, dict[str, Any]]], ids: IdMap) -> list[str
 
 
 def split(lines: list[str]) -> list[list[str]]:
-    parts, size = [[]], 0
+    limit = int(os.environ.get("OPTSEQ_TEST_SEGMENT_BYTES") or SPLIT_BYTES)
+    parts: list[list[str]] = [[]]
+    size = 0
     for line in lines:
-        if parts[-1] and size + len(line) + 1 > SPLIT_BYTES:
+        if parts[-1] and size + len(line) + 1 > limit:
             parts.append([])
             size = 0
         parts[-1].append(line)

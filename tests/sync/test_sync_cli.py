@@ -270,3 +270,13 @@ def test_status_says_how_far_the_store_is_from_its_last_sync(team):
     assert f"written here since (optseq sync shares them)" in team.optseq("A", "status").stdout
     team.optseq("A", "sync")
     assert json.loads(team.optseq("A", "status", "--json").stdout)["sync"]["records"] == 0
+
+
+def test_a_long_segment_is_split_in_several(team):
+    for value in ("true", "false", "true"):
+        team.optseq("A", "fact", "eval_dense", value)
+    said = team.optseq("A", "sync", OPTSEQ_TEST_SEGMENT_BYTES="100").stdout
+    assert said.startswith("pushed 3 segments (3 records)"), said
+    assert git(team.remote, "rev-list", "--count", f"refs/optseq/writers/{team.writer('A')}") == "3"
+    assert "3 segments (3 records)" in team.optseq("B", "sync").stdout
+    assert team.records("A").keys() == team.records("B").keys()
