@@ -16,8 +16,13 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
     from optseq.state.sync.segments import SegmentRefused
     from optseq.state.sync.sync import SyncRefused, summary, sync
 
+    from optseq.state.store.layout import holds_store
+    from optseq.state.sync.gitrefs import check_remote, remote_url
+
     plan_dir = plan.resolve().parent if plan is not None else Path.cwd()
     try:
+        if not holds_store(db):  # a refused sync makes no store: the remote is asked before the folder is made
+            check_remote(plan_dir if plan_dir.is_dir() else Path.cwd(), remote_url(plan_dir, remote))
         with Store.open(db, mode="write", on_wait=lambda text: print(f"optseq: {text}", file=sys.stderr)) as store:
             result = sync(store, plan_dir, remote)
     except RemoteMissing as exc:

@@ -51,10 +51,11 @@ def remote_url(plan_dir: Path, remote: str) -> str:
                             f"{str(exc).split(': ', 1)[-1]}") from None
 
 
-def reachable(repo: Path, url: str) -> None:
-    """RemoteMissing when `url` is no repository git can read."""
+def check_remote(cwd: Path, url: str) -> None:
+    """RemoteMissing when `url` is no repository git can read: asked before a sync makes a store that is not there
+    yet, so a remote that names nothing leaves no folder behind."""
     try:
-        git(repo, "ls-remote", "--quiet", "--", url, "refs/optseq/none", timeout=FETCH_WAIT_S)
+        git(cwd, "ls-remote", "--quiet", "--", url, f"{WRITERS}*", timeout=FETCH_WAIT_S)
     except GitError as exc:
         raise RemoteMissing(f"remote {url} is not a git repository optseq can read: "
                             f"{str(exc).split(': ', 1)[-1]}") from None
@@ -62,9 +63,14 @@ def reachable(repo: Path, url: str) -> None:
 
 def fetch(repo: Path, url: str) -> dict[str, str]:
     """Every writer's ref of the remote fetched into the private repository: {writer: commit}. `+` and `--prune`
-    only in the private namespace: a rewritten ref is fetched as it is, so the import can see it and refuse it."""
-    git(repo, "fetch", "--quiet", "--no-tags", "--prune", "--", url, f"+{WRITERS}*:{FETCHED}*",
-        timeout=FETCH_WAIT_S)
+    only in the private namespace: a rewritten ref is fetched as it is, so the import can see it and refuse it.
+    RemoteMissing when `url` is no repository git can read (one connection: no separate check first)."""
+    try:
+        git(repo, "fetch", "--quiet", "--no-tags", "--prune", "--", url, f"+{WRITERS}*:{FETCHED}*",
+            timeout=FETCH_WAIT_S)
+    except GitError as exc:
+        raise RemoteMissing(f"remote {url} is not a git repository optseq can read: "
+                            f"{str(exc).split(': ', 1)[-1]}") from None
     return refs(repo, FETCHED)
 
 

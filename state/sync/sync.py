@@ -69,7 +69,6 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         url = gitrefs.remote_url(plan_dir, remote)
         repo = gitrefs.private(directory)
-        gitrefs.reachable(repo, url)
         store.refresh()
         state = store.kept(KEPT)
         if state is None:

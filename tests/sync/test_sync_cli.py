@@ -83,6 +83,11 @@ def test_a_remote_that_names_nothing_is_one_line_exit_2(team, tmp_path):
         proc = team.optseq("A", "sync", remote, code=2)
         assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
         assert said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not (team.root / "A").exists()  # refused: no store made
+    team.optseq("A", "fact", "eval_dense", "true")
+    before = team.files("A")
+    proc = team.optseq("A", "sync", str(tmp_path / "not-a-repo"), code=2)
+    assert "not a git repository" in proc.stderr and team.files("A") == before
 
 
 def test_a_remote_that_refuses_the_push(team):
