@@ -285,3 +285,18 @@ def test_a_long_segment_is_split_in_several(team):
     assert git(team.remote, "rev-list", "--count", f"refs/optseq/writers/{team.writer('A')}") == "3"
     assert "3 segments (3 records)" in team.optseq("B", "sync").stdout
     assert team.records("A").keys() == team.records("B").keys()
+
+
+def test_the_export_names_a_conflict(team):
+    for store in ("A", "B"):
+        team.optseq(store, "plan", "option_b", "docs/plans/option_b.md", "--missing-ok")
+    team.optseq("A", "decide", "option_b", "adopt", "--why", "5.3x in A's numbers")
+    team.optseq("B", "decide", "option_b", "reject", "--why", "B measured no gain")
+    for store in ("A", "B", "A"):
+        team.optseq(store, "sync")
+    for lang in ("en", "ko"):
+        doc = team.optseq("B", "export", "--lang", lang).stdout
+        (line,) = [l for l in doc.splitlines() if "option_b:" in l and team.writer("B") in l]
+        for said in (team.writer("A"), "adopt", "reject", "5.3x in A's numbers", "B measured no gain"):
+            assert said in line, (lang, said, line)
+    assert "concurrently" in team.optseq("B", "export", "--lang", "en").stdout
