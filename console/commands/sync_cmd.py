@@ -20,8 +20,9 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
     from optseq.state.sync.gitrefs import check_remote, remote_url
 
     plan_dir = plan.resolve().parent if plan is not None else Path.cwd()
+    new = not holds_store(db)
     try:
-        if not holds_store(db):  # a refused sync makes no store: the remote is asked before the folder is made
+        if new:  # a refused sync makes no store: the remote is asked before the folder is made
             check_remote(plan_dir if plan_dir.is_dir() else Path.cwd(), remote_url(plan_dir, remote))
         with Store.open(db, mode="write", on_wait=lambda text: print(f"optseq: {text}", file=sys.stderr)) as store:
             result = sync(store, plan_dir, remote)
@@ -32,4 +33,8 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
         print(f"optseq: sync: {exc}", file=sys.stderr)
         return REFUSED
     print(summary(result))
+    if new:  # a fresh checkout's first sync made the store, as any first write does: said on stderr
+        from optseq.console.commands.store_cmd import new_store_line
+
+        print(new_store_line(db), file=sys.stderr)
     return OK

@@ -196,6 +196,7 @@ def test_sync_from_a_shallow_clone(team, tmp_path):
     env_store = "CI"
     proc = team.optseq(env_store, "sync", cwd=clone, OPTSEQ_PLAN=str(clone / "sequencing.toml"))
     assert f"fetched 1 writer: {team.writer('A')}" in proc.stdout, proc.stdout
+    assert proc.stderr == f"optseq: new store at {team.root / env_store}\n"
     assert git(clone, "for-each-ref", "--format=%(refname)", "refs/optseq/") == ""  # the clone's refs untouched
     status = json.loads(team.optseq(env_store, "status", "--json", OPTSEQ_PLAN=str(clone / "sequencing.toml")).stdout)
     assert next(l for l in status["levers"] if l["id"] == "julia_port")["state"] == "decided"
