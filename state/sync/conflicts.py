@@ -78,16 +78,17 @@ def since_sync(store) -> dict[str, Any] | None:
     """How far the store is from its last sync: {writer, at, remote, records} (records written since, by anyone
     here: what the next sync pushes or has already merged); None for a store that never synced."""
     state = store.kept(KEPT)
-    last = (state or {}).get("last")
-    if not last:
+    if not state:
         return None
-    now = int(store.meta().get("seq") or 0)
+    last, now = state.get("last") or {}, int(store.meta().get("seq") or 0)
     return {"writer": state["writer"], "at": last.get("at"), "remote": last.get("remote"),
-            "records": max(0, now - int(last.get("seq") or now))}
+            "records": max(0, now - int(last.get("seq") or 0))}
 
 
 def since_line(found: dict[str, Any]) -> str:
     n = found["records"]
+    if not found["at"]:
+        return f"not synced yet as {found['writer']}: {n} records written here wait for optseq sync"
     return (f"last sync: {found['at']} with {found['remote']} as {found['writer']}; "
             + (f"{n} record{'s' if n != 1 else ''} written here since (optseq sync shares them)" if n
                else "nothing written here since"))

@@ -88,10 +88,11 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
         ids = IdMap(state["applied"])
         with store.batch():
             result.fetched = apply(store, state, ids, segments, me)
+            # a sync is the last one once nothing of this store's waits: here, or after its push below
+            last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
                 state["pushed"] = {**state["pushed"], "ends": ends}
-            store.keep(KEPT, {**state, "last": {"at": utc_now(), "remote": url,
-                                                "seq": int(store.meta().get("seq") or 0)}})
+            store.keep(KEPT, {**state, **({} if tips else {"last": last})})
         for writer in result.fetched:
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
         step("sync-imported")
@@ -104,7 +105,7 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
             store.refresh()
             kept = store.kept(KEPT) or state
             with store.batch():
-                store.keep(KEPT, {**kept, "pushed": state["pushed"]})
+                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last})
         result.seconds = time.monotonic() - started
         return result
 

@@ -102,6 +102,7 @@ def test_a_remote_that_refuses_the_push(team):
     assert len(proc.stderr.splitlines()) == 1 and "remote origin refused the push" in proc.stderr, proc.stderr
     assert "pre-receive hook declined" in proc.stderr and "what was fetched is merged" in proc.stderr
     assert team.files("A") == before  # nothing of A's lost or changed
+    assert json.loads(team.optseq("A", "status", "--json").stdout)["sync"]["records"] >= 1  # still waiting
     hook.unlink()
     team.optseq("A", "sync")
     team.optseq("B", "sync")
