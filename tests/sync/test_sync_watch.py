@@ -4,10 +4,12 @@ next sync. A stand-in bench whose gain an environment variable sets (tests/state
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
 
+from tests.conftest import OPTSEQ
 from tests.state.test_watch import PLAN
 from tests.sync.syncing import Team, git
 
@@ -64,3 +66,36 @@ def test_references_across_three_writers_are_remapped(tmp_path):
     # C had seen A's (a reversal, no conflict with it), not B's, made before B synced: that one is a conflict
     (c,) = status["conflicts"]
     assert (c["holds"]["writer"], c["other"]["writer"]) == (wc, team.writer("B")), c
+
+
+@pytest.mark.slow  # a compare runs the bench at two commits
+def test_a_ci_compare_in_a_fresh_clone_lands_in_the_teams_history(tmp_path):
+    """The README's CI job as written: checkout, sync, compare, sync; a teammate's next sync has the compare, and
+    their working tree, index and refs are as they were."""
+    from tests.code_repo import make_repo
+
+    repo = make_repo(tmp_path)
+    remote = tmp_path / "remote.git"
+    repo.git("init", "--quiet", "--bare", str(remote))
+    repo.git("remote", "add", "origin", f"file://{remote}")
+    repo.git("push", "--quiet", "origin", "main", "fast")
+    before = repo.snapshot()
+    ci = tmp_path / "ci"
+    repo.git("clone", "--quiet", "--branch", "fast", f"file://{remote}", str(ci))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPTSEQ_")}
+
+    def optseq(cwd, *args, code=0, **extra):
+        proc = subprocess.run([*OPTSEQ, *args], cwd=cwd, env={**env, **extra}, capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == code, (args, proc.stdout, proc.stderr)
+        return proc
+
+    optseq(ci, "sync", OPTSEQ_WRITER="ci")
+    optseq(ci, "compare", "origin/main", "HEAD", "--tolerance", "3%", OPTSEQ_WRITER="ci")
+    assert optseq(ci, "sync", OPTSEQ_WRITER="ci").stdout.startswith("pushed 1 segment")
+    said = optseq(repo.root, "sync", OPTSEQ_WRITER="laptop").stdout
+    assert "fetched 1 writer: ci-" in said, said
+    runs = json.loads(optseq(repo.root, "runs", "--json").stdout)["runs"]
+    (compare,) = [r for r in runs if r.get("kind") == "compare"]
+    assert compare["status"] == "succeeded" and compare["origin"]["writer"].startswith("ci-"), compare
+    assert repo.snapshot() == before
