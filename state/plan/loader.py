@@ -10,6 +10,7 @@ from pathlib import Path
 
 from optseq.state.plan.arms import parse_workload
 from optseq.state.plan.compare import KEYS as COMPARE_KEYS, CompareSettings, ToleranceError, parse_tolerance
+from optseq.state.plan.testbed import TestbedSettings, parse as parse_testbed
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
 from optseq.state.plan.levers import LeverReader
@@ -124,11 +125,12 @@ _SPECIAL = re.compile(r"[\[\]{}#\"']")
 
 
 class _Loader(LeverReader):
-    """The plan's sections: the [plan] head, facts, levers, order, status, decision points, runner, volume."""
+    """The plan's sections: the [plan] head, facts, levers, order, status, decision points, runner, volume, compare,
+    testbed."""
 
     def plan(self, data: dict) -> Plan:
         self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
-                               "volume", "workload", "compare"}, "")
+                               "volume", "workload", "compare", "testbed"}, "")
         head = self.get(data, "plan", "", dict, what="a [plan] table")
         self.check_keys(head, {"title", "as_of", "lang", "intro", "table", "code_changes"}, "plan")
         # every text field given in several languages must give the plan's: it is read first
@@ -173,6 +175,7 @@ class _Loader(LeverReader):
             code_changes=code_changes,
             workload=self.workload,
             compare=parse_compare(self, data["compare"]) if "compare" in data else CompareSettings(),
+            testbed=parse_testbed(self, data["testbed"]) if "testbed" in data else TestbedSettings(),
         )
         cross_check(self, plan)
         check_volume(self, plan)
