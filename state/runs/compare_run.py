@@ -151,7 +151,7 @@ def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go
             record = seq.append("runs", {"kind": "compare", "status": "running", "argv": list(ARMS_RUN),
                                          "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
                                          "runner": runner.name, "arms": spec, "code": commits.to_dict(),
-                                         "compare": about})
+                                         "compare": about, "testbed": seq.testbed})
             run_dir = seq.store.run_dir(record["id"])
     lever = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=found.timeout_s,
                   rule=found.rule, arms=found.arms)
@@ -186,7 +186,8 @@ def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, rep
               "detail": detail, "passes": passes, "env": tally.env, "verdict": verdict, "summary": summary,
               "fingerprint": {**fingerprint(tally.env, seq.machine.infra()), "code": commits.to_dict(), "repo": None},
               "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
-              "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes}
+              "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes,
+              "testbed": (seq.store.get("runs", run_id) or {}).get("testbed") or seq.testbed}
     if tally.leftovers:  # what outlived its launch, stopped (run_record.finish keeps it on a lever's run too)
         fields["leftovers"] = tally.leftovers[:leftovers.KEPT]
         fields["notes"] = [leftovers.run_line(tally.leftovers)]
