@@ -9,10 +9,11 @@ import os
 import re
 from pathlib import Path
 
+from optseq.state import testbed_views
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.states import DECIDED, TransitionRefused
 from optseq.state.lifecycle.words import say, text
-from optseq.state.plan.testbed import decides, is_named, same
+from optseq.state.plan.testbed import decides, same
 from optseq.state.plan.workload import conflict
 from optseq.state.runs.configs import measured_configs, spelled
 
@@ -311,6 +312,9 @@ class Actions:
             raise InputError(f"{lever_id} is in the code since {since}: its branch is the baseline now (optseq "
                              f"compare {since}^ {since} measures what the merge did)")
 
+    watch_refusal = testbed_views.watch_refusal  # why a watch of a lever is left to another testbed, or None
+    watch_refusals = testbed_views.watch_refusals  # one line per adopted lever left to another testbed
+
     @property
     def testbed(self) -> dict:
         """{id, name, parts} of the machine this process measures on (state/runs/testbed.py)."""
@@ -318,20 +322,7 @@ class Actions:
 
         return local(self.plan.testbed)
 
-    def watch_refusal(self, lever_id: str) -> str | None:
-        """Why a watch of `lever_id` here would measure against another testbed's numbers (one line), or None: an
-        adopted gain is re-checked on the testbed its evidence came from (else the plan's deciding one)."""
-        from optseq.state.runs.testbed import ENV
-
-        model = self.machine.models[lever_id]
-        runs = (model.decision or {}).get("runs") or []
-        where = next((t for t in (self.machine.runs.testbed(r) for r in runs) if t), None)
-        wanted = where["name"] if where else self.plan.testbed.decides
-        here = self.testbed
-        if wanted is None or is_named(here, wanted):
-            return None
-        return (f"watch: {lever_id} was adopted on {wanted}; this is {here['name']}: its gain is re-checked only on "
-                f"{wanted} ({ENV}={wanted} there)")
+        return watch_refusal(self, lever_id)
 
     @property
     def runner(self):
@@ -370,11 +361,7 @@ class Actions:
                                 and not m.landed and m.unavailable is None and m.state != "running"
                                 and self.watch_refusal(lid) is None)
 
-    def watch_refusals(self) -> list[str]:
-        """One line per adopted lever `--run watch` leaves to another testbed."""
-        found = (self.watch_refusal(lid) for lid, m in self.machine.models.items()
-                 if m.outcome == "adopt" and m.lever.run and not m.landed)
-        return [line for line in found if line]
+        return watch_refusals(self)
 
     def pick(self, target: str, done=()) -> str | None:
         """The next lever of group `target` from the current state, skipping those in `done`: a run may

@@ -8,13 +8,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 
-from optseq.state import branch_views
+from optseq.state import branch_views, testbed_views
 from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
 from optseq.state.lifecycle.words import say, text
-from optseq.state.errors import InputError
 from optseq.state.plan import gates
-from optseq.state.plan.testbed import decides, foreign_note, of
 from optseq.state.supersession import Marks
 
 
@@ -52,7 +50,7 @@ class ReadViews:
                 "last_failure": _last_failure(model, self.machine.runs.last.get(lever.id),
                                               self.machine.runs.run_of(lever.id) is not None),
             }
-            view.update(self.testbed_view(model))
+            view.update(testbed_views.testbed_view(self.plan, self.machine, model))
             view["note"] = _note(view)
             if lever.criteria:
                 view["criteria"] = {
@@ -67,28 +65,6 @@ class ReadViews:
                 }
             views.append(view)
         return views
-
-    def testbed_view(self, model) -> dict:
-        """`testbed`: the testbed the lever's standing numbers came from (its decision's evidence, else its latest
-        run), None where unknown; `elsewhere`: what its latest run, measured on a testbed whose numbers do not
-        decide this plan, says of itself (decided nothing), until a deciding run follows it."""
-        runs = self.machine.runs
-        evidence = (model.decision or {}).get("runs") or []
-        latest = runs.last.get(model.lever.id) or {}
-        found = next((t for t in (runs.testbed(r) for r in evidence) if t), None) or of(latest)
-        elsewhere = None if decides(latest, self.plan.testbed) else f"run {latest.get('id')} " + foreign_note(
-            latest, self.plan.testbed)
-        return {"testbed": found["name"] if found else None, "elsewhere": elsewhere,
-                "testbeds_shown": len(runs.testbeds) > 1}
-
-    def testbeds(self) -> dict:
-        """The status' `testbed`: this process' ({id, name, parts}, or `error` for an OPTSEQ_TESTBED that names
-        none), the plan's deciding one and every testbed a run of this store was measured on."""
-        try:
-            here = dict(self.testbed)
-        except InputError as exc:
-            here = {"error": str(exc)}
-        return {**here, "decides": self.plan.testbed.decides, "seen": dict(self.machine.runs.testbeds)}
 
     def repo_warnings(self, model) -> list[str]:
         """`workload code changed since run 12: measured 14 commits ago (3f2a9c1d)`, from the repository each
@@ -147,7 +123,7 @@ class ReadViews:
                                  "reopens": list(p.reopens), "fired": fired.get(p.id)}
                                 for p in self.plan.decision_points],
             "warnings": list(self.warnings),
-            "testbed": self.testbeds(),
+            "testbed": testbed_views.testbeds(self),
         }
 
     def whatif(self, search: bool = True) -> dict:
@@ -327,10 +303,9 @@ def _note(view: dict) -> str:
     if view["why_blocked"]:
         return "; ".join(view["why_blocked"])
     parts = [view["last_failure"]] if view.get("last_failure") else []
-    if view.get("elsewhere"):
-        parts.append(view["elsewhere"])
-    if view.get("testbeds_shown") and view.get("testbed") and view.get("outcome"):
-        parts.append(f"measured on {view['testbed']}")
+    parts += [view["elsewhere"]] if view.get("elsewhere") else []  # another testbed's run: it decided nothing
+    parts += [f"measured on {view['testbed']}"] if view.get("testbeds_shown") and view.get("outcome") and view.get(
+        "testbed") else []
     if view.get("eroded"):
         parts.append(view["eroded"])
     if (view.get("branch") or {}).get("text"):

@@ -84,5 +84,4 @@ def parse(loader, raw) -> TestbedSettings:
 
 def foreign_note(record: dict | None, settings: TestbedSettings) -> str:
     """What a run on another testbed than the deciding one says of itself, in one clause."""
-    return (f"measured on {name_of(record)}: not the plan's testbed {settings.decides}, so it decides nothing "
-            "([testbed] decides)")
+    return f"measured on {name_of(record)}, not the plan's testbed {settings.decides}, so it decides nothing"
