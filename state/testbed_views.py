@@ -44,7 +44,8 @@ def watch_refusal(seq, lever_id: str) -> str | None:
                    if w is not None and not is_named(here, w)), None)
     if wanted is None:
         return None
-    how = f"was adopted on {wanted}" if where and wanted == where["name"] else f"decides on {wanted} ([testbed] decides)"
+    how = (f"was adopted on {wanted}" if where and wanted == where["name"]
+           else f"decides on {wanted} ([testbed] decides)")
     return (f"watch: {lever_id} {how}; this is {here['name']}: its gain is re-checked only on {wanted} "
             f"({ENV}={wanted} there)")
 

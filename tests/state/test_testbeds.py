@@ -37,6 +37,7 @@ def levers(plan: Path, db: Path, testbed: str | None = None) -> dict:
 
 
 def test_every_run_records_its_testbed_and_the_views_name_it_once_two_appear(tmp_path):
+    """runs (its --json and its table), status, doctor and the export."""
     plan = write_plan(tmp_path / "plan.toml", lever_block("fast"), lever_block("other"))
     db = tmp_path / "db"
     # the default testbed: the machine's fingerprint, its parts in the open (doctor names them)
@@ -66,6 +67,9 @@ def test_every_run_records_its_testbed_and_the_views_name_it_once_two_appear(tmp
     found = levers(plan, db)
     assert (found["fast"]["testbed"], found["other"]["testbed"]) == (testbed["id"], "laptop")
     assert found["other"]["note"] == "measured on laptop"
+    doc = cli(plan, db, "export", "--lang", "en").stdout
+    assert f", measured on {testbed['id']}, auto)" in doc and ", measured on laptop, auto)" in doc
+    assert ", laptop에서 측정, 자동" in cli(plan, db, "export", "--lang", "ko").stdout
 
 
 def test_a_run_on_another_testbed_than_the_plans_decides_nothing(tmp_path):
