@@ -322,8 +322,6 @@ class Actions:
 
         return local(self.plan.testbed)
 
-        return watch_refusal(self, lever_id)
-
     @property
     def runner(self):
         """Where this process sends lever runs: the command line's or environment's choice, else the plan's."""
@@ -360,8 +358,6 @@ class Actions:
         return machine.in_order(lid for lid, m in machine.models.items() if m.outcome == "adopt" and m.lever.run
                                 and not m.landed and m.unavailable is None and m.state != "running"
                                 and self.watch_refusal(lid) is None)
-
-        return watch_refusals(self)
 
     def pick(self, target: str, done=()) -> str | None:
         """The next lever of group `target` from the current state, skipping those in `done`: a run may

@@ -10,15 +10,18 @@ def testbed_view(plan, machine, model) -> dict:
     """`testbed`: the testbed the lever's standing numbers came from (its decision's evidence, else its latest run),
     None where unknown; `elsewhere`: what its latest run, measured on a testbed whose numbers do not decide this
     plan, says of itself (it decided nothing), until a deciding run follows it; `testbeds_shown`: whether the
-    store holds more than one testbed's runs, when the note names the lever's."""
+    store holds more than one testbed's runs; `testbed_note`: what status' note says of it."""
     runs = machine.runs
     evidence = (model.decision or {}).get("runs") or []
     latest = runs.last.get(model.lever.id) or {}
     found = next((t for t in (runs.testbed(r) for r in evidence) if t), None) or of(latest)
     elsewhere = None if decides(latest, plan.testbed) else f"run {latest.get('id')} " + foreign_note(latest,
                                                                                                      plan.testbed)
-    return {"testbed": found["name"] if found else None, "elsewhere": elsewhere,
-            "testbeds_shown": len(runs.testbeds) > 1}
+    shown = len(runs.testbeds) > 1
+    # status' note: another testbed's run, which decided nothing; else, in a store of several, where they came from
+    note = elsewhere or (f"measured on {found['name']}" if shown and found else None)
+    return {"testbed": found["name"] if found else None, "elsewhere": elsewhere, "testbeds_shown": shown,
+            "testbed_note": note}
 
 
 def testbeds(seq) -> dict:

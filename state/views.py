@@ -303,9 +303,7 @@ def _note(view: dict) -> str:
     if view["why_blocked"]:
         return "; ".join(view["why_blocked"])
     parts = [view["last_failure"]] if view.get("last_failure") else []
-    parts += [view["elsewhere"]] if view.get("elsewhere") else []  # another testbed's run: it decided nothing
-    parts += [f"measured on {view['testbed']}"] if view.get("testbeds_shown") and view.get("outcome") and view.get(
-        "testbed") else []
+    parts += [view["testbed_note"]] if view.get("testbed_note") else []  # state/testbed_views.py
     if view.get("eroded"):
         parts.append(view["eroded"])
     if (view.get("branch") or {}).get("text"):
