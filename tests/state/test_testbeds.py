@@ -146,3 +146,20 @@ def test_the_watch_refuses_in_one_line_to_recheck_a_gain_adopted_on_another_test
     # on its own testbed the watch re-checks it
     watched = json.loads(cli(plan, db, "--run", "watch", "--json", testbed="gpu-box").stdout)["runs"]
     assert [(r["lever"], r["verdict"]) for r in watched] == [("fast", "holds")]
+
+
+@pytest.mark.slow  # a compare launches every arm as a process
+def test_a_compare_records_the_testbed_it_measured_both_commits_on(tmp_path):
+    from tests.code_repo import make_repo
+    from tests.state.test_branch_levers import cli as repo_cli
+
+    repo = make_repo(tmp_path)
+    db = tmp_path / "db"
+    repo.commit("main"), repo.commit("fast")
+    assert json.loads(repo_cli(repo, db, "--run", "fast", "--json", env={"OPTSEQ_TESTBED": "gpu-box"}).stdout)[
+        "runs"][0]["decision"] == "adopt"
+    repo_cli(repo, db, "compare", "main", "fast", env={"OPTSEQ_TESTBED": "ci-runner"})
+    runs = json.loads(repo_cli(repo, db, "runs", "--json").stdout)["runs"]
+    assert [(r.get("kind"), r["testbed"]["name"]) for r in runs] == [(None, "gpu-box"), ("compare", "ci-runner")]
+    rows = repo_cli(repo, db, "runs").stdout.splitlines()
+    assert rows[0].split()[:3] == ["run", "lever", "testbed"] and rows[2].split()[1:3] == ["compare", "ci-runner"]
