@@ -199,12 +199,12 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
         except InputError as exc:
             return _refused(seq, target, str(exc), as_json, BAD_INPUT)
     elsewhere = seq.watch_refusals() if target == "watch" else []
+    for line in elsewhere[:-1] if first is None and not reports else elsewhere:
+        print(f"optseq: {line}", file=sys.stderr, flush=True)
     if first is None and not reports:
         # a watch that leaves every adopted gain to another testbed says so, one line each, and nothing more
-        return _refused(seq, target, "\noptseq: ".join(elsewhere) if elsewhere else
+        return _refused(seq, target, elsewhere[-1] if elsewhere else
                         f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
-    for line in elsewhere:
-        print(f"optseq: {line}", file=sys.stderr, flush=True)
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
     if target == "watch" and first is not None:
