@@ -163,3 +163,32 @@ def test_a_compare_records_the_testbed_it_measured_both_commits_on(tmp_path):
     assert [(r.get("kind"), r["testbed"]["name"]) for r in runs] == [(None, "gpu-box"), ("compare", "ci-runner")]
     rows = repo_cli(repo, db, "runs").stdout.splitlines()
     assert rows[0].split()[:3] == ["run", "lever", "testbed"] and rows[2].split()[1:3] == ["compare", "ci-runner"]
+
+
+BY_TESTBED = """import os, runpy, sys
+# the stand-in A/B bench, slower on the laptop than on the GPU box (two machines' levels, not a change) and
+# anywhere once the file named by its second argument exists (a change)
+slow = os.environ.get("OPTSEQ_TESTBED") == "laptop" or os.path.exists(sys.argv[2])
+sys.argv = [sys.argv[1], "--ratio", "1.25" if slow else "1.5"]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.slow  # nine lever runs
+def test_change_points_run_over_one_testbeds_runs(tmp_path):
+    from tests.state.test_lifecycle import AB
+
+    bench, slower = tmp_path / "by_testbed.py", tmp_path / "slower"
+    bench.write_text(BY_TESTBED, encoding="utf-8")
+    plan = write_plan(tmp_path / "plan.toml", lever_block("fast", script=bench, args=[str(AB), str(slower)]))
+    db = tmp_path / "db"
+    for testbed in ("gpu-box",) * 3 + ("laptop",) * 3:
+        run(plan, db, "fast", testbed)
+    listed = cli(plan, db, "runs", "fast").stdout
+    assert "laptop" in listed and "change at run" not in listed, listed
+    # the same fall on one testbed is a change, found in that testbed's runs alone
+    slower.write_text("", encoding="utf-8")
+    for _ in range(3):
+        run(plan, db, "fast", "gpu-box")
+    changes = [line for line in cli(plan, db, "runs", "fast").stdout.splitlines() if line.startswith("change at")]
+    assert len(changes) == 1 and changes[0].startswith("change at run 7: 1.5") and "→ 1.2" in changes[0], changes
