@@ -113,6 +113,7 @@ def prepare(seq, base_ref: str, head_ref: str = "HEAD", lever_id: str | None = N
     """What a compare measures, and both refs as commits now; InputError, before anything runs or is recorded,
     for a plan with nothing to compare, a plan outside git, a ref that names nothing, a read-only store."""
     found = gate(seq, lever_id, tolerance)
+    seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed: refused before anything runs
     if seq.readonly:
         raise InputError(f"the store {seq.store.directory} is read-only here; a compare is recorded in it")
     return found, branch.resolve(found.arms.cwd, base_ref, head_ref, "compare")

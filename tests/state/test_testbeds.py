@@ -163,6 +163,9 @@ def test_a_compare_records_the_testbed_it_measured_both_commits_on(tmp_path):
     assert [(r.get("kind"), r["testbed"]["name"]) for r in runs] == [(None, "gpu-box"), ("compare", "ci-runner")]
     rows = repo_cli(repo, db, "runs").stdout.splitlines()
     assert rows[0].split()[:3] == ["run", "lever", "testbed"] and rows[2].split()[1:3] == ["compare", "ci-runner"]
+    refused = repo_cli(repo, db, "compare", "main", "fast", env={"OPTSEQ_TESTBED": "-x"}, code=2)
+    assert refused.stderr.splitlines()[-1].startswith("optseq: OPTSEQ_TESTBED: '-x' is not a testbed name")
+    assert len(json.loads(repo_cli(repo, db, "runs", "--json").stdout)["runs"]) == 2  # nothing recorded
 
 
 BY_TESTBED = """import os, runpy, sys
