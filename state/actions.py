@@ -9,9 +9,11 @@ import os
 import re
 from pathlib import Path
 
+from optseq.state import testbed_views
 from optseq.state.errors import InputError
 from optseq.state.lifecycle.states import DECIDED, TransitionRefused
 from optseq.state.lifecycle.words import say, text
+from optseq.state.plan.testbed import decides, same
 from optseq.state.plan.workload import conflict
 from optseq.state.runs.configs import measured_configs, spelled
 
@@ -232,8 +234,7 @@ class Actions:
             run = next((a for a in self.store.active_runs() if a.get("lever") == lever_id), {})
             if run.get("detached"):
                 return  # its run goes on on the cluster: running the lever re-attaches to it
-            where = (f" on another machine (writer {run['elsewhere']}, shared by optseq sync)" if run.get("elsewhere")
-                     else f" in optseq pid {run['pid']}" if run.get("pid") else "")
+            where = f" in optseq pid {run['pid']}" if run.get("pid") else ""
             raise InputError(f"{lever_id} is running{where} (run {run.get('run', '?')}); wait for it to end, "
                              "or cancel it there")
         try:
@@ -307,10 +308,23 @@ class Actions:
                              f"(optseq --run {lever_id} measures it)")
         if not model.lever.run:
             raise InputError(f"{lever_id} was adopted by hand and has no command to measure it with")
+        refused = self.watch_refusal(lever_id)
+        if refused:
+            raise InputError(refused)
         if model.landed:
             since = str(model.landed.get("since"))[:7]
             raise InputError(f"{lever_id} is in the code since {since}: its branch is the baseline now (optseq "
                              f"compare {since}^ {since} measures what the merge did)")
+
+    watch_refusal = testbed_views.watch_refusal  # why a watch of a lever is left to another testbed, or None
+    watch_refusals = testbed_views.watch_refusals  # one line per adopted lever left to another testbed
+
+    @property
+    def testbed(self) -> dict:
+        """{id, name, parts} of the machine this process measures on (state/runs/testbed.py)."""
+        from optseq.state.runs.testbed import local
+
+        return local(self.plan.testbed)
 
     @property
     def runner(self):
@@ -342,18 +356,23 @@ class Actions:
 
     def watchable(self) -> list[str]:
         """What `--run watch` re-checks, in dependency order: every adopted lever with a command, not unavailable
-        on this device, whose code is not the baseline's already (a merged branch)."""
+        on this device, whose code is not the baseline's already (a merged branch), adopted on this testbed
+        (watch_refusals says the others)."""
         machine = self.machine
         return machine.in_order(lid for lid, m in machine.models.items() if m.outcome == "adopt" and m.lever.run
-                                and not m.landed and m.unavailable is None and m.state != "running")
+                                and not m.landed and m.unavailable is None and m.state != "running"
+                                and self.watch_refusal(lid) is None)
 
     def pick(self, target: str, done=()) -> str | None:
         """The next lever of group `target` from the current state, skipping those in `done`: a run may
         make others ready or stale, and no lever runs twice in one invocation."""
         return next((lid for lid in self.targets(target) if lid not in done), None)
 
-    def mark_stack_changes(self, run_id: int, fp: dict) -> None:
-        """A number measured on another device or torch is stale; a code change only warns (status)."""
+    def mark_stack_changes(self, run_id: int, fp: dict, testbed: dict | None = None) -> None:
+        """A number measured on another device or torch is stale; a code change only warns (status). Only on
+        one testbed: a run elsewhere (another OPTSEQ_TESTBED, or not the plan's deciding one) stales nothing."""
+        if not decides({"testbed": testbed}, self.plan.testbed):
+            return
         for lever_id, model in self.machine.models.items():
             if model.state in DECIDED and model.decision:
                 evidence_runs = model.decision.get("runs") or []
@@ -362,6 +381,8 @@ class Actions:
             else:
                 continue
             for evidence in evidence_runs:
+                if not same(self.machine.runs.testbed(evidence), testbed):
+                    continue  # another machine's numbers: a device that differs there is no change here
                 old = self.machine.runs.fingerprint(evidence)
                 said = _stack_change(old, fp)
                 if said and evidence != run_id:

@@ -21,7 +21,7 @@ def made_later(directory, mode: str) -> bool:
 
 class FirstWrite:
     """Mixed into `Sequencer` (state/sequencer.py), which gives it `store`, `lock`, `machine`, `_depth`, `_synced`,
-    `_catch_up`, `_load` and `_keep_snapshot`, and sets `_creates` (directory, on_wait) where the store is to be
+    `_catch_up`, `_load`, `_keep_snapshot` and `on_made` (called once the store is made), and sets `_creates` (directory, on_wait) where the store is to be
     made, and `_first`, the transaction a writing() opens at its first append, to None."""
 
     def _first_write(self) -> None:
@@ -39,6 +39,8 @@ class FirstWrite:
             if self._first is not None:
                 self._first.enter_context(store.batch())
                 self._catch_up()
+            if self.on_made is not None:
+                self.on_made()
 
     @contextmanager
     def _first_writing(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -46,6 +47,8 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         self._replayed = False
         self._plan_text = _plan_bytes(plan.path)
         self._creates = self._first = None  # first_write.py's
+        self.on_made: Callable[[], None] | None = None
+        """Called once a store this open left to its first write is made (the CLI says so then)."""
         self.machine = self._load()
         if not self.readonly:
             self._recover()

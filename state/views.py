@@ -8,7 +8,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 
-from optseq.state import branch_views
+from optseq.state import branch_views, testbed_views
+from optseq.state.lever_note import last_failure, last_verdict, note, remeasured
 from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
 from optseq.state.lifecycle.words import say, text
@@ -45,14 +46,15 @@ class ReadViews:
                 "eroded": self.machine.eroded_text(lever.id),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
-                "remeasured": _remeasured(model),
+                "remeasured": remeasured(model),
                 "last_run": _run_brief(self.machine.runs.latest(lever.id)),
-                "last_failure": _last_failure(model, self.machine.runs.last.get(lever.id),
-                                              self.machine.runs.run_of(lever.id) is not None),
+                "last_failure": last_failure(model, self.machine.runs.last.get(lever.id),
+                                             self.machine.runs.run_of(lever.id) is not None),
             }
             if model.state in ("ready", "stale") and lever.run and self.cannot_run(lever.id):  # `next` skips it too
                 view.update(state="blocked", why_blocked=[self.cannot_run(lever.id)])
-            view["note"] = _note(view)
+            view.update(testbed_views.testbed_view(self.plan, self.machine, model))
+            view["note"] = note(view)
             if lever.criteria:
                 view["criteria"] = {
                     cand.id: {
@@ -124,6 +126,7 @@ class ReadViews:
                                  "reopens": list(p.reopens), "fired": fired.get(p.id)}
                                 for p in self.plan.decision_points],
             "warnings": list(self.warnings),
+            "testbed": testbed_views.testbeds(self),
         }
 
     def whatif(self, search: bool = True) -> dict:
@@ -203,7 +206,7 @@ class ReadViews:
                 elif state == "unplanned":
                     items.append(f"{lid}: write its plan (optseq plan {lid} PATH)")
                 elif state == "measured":
-                    why = _remeasured(model) or _last_verdict(model)
+                    why = remeasured(model) or last_verdict(model)
                     items.append(f"{lid}: decide it{f' ({why})' if why else ''} "
                                  f"(optseq decide {lid} {_outcomes(lever)} --why …)")
                 elif state not in ("ready", "stale"):
@@ -284,65 +287,6 @@ def _outcomes(lever) -> str:
     if lever.kind == "experiment":
         return "CONFIG"
     return "|".join(o for o in lever.outcomes if o != "defer") or "OUTCOME"
-
-
-def _remeasured(model) -> str | None:
-    """`re-measured inconclusive in run 12: CI straddles 1.10×; was adopt` while that leaves it measured."""
-    cleared = model.cleared or {}
-    if model.state != "measured" or cleared.get("run") is None:
-        return None
-    return f"{cleared['why']}; was {cleared['outcome']}"
-
-
-def _last_verdict(model) -> str | None:
-    run = model.last_run or {}
-    if run.get("verdict") != "inconclusive":
-        return None
-    return f"inconclusive in run {run['id']}" + (f": {run['reason']}" if run.get("reason") else "")
-
-
-def _note(view: dict) -> str:
-    """The one-line why / note of `optseq status`: a failed last run first, until a run or decision follows it."""
-    if view["why_blocked"]:
-        return "; ".join(view["why_blocked"])
-    parts = [view["last_failure"]] if view.get("last_failure") else []
-    if view.get("eroded"):
-        parts.append(view["eroded"])
-    if (view.get("branch") or {}).get("text"):
-        parts.append(view["branch"]["text"])
-    if view["stale_reason"]:
-        parts.append(view["stale_reason"])
-    elif view["unavailable"]:
-        parts.append(f"unavailable: {view['unavailable']['reason']} (run {view['unavailable']['run']})")
-    elif view["remeasured"]:
-        parts.append(view["remeasured"])
-    else:
-        parts += view["warnings"]
-    return "; ".join(parts)
-
-
-ENDED_BADLY = ("failed", "timeout", "cancelled", "interrupted")
-"""How a run ends without figures, through no fault of the lever's speed (unavailable has its own note)."""
-REASON_CHARS = 160
-"""A failure's reason in the note is cut here: the run's record (`optseq runs`) has all of it."""
-
-
-def _last_failure(model, record: dict | None, running: bool) -> str | None:
-    """`last run 7 failed: exited 1 ...` while the lever's latest finished run ended badly and neither a run
-    since (one in flight included) nor a decision made after it has superseded it."""
-    run = model.last_run or {}
-    if running or run.get("status") not in ENDED_BADLY:
-        return None
-    ended = (record or {}).get("ended") if (record or {}).get("id") == run.get("id") else None
-    decided = (model.decision or {}).get("at")
-    if ended and decided and str(decided) >= str(ended):  # the store's times are to the second: a tie is later
-        return None
-    reason = " ".join(str(run.get("reason") or "").split())
-    if reason == run["status"]:  # `cancelled: cancelled` said it twice
-        reason = ""
-    if len(reason) > REASON_CHARS:
-        reason = reason[:REASON_CHARS - 1] + "…"
-    return f"last run {run.get('id')} {run['status']}" + (f": {reason}" if reason else "")
 
 
 LONG_STATS = ("ratios", "units", "looks")

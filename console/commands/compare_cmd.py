@@ -59,7 +59,8 @@ def run_compare(seq, args) -> int:
     if os.environ.get(SUMMARY_ENV):
         _check_summary(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
     found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
-    getattr(args, "announce_store", lambda: None)()  # a new store is said first, not after a long compare
+    # a new store is said as the compare makes it (its first record, before any launch), not after hours
+    seq.on_made = getattr(args, "announce_store", None)
     control = RunControl()
     from optseq.state.plan.model import Lever
 

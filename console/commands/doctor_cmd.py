@@ -35,7 +35,20 @@ def run_doctor(db: Path, rebuild: bool, prune: bool = False, every: bool = False
     if not prune:
         for line in worktree_lines():
             print(line)
+        print(testbed_line())
     return OK if sound else DAMAGED
+
+
+def testbed_line() -> str:
+    """`testbed here: vm-d53289 (vm · Xeon × 2 · Linux 6)`: what this machine's runs record as their testbed,
+    its fingerprint's parts in the open (OPTSEQ_TESTBED names it otherwise; a plan's [testbed] name too)."""
+    from optseq.state.errors import InputError
+    from optseq.state.runs.testbed import local, text
+
+    try:
+        return f"testbed here: {text(local())}"
+    except InputError as exc:
+        return f"testbed here: {exc}"
 
 
 def worktree_lines() -> list[str]:

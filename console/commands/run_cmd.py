@@ -177,6 +177,10 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
                 echo: bool = False) -> int:
     group = target in seq.GROUPS
     reports: list[RunReport] = []
+    try:
+        seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed refuses the run before it starts
+    except InputError as exc:
+        return _refused(seq, target, str(exc), as_json, BAD_INPUT)
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
     for detached in seq.detached_runs():
         if (group or detached["lever"] == target) and not control.cancelled:
@@ -196,8 +200,13 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
             seq.check_refs(target)  # a branch lever's refs: the plan's input, refused before the run says it starts
         except InputError as exc:
             return _refused(seq, target, str(exc), as_json, BAD_INPUT)
+    elsewhere = seq.watch_refusals() if target == "watch" else []
+    for line in elsewhere[:-1] if first is None and not reports else elsewhere:
+        print(f"optseq: {line}", file=sys.stderr, flush=True)
     if first is None and not reports:
-        return _refused(seq, target, f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
+        # a watch that leaves every adopted gain to another testbed says so, one line each, and nothing more
+        return _refused(seq, target, elsewhere[-1] if elsewhere else
+                        f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
     if target == "watch" and first is not None:

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from optseq.console.commands.fit import fit, terminal_width
 from optseq.state.text import ratio_text
+from optseq.state.plan.testbed import name_of
 
 OK = 0
 
@@ -132,12 +133,17 @@ def render_history(history: dict, changes: Iterable[str] = (), width: int | None
     `width`, no line is wider: columns go (DROPPED_FIRST) and what remains wraps under an indent."""
     lines = []
     if history["runs"]:
-        rows = [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
-        shown = list(range(len(RUN_COLUMNS) - 1))
+        columns, rows = RUN_COLUMNS, [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
+        testbeds = [name_of(run) for run in history["runs"]]
+        if len(set(testbeds)) > 1:  # one machine's history needs no column saying so; several name each number's
+            at = RUN_COLUMNS.index("lever") + 1
+            columns = (*RUN_COLUMNS[:at], "testbed", *RUN_COLUMNS[at:])
+            rows = [columns, *((*row[:at], testbed, *row[at:]) for row, testbed in zip(rows[1:], testbeds))]
+        shown = list(range(len(columns) - 1))
         for name in DROPPED_FIRST if width else ():
             if _table_width(rows, shown) + 2 + NOTE_ROOM <= width:
                 break
-            shown.remove(RUN_COLUMNS.index(name))
+            shown.remove(columns.index(name))
         widths = {i: max(len(row[i]) for row in rows) for i in shown}
         for row in rows:
             cells = [row[i].rjust(widths[i]) if i == 0 else row[i].ljust(widths[i]) for i in shown]

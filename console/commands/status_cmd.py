@@ -17,6 +17,9 @@ def render_status(status: dict, width: int | None = None) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(columns)]
     lines = fit(f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else ""),
                 width)
+    said = testbed_line(status.get("testbed") or {})
+    if said:
+        lines += fit(said, width)
     if not status["levers"]:  # a plan for `optseq compare` alone: nothing to show but that
         return "\n".join(lines + fit("no levers: the plan declares its [workload] only, what `optseq compare BASE "
                                       "HEAD` measures (`optseq runs` lists the compares)", width))
@@ -27,3 +30,21 @@ def render_status(status: dict, width: int | None = None) -> str:
     for item in status.get("todo") or ():
         lines += fit(f"to do: {item}", width)
     return "\n".join(lines)
+
+
+def testbed_line(testbed: dict) -> str | None:
+    """`testbed: laptop (vm-d53289: vm · Xeon × 2 · Linux 6); the plan's numbers are gpu-box's; runs from
+    gpu-box, laptop`: said once the store holds another testbed's runs or the plan names the deciding one; a
+    one-machine store's status has no line for it (`optseq doctor` names its parts)."""
+    from optseq.state.runs.testbed import text
+
+    seen, decides = sorted(testbed.get("seen") or {}), testbed.get("decides")
+    if testbed.get("error"):
+        return f"testbed: {testbed['error']}"
+    if len(seen) <= 1 and not decides and (not seen or seen == [testbed.get("name")]):
+        return None
+    line = f"testbed: {text(testbed)}"
+    if decides:
+        line += f"; the plan's numbers are {decides}'s" + ("" if decides in (testbed.get("name"), testbed.get("id"))
+                                                           else ": runs here decide nothing")
+    return line + (f"; runs from {', '.join(seen)}" if seen else "")

@@ -7,7 +7,7 @@ a checkout optseq made on this machine; `ship` a folder the job's working direct
 `$OPTSEQ_NODE_TREES` (default: the node's temp folder) so that a commit's setup runs once per node, whatever
 pair of commits a job shipped it with (its symlinks, which a zip unpacked by Ray cannot hold, made again from
 the list shipped beside it). A setup that ended well leaves its mark (a digest of what it ran: the command and
-the content of every file its argv names, wherever it is, so that an edited setup script runs again); one that
+the content of the scripts it runs, wherever they are, so that an edited setup script runs again); one that
 failed leaves none, so the next run tries again (a missing compiler installed since, say).
 
 A checkout optseq made here is a git worktree of the commit, and what is measured in it must be the commit: its
@@ -113,11 +113,28 @@ def named(files: list[str], most: int = 5) -> str:
     return ", ".join(files[:most]) + (f" and {len(files) - most} more" if len(files) > most else "")
 
 
+INTERPRETERS = ("python", "sh", "bash", "zsh", "dash", "node", "perl", "ruby", "julia", "Rscript")
+"""A setup's first word that runs a script given after it (`python prepare.py`, `bash setup.sh`)."""
+
+
+def setup_scripts(setup: list[str]) -> list[str]:
+    """The files a setup runs: its first word, and the script an interpreter is given (not `-m` or `-c`, whose
+    text is in the command). Only these: a file the setup writes (a log, a stamp it is told of) is no part of
+    what it runs, and would make it run again each time."""
+    scripts = [setup[0]]
+    if Path(setup[0]).name.rstrip("0123456789.") in INTERPRETERS:
+        for arg in setup[1:]:
+            if arg in ("-m", "-c") or not arg.startswith("-"):
+                scripts += [] if arg in ("-m", "-c") else [arg]
+                break
+    return scripts
+
+
 def setup_digest(setup: list[str], cwd: Path) -> str:
-    """What a setup runs: its command and the content of every file its argv names (`./setup.sh`, `python
-    prepare.py`, a script by its absolute path outside the repository, an ignored one), read where it is now."""
+    """What a setup runs: its command and the content of the scripts it runs (`./setup.sh`, `python prepare.py`,
+    a script by its absolute path outside the repository, an ignored one), read where they are now."""
     digest = hashlib.sha256(json.dumps(list(setup)).encode())
-    for arg in dict.fromkeys(setup):
+    for arg in setup_scripts(setup):
         path = Path(arg).expanduser() if os.path.isabs(os.path.expanduser(arg)) else cwd / arg
         with contextlib.suppress(OSError, ValueError):
             if path.is_file() and path.stat().st_size < 64 * 1024 ** 2:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from optseq.state.plan import gates
+from optseq.state.plan.testbed import decides
 from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.watched import Watched
 from optseq.state.lifecycle.states import DECIDED, OUTCOME_TRIGGER, RUNNABLE, LeverModel
@@ -67,9 +68,12 @@ class RecordMoves(Watched, Staleness):
             self.runs.compare(record)  # two commits of the workload: it moves no lever
             return
         model = self.models[record["lever"]]
+        counts = decides(record, self.plan.testbed)
         self.runs.started(record)
         if record.get("status") not in ("running", "queued"):
-            self.runs.ended(record)
+            self.runs.ended(record, counts)
+        if not counts:
+            return  # measured on another testbed than the plan's deciding one: shown, it moves nothing
         if record.get("watch"):
             # a watch checks a standing adopt: the lever's state does not move while it runs, nor after
             if record.get("status") not in ("running", "queued"):
@@ -89,8 +93,11 @@ class RecordMoves(Watched, Staleness):
         self.effects = []
         model = self.models[lever_id]
         final = dict(record or {}, status=status, lever=lever_id)
-        self.runs.ended(final)
-        if final.get("watch"):
+        counts = decides(final, self.plan.testbed)
+        self.runs.ended(final, counts)
+        if not counts:
+            pass  # another testbed's run: recorded and shown, it decides nothing here
+        elif final.get("watch"):
             self._watched(model, final)
         elif model.state == "running":
             self._ended(model, final, status, verdict)

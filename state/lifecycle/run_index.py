@@ -12,7 +12,7 @@ from typing import Any
 from optseq.state.lifecycle.history_points import measured_at
 
 KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "elapsed_s", "detail", "reason",
-        "summary", "passes", "n_samples", "infra")
+        "summary", "passes", "n_samples", "infra", "testbed")
 """The fields of a finished run that the views read; logs, warnings and env stay in the journal. Beside them,
 `on`: the run's commit and device (history_points.measured_at), absent from runs kept before it was; and
 `left_running`: how many processes its launches left that optseq stopped, where any (the record names them)."""
@@ -37,6 +37,9 @@ class RunIndex:
         self.compares: list[dict[str, Any]] = []
         """The newest compares (`optseq compare`: runs of no lever), in flight or finished, oldest first, at most
         RECENT: what the console lists."""
+        self.testbeds: dict[str, str] = {}
+        """testbed name -> its fingerprint id, for every testbed a finished run was measured on: the views name a
+        number's testbed once more than one appears."""
         self.latest_code: dict[str, str] = {}
         """workload -> its newest code hash: each command-pair benchmark is its own workload, the built-in
         benches one (`default`), so a change to one team script never flags the others' numbers."""
@@ -46,16 +49,21 @@ class RunIndex:
         if rid is None or lever is None:
             return
         self.stacks[rid] = {"infra": record.get("infra") or {}, "fingerprint": record.get("fingerprint") or {}}
+        if isinstance(record.get("testbed"), dict):
+            self.stacks[rid]["testbed"] = record["testbed"]
         if record.get("started"):
             # the final record does not repeat it; run hours (optseq whatif) need both ends
             self.stacks[rid]["started"] = record["started"]
         if record.get("status") in ("running", "queued"):
             self.running[lever] = rid
 
-    def ended(self, record: dict[str, Any]) -> None:
+    def ended(self, record: dict[str, Any], decides: bool = True) -> None:
+        """`decides`: False for a run on another testbed than the plan's deciding one: kept for the views, its
+        code hash moves no lever's warning."""
         rid, lever = record.get("id"), record.get("lever")
         if rid is None or lever is None:
             return
+        self.seen(record)
         if self.running.get(lever) == rid:
             del self.running[lever]
         kept = {k: record[k] for k in KEPT if k in record}
@@ -69,6 +77,8 @@ class RunIndex:
         if rid in self.stacks or record.get("infra") is not None:
             entry = self.stacks.setdefault(rid, {"infra": record.get("infra") or {}, "fingerprint": {}})
             entry["fingerprint"] = record.get("fingerprint") or entry.get("fingerprint") or {}
+            if isinstance(record.get("testbed"), dict):
+                entry["testbed"] = record["testbed"]
         # run ids grow with time: a record replayed late never displaces a newer run
         if (self.last.get(lever) or {}).get("id", 0) <= rid:
             self.last[lever] = kept
@@ -79,14 +89,24 @@ class RunIndex:
                 and (self.last_stats.get(lever) or {}).get("id", 0) <= rid:
             self.last_stats[lever] = kept
         fingerprint = record.get("fingerprint") or {}
-        if fingerprint.get("code_hash"):
+        if fingerprint.get("code_hash") and decides:
             self.latest_code[workload(fingerprint)] = fingerprint["code_hash"]
+
+    def seen(self, record: dict[str, Any]) -> None:
+        testbed = record.get("testbed")
+        if isinstance(testbed, dict) and isinstance(testbed.get("name"), str):
+            self.testbeds[testbed["name"]] = str(testbed.get("id") or testbed["name"])
+
+    def testbed(self, run_id: int | None) -> dict[str, Any] | None:
+        """The testbed an evidence run (or one in flight) was measured on; None where unknown."""
+        return (self.stacks.get(run_id) or {}).get("testbed") if run_id is not None else None
 
     def compare(self, record: dict[str, Any]) -> None:
         """A compare started or ended (its record, or the fields of its final update with its id)."""
         rid = record.get("id")
         if rid is None:
             return
+        self.seen(record)
         old = next((c for c in self.compares if c.get("id") == rid), {})
         kept = {**old, **{k: record[k] for k in (*KEPT, "compare", "code") if k in record}}
         self.compares = sorted([c for c in self.compares if c.get("id") != rid] + [kept],
@@ -124,7 +144,7 @@ class RunIndex:
     def to_dict(self) -> dict[str, Any]:
         return {"running": self.running, "last": self.last, "last_stats": self.last_stats, "recent": self.recent,
                 "stacks": {str(k): v for k, v in self.stacks.items()}, "latest_code": self.latest_code,
-                "compares": self.compares}
+                "compares": self.compares, "testbeds": self.testbeds}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunIndex:
@@ -135,6 +155,7 @@ class RunIndex:
         index.recent = {k: list(v) for k, v in (data.get("recent") or {}).items()}
         index.stacks = {int(k): v for k, v in (data.get("stacks") or {}).items()}
         index.compares = list(data.get("compares") or [])
+        index.testbeds = dict(data.get("testbeds") or {})
         latest = data.get("latest_code")
         # snapshots before workloads were told apart held one hash, the built-in benches'
         index.latest_code = {"default": latest} if isinstance(latest, str) else dict(latest or {})

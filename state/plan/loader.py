@@ -10,6 +10,7 @@ from pathlib import Path
 
 from optseq.state.plan.arms import parse_workload
 from optseq.state.plan.compare import KEYS as COMPARE_KEYS, CompareSettings, ToleranceError, parse_tolerance
+from optseq.state.plan.testbed import TestbedSettings, parse as parse_testbed
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
 from optseq.state.plan.levers import LeverReader
@@ -152,13 +153,14 @@ _SPECIAL = re.compile(r"[\[\]{}#\"']")
 
 
 class _Loader(LeverReader):
-    """The plan's sections: the [plan] head, facts, levers, order, status, decision points, runner, volume."""
+    """The plan's sections: the [plan] head, facts, levers, order, status, decision points, runner, volume, compare,
+    testbed."""
 
     def plan(self, data: dict) -> Plan:
         """The plan; in validate's reading each part is read on its own, a part with a problem left out (and what
         names a lever left out taken as known: `unread`), so one problem does not hide the next."""
         self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
-                               "volume", "workload", "compare"}, "")
+                               "volume", "workload", "compare", "testbed"}, "")
         head = self.part(lambda: self.get(data, "plan", "", dict, what="a [plan] table"))
         if head is None:  # said: its own keys are not missing as well
             head = {"title": "", "as_of": dt.date.min}
@@ -215,6 +217,8 @@ class _Loader(LeverReader):
             workload=self.workload,
             compare=(self.part(lambda: parse_compare(self, data["compare"]), CompareSettings()) if "compare" in data
                      else CompareSettings()),
+            testbed=(self.part(lambda: parse_testbed(self, data["testbed"]), TestbedSettings()) if "testbed" in data
+                     else TestbedSettings()),
         )
         cross_check(self, plan)
         self.part(lambda: check_volume(self, plan))

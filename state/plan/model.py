@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optseq.state.plan.compare import CompareSettings
+from optseq.state.plan.testbed import TestbedSettings
 from optseq.state.plan.gates import Expr, atoms
 from optseq.state.plan.runner import RunnerConfig
 from optseq.state.plan.workload import Arms, Workload
@@ -277,6 +278,8 @@ class Plan:
     """`[plan] code_changes`: "warn" shows a code change since a lever's run in status; "stale" re-queues it."""
     compare: CompareSettings = field(default_factory=CompareSettings)
     """The plan's `[compare]`: the commit gate's tolerance and budget."""
+    testbed: TestbedSettings = field(default_factory=TestbedSettings)
+    """The plan's `[testbed]`: this checkout's testbed name and the testbed whose numbers decide."""
 
     def lever(self, lever_id: str) -> Lever:
         for lever in self.levers:

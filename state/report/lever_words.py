@@ -128,7 +128,11 @@ class LeverWords:
         # with figures shown, an automatic decision's reason only repeats them; the results table has the rest
         why = "" if (estimate is not None and record.get("auto")) else \
             said_in(record.get("why_said"), str(record.get("why") or "").strip(), self.lang, STORED)
-        meta = ", ".join(x for x in (utc_day(record.get("at")), how + (f": {why}" if why else "")) if x)
+        # a store with several testbeds' runs names the one this decision's numbers came from
+        runs = (record.get("runs") or []) if len(self.m.runs.testbeds) > 1 else []
+        testbed = next((t for t in (self.m.runs.testbed(r) for r in runs) if t), None)
+        where = self.w["testbed"].format(name=testbed["name"]) if testbed else ""
+        meta = ", ".join(x for x in (utc_day(record.get("at")), where, how + (f": {why}" if why else "")) if x)
         return f"{outcome}{figure} ({meta})"
 
     def inconclusive_text(self, model: LeverModel) -> str:

@@ -116,6 +116,7 @@ def prepare(seq, base_ref: str, head_ref: str = "HEAD", lever_id: str | None = N
     for a plan with nothing to compare, a plan outside git, a ref that names nothing, two refs naming one commit,
     a read-only store."""
     found = gate(seq, lever_id, tolerance)
+    seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed: refused before anything runs
     if seq.readonly:
         raise InputError(f"the store {seq.store.directory} is read-only here; a compare is recorded in it")
     commits = branch.resolve(found.arms.cwd, base_ref, head_ref, "compare", names=("BASE", "HEAD"))
@@ -181,7 +182,7 @@ def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go
             record = seq.append("runs", {"kind": "compare", "status": "running", "argv": list(ARMS_RUN),
                                          "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
                                          "runner": runner.name, "arms": spec, "code": commits.to_dict(),
-                                         "compare": about})
+                                         "compare": about, "testbed": seq.testbed})
             run_dir = seq.store.run_dir(record["id"])
     lever = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=found.timeout_s,
                   rule=found.rule, arms=found.arms)
@@ -216,7 +217,8 @@ def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, rep
               "detail": detail, "passes": passes, "env": tally.env, "verdict": verdict, "summary": summary,
               "fingerprint": {**fingerprint(tally.env, seq.machine.infra()), "code": commits.to_dict(), "repo": None},
               "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
-              "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes}
+              "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes,
+              "testbed": (seq.store.get("runs", run_id) or {}).get("testbed") or seq.testbed}
     if tally.leftovers:  # what outlived its launch, stopped (run_record.finish keeps it on a lever's run too)
         fields["leftovers"] = tally.leftovers[:leftovers.KEPT]
         fields["notes"] = [leftovers.run_line(tally.leftovers)]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from optseq.state.lifecycle.history_points import finite, measured_at, run_stats
 from optseq.state.text import ratio_text
+from optseq.state.plan.testbed import UNKNOWN, name_of
 
 MIN_RUNS = 3
 """A lever's history is looked at from this many runs with an estimate; change_points.MIN_SIZE runs must lie
@@ -51,7 +52,19 @@ def series(runs) -> list[dict]:
 
 def changes(runs) -> list[Change]:
     """The change points of these runs of one lever (all its runs, or the newest the machine keeps), oldest
-    first; [] below MIN_RUNS runs with an estimate, and without importing the detector's libraries."""
+    first; [] below MIN_RUNS runs with an estimate, and without importing the detector's libraries. Each testbed's
+    runs are a series of their own (two machines' levels are no change); a run recorded before runs carried their
+    testbed belongs to each."""
+    runs = list(runs)
+    named = sorted({name_of(r) for r in runs} - {UNKNOWN})
+    if len(named) <= 1:
+        return _changes(runs)
+    found = {(c.previous, c.run): c for name in named
+             for c in _changes([r for r in runs if name_of(r) in (name, UNKNOWN)])}
+    return sorted(found.values(), key=lambda c: c.run)
+
+
+def _changes(runs) -> list[Change]:
     points = series(runs)
     if len(points) < MIN_RUNS:
         return []

@@ -128,7 +128,8 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
                     # the baseline is the stack without this lever, also when it is re-measured after adoption
                     infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
                     fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
-                              "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name}
+                              "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name,
+                              "testbed": seq.testbed}
                     if watch:
                         seq.check_watchable(lever_id)  # again, after the catch-up: a decision may have come
                         fields["watch"] = True

@@ -8,6 +8,7 @@ from optseq.state.errors import InputError
 from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
+from optseq.state.plan.testbed import decides, foreign_note, of as testbed_of
 from optseq.state.runners import leftovers
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.measured_on import config_of, fingerprint
@@ -43,6 +44,9 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         "samples_file": str(collected.samples_file) if collected.samples else None,
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
+        # the machine it measured on: the start's (a re-attached run's too), in the final record as well, for a
+        # process that catches up on the update alone
+        "testbed": testbed_of(stored) or seq.testbed,
     }
     if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
         fields["leftovers"] = collected.leftovers[:leftovers.KEPT]
@@ -95,11 +99,14 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     fields["verdict"] = verdict_name
     if watch:
         fields["watch"] = True  # in the final record too: a process catching up reads the update alone
+    foreign = None if decides(fields, seq.plan.testbed) else foreign_note(fields, seq.plan.testbed)
     with seq.writing():
         seq.store.update("runs", run_id, fields)
         seq.run_ended(lever.id, status, verdict_name, {"id": run_id, "lever": lever.id, **fields})
         seq.fire_points("runs", {"lever": lever.id, "status": status})
-        notes = []
+        notes = [foreign] if foreign else []
+        if foreign:  # recorded and shown, but another testbed's numbers decide this plan
+            collected.criteria, decision = [], None
         # validation refuses before anything is written, so a refused criterion or decision
         # leaves the run's own record intact; the refusal is kept on the run
         for crit in collected.criteria:
@@ -122,7 +129,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
             notes.insert(0, leftovers.run_line(collected.leftovers))
         if notes:
             seq.store.update("runs", run_id, {"notes": notes})
-        seq.mark_stack_changes(run_id, fields["fingerprint"])
+        seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
     return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
                 decision=decision, verdict=verdict_name)
 

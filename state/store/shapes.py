@@ -69,6 +69,13 @@ class Summary(_Shape):
     best_of: dict[str, Any] | None | UnsetType = UNSET
 
 
+class Testbed(_Shape):
+    """A run's testbed: the views read its name; a sync (issue 39) will key runs by it."""
+    name: str
+    id: str | UnsetType = UNSET
+    parts: dict[str, str] | UnsetType = UNSET
+
+
 class RunFields(_Shape):
     lever: str | None | UnsetType = UNSET
     kind: str | UnsetType = UNSET
@@ -95,6 +102,7 @@ class RunFields(_Shape):
     env: dict[str, Any] | None | UnsetType = UNSET
     fingerprint: dict[str, Any] | None | UnsetType = UNSET
     summary: Summary | str | None | UnsetType = UNSET  # readers take a summary that is no object as empty
+    testbed: Testbed | UnsetType = UNSET  # the machine it ran on (state/runs/testbed.py); none before testbeds were
 
 
 class DecisionFields(_Shape):
@@ -223,6 +231,7 @@ class Stack(_Shape):
     infra: dict[str, Any] | None | UnsetType = UNSET
     fingerprint: dict[str, Any] | None | UnsetType = UNSET
     started: str | None | UnsetType = UNSET
+    testbed: Testbed | UnsetType = UNSET
 
 
 class RunIndexData(_Shape):
@@ -233,6 +242,7 @@ class RunIndexData(_Shape):
     stacks: dict[str, Stack] | UnsetType = UNSET
     latest_code: dict[str, str] | str | None | UnsetType = UNSET
     compares: list[KeptRun] | UnsetType = UNSET
+    testbeds: dict[str, str] | UnsetType = UNSET
 
 
 class Unavailable(_Shape):

@@ -319,9 +319,13 @@ class MainScreen(Following, Asking, Screen):
         if self.panel.running:
             self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
             return
+        elsewhere = self.seq.watch_refusals()  # adopted on another testbed: said, not measured here
         if not self.seq.watchable():
-            self.notify("nothing to watch: no adopted lever has a command to measure it with", severity="warning")
+            self.notify("; ".join(elsewhere) or "nothing to watch: no adopted lever has a command to measure it with",
+                        severity="warning")
             return
+        if elsewhere:
+            self.notify("; ".join(elsewhere), severity="warning")
         # here the levers share this machine's cores, which a watch's figures must not: one at a time
         self.panel.start_group(self.seq, "watch", self.parallel if self.seq.runner.name != "local" else 1)
         self.action_view("run")

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note, short
 from optseq.console.words.figures import estimate_text, plain_title, ratio, run_line, saved_line, state_text
 from optseq.console.tui.widgets.next_step import in_keys
+from optseq.state.plan.testbed import name_of
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -64,6 +65,10 @@ class LeverDetail(VerticalScroll, can_focus=True):
         elif (view.get("watch") or {}).get("verdict"):
             watch = view["watch"]
             text.append(f"watch: {watch['verdict']} at run {watch.get('run')}\n")
+        if view.get("elsewhere"):  # the latest run is another testbed's: it decided nothing here
+            text.append(f"testbed: {view['elsewhere']}\n", style="bold")
+        elif view.get("testbeds_shown") and view.get("testbed"):
+            text.append(f"testbed: measured on {view['testbed']}\n")
         if view.get("requires"):
             text.append(f"requires: {view['requires']}\n")
         if lever.rule is not None:
@@ -99,7 +104,9 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append("  none yet\n")
         evidence = _evidence_run(view)
         for run in runs[-MAX_RUNS:][::-1]:
-            text.append(f"  {run_line(run)}\n")
+            # the store holds several testbeds' runs: each names its own
+            where = f"  on {name_of(run)}" if view.get("testbeds_shown") else ""
+            text.append(f"  {run_line(run)}{where}\n")
             if run.get("id") == evidence:
                 text.append(f"      {_measured_code(view)}\n")
         head("decisions")

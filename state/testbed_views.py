@@ -1,0 +1,60 @@
+"""Which testbed a lever's numbers came from, for the views, and where a watch may re-check an adopted gain, for
+the actions: functions of the plan, the lever machine and this process' testbed (state/runs/testbed.py)."""
+from __future__ import annotations
+
+from optseq.state.errors import InputError
+from optseq.state.plan.testbed import decides, foreign_note, is_named, of
+
+
+def testbed_view(plan, machine, model) -> dict:
+    """`testbed`: the testbed the lever's standing numbers came from (its decision's evidence, else its latest run),
+    None where unknown; `elsewhere`: what its latest run, measured on a testbed whose numbers do not decide this
+    plan, says of itself (it decided nothing), until a deciding run follows it; `testbeds_shown`: whether the
+    store holds more than one testbed's runs; `testbed_note`: what status' note says of it."""
+    runs = machine.runs
+    evidence = (model.decision or {}).get("runs") or []
+    latest = runs.last.get(model.lever.id) or {}
+    found = next((t for t in (runs.testbed(r) for r in evidence) if t), None) or of(latest)
+    elsewhere = None if decides(latest, plan.testbed) else f"run {latest.get('id')} " + foreign_note(latest,
+                                                                                                     plan.testbed)
+    shown = len(runs.testbeds) > 1
+    # status' note: another testbed's run, which decided nothing; else, in a store of several, where they came from
+    note = elsewhere or (f"measured on {found['name']}" if shown and found else None)
+    return {"testbed": found["name"] if found else None, "elsewhere": elsewhere, "testbeds_shown": shown,
+            "testbed_note": note}
+
+
+def testbeds(seq) -> dict:
+    """The status' `testbed`: this process' ({id, name, parts}, or `error` for an OPTSEQ_TESTBED that names none),
+    the plan's deciding one and every testbed a run of this store was measured on (name -> fingerprint id)."""
+    try:
+        here = dict(seq.testbed)
+    except InputError as exc:
+        here = {"error": str(exc)}
+    return {**here, "decides": seq.plan.testbed.decides, "seen": dict(seq.machine.runs.testbeds)}
+
+
+def watch_refusal(seq, lever_id: str) -> str | None:
+    """Why a watch of `lever_id` here would measure against another testbed's numbers (one line), or None: an
+    adopted gain is re-checked on the testbed its evidence came from, and only where numbers decide the plan."""
+    from optseq.state.runs.testbed import ENV
+
+    model = seq.machine.models[lever_id]
+    runs = (model.decision or {}).get("runs") or []
+    where = next((t for t in (seq.machine.runs.testbed(r) for r in runs) if t), None)
+    here = seq.testbed
+    wanted = next((w for w in (where["name"] if where else None, seq.plan.testbed.decides)
+                   if w is not None and not is_named(here, w)), None)
+    if wanted is None:
+        return None
+    how = (f"was adopted on {wanted}" if where and wanted == where["name"]
+           else f"decides on {wanted} ([testbed] decides)")
+    return (f"watch: {lever_id} {how}; this is {here['name']}: its gain is re-checked only on {wanted} "
+            f"({ENV}={wanted} there)")
+
+
+def watch_refusals(seq) -> list[str]:
+    """One line per adopted lever `--run watch` leaves to another testbed."""
+    found = (watch_refusal(seq, lid) for lid, m in seq.machine.models.items()
+             if m.outcome == "adopt" and m.lever.run and not m.landed)
+    return [line for line in found if line]
