@@ -107,6 +107,10 @@ def _main(args) -> int:
             from optseq.console.commands.doctor_cmd import run_doctor
 
             return run_doctor(db, args.rebuild, args.prune, args.all_repos, plan_path)
+        if args.command == "sync":  # the store and a remote: the plan only says which repository names REMOTE
+            from optseq.console.commands.sync_cmd import run_sync
+
+            return run_sync(db, plan_path, args.remote)
         if plan_path is None:
             return _fail(NO_PLAN)
         if _unstorable_path(db):
@@ -197,6 +201,13 @@ def _command_on(seq, args) -> int:
     command = args.command or "status"
     if command == "status":
         status = seq.status()
+        from optseq.state.sync.conflicts import conflicts, lines as conflict_lines, since_line, since_sync
+
+        found, synced = conflicts(seq.store), since_sync(seq.store)
+        if found:  # decisions of two writers that neither had seen (optseq sync): said, never resolved silently
+            status["conflicts"] = found
+        if synced:
+            status["sync"] = synced
         if getattr(args, "json", False):
             print(json.dumps(status, ensure_ascii=False, indent=2))
         else:
@@ -204,6 +215,8 @@ def _command_on(seq, args) -> int:
             from optseq.console.commands.status_cmd import render_status
 
             print(render_status(status, terminal_width()))
+            for line in conflict_lines(found) + ([since_line(synced)] if synced else []):
+                print(line)
         return OK
     if command == "whatif":
         from optseq.console.commands.whatif_cmd import run_whatif

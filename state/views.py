@@ -270,7 +270,8 @@ class ReadViews:
                         hidden[model.lever.id] = hidden.get(model.lever.id, 1) - 1
                 out["decisions_hidden"] = [{"lever": k, "count": n} for k, n in hidden.items() if n > 0]
             out[table] = [kept[k] for k in sorted(kept)]
-        return out
+        from optseq.state.sync.conflicts import conflicts  # decisions two writers made concurrently (optseq sync)
+        return {**out, "conflicts": conflicts(self.store)}
 
     def latest_runs(self) -> list[dict]:
         """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""

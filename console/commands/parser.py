@@ -128,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--all", action="store_true", dest="all_repos",
                    help="with --prune: those of every repository in optseq's shared worktree cache")
 
+    s = sub.add_parser("sync", parents=[common],
+                       help="share the store through the plan repository's remote: push this store's new records "
+                            "on its own ref, merge every other writer's (refs/optseq/writers/*)")
+    s.add_argument("remote", nargs="?", default="origin", metavar="REMOTE",
+                   help="a remote of the plan's repository (default origin), or a URL or path of a git repository")
+
     s = sub.add_parser("validate", parents=[common], help="check a plan file")
     s.add_argument("plan_file", nargs="?", type=Path, metavar="PLAN",
                    help="the plan TOML to check (default: the plan optseq would open, as --plan)")

@@ -20,11 +20,12 @@ class GitError(Exception):
 
 
 def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S,
-        keep: tuple[int, ...] = (), strip: bool = True) -> str:
+        keep: tuple[int, ...] = (), strip: bool = True, given: str | None = None) -> str:
     """git's stdout (stripped unless not `strip`) for `git -C cwd ARGS`; GitError with the stderr line that names
     the cause (a full disk, git's `fatal:`, else its last line) on another exit. `keep`: file descriptors git
-    inherits (a lock that stays held while git, or a child of it, lives on after optseq is killed)."""
-    proc = _call(cwd, args, timeout, keep)
+    inherits (a lock that stays held while git, or a child of it, lives on after optseq is killed). `given`: text
+    git reads on its stdin (plumbing: a tree's entries, a blob), else stdin is closed."""
+    proc = _call(cwd, args, timeout, keep, given)
     if proc.returncode not in ok:
         raise GitError(f"git {' '.join(args[:2])} in {cwd} failed: {cause(proc.stderr) or f'exit {proc.returncode}'}")
     return proc.stdout.strip() if strip else proc.stdout
@@ -41,11 +42,12 @@ def cause(stderr: str) -> str:
 
 
 def _call(cwd: str | Path, args: tuple[str, ...], timeout: float,
-          keep: tuple[int, ...] = ()) -> subprocess.CompletedProcess:
+          keep: tuple[int, ...] = (), given: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
         return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, env=env, errors="replace", pass_fds=keep)
+                              stdin=subprocess.DEVNULL if given is None else None, input=given, env=env,
+                              errors="replace", pass_fds=keep)
     except FileNotFoundError:
         raise GitError("git is not installed (a branch lever and optseq compare ask git for commits)") from None
     except subprocess.TimeoutExpired:

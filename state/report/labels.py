@@ -27,6 +27,8 @@ LABELS: dict[str, dict[str, str]] = {
         "graph": "의존성 그래프",
         "order": "권장 순서와 사유",
         "status": "현재 진행 상태 ({date})",
+        "conflict": "{lever}: 동시에 결정됨 (어느 쪽도 상대의 결정을 보지 못함): {hw}의 {holds} ({hwhy}), {ow}의 {other} "
+                    "({owhy}); 누군가 다시 결정할 때까지 나중 것 {holds} 유지",
         "points": "결정 점들",
         "points_intro": "언제 이 doc 다시 보는가:",
         "results": "측정 결과",
@@ -110,6 +112,8 @@ LABELS: dict[str, dict[str, str]] = {
         "graph": "Dependency graph",
         "order": "Recommended order and reasons",
         "status": "Current status ({date})",
+        "conflict": "{lever}: decided concurrently, neither writer having seen the other's: {holds} by {hw} ({hwhy}) "
+                    "and {other} by {ow} ({owhy}); it holds the later, {holds}, until someone decides again",
         "points": "Decision points",
         "points_intro": "When to revisit this doc:",
         "results": "Results",

@@ -82,6 +82,11 @@ class _Doc(Tables, Graph, Hours, ChangeLines):
         for lever in self.plan.levers:
             if lever.id in self.changed and lever.id not in listed:
                 lines.append(bullet(f"{self.mark(lever.id)} {short_name(lever)}: {self.state_text(lever.id)}"))
+        for c in self.records.get("conflicts") or ():  # two writers' decisions, neither seen by the other (sync)
+            h, o = c["holds"], c["other"]
+            lines.append(bullet(f"{MARKS['eroded']} " + one_line(self.w["conflict"].format(
+                lever=c["lever"], holds=h["outcome"], hw=h["writer"], hwhy=h["why"] or "-", other=o["outcome"],
+                ow=o["writer"], owhy=o["why"] or "-"))))
         return "\n".join(lines)
 
     def points(self) -> str:

@@ -24,12 +24,18 @@ FINAL = ("succeeded", "failed", "cancelled", "interrupted", "unavailable", "time
 """Run statuses that end a run: such a run is no longer in flight."""
 FROM_JOURNAL = "from_journal"
 """An `active` row read from the runs journal (a rebuild's, or the check after one), not written by its run."""
+ELSEWHERE = "elsewhere"
+"""An `active` row's writer, for a run another writer's sync brought (state/sync/): in flight on that machine, which
+ends it; recovery here never does."""
 CHECKED = "inflight_checked"
 """The meta key saying which rebuild (its `rebuilt_at`) the runs in flight were checked against the journal for."""
 
 
 def in_flight_row(run_id: int, record: Mapping[str, Any]) -> dict[str, Any]:
     """A run's `active` row as its record says it: what recovery needs to find its process or its job again."""
+    origin = record.get("origin")
+    if isinstance(origin, dict) and origin.get("writer"):  # another writer's run (optseq sync): not this machine's
+        return {"run": run_id, "lever": record.get("lever"), ELSEWHERE: str(origin["writer"])}
     return {"run": run_id, "lever": record.get("lever"),
             **{k: record[k] for k in ("pid", "pgid", "submission_id") if k in record}}
 
@@ -95,7 +101,8 @@ class RunsInFlight:
         if orphaned(active, is_alive):
             return True
         lever = active.get("lever")
-        if active.get(FROM_JOURNAL) and not active.get("detached") and isinstance(lever, str) and lever:
+        if active.get(FROM_JOURNAL) and not active.get("detached") and not active.get(ELSEWHERE) \
+                and isinstance(lever, str) and lever:
             return not LeverLock(self.directory / RUNS_DIR, lever).held_by_other()
         return False
 
@@ -125,7 +132,8 @@ class RunsInFlight:
         """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}."""
         return [a for a in self.active_runs() if a.get("detached")]
 
-    def _track(self, table: str, doc_id: int, fields: dict[str, Any], new: bool = False) -> None:
+    def _track(self, table: str, doc_id: int, fields: dict[str, Any], new: bool = False,
+               elsewhere: str | None = None) -> None:
         """Runs in flight are kept in the hot state, so recovery never reads the runs journal."""
         if table != "runs":
             return
@@ -135,6 +143,8 @@ class RunsInFlight:
         status = fields.get("status")
         if status in FINAL:
             active.remove(q)
+        elif new and status and elsewhere:  # another writer's run: its pid is another machine's
+            active.insert({"run": doc_id, "lever": fields.get("lever"), ELSEWHERE: elsewhere})
         elif new and status:
             active.insert({"run": doc_id, "lever": fields.get("lever"),
                            **{k: fields[k] for k in ("pid", "pgid") if k in fields}})
@@ -147,4 +157,4 @@ class RunsInFlight:
 
 def orphaned(active: Mapping[str, Any], is_alive: Callable[[Any], bool]) -> bool:
     """A run in flight whose process is gone, and that nobody has recovered yet."""
-    return not active.get("detached") and not is_alive(active.get("pid"))
+    return not active.get("detached") and not active.get(ELSEWHERE) and not is_alive(active.get("pid"))

@@ -224,6 +224,13 @@ class Store(Writing, RunsInFlight):
             out.sort(key=lambda item: item[1].get("seq") or 0)
             return out
 
+    def kept(self, name: str) -> dict[str, Any] | None:
+        """The document last kept under `name` with `keep`, or None."""
+        with self._mutex:
+            self._check_open()
+            doc = self._db.table(name).get(doc_id=1) if name in self._db.tables() else None
+            return None if doc is None else json.loads(dump(doc))
+
     def snapshot(self) -> dict | None:
         """The snapshot last put with `put_snapshot`, with the `ends` and `seq` it reflects; None if none."""
         with self._mutex:

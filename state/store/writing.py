@@ -63,8 +63,9 @@ class Writing:
 
     transaction = batch
 
-    def append(self, table: str, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Add a record; returns it as stored, with `id`, `seq` and `at`."""
+    def append(self, table: str, record: Mapping[str, Any], elsewhere: str | None = None) -> dict[str, Any]:
+        """Add a record; returns it as stored, with `id`, `seq` and `at`. `elsewhere`: the writer whose run this is
+        (a sync brought it): in flight there, not here, so recovery never ends it (inflight.py)."""
         with self._mutex:
             self._check_writable(table)
             rec = clean(table, record)
@@ -77,7 +78,7 @@ class Writing:
                     doc_id = self._next_id(table)
                     self.journals[table].stage({"op": INSERT, "id": doc_id, "seq": seq, "at": at, "r": rec},
                                                lever=_lever(rec))
-                    self._track(table, doc_id, rec, new=True)
+                    self._track(table, doc_id, rec, new=True, elsewhere=elsewhere)
                     self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at})
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
 
@@ -134,6 +135,19 @@ class Writing:
                                                lever=None if matches else _lever(rec))
                     self._note(table, {"id": doc_id, **rec, "seq": seq, "at": at}, new=not matches)
             return json.loads(dump({"id": doc_id, **rec, "seq": seq, "at": at}))
+
+    def keep(self, name: str, data: Mapping[str, Any]) -> None:
+        """Keep one document of another room's bookkeeping (state/sync's) in the hot file, in this transaction: it is
+        committed with the records written beside it, or not at all."""
+        with self._mutex:
+            self._check_writable()
+            if not self._depth:
+                raise StoreError("keep belongs inside a batch")
+            if name in (META, SNAPSHOT, ACTIVE, digest.RECENT, *HOT):
+                raise ValueError(f"{name!r} is the store's own table")
+            docs = self._db.table(name)
+            docs.truncate()
+            docs.insert(json.loads(dump(dict(data))))
 
     def put_snapshot(self, data: Mapping[str, Any]) -> None:
         """Keep `data` (the sequencer's machine state) in this transaction's commit, tagged with the `ends`

@@ -171,6 +171,7 @@ class MainScreen(Following, Asking, Screen):
     def refresh_view(self, hours: bool = True) -> None:
         # what the store holds came from levers and users (an evidence, a why): none of it drives the terminal
         status = terminal_safe(self.seq.status(hours=hours))
+        _with_conflicts(status, self.seq)
         runs = terminal_safe(self.seq.latest_runs())
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         running = self.panel.running_levers
@@ -353,3 +354,19 @@ class MainScreen(Following, Asking, Screen):
         from optseq.console.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(ACTIONS))
+
+
+def _with_conflicts(status: dict, seq) -> None:
+    """Decisions two writers made concurrently (optseq sync): on the status line and in the lever's warnings."""
+    from optseq.state.sync.conflicts import conflicts, lines
+
+    with seq.lock:
+        found = terminal_safe(conflicts(seq.store))
+    if not found:
+        return
+    status["conflicts"] = found
+    views = {v["id"]: v for v in status["levers"]}
+    for conflict, line in zip(found, lines(found)):
+        view = views.get(conflict["lever"])
+        if view is not None:
+            view["warnings"] = [*(view.get("warnings") or []), line.removeprefix("conflict: ")]

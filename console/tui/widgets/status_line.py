@@ -40,6 +40,8 @@ class StatusLine(Static):
             parts.append(f"running: {', '.join(sorted(running))}")
         if holder:
             parts.append(f"read-only: {holder}")
+        for c in status.get("conflicts") or ():  # decided concurrently by two writers (optseq sync): said first
+            parts.insert(0, f"conflict: {c['lever']} ({c['holds']['writer']} vs {c['other']['writer']})")
         warnings = status.get("warnings") or []
         if warnings:
             parts.append(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (optseq status)")

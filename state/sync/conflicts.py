@@ -1,0 +1,94 @@
+"""Decisions on one lever made concurrently: neither writer had seen the other's when it decided. Said from what
+each writer had seen (the `seen` vector of the segment that carried a decision, and for this store's own decisions
+the local order), never from the clocks, which may disagree by days. The lever holds the later one by the local
+history's order (the replay's); a conflict stands until a decision made after both (which saw both) follows it."""
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Any
+
+from optseq.state.sync.sync import KEPT
+
+
+def conflicts(store) -> list[dict[str, Any]]:
+    """[{lever, holds: decision, other: decision}] with each decision's {id, outcome, why, writer, at}."""
+    state = store.kept(KEPT)
+    if not state or not state.get("applied"):
+        return []
+    me, through = state["writer"], list(state.get("pushed", {}).get("through") or [])
+    recent = store.recent("decisions")
+    if recent is not None:
+        groups = [g["last"] for g in recent.values()]
+    else:
+        by_lever: dict[str, list[dict]] = {}
+        for d in store.all("decisions"):
+            by_lever.setdefault(str(d.get("lever")), []).append(d)
+        groups = list(by_lever.values())
+    out = []
+    for decisions in groups:
+        made = sorted((d for d in decisions if d.get("source") != "plan"), key=lambda d: d.get("seq") or 0)
+        if len(made) < 2:
+            continue
+        last = made[-1]
+        for earlier in reversed(made[:-1]):
+            if not _saw(last, earlier, me, through) and not _saw(earlier, last, me, through):
+                out.append({"lever": last.get("lever"), "holds": _said(last, me), "other": _said(earlier, me)})
+                break
+    return out
+
+
+def _writer(d: dict[str, Any], me: str) -> str:
+    origin = d.get("origin")
+    return origin.get("writer") if isinstance(origin, dict) and origin.get("writer") else me
+
+
+def _saw(x: dict[str, Any], y: dict[str, Any], me: str, through: list[int]) -> bool:
+    """Whether the writer of decision x had seen decision y when it made x."""
+    wx, wy = _writer(x, me), _writer(y, me)
+    if wx == wy or wx == me:  # one writer's history is sequential; this store saw what it held before x
+        return (y.get("seq") or 0) < (x.get("seq") or 0)
+    if wy == me:  # this store's segment that carried y: the first whose `through` reaches y's seq
+        k = bisect_left(through, y.get("seq") or 0)
+        n_y = k + 1 if k < len(through) else None
+    else:
+        n_y = (y.get("origin") or {}).get("n")
+    seen = (x.get("origin") or {}).get("seen") or {}
+    return n_y is not None and int(seen.get(wy) or 0) >= int(n_y)
+
+
+def _said(d: dict[str, Any], me: str) -> dict[str, Any]:
+    origin = d.get("origin") if isinstance(d.get("origin"), dict) else {}
+    return {"id": d.get("id"), "outcome": d.get("outcome"), "why": d.get("why"), "writer": _writer(d, me),
+            "at": origin.get("at") or d.get("at")}
+
+
+def lines(found: list[dict[str, Any]]) -> list[str]:
+    """What `status` prints of each conflict."""
+    out = []
+    for c in found:
+        h, o = c["holds"], c["other"]
+        out.append(f"conflict: {c['lever']} was decided concurrently: #{h['id']} {h['outcome']} by {h['writer']} "
+                   f"({h['why'] or 'no rationale'}) and #{o['id']} {o['outcome']} by {o['writer']} "
+                   f"({o['why'] or 'no rationale'}); neither had seen the other's; it holds {h['outcome']} (the "
+                   f"later here) until someone decides again")
+    return out
+
+
+def since_sync(store) -> dict[str, Any] | None:
+    """How far the store is from its last sync: {writer, at, remote, records} (records written since, by anyone
+    here: what the next sync pushes or has already merged); None for a store that never synced."""
+    state = store.kept(KEPT)
+    if not state:
+        return None
+    last, now = state.get("last") or {}, int(store.meta().get("seq") or 0)
+    return {"writer": state["writer"], "at": last.get("at"), "remote": last.get("remote"),
+            "records": max(0, now - int(last.get("seq") or 0))}
+
+
+def since_line(found: dict[str, Any]) -> str:
+    n = found["records"]
+    if not found["at"]:
+        return f"not synced yet as {found['writer']}: {n} records written here wait for optseq sync"
+    return (f"last sync: {found['at']} with {found['remote']} as {found['writer']}; "
+            + (f"{n} record{'s' if n != 1 else ''} written here since (optseq sync shares them)" if n
+               else "nothing written here since"))

@@ -1,0 +1,99 @@
+"""Other writers' segments into the local store: each writer's chain verified from what was imported, every new
+segment checked, then all of them written in one store transaction (with the map of ids and the segments applied),
+so a refusal or a kill leaves the store as it was and a re-run imports nothing twice."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from optseq.state.sync import gitrefs
+from optseq.state.sync.idmap import REFS, IdMap
+from optseq.state.sync.segments import SegmentRefused, checked, resolve
+
+Pending = tuple[str, str, dict[str, Any], list[dict[str, Any]]]
+"""(writer, commit, manifest, lines) of a segment to apply."""
+
+
+def gather(repo: Path, state: dict[str, Any], fetched: dict[str, str], me: str) -> list[Pending]:
+    """Every new segment of every other writer, checked; SegmentRefused naming the first that is not sound."""
+    out: dict[str, list[Pending]] = {}
+    for writer, tip in sorted(fetched.items()):
+        if writer == me:
+            continue
+        was = (state["applied"].get(writer) or {})
+        commits = gitrefs.chain(repo, was.get("commit"), tip)
+        if commits is None:
+            raise SegmentRefused(f"writer {writer}'s ref was rewritten by someone (its tip {tip[:12]} does not descend "
+                                 f"from {str(was.get('commit'))[:12]}, which this store imported); refused, nothing "
+                                 "of it imported")
+        n = int(was.get("n") or 0)
+        for commit in commits:
+            n += 1
+            try:
+                manifest, raw = gitrefs.read_commit(repo, commit)
+            except ValueError as exc:
+                raise SegmentRefused(f"writer {writer}'s segment {n} (commit {commit[:12]}): {exc}; refused, nothing "
+                                     "of it imported") from None
+            out.setdefault(writer, []).append((writer, commit, manifest, checked(writer, commit, manifest, raw, n)))
+    return causal(out, state, me)
+
+
+def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) -> list[Pending]:
+    """The segments in an order where each comes after every segment its writer had seen (its `seen`): a reference
+    to another writer's record then finds it. Segments whose seen names one this remote lacks come last."""
+    applied = {w: int(a.get("n") or 0) for w, a in state["applied"].items()}
+    order: list[Pending] = []
+    while any(pending.values()):
+        for writer, queue in sorted(pending.items()):
+            if queue and all(applied.get(w, 0) >= int(n) for w, n in queue[0][2]["seen"].items()
+                             if w not in (me, writer) and isinstance(n, int)):
+                order.append(queue.pop(0))
+                applied[writer] = applied.get(writer, 0) + 1
+                break
+        else:
+            for queue in pending.values():
+                order.extend(queue)
+                queue.clear()
+    return order
+
+
+def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me: str) -> dict[str, list[int]]:
+    """Write the segments' records (inside the caller's batch); returns {writer: [segments, records]}."""
+    counts: dict[str, list[int]] = {}
+    for writer, commit, manifest, lines in segments:
+        n, seen = manifest["n"], manifest["seen"]
+        for i, line in enumerate(lines, 1):
+            table, op, x = line["t"], line["op"], line.get("x") or {}
+            r = dict(line.get("r") or {})
+            for field, target in REFS.get(table, {}).items():
+                value = r.get(field)
+                if isinstance(value, list):
+                    named = x.get(field) or [None] * len(value)
+                    r[field] = [_must(resolve(ids, me, writer, target, v, nm), writer, n, i, target, v)
+                                for v, nm in zip(value, named)]
+                elif isinstance(value, int) and not isinstance(value, bool):
+                    r[field] = _must(resolve(ids, me, writer, target, value, x.get(field)), writer, n, i, target, value)
+            if op == "u":
+                rid = _must(resolve(ids, me, writer, table, line["id"], x.get("id")), writer, n, i, table, line["id"])
+                store.update(table, rid, {**r, "via": writer})
+            elif ids.local(writer, table, line["id"]) is None:  # held already: a sync killed before it noted the segment
+                origin = {"writer": writer, "id": line["id"], "at": line.get("at")}
+                if table == "decisions":  # what the conflict check reads (conflicts.py)
+                    origin.update(n=n, seen=seen)
+                stored = store.append(table, {**r, "origin": origin}, elsewhere=writer)
+                ids.add(writer, table, line["id"], stored["id"])
+        was = state["applied"].setdefault(writer, {})
+        was.update(n=n, commit=commit)
+        counts.setdefault(writer, [0, 0])
+        counts[writer][0] += 1
+        counts[writer][1] += len(lines)
+    for writer, was in state["applied"].items():
+        was["ids"] = ids.of(writer)
+    return counts
+
+
+def _must(found: int | None, writer: str, n: int, i: int, table: str, theirs: Any) -> int:
+    if found is None:
+        raise SegmentRefused(f"writer {writer}'s segment {n}, line {i}: refers to record {theirs} of {table}, which "
+                             "no segment this store imported holds; refused, nothing imported")
+    return found

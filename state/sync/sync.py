@@ -1,0 +1,177 @@
+"""`optseq sync`: this store's new records pushed as one segment on its writer's own ref, every other writer's new
+segments fetched and merged in; all through the store's private bare repository (gitrefs.py).
+
+The steps, each safe to be killed after (OPTSEQ_TEST_KILL_AT names one, as the rebuild's do):
+  sync-fetched   the remote's writers' refs are in the private repository; nothing local changed
+  sync-built     this store's segment is a commit there, not yet pushed nor recorded (the next sync builds it again)
+  sync-imported  the other writers' segments are in the store, with what was imported (one transaction)
+  sync-pushed    the segment is on the remote, not yet recorded: the next sync finds it there and records it
+Only one sync of a store runs at a time (`sync.lock`); the store's own lock is held for its transactions only.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import secrets
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optseq.state.store.aside import step
+from optseq.state.store.records import utc_now
+from optseq.state.sync import gitrefs
+from optseq.state.sync.idmap import IdMap
+from optseq.state.sync.importing import apply, gather
+from optseq.state.sync.recover import recovered, remember_writer, remembered_writer
+from optseq.state.sync.segments import SegmentRefused, local_lines, manifest, split, text
+
+KEPT = "sync"
+"""The hot file's document of this store's sync (Store.keep): its writer, what it pushed, what it imported."""
+PUSH_TRIES = 5
+
+
+class SyncRefused(Exception):
+    """A sync that could not finish: one line (a refused segment, a refused push); exit 1."""
+
+
+@dataclass
+class Result:
+    writer: str
+    remote: str
+    pushed: list[int] = field(default_factory=list)
+    """Records in each segment pushed now."""
+    fetched: dict[str, list[int]] = field(default_factory=dict)
+    """{writer: [segments, records]} imported now."""
+    adopted: int = 0
+    """Segments a killed sync had pushed and not recorded, recorded now."""
+    seconds: float = 0.0
+
+
+def writer_id(state: dict[str, Any] | None) -> str:
+    if state and state.get("writer"):
+        return state["writer"]
+    name = os.environ.get("OPTSEQ_WRITER") or socket.gethostname().split(".")[0] or "writer"
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40].strip("-") or "writer"
+    return f"{name}-{secrets.token_hex(4)}"
+
+
+def fresh_state(writer: str) -> dict[str, Any]:
+    return {"writer": writer, "pushed": {"n": 0, "commit": None, "ends": {}, "through": []}, "applied": {}}
+
+
+def sync(store, plan_dir: Path, remote: str) -> Result:
+    """One sync (see the module docstring). RemoteMissing (exit 2), SyncRefused or SegmentRefused (one line)."""
+    started = time.monotonic()
+    directory = Path(store.directory).resolve()
+    with open(directory / "sync.lock", "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        url = gitrefs.remote_url(plan_dir, remote)
+        repo = gitrefs.private(directory)
+        store.refresh()
+        state = store.kept(KEPT)
+        if state is None:
+            known = remembered_writer(repo)
+            state = recovered(store, repo, known) if known else fresh_state(writer_id(None))
+            remember_writer(repo, state["writer"])
+            with store.batch():
+                store.keep(KEPT, state)
+        me = state["writer"]
+        result = Result(me, remote)
+        fetched = gitrefs.fetch(repo, url)
+        step("sync-fetched")
+        result.adopted = _adopt(repo, state, fetched.get(me), remote)
+        tips, ends = _build(store, repo, state, me)
+        step("sync-built")
+        segments = gather(repo, state, fetched, me)  # all checked before anything is written
+        ids = IdMap(state["applied"])
+        with store.batch():
+            result.fetched = apply(store, state, ids, segments, me)
+            # a sync is the last one once nothing of this store's waits: here, or after its push below
+            last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
+            if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
+                state["pushed"] = {**state["pushed"], "ends": ends}
+            store.keep(KEPT, {**state, **({} if tips else {"last": last})})
+        for writer in result.fetched:
+            gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
+        step("sync-imported")
+        if tips:
+            _push(repo, url, tips[-1][0], me, remote)
+            step("sync-pushed")
+            for commit, made in tips:
+                state["pushed"] = _pushed(state["pushed"], commit, made)
+                result.pushed.append(made["count"])
+            store.refresh()
+            kept = store.kept(KEPT) or state
+            with store.batch():
+                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last})
+        result.seconds = time.monotonic() - started
+        return result
+
+
+def _build(store, repo: Path, state: dict[str, Any], me: str) -> tuple[list[tuple[str, dict[str, Any]]], dict]:
+    """This store's records since its last pushed segment, as commits on its writer's chain (not yet pushed)."""
+    store.refresh()
+    pushed = state["pushed"]
+    ends, through = store.ends(), int(store.meta().get("seq") or 0)
+    lines = local_lines(store.since(pushed["ends"]), IdMap(state["applied"]))
+    seen = {w: int(a.get("n") or 0) for w, a in state["applied"].items()}
+    parent, n, out = pushed["commit"], int(pushed["n"]), []
+    for part in split(lines):
+        n += 1
+        body = text(part)
+        made = manifest(me, n, body, len(part), seen, ends, through)
+        parent = gitrefs.commit_segment(repo, parent, made, body)
+        out.append((parent, made))
+    return out, ends
+
+
+def _adopt(repo: Path, state: dict[str, Any], tip: str | None, remote: str) -> int:
+    """Segments of this writer on the remote that the store has not recorded (a sync killed after its push):
+    recorded now, so they are not built again. A ref of this writer that does not descend from what it pushed
+    was rewritten: refused."""
+    pushed = state["pushed"]
+    if tip is None or tip == pushed["commit"]:
+        return 0
+    commits = gitrefs.chain(repo, pushed["commit"], tip)
+    if commits is None:
+        raise SyncRefused(f"this store's own ref {gitrefs.WRITERS}{state['writer']} on {remote} was rewritten by "
+                          f"someone (its tip {tip[:12]} does not descend from {str(pushed['commit'])[:12]}, which this "
+                          "store pushed; or a copy of this store pushes as the same writer); refusing to sync so "
+                          "nothing is lost")
+    for commit in commits:
+        made, _ = gitrefs.read_commit(repo, commit)
+        state["pushed"] = _pushed(state["pushed"], commit, made)
+    return len(commits)
+
+
+def _pushed(pushed: dict[str, Any], commit: str, made: dict[str, Any]) -> dict[str, Any]:
+    return {"n": made["n"], "commit": commit, "ends": made["ends"],
+            "through": [*pushed.get("through", []), made["through"]]}
+
+
+def _push(repo: Path, url: str, commit: str, me: str, remote: str) -> None:
+    """Never forced; a push that loses a race for the remote's lock is tried again, a bounded number of times."""
+    why = None
+    for attempt in range(PUSH_TRIES):
+        why = gitrefs.push(repo, url, commit, me)
+        if why is None:
+            return
+        if "hook declined" in why or "non-fast-forward" in why or "fetch first" in why:
+            break
+        time.sleep(0.05 * (attempt + 1))  # a lock another process holds for milliseconds
+    raise SyncRefused(f"remote {remote} refused the push of {gitrefs.WRITERS}{me}: {why}; the segment stays here "
+                      "for the next sync (what was fetched is merged)")
+
+
+def summary(result: Result) -> str:
+    pushed = (f"pushed {len(result.pushed)} segment{'s' if len(result.pushed) != 1 else ''} "
+              f"({sum(result.pushed)} records) to {gitrefs.WRITERS}{result.writer}" if result.pushed
+              else f"nothing new to push ({gitrefs.WRITERS}{result.writer})")
+    if result.fetched:
+        parts = [f"{w} {s} segment{'s' if s != 1 else ''} ({r} records)" for w, (s, r) in sorted(result.fetched.items())]
+        got = f"fetched {len(result.fetched)} writer{'s' if len(result.fetched) != 1 else ''}: {', '.join(parts)}"
+    else:
+        got = "nothing new from other writers"
+    return f"{pushed}; {got} ({result.seconds:.2f} s)"
