@@ -319,12 +319,7 @@ class Actions:
     watch_refusal = testbed_views.watch_refusal  # why a watch of a lever is left to another testbed, or None
     watch_refusals = testbed_views.watch_refusals  # one line per adopted lever left to another testbed
 
-    @property
-    def testbed(self) -> dict:
-        """{id, name, parts} of the machine this process measures on (state/runs/testbed.py)."""
-        from optseq.state.runs.testbed import local
-
-        return local(self.plan.testbed)
+    testbed = property(testbed_views.here)  # {id, name, parts} of the machine this process measures on
 
     @property
     def runner(self):

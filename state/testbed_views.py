@@ -58,3 +58,10 @@ def watch_refusals(seq) -> list[str]:
     found = (watch_refusal(seq, lid) for lid, m in seq.machine.models.items()
              if m.outcome == "adopt" and m.lever.run and not m.landed)
     return [line for line in found if line]
+
+
+def here(seq) -> dict:
+    """{id, name, parts} of the machine this process measures on (state/runs/testbed.py)."""
+    from optseq.state.runs.testbed import local
+
+    return local(seq.plan.testbed)
