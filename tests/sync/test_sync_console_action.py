@@ -107,3 +107,33 @@ def test_the_export_names_the_writer_of_a_decision_made_elsewhere(tmp_path):
     assert "decided by" not in team.optseq("A", "export", "--lang", "en").stdout  # A's own: no writer named
     (line,) = [l for l in team.optseq("B", "runs").stdout.splitlines() if l.startswith("decision")]
     assert f"({wa}: decision 1)" in line, line
+
+
+def test_s_shows_its_progress_segment_by_segment(tmp_path, monkeypatch):
+    """A history of several segments: the status line says each step as the worker reaches it (what a large first
+    sync shows instead of a still screen), then the line it had before."""
+    team = Team(tmp_path)
+    for value in ("true", "false", "true"):
+        team.optseq("A", "fact", "eval_dense", value)
+    team.optseq("A", "sync", OPTSEQ_TEST_SEGMENT_BYTES="100")
+    team.optseq("B", "plan", "option_b", "docs/plans/option_b.md", "--missing-ok")
+    monkeypatch.setenv("OPTSEQ_WRITER", "B")
+
+    async def go():
+        app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.pause()
+            line = app.main.query_one("#status")
+            steps, say = [], line.say
+            monkeypatch.setattr(line, "say", lambda step: (steps.append(step), say(step)))  # watched, not replaced
+            await pilot.press("S")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert steps[0].startswith("sync: starting") and steps[-1] == "", steps
+            assert any(s.startswith("sync: fetching the writers' refs from origin") for s in steps), steps
+            merged = [s for s in steps if s.startswith("sync: merging segment")]
+            assert len(merged) == 3 and merged[-1].startswith("sync: merging segment 3 of 3"), steps
+            assert merged[-1].endswith(": 3 records merged"), steps
+            assert not line.text.startswith("sync:"), line.text
+
+    asyncio.run(go())
