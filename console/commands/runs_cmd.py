@@ -14,6 +14,7 @@ from typing import TextIO
 
 from optseq.console.commands.fit import fit, terminal_width
 from optseq.state.text import ratio_text
+from optseq.console.words.writers import origin_text, writer_cell
 from optseq.state.plan.testbed import name_of
 
 OK = 0
@@ -139,6 +140,11 @@ def render_history(history: dict, changes: Iterable[str] = (), width: int | None
             at = RUN_COLUMNS.index("lever") + 1
             columns = (*RUN_COLUMNS[:at], "testbed", *RUN_COLUMNS[at:])
             rows = [columns, *((*row[:at], testbed, *row[at:]) for row, testbed in zip(rows[1:], testbeds))]
+        writers = [writer_cell(run) for run in history["runs"]]
+        if len(set(writers)) > 1:  # runs merged from other writers (optseq sync): each names its writer and its id there
+            at = columns.index("lever") + 1
+            columns = (*columns[:at], "writer", *columns[at:])
+            rows = [columns, *((*row[:at], writer, *row[at:]) for row, writer in zip(rows[1:], writers))]
         shown = list(range(len(columns) - 1))
         for name in DROPPED_FIRST if width else ():
             if _table_width(rows, shown) + 2 + NOTE_ROOM <= width:
@@ -153,8 +159,9 @@ def render_history(history: dict, changes: Iterable[str] = (), width: int | None
     for d in history["decisions"]:
         mark = " (superseded)" if d.get("superseded") else ""
         how = "auto" if d.get("auto") else "manual"
+        came = origin_text(d, "decision")  # made in another writer's store (optseq sync)
         lines += fit(f"decision {d['id']:>4}  {d['lever']}  {d['outcome']}  {how}  {d['at']}{mark}  "
-                      f"{d.get('why', '')}".rstrip(), width)
+                      f"{f'({came})  ' if came else ''}{d.get('why', '')}".rstrip(), width)
     for c in history["criteria"]:
         lines += fit(f"criterion {c['lever']} {c['candidate']} {c['criterion']} {c['outcome']}  {c['at']}  "
                       f"{c.get('evidence', '')}".rstrip(), width)

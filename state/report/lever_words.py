@@ -132,7 +132,10 @@ class LeverWords:
         runs = (record.get("runs") or []) if len(self.m.runs.testbeds) > 1 else []
         testbed = next((t for t in (self.m.runs.testbed(r) for r in runs) if t), None)
         where = self.w["testbed"].format(name=testbed["name"]) if testbed else ""
-        meta = ", ".join(x for x in (utc_day(record.get("at")), where, how + (f": {why}" if why else "")) if x)
+        # a decision another writer made (merged by optseq sync) names it, as the testbed of its numbers is named
+        origin = record.get("origin") if isinstance(record.get("origin"), dict) else {}
+        by = self.w["writer"].format(writer=origin["writer"]) if origin.get("writer") else ""
+        meta = ", ".join(x for x in (utc_day(record.get("at")), where, by, how + (f": {why}" if why else "")) if x)
         return f"{outcome}{figure} ({meta})"
 
     def inconclusive_text(self, model: LeverModel) -> str:

@@ -57,10 +57,15 @@ def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) ->
     return order
 
 
-def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me: str) -> dict[str, list[int]]:
-    """Write the segments' records (inside the caller's batch); returns {writer: [segments, records]}."""
+def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me: str,
+          say=lambda text: None) -> dict[str, list[int]]:
+    """Write the segments' records (inside the caller's batch); returns {writer: [segments, records]}. `say` is told
+    each segment as it is merged (sync's progress)."""
     counts: dict[str, list[int]] = {}
-    for writer, commit, manifest, lines in segments:
+    merged = 0
+    for done, (writer, commit, manifest, lines) in enumerate(segments, 1):
+        merged += len(lines)
+        say(f"merging segment {done} of {len(segments)} ({writer}'s {manifest['n']}): {merged} records merged")
         n, seen = manifest["n"], manifest["seen"]
         for i, line in enumerate(lines, 1):
             table, op, x = line["t"], line["op"], line.get("x") or {}

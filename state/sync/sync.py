@@ -17,7 +17,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from optseq.state.store.aside import step
 from optseq.state.store.records import utc_now
@@ -61,8 +61,10 @@ def fresh_state(writer: str) -> dict[str, Any]:
     return {"writer": writer, "pushed": {"n": 0, "commit": None, "ends": {}, "through": []}, "applied": {}}
 
 
-def sync(store, plan_dir: Path, remote: str) -> Result:
-    """One sync (see the module docstring). RemoteMissing (exit 2), SyncRefused or SegmentRefused (one line)."""
+def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | None = None) -> Result:
+    """One sync (see the module docstring). RemoteMissing (exit 2), SyncRefused or SegmentRefused (one line).
+    `progress` is told each step in a few words (the console shows them: a large history's first sync takes a while)."""
+    say = progress or (lambda text: None)
     started = time.monotonic()
     directory = Path(store.directory).resolve()
     with open(directory / "sync.lock", "a+") as lock:
@@ -79,15 +81,17 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
                 store.keep(KEPT, state)
         me = state["writer"]
         result = Result(me, remote)
+        say(f"fetching the writers' refs from {remote}")
         fetched = gitrefs.fetch(repo, url)
         step("sync-fetched")
         result.adopted = _adopt(repo, state, fetched.get(me), remote)
         tips, ends = _build(store, repo, state, me)
         step("sync-built")
+        say(f"checking the new segments of {len([w for w in fetched if w != me])} other writers")
         segments = gather(repo, state, fetched, me)  # all checked before anything is written
         ids = IdMap(state["applied"])
         with store.batch():
-            result.fetched = apply(store, state, ids, segments, me)
+            result.fetched = apply(store, state, ids, segments, me, say)
             # a sync is the last one once nothing of this store's waits: here, or after its push below
             last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
@@ -97,6 +101,8 @@ def sync(store, plan_dir: Path, remote: str) -> Result:
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
         step("sync-imported")
         if tips:
+            say(f"pushing {len(tips)} segment{'s' if len(tips) != 1 else ''} "
+                f"({sum(made['count'] for _, made in tips)} records) to {gitrefs.WRITERS}{me}")
             _push(repo, url, tips[-1][0], me, remote)
             step("sync-pushed")
             for commit, made in tips:

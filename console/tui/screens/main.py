@@ -15,6 +15,7 @@ from textual.widgets import TabbedContent, TabPane
 # tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.tui.screens.asking import Asking
 from optseq.console.tui.screens.following import Following
+from optseq.console.tui.screens.syncing import Syncing
 from optseq.console.tui.widgets.dep_graph import DependencyGraph
 from optseq.console.tui.widgets.history_plot import HistoryPlot
 from optseq.console.tui.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
@@ -28,7 +29,7 @@ from optseq.state.errors import InputError
 from optseq.state.text import terminal_safe
 
 WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
-          "set_fact", "decide"}
+          "set_fact", "decide", "sync"}
 """Actions that write to the store: disabled while another optseq holds it."""
 VIEWS = ("detail", "graph", "run", "history")
 
@@ -47,6 +48,8 @@ ACTIONS = [
     Binding("f", "set_fact", "Fact", tooltip="set a fact that gates read"),
     Binding("d", "decide", "Decide", tooltip="decide the selected lever by hand (rationale required)"),
     Binding("e", "export", "Export", tooltip="write the plan as markdown and preview it"),
+    Binding("S", "sync", "Sync", tooltip="optseq sync with the plan repository's origin: push this store's new "
+                                         "records, merge every other writer's"),
     Binding("question_mark,f1", "help", "Help", tooltip="keys and what they do"),
     Binding("q", "app.quit", "Quit", tooltip="quit (asks first while a lever runs)"),
 ]
@@ -76,7 +79,7 @@ WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
 
 
-class MainScreen(Following, Asking, Screen):
+class MainScreen(Following, Asking, Syncing, Screen):
     """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
 
     BINDINGS = ACTIONS + DETAIL_KEYS + [IDLE_X] + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]

@@ -12,7 +12,8 @@ FULL_FROM = 96
 NARROW_HIDDEN = {"mark_plan", "set_fact"}
 """Left to the help screen, the palette and the table's why / next column below FULL_FROM."""
 READY_FROM = 106
-"""R as well, from here: with x shown during a run, every key still ends before the palette hint."""
+"""R and S as well, from here (S only from SCROLL_FROM while a run goes): with x shown during a run, every key still
+ends before the palette hint."""
 RUNNING_HIDDEN = {"watch"}
 """Left to the help screen and the palette while a run goes below READY_FROM: x takes its room, and `q Quit` stays
 on screen (w is refused while a run goes)."""
@@ -34,7 +35,8 @@ def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
         # x with nothing running only says a key exists that does nothing now (the help screen still lists it)
         hide = binding.show and ((action == "cancel_run" and not running) or
                                  (width < FULL_FROM and action in NARROW_HIDDEN) or
-                                 (width < READY_FROM and action == "run_ready_parallel") or
+                                 (width < READY_FROM and action in ("run_ready_parallel", "sync")) or
+                                 (width < SCROLL_FROM and running and action == "sync") or
                                  (width < READY_FROM and running and action in RUNNING_HIDDEN) or
                                  (width < SCROLL_FROM and action in SCROLL))
         if action in SHORT or hide:

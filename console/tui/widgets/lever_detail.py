@@ -10,6 +10,7 @@ from textual.widgets import Static
 from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note, short
 from optseq.console.words.figures import estimate_text, plain_title, ratio, run_line, saved_line, state_text
 from optseq.console.tui.widgets.next_step import in_keys
+from optseq.console.words.writers import origin_text
 from optseq.state.plan.testbed import name_of
 
 MAX_RUNS = 20
@@ -106,7 +107,8 @@ class LeverDetail(VerticalScroll, can_focus=True):
         for run in runs[-MAX_RUNS:][::-1]:
             # the store holds several testbeds' runs: each names its own
             where = f"  on {name_of(run)}" if view.get("testbeds_shown") else ""
-            text.append(f"  {run_line(run)}{where}\n")
+            came = origin_text(run, "run")  # imported by optseq sync: its writer and its id there
+            text.append(f"  {run_line(run)}{where}{f'  ({came})' if came else ''}\n")
             if run.get("id") == evidence:
                 text.append(f"      {_measured_code(view)}\n")
         head("decisions")
@@ -155,7 +157,8 @@ class LeverDetail(VerticalScroll, can_focus=True):
             when = str(d.get("at") or "")[:16].replace("T", " ")
             figure = estimate_text(d.get("stats"), wide=True) if d.get("stats") else ""
             mark = " (superseded)" if d.get("superseded") else ""
-            parts = [str(d.get("outcome")), figure, how, when + mark]
+            came = origin_text(d, "decision")
+            parts = [str(d.get("outcome")), figure, how, when + mark, f"({came})" if came else ""]
             text.append("  " + "  ".join(p for p in parts if p) + "\n")
             if d.get("why"):
                 text.append(f"    why: {d['why']}\n")

@@ -19,6 +19,13 @@ class StatusLine(Static):
     """
 
     text: str = ""
+    sync_step: str = ""
+    _parts: list[str] = []
+    """What a sync under way (S) is doing: said first until it ends."""
+
+    def say(self, step: str) -> None:
+        self.sync_step = step
+        self._draw()
 
     def show(self, status: dict, running: Collection[str], holder: str | None) -> None:
         todo = status.get("todo") or []
@@ -45,6 +52,10 @@ class StatusLine(Static):
         warnings = status.get("warnings") or []
         if warnings:
             parts.append(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (optseq status)")
-        self.text = " · ".join(parts)
+        self._parts = parts
         self.set_class(bool(holder), "-readonly")
+        self._draw()
+
+    def _draw(self) -> None:
+        self.text = " · ".join(([self.sync_step] if self.sync_step else []) + self._parts)
         self.update(Text(self.text))  # reasons may hold brackets: never markup

@@ -1,0 +1,63 @@
+"""The console's sync (S): the same `optseq sync` as the CLI's, with the plan repository's `origin`, run on a thread
+worker so the screen goes on while a large history is fetched and merged; its steps on the status line, its end
+(or why it could not) in one notification, and the views refreshed from what was merged."""
+from __future__ import annotations
+
+from pathlib import Path
+
+REMOTE = "origin"
+
+
+class Syncing:
+    """Mixed into MainScreen, which gives it `seq`, `notify`, `refresh_view` and the status line."""
+
+    syncing = False
+
+    def action_sync(self) -> None:
+        if self.syncing:
+            self.notify("a sync is under way", severity="warning")
+            return
+        self.syncing = True
+        self._sync_step(f"starting (remote {REMOTE})")
+        self.run_worker(partial_sync(self), thread=True, group="sync", exclusive=True, exit_on_error=False)
+
+    def _sync_step(self, text: str) -> None:
+        from optseq.console.tui.widgets.status_line import StatusLine
+
+        self.query_one(StatusLine).say(f"sync: {text}" if text else "")
+
+    def _sync_ended(self, line: str, failed: bool) -> None:
+        self.syncing = False
+        self._sync_step("")
+        if not failed:
+            self.seq.reload()
+        self.refresh_view()
+        self.notify(f"sync {'refused' if failed else 'done'}: {line}", severity="error" if failed else "information",
+                    timeout=10, markup=False)
+
+
+def partial_sync(screen: Syncing):
+    """The worker's body, with what it needs read on the UI thread: the store's folder and the plan's."""
+    directory = Path(screen.seq.store.directory)
+    plan_dir = Path(screen.seq.plan.path).resolve().parent
+    app = screen.app
+
+    def body() -> None:
+        from optseq.state.store.store import Store
+        from optseq.state.sync.sync import summary, sync
+
+        def said(text: str) -> None:
+            app.call_from_thread(screen._sync_step, text)
+
+        try:
+            # a store of its own, as the CLI's sync in another process would open it: the console's stays free for
+            # the UI thread, and each of the sync's transactions takes the store's lock as any writer's does
+            with Store.open(directory, mode="write") as store:
+                result = sync(store, plan_dir, REMOTE, progress=said)
+        except Exception as exc:  # a missing remote, a refused push or segment: one line, nothing local changed
+            line = " ".join(str(exc).split()) or type(exc).__name__
+            app.call_from_thread(screen._sync_ended, line, True)
+            return
+        app.call_from_thread(screen._sync_ended, summary(result), False)
+
+    return body

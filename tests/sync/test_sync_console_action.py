@@ -1,0 +1,139 @@
+"""The console's sync (S, issue 39 point 4): it runs the CLI's sync against the plan repository's origin (a real bare
+`file://` remote) on a worker thread, merges another writer's records and names their writer; a sync that cannot run
+(no remote) says so in one line and changes nothing. And `optseq runs` names each run's writer once a store holds
+two writers' runs."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from optseq.console.tui.app import make_app
+from tests.console.test_app import select_lever
+from tests.state.test_watch import PLAN
+from tests.sync.syncing import Team, git
+
+
+@pytest.fixture(autouse=True)
+def _steady_env(monkeypatch):
+    monkeypatch.delenv("OPTSEQ_PLAN", raising=False)
+    monkeypatch.delenv("OPTSEQ_DB", raising=False)
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+def _messages(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def test_s_syncs_merges_another_writers_records_and_names_the_writer(tmp_path, monkeypatch):
+    team = Team(tmp_path)
+    team.optseq("A", "decide", "option_b", "adopt", "--why", "5.3x in A's numbers")
+    team.optseq("A", "sync")
+    team.optseq("B", "plan", "option_b", "docs/plans/option_b.md", "--missing-ok")  # B's own store, never synced
+    wa = team.writer("A")
+    monkeypatch.setenv("OPTSEQ_WRITER", "B")
+
+    async def go():
+        app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("S")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            said = _messages(app)
+            assert any(m.startswith("sync done: ") and wa in m for m in said), said
+            await select_lever(pilot, "option_b")
+            detail = " ".join(app.main.query_one("#detail-view").plain.split())
+            assert f"({wa}: decision 1)" in detail and "5.3x in A's numbers" in detail, detail
+            assert not app.main.query_one("#status").text.startswith("sync:")
+
+    asyncio.run(go())
+    mine = team.records("B")
+    assert ("decisions", wa, 1) in mine, sorted(mine)
+    assert team.writer("B").startswith("B-")
+    # pushed too, as the CLI's sync does: A gets B's plan mark at its next sync
+    team.optseq("A", "sync")
+    assert any(k[1] == team.writer("B") for k in team.records("A")), sorted(team.records("A"))
+
+
+def test_a_sync_without_a_remote_is_one_line_and_changes_nothing(tmp_path):
+    team = Team(tmp_path)
+    team.optseq("B", "decide", "option_b", "adopt", "--why", "mine")
+    git(team.repo, "remote", "remove", "origin")
+    before = team.files("B")
+
+    async def go():
+        app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("S")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            refused = [m for m in _messages(app) if m.startswith("sync refused: ")]
+            assert len(refused) == 1 and "\n" not in refused[0] and "origin" in refused[0], _messages(app)
+            assert not app.main.query_one("#status").text.startswith("sync:")
+
+    asyncio.run(go())
+    assert team.files("B") == before
+
+
+@pytest.mark.slow  # lever runs: every arm a process
+def test_runs_names_each_runs_writer_once_a_store_holds_two(tmp_path):
+    team = Team(tmp_path)
+    (team.repo / "sequencing.toml").write_text(PLAN, encoding="utf-8")
+    git(team.repo, "commit", "--quiet", "-am", "the watched plan")
+    team.optseq("A", "--run", "fast", "--json")
+    team.optseq("B", "--run", "fast", "--json")
+    alone = team.optseq("B", "runs", COLUMNS="200").stdout
+    assert "writer" not in alone.splitlines()[0], alone
+    team.optseq("A", "sync")
+    team.optseq("B", "sync")
+    table = team.optseq("B", "runs", COLUMNS="200").stdout.splitlines()
+    assert "writer" in table[0].split(), table
+    wa = team.writer("A")
+    assert any(f"{wa} run 1" in line for line in table[1:]), table
+    assert any("this store" in line for line in table[1:]), table
+
+
+def test_the_export_names_the_writer_of_a_decision_made_elsewhere(tmp_path):
+    team = Team(tmp_path)
+    team.optseq("A", "decide", "option_b", "adopt", "--why", "5.3x in A's numbers")
+    team.optseq("A", "sync")
+    team.optseq("B", "sync")
+    wa = team.writer("A")
+    for lang, said in (("en", f"decided by {wa}"), ("ko", f"{wa}의 결정")):
+        doc = team.optseq("B", "export", "--lang", lang).stdout
+        assert any("Option B" in line and said in line and "5.3x" in line for line in doc.splitlines()), (lang, doc)
+    assert "decided by" not in team.optseq("A", "export", "--lang", "en").stdout  # A's own: no writer named
+    (line,) = [l for l in team.optseq("B", "runs").stdout.splitlines() if l.startswith("decision")]
+    assert f"({wa}: decision 1)" in line, line
+
+
+def test_s_shows_its_progress_segment_by_segment(tmp_path, monkeypatch):
+    """A history of several segments: the status line says each step as the worker reaches it (what a large first
+    sync shows instead of a still screen), then the line it had before."""
+    team = Team(tmp_path)
+    for value in ("true", "false", "true"):
+        team.optseq("A", "fact", "eval_dense", value)
+    team.optseq("A", "sync", OPTSEQ_TEST_SEGMENT_BYTES="100")
+    team.optseq("B", "plan", "option_b", "docs/plans/option_b.md", "--missing-ok")
+    monkeypatch.setenv("OPTSEQ_WRITER", "B")
+
+    async def go():
+        app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.pause()
+            line = app.main.query_one("#status")
+            steps, say = [], line.say
+            monkeypatch.setattr(line, "say", lambda step: (steps.append(step), say(step)))  # watched, not replaced
+            await pilot.press("S")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert steps[0].startswith("sync: starting") and steps[-1] == "", steps
+            assert any(s.startswith("sync: fetching the writers' refs from origin") for s in steps), steps
+            merged = [s for s in steps if s.startswith("sync: merging segment")]
+            assert len(merged) == 3 and merged[-1].startswith("sync: merging segment 3 of 3"), steps
+            assert merged[-1].endswith(": 3 records merged"), steps
+            assert not line.text.startswith("sync:"), line.text
+
+    asyncio.run(go())
