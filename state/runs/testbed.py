@@ -12,7 +12,6 @@ import functools
 import hashlib
 import os
 import platform
-import socket
 from pathlib import Path
 
 from optseq.state.errors import InputError
@@ -61,7 +60,8 @@ def fingerprint_id(parts: dict) -> str:
 @functools.lru_cache(maxsize=1)
 def machine_parts() -> dict:
     """The fingerprint's parts, read once per process."""
-    parts = {"host": socket.gethostname().split(".")[0] or "host", "cpu": _cpu()}
+    # the kernel's node name, what socket.gethostname() says on Linux, without importing socket on `status`'s path
+    parts = {"host": os.uname().nodename.split(".")[0] or "host", "cpu": _cpu()}
     gpu = _gpus()
     if gpu:
         parts["gpu"] = gpu

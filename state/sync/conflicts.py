@@ -7,7 +7,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
-from optseq.state.sync.sync import KEPT
+KEPT = "sync"
+"""The hot file's document of this store's sync (Store.keep): its writer, what it pushed, what it imported.
+`status` reads it here, without the sync's own imports (git, the segments)."""
 
 
 def conflicts(store) -> list[dict[str, Any]]:

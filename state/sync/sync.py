@@ -13,7 +13,6 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +21,12 @@ from typing import Any, Callable
 from optseq.state.store.aside import step
 from optseq.state.store.records import utc_now
 from optseq.state.sync import gitrefs
+from optseq.state.sync.conflicts import KEPT
 from optseq.state.sync.idmap import IdMap
 from optseq.state.sync.importing import apply, gather
 from optseq.state.sync.recover import recovered, remember_writer, remembered_writer
 from optseq.state.sync.segments import SegmentRefused, local_lines, manifest, split, text
 
-KEPT = "sync"
-"""The hot file's document of this store's sync (Store.keep): its writer, what it pushed, what it imported."""
 PUSH_TRIES = 5
 
 
@@ -52,7 +50,7 @@ class Result:
 def writer_id(state: dict[str, Any] | None) -> str:
     if state and state.get("writer"):
         return state["writer"]
-    name = os.environ.get("OPTSEQ_WRITER") or socket.gethostname().split(".")[0] or "writer"
+    name = os.environ.get("OPTSEQ_WRITER") or os.uname().nodename.split(".")[0] or "writer"
     name = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40].strip("-") or "writer"
     return f"{name}-{secrets.token_hex(4)}"
 
