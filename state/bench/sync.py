@@ -155,10 +155,11 @@ def measure(plan: Path, home: Path, n: int, repeat: int, say) -> Row:
         inc_status.append(status(b))
         say(f"  incremental sync {i + 1}/{repeat}: {fmt_s(inc[-1].wall_s)} (git {fmt_s(inc[-1].git_s)}), "
             f"git fetch {fmt_s(inc_fetch[-1])}")
-    if records(b) != records(a):
-        raise BenchError(f"{n:,} runs: store B holds {records(b):,} records after its syncs, A {records(a):,}")
+    in_a, in_b = records(a), records(b)
+    if in_a != in_b:
+        raise BenchError(f"{n:,} runs: store B holds {in_b:,} records after its syncs, A {in_a:,}")
     med = statistics.median
-    return Row(runs=n, records=records(a), build_s=built.seconds, push_s=push_s,
+    return Row(runs=n, records=in_a, build_s=built.seconds, push_s=push_s,
                first=Timed(med(t.wall_s for t in first), med(t.git_s for t in first)),
                first_fetch_s=med(first_fetch), first_status_s=med(first_status), push_one_s=med(push_one),
                inc=Timed(med(t.wall_s for t in inc), med(t.git_s for t in inc)), inc_fetch_s=med(inc_fetch),
