@@ -117,7 +117,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     with seq.writing():
                         record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
                                                      "pid": os.getpid(), "started": utc_now(), "infra": infra,
-                                                     "passes": 0, "runner": "local"})
+                                                     "passes": 0, "runner": "local", "testbed": seq.testbed})
                     run_id = record["id"]
                     run_dir = seq.store.run_dir(run_id)
                     samples_file = run_dir / "samples.jsonl"
@@ -164,7 +164,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                                         "definition": definition(lever, seq.plan.path), "repo": None},
                         "samples_file": str(samples_file), "n_samples": len(all_samples), "log": str(log_path),
                         "warnings": warnings[:40], "pass_counts": pass_counts, "summary": summary,
-                        "verdict": verdict.outcome,
+                        "verdict": verdict.outcome, "testbed": seq.testbed,
                     }
                     with seq.writing():
                         seq.store.update("runs", run_id, fields)
@@ -182,7 +182,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                                                 rule=rule_text, runs=(run_id,), stats=summary["stats"], config=None,
                                                 why_said=summary["verdict"].get("said"))
                         if exact:  # the fingerprint never changes here, so this writes nothing
-                            seq.mark_stack_changes(run_id, fields["fingerprint"])
+                            seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
                     built.verdicts[verdict.outcome] = built.verdicts.get(verdict.outcome, 0) + 1
                     built.runs += 1
             if progress:
