@@ -69,6 +69,11 @@ bench: $(DEV_STAMP)
 store-bench: $(DEV_STAMP)
 	$(BIN)/python -m optseq.state.bench.store --write docs/performance.md $(ARGS)
 
+# What `optseq sync` costs beside a bare `git fetch` of the same refs (first and incremental), into docs/performance.md
+.PHONY: sync-bench
+sync-bench: $(DEV_STAMP)
+	$(BIN)/python -m optseq.state.bench.sync --write docs/performance.md $(ARGS)
+
 # What a Ray run costs over a local one (a throwaway two-node cluster on 127.0.0.1), into docs/performance.md
 .PHONY: runner-bench
 runner-bench: $(RAY_STAMP)

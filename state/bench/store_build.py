@@ -45,7 +45,8 @@ class Built:
 
 
 def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int = GROUP, seed: int = 9,
-                exact: bool = False, progress: Callable[[int, int], None] | None = None) -> Built:
+                exact: bool = False, progress: Callable[[int, int], None] | None = None,
+                more: bool = False) -> Built:
     """Build a store of `runs` finished lever runs through the real API, as `lever_run.run_lever` writes them.
 
     Before the runs: `record julia_port torch_jl c4 fail` (the gate goes NO-GO automatically) and
@@ -70,6 +71,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     copies the whole runs table, which makes a 10,000-run build take hours; `exact=True` makes the very
     calls `runs.run_record.finish` makes, and the tests hold that both give the same records.
     Every store call is in this function, so a changed store API is adapted here and nowhere else.
+    `more`: `runs` more runs on a store this built before (the sync bench's one new run), without the gate and
+    the plan again, numbered on from the runs it holds.
     """
     from optseq.state.plan.definition import definition
     from optseq.state.runs.measured_on import fingerprint
@@ -84,11 +87,13 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     built = Built(runs=0, seconds=0.0)
     with Sequencer.open(plan_path, db, mode="write") as seq:
         takes_record = "record" in inspect.signature(seq.run_ended).parameters
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail", evidence="store bench: Torch.jl c4 fails")
-        seq.write_plan("option_b", "docs/plans/option_b.md")
-        for first in range(0, runs, group):
+        start = len(seq.store.all("runs")) if more else 0
+        if not more:
+            seq.record_criterion("julia_port", "torch_jl", "c4", "fail", evidence="store bench: Torch.jl c4 fails")
+            seq.write_plan("option_b", "docs/plans/option_b.md")
+        for first in range(start, start + runs, group):
             with seq.writing():  # building only: one batch per group (see the docstring)
-                for k in range(first, min(first + group, runs)):
+                for k in range(first, min(first + group, start + runs)):
                     lever_id = None
                     for i in range(len(LEVERS)):
                         candidate = LEVERS[(k + i) % len(LEVERS)]

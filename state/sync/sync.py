@@ -89,7 +89,9 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         segments = gather(repo, state, fetched, me)  # all checked before anything is written
         ids = IdMap(state["applied"])
         with store.batch():
+            untouched = store.ends() == ends  # nothing written here since _build read the journals
             result.fetched = apply(store, state, ids, segments, me, say)
+            imported = int(store.meta().get("seq") or 0)
             # a sync is the last one once nothing of this store's waits: here, or after its push below
             last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
@@ -98,6 +100,8 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         for writer in result.fetched:
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
         step("sync-imported")
+        if not tips and untouched and result.fetched:
+            _past_import(store, imported)
         if tips:
             say(f"pushing {len(tips)} segment{'s' if len(tips) != 1 else ''} "
                 f"({sum(made['count'] for _, made in tips)} records) to {gitrefs.WRITERS}{me}")
@@ -129,6 +133,16 @@ def _build(store, repo: Path, state: dict[str, Any], me: str) -> tuple[list[tupl
         parent = gitrefs.commit_segment(repo, parent, made, body)
         out.append((parent, made))
     return out, ends
+
+
+def _past_import(store, imported: int) -> None:
+    """The next sync reads its journals from past the lines this one imported, when nothing was written since:
+    else its first step reads every imported line again only to skip it (a whole history after a first sync).
+    Every line written takes a seq, so an unchanged seq says the journals end where the import left them."""
+    with store.batch():
+        kept = store.kept(KEPT)
+        if kept and int(store.meta().get("seq") or 0) == imported:
+            store.keep(KEPT, {**kept, "pushed": {**kept["pushed"], "ends": store.ends()}})
 
 
 def _adopt(repo: Path, state: dict[str, Any], tip: str | None, remote: str) -> int:
