@@ -91,10 +91,12 @@ def candidates(root: str | Path, prefix: str) -> list[str]:
     return found.split()
 
 
-def changed_files(root: str | Path) -> int:
-    """Tracked files whose working-tree or staged content differs from HEAD's. `git status`, not `git diff`: under
-    GIT_OPTIONAL_LOCKS=0 it leaves the index as it is (git 2.39's `diff HEAD` rewrites it to refresh its stat)."""
-    return len(git(root, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules=dirty").splitlines())
+def changed_files(root: str | Path) -> list[str]:
+    """Tracked files whose working-tree or staged content differs from HEAD's (a submodule's too). `git status`, not
+    `git diff`: under GIT_OPTIONAL_LOCKS=0 it leaves the index as it is (git 2.39's `diff HEAD` rewrites it to
+    refresh its stat). The user's tree (compare's notice) and optseq's own checkouts (worktrees.changes) alike."""
+    said = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames", strip=False)
+    return [entry[3:] for entry in said.split("\0") if len(entry) > 3]
 
 
 def is_shallow(root: str | Path) -> bool:

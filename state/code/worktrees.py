@@ -108,11 +108,9 @@ def changes(tree: Tree) -> list[str] | None:
     left as it is, so that two runs holding one checkout never race for its index.lock."""
     try:
         head = g.git(tree.path, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
-        said = g.git(tree.path, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames",
-                     strip=False)
+        files = g.changed_files(tree.path)
     except g.GitError:
         return None
-    files = [entry[3:] for entry in said.split("\0") if len(entry) > 3]
     return (["HEAD"] if head != tree.commit else []) + files
 
 

@@ -136,7 +136,7 @@ def notices(commits: branch.Commits) -> list[str]:
         checked_out = g.resolve(commits.repo, "HEAD")
         if checked_out not in (commits.baseline.commit, commits.candidate.commit):
             return []
-        changed = g.changed_files(commits.repo)
+        changed = len(g.changed_files(commits.repo))
     except g.GitError:
         return []
     if not changed:
