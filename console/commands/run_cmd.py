@@ -310,7 +310,8 @@ def summary_line(report: RunReport) -> str:
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
     why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
     noise = stats.get("noise") or (report.summary or {}).get("noise")
-    return (f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}  ({why})"
+    said = f"  ({why})" if why and why != report.status else ""  # not `cancelled  (cancelled)`
+    return (f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}{said}"
             + (f"\n  warning: {noise}" if noise else ""))
 
 

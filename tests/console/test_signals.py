@@ -68,22 +68,23 @@ def _held(folder: Path, running, where: str) -> list[int]:
 
 
 def _signalled(repo, plan: Path, db: Path, folder: Path, args: list[str], sig: int, where: str):
-    """optseq run with `args` until the stand-in is held, then sent `sig`: (its exit code, stderr, what is left
-    alive of the stand-in and its child, killed after the look)."""
+    """optseq run with `args` until the stand-in is held, then sent `sig`: (its exit code, stderr and stdout, what
+    is left alive of the stand-in and its child, killed after the look)."""
     proc = subprocess.Popen([*OPTSEQ, "--plan", str(plan), "--db", str(db), *args], cwd=repo.root,
                             env={**os.environ, "HELD_DIR": str(folder)}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     pids: list[int] = []
+    out = err = ""
     try:
         pids = _held(folder, lambda: proc.poll() is None, where)
         os.kill(proc.pid, sig)
-        _, err = proc.communicate(timeout=CEILING_S)
+        out, err = proc.communicate(timeout=CEILING_S)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         left = _killed(pids)
-    return proc.returncode, err, left
+    return proc.returncode, err + out, left
 
 
 def _killed(pids: list[int]) -> list[int]:
@@ -107,6 +108,7 @@ def test_sigterm_and_sighup_cancel_the_run_record_it_and_leave_nothing_running(t
     assert not left, f"still running after optseq exited on {sig.name}: {left}"
     assert code == 128 + sig, (code, err)
     assert f"{sig.name}: cancelling" in err and "Traceback" not in err, err
+    assert "cancelled  (cancelled)" not in err, err  # the summary line says it once
     (run,) = json.loads(cli(repo, db, "runs", "--json", plan=plan).stdout)["runs"]
     assert run["status"] == "cancelled" and run["ended"], run
     assert run.get("kind") == ("compare" if command == "compare" else None)
