@@ -37,6 +37,8 @@ def test_w_watches_and_an_eroded_gain_is_marked_in_the_table_detail_and_graph(ad
     async def go():
         app = make_app(plan, db)
         async with app.run_test(size=SIZE) as pilot:
+            # the key pressed once the table shows the adopted lever: on a loaded machine the first screen comes late
+            await until(pilot, lambda: cell(app, "fast", "state").startswith("adopted"), "the table's adopted fast")
             await pilot.press("w")
             panel = app.main.panel
             await until(pilot, lambda: panel.running, "the watch to start")
@@ -63,6 +65,8 @@ def test_a_watch_whose_gains_hold_leaves_them_adopted(adopted, monkeypatch):
     async def go():
         app = make_app(plan, db)
         async with app.run_test(size=SIZE) as pilot:
+            # the key pressed once the table shows the adopted lever: on a loaded machine the first screen comes late
+            await until(pilot, lambda: cell(app, "fast", "state").startswith("adopted"), "the table's adopted fast")
             await pilot.press("w")
             panel = app.main.panel
             await until(pilot, lambda: panel.running, "the watch to start")
