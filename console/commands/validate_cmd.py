@@ -27,9 +27,41 @@ def run_validate(path: Path) -> int:
     for lever in loaded.levers:
         if lever.arms is not None and not lever.arms.composes:
             print(f"note: {lever.id}: {OUTSIDE_STACK}")
-    for key, warning in first_looks(loaded):
+    for key, warning in unwritten_defaults(path, first_looks(loaded)):
         print(f"optseq: warning: {path}: {key}: {warning}", file=sys.stderr)
     return OK
+
+
+def unwritten_defaults(path: Path, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The warnings as the user wrote the plan: a `repeats` the plan left out is its default, and the warning names
+    the table and says so instead of naming a key the file does not have."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):  # it loaded a moment ago: say it as it comes
+        return found
+    levers = {lever.get("id"): lever for lever in raw.get("levers", ()) if isinstance(lever, dict)}
+    said = []
+    for key, why in found:
+        table, _, name = key.rpartition(".")
+        if name == "repeats" and "repeats" not in _table(raw, levers, table):
+            pairs, _, rest = why.partition(" pairs cannot decide at the first look")
+            need = rest.rpartition("repeats = ")[2].split(" ")[0]
+            why = (f"repeats is not written, and its default of {pairs} pairs cannot decide at the first look"
+                   f"{rest.rpartition('; repeats = ')[0]}; write repeats = {need} to decide at the first")
+            key = table
+        said.append((key, why))
+    return said
+
+
+def _table(raw: dict, levers: dict, table: str) -> dict:
+    """The raw TOML table `levers.ID.rule` or `compare` names."""
+    if table.startswith("levers.") and table.endswith(".rule"):
+        found = levers.get(table[len("levers."):-len(".rule")], {}).get("rule", {})
+    else:
+        found = raw.get(table, {})
+    return found if isinstance(found, dict) else {}
 
 
 def first_looks(loaded) -> list[tuple[str, str]]:

@@ -202,3 +202,17 @@ def test_a_misspelled_command_or_lever_on_the_command_line_gets_a_did_you_mean(t
     assert "invalid choice: 'statsu'" in said("statsu") and "(did you mean 'status'?)" in said("statsu")
     assert "unknown lever 'cyton_bot' (did you mean 'cython_bot'?)" in said("check", "cyton_bot")
     assert "did you mean" not in said("check", "zzz")  # nothing close: no guess
+
+
+def test_a_default_repeats_is_warned_of_as_a_default_not_as_a_key_the_plan_has(tmp_path):
+    # the default 5 pairs under a budget of 40: the warning names the rule table, says the key is not written and
+    # what to write, instead of pointing at a `repeats` the file does not have
+    lever = ARMS_LEVER.format(repeats=6, most=40).replace("repeats = 6, ", "")
+    assert " repeats" not in lever and "max_repeats = 40" in lever
+    proc = validate(tmp_path, HEAD + WORKLOAD + lever)
+    assert proc.returncode == 0 and "ok (1 levers" in proc.stdout
+    [line] = lines(proc)
+    assert line == (f"optseq: warning: {tmp_path / 'plan.toml'}: levers.fast_sum.rule: repeats is not written, and its "
+                    f"default of 5 pairs cannot decide at the first look: under a budget of 40 pairs (max_repeats) the "
+                    f"sign test needs 7 all on one side, so every run measures a second pass; write repeats = 7 to "
+                    f"decide at the first"), line
