@@ -19,18 +19,19 @@ from pathlib import Path
 import textual
 from textual.css.stylesheet import Stylesheet
 
+from optseq.state.cache_root import cache_root
+
 VERSION = 1
 """The file's layout; bumped when what it holds changes."""
 
 
 def cache_file(variables: dict[str, str]) -> Path | None:
     """$XDG_CACHE_HOME/optseq (else ~/.cache/optseq), the file for these variables; None without a home."""
-    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(os.path.expanduser("~"), ".cache")
-                                                if os.path.expanduser("~") != "~" else "")
-    if not base:
+    base = cache_root()
+    if base is None:
         return None
     key = repr((VERSION, _textual_files(), sys.version, sorted(variables.items())))
-    return Path(base) / "optseq" / f"tcss-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.pickle"
+    return base / f"tcss-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.pickle"
 
 
 def _textual_files() -> list:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optseq.state.code import git as g
+from optseq.state.cache_root import cache_root as cache_root_of_optseq
 from optseq.state.errors import InputError
 
 ROOT_ENV = "OPTSEQ_WORKTREES"
@@ -48,8 +49,10 @@ def cache_root() -> Path:
     """Where optseq keeps its worktrees."""
     if os.environ.get(ROOT_ENV):
         return Path(os.environ[ROOT_ENV]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "optseq" / "worktrees"
+    root = cache_root_of_optseq()
+    if root is None:
+        raise InputError(f"no folder for optseq's worktrees: set {ROOT_ENV}, XDG_CACHE_HOME or HOME")
+    return root / "worktrees"
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,10 @@ def listing() -> list[dict]:
     created, used, setup, in_use, state, changed, bytes}, oldest use first. `state` is `ready`, `dirty` (tracked
     files not the commit's: `changed` names them; the next run resets it), `half-made` (a killed optseq's) or
     `orphan` (a folder without its record)."""
-    root = cache_root()
+    try:
+        root = cache_root()
+    except InputError:  # no home: no worktree could have been made
+        return []
     found = []
     folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     for folder in folders:
