@@ -1,8 +1,8 @@
 """Change points in a series of measured ratios: where a lever's runs moved to another level, each run weighed by
 its interval. A hint of where to look (the commits around it), never a decision: that is each run's paired test.
 
-The detector is binary segmentation (ruptures.Binseg, Scott & Knott's split-the-best-then-recurse, the
-hierarchical search E-Divisive means also makes) on the runs' log ratios with a Gaussian cost whose variances
+The detector is binary segmentation (ruptures' Binseg, Scott & Knott's split-the-best-then-recurse, the
+hierarchical search E-Divisive means also makes, written out here) on the runs' log ratios with a Gaussian cost whose variances
 are the runs' own: a run with a narrow interval counts for more than one with a wide interval, and a split
 gains what a likelihood-ratio test of "one level" against "two levels" would. Three guards keep a noisy
 history from producing one:
@@ -16,8 +16,8 @@ history from producing one:
   side's variance scaled up by the scatter it shows beyond its intervals (its Birge ratio), which must clear
   the same penalty; the weakest change that fails is dropped and the rest tested again.
 
-ruptures (and numpy, scipy with it) is imported when a history is analysed that was not analysed before
-(change_memo.py), never when this module is.
+Plain Python, no cache: the search costs O(n) sums per split (about 40 ms for 10,000 runs), less than importing
+numpy and scipy, which a detector from a library would bring into every export.
 """
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from optseq.state.runs import change_memo
 
 MIN_SIZE = 2
 """Runs on each side of a change: a single run off the line is an outlier until the next run agrees."""
@@ -132,24 +131,39 @@ def find(estimates: Sequence[float], lows: Sequence[float | None] | None = None,
 
 
 def _segment(logs: list[float], weights: list[float], pen: float) -> list[int]:
-    """ruptures' binary segmentation under the weighted cost: the change indexes, ascending (a series segmented
-    before is answered from the user's cache: change_memo.py)."""
-    digest = change_memo.key(logs, weights, pen, MIN_SIZE)
-    kept = change_memo.recall(digest, len(logs))
-    if kept is not None:
-        return kept
-    splits = _binseg(logs, weights, pen)
-    change_memo.keep(digest, splits)
-    return splits
+    """Binary segmentation under the weighted cost: split the segment whose best split gains most, while that gain
+    clears `pen`; the change indexes, ascending. It is ruptures' Binseg (jump 1) step for step, ties included, in
+    plain Python over the cumulative sums: a lever's history is hundreds of runs, where numpy and scipy's second
+    of imports cost more than the search."""
+    s0, s1, s2 = [0.0], [0.0], [0.0]
+    for w, y in zip(weights, logs):  # left to right, as numpy's cumsum adds: the same sums to the last bit
+        s0.append(s0[-1] + w)
+        s1.append(s1[-1] + w * y)
+        s2.append(s2[-1] + w * y * y)
 
+    def error(start: int, end: int) -> float:
+        """A segment's Σ w·(y − ȳ_w)², the weighted mean's residual sum of squares."""
+        total = s0[end] - s0[start]
+        moment = s1[end] - s1[start]
+        return max(s2[end] - s2[start] - moment * moment / total, 0.0)
 
-def _binseg(logs: list[float], weights: list[float], pen: float) -> list[int]:
-    import numpy as np
-    import ruptures
+    best: dict[tuple[int, int], tuple[int | None, float]] = {}
 
-    cost = weighted_cost()(np.asarray(weights, dtype=float))
-    found = ruptures.Binseg(custom_cost=cost, min_size=MIN_SIZE, jump=1).fit(np.asarray(logs, dtype=float))
-    return [int(b) for b in found.predict(pen=pen)[:-1]]
+    def single(start: int, end: int) -> tuple[int | None, float]:
+        if (start, end) not in best:
+            whole = error(start, end)
+            gains = [(whole - error(start, at) - error(at, end), at)
+                     for at in range(start + MIN_SIZE, end - MIN_SIZE + 1)]
+            gain, at = max(gains) if gains else (0.0, None)
+            best[start, end] = (at, gain)
+        return best[start, end]
+
+    bounds = [len(logs)]
+    while True:
+        at, gain = max((single(a, b) for a, b in zip([0, *bounds], bounds)), key=lambda found: found[1])
+        if at is None or not gain > pen:
+            return bounds[:-1]
+        bounds = sorted([*bounds, at])
 
 
 def _confirmed(logs: list[float], weights: list[float], bounds: list[int], pen: float) -> list[Shift]:
@@ -177,45 +191,6 @@ def _level(logs: list[float], weights: list[float]) -> tuple[float, float]:
     mean = sum(w * y for w, y in zip(weights, logs)) / total
     birge = sum(w * (y - mean) ** 2 for w, y in zip(weights, logs)) / (len(logs) - 1) if len(logs) > 1 else 1.0
     return mean, max(1.0, birge) / total
-
-
-def weighted_cost():
-    """The ruptures cost class (made on first use, so that importing this module imports no ruptures): a
-    segment's Σ w·(y − ȳ_w)², the weighted mean's residual sum of squares, from cumulative sums in O(1)."""
-    global _COST
-    if _COST is None:
-        import numpy as np
-        from ruptures.base import BaseCost
-
-        class WeightedL2(BaseCost):
-            """Gaussian mean-shift cost with each point's own known variance (1/weight)."""
-
-            model = "weighted_l2"
-            min_size = MIN_SIZE
-
-            def __init__(self, weights):
-                self.weights = np.asarray(weights, dtype=float)
-                self.signal = None
-
-            def fit(self, signal):
-                y = np.asarray(signal, dtype=float).reshape(len(self.weights), -1)[:, 0]
-                self.signal = y.reshape(-1, 1)
-                w = self.weights
-                self._s0 = np.concatenate(([0.0], np.cumsum(w)))
-                self._s1 = np.concatenate(([0.0], np.cumsum(w * y)))
-                self._s2 = np.concatenate(([0.0], np.cumsum(w * y * y)))
-                return self
-
-            def error(self, start, end):
-                s0 = self._s0[end] - self._s0[start]
-                s1 = self._s1[end] - self._s1[start]
-                return max(float(self._s2[end] - self._s2[start] - s1 * s1 / s0), 0.0)
-
-        _COST = WeightedL2
-    return _COST
-
-
-_COST = None
 
 
 def _spread(logs: list[float]) -> float:

@@ -143,3 +143,54 @@ def test_the_machine_keeps_each_runs_commit_and_an_old_snapshot_still_loads():
     del old["recent"]["amp"][0]["on"]
     assert "on" not in RunIndex.from_dict(old).recent["amp"][0]
     assert measured_at(RunIndex.from_dict(old).recent["amp"][0]) == {}
+
+
+def test_the_binary_segmentation_is_ruptures_step_for_step():
+    """The detector's own search splits exactly where ruptures' Binseg (jump 1) does under the same weighted cost,
+    on steps, flat histories, rounded values (ties) and penalties from tiny to large."""
+    np = pytest.importorskip("numpy")
+    ruptures = pytest.importorskip("ruptures")
+    from ruptures.base import BaseCost
+
+    class WeightedL2(BaseCost):
+        model, min_size = "weighted_l2", change_points.MIN_SIZE
+
+        def __init__(self, weights):
+            self.weights = np.asarray(weights, dtype=float)
+
+        def fit(self, signal):
+            y, w = np.asarray(signal, dtype=float), self.weights
+            self.signal = y.reshape(-1, 1)
+            self.sums = [np.concatenate(([0.0], np.cumsum(part))) for part in (w, w * y, w * y * y)]
+            return self
+
+        def error(self, start, end):
+            s0, s1, s2 = (s[end] - s[start] for s in self.sums)
+            return max(float(s2 - s1 * s1 / s0), 0.0)
+
+    rng = random.Random(20261206)
+    splits = 0
+    for _ in range(400):
+        n = rng.randint(4, 60)
+        at, step = rng.randint(1, n - 1), rng.choice([0.0, 0.05, 0.2])
+        logs = [rng.gauss(0.0, rng.choice([0.01, 0.05])) + (step if i >= at else 0.0) for i in range(n)]
+        if rng.random() < 0.3:
+            logs = [round(y, 2) for y in logs]
+        weights = [1.0 / rng.choice([0.01, 0.02, 0.05]) ** 2 for _ in range(n)]
+        pen = rng.choice([change_points.penalty(n), 0.1, 1.0, 30.0])
+        theirs = ruptures.Binseg(custom_cost=WeightedL2(weights), min_size=change_points.MIN_SIZE, jump=1)
+        expected = [int(b) for b in theirs.fit(np.asarray(logs)).predict(pen=pen)[:-1]]
+        assert change_points._segment(logs, weights, pen) == expected, (logs, weights, pen)
+        splits += len(expected)
+    assert splits > 100  # the draws split often, not only the trivial no-split case
+
+
+def test_finding_change_points_imports_neither_numpy_nor_a_library():
+    import subprocess
+    import sys
+
+    code = ("import sys; from optseq.state.runs import change_points as c; "
+            "print(c.find([1.3] * 6 + [1.0] * 6, [1.28] * 6 + [0.98] * 6, [1.32] * 6 + [1.02] * 6)[0].at, "
+            "'numpy' in sys.modules, 'ruptures' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["6", "False", "False"]
