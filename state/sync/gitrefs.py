@@ -37,7 +37,7 @@ def private(store_dir: Path) -> Path:
 def remote_url(plan_dir: Path, remote: str) -> str:
     """REMOTE as a URL git can fetch: a remote name of the plan's repository (its URL, asked read-only), or a URL
     or path given as it is. RemoteMissing, one line, when it names nothing."""
-    if "/" in remote or ":" in remote or remote in (".", "..") or Path(remote).exists():
+    if not is_name(remote):
         if "://" not in remote and not remote.startswith("git@"):
             path = Path(remote).expanduser()
             if not path.exists():
@@ -49,6 +49,11 @@ def remote_url(plan_dir: Path, remote: str) -> str:
     except GitError as exc:
         raise RemoteMissing(f"remote {remote!r} is not a remote of the plan's repository ({plan_dir}): "
                             f"{str(exc).split(': ', 1)[-1]}") from None
+
+
+def is_name(remote: str) -> bool:
+    """Whether REMOTE names a remote of the plan's repository (else it is a URL or a path)."""
+    return not ("/" in remote or ":" in remote or remote in (".", "..") or Path(remote).exists())
 
 
 def check_remote(cwd: Path, url: str) -> None:

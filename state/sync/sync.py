@@ -96,6 +96,8 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
                 state["pushed"] = {**state["pushed"], "ends": ends}
+            # the remote as the console's S finds it again: a remote's name, or a path or URL made absolute
+            state["remote"] = remote if gitrefs.is_name(remote) else url
             store.keep(KEPT, {**state, **({} if tips else {"last": last})})
         for writer in result.fetched:
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
@@ -113,7 +115,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             store.refresh()
             kept = store.kept(KEPT) or state
             with store.batch():
-                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last})
+                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last, "remote": state["remote"]})
         result.seconds = time.monotonic() - started
         return result
 

@@ -1,10 +1,11 @@
-"""The console's sync (S, issue 39 point 4): it runs the CLI's sync against the plan repository's origin (a real bare
-`file://` remote) on a worker thread, merges another writer's records and names their writer; a sync that cannot run
+"""The console's sync (S, issue 39 point 4): it runs the CLI's sync against the remote the store last synced with, else
+the plan repository's origin (real bare `file://` remotes), on a worker thread, merges another writer's records and names their writer; a sync that cannot run
 (no remote) says so in one line and changes nothing. And `optseq runs` names each run's writer once a store holds
 two writers' runs."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_s_syncs_merges_another_writers_records_and_names_the_writer(tmp_path, m
             await app.workers.wait_for_complete()
             await pilot.pause()
             said = _messages(app)
-            assert any(m.startswith("sync done: ") and wa in m for m in said), said
+            assert any(m.startswith("sync with origin done: ") and wa in m for m in said), said
             await select_lever(pilot, "option_b")
             detail = " ".join(app.main.query_one("#detail-view").plain.split())
             assert f"({wa}: decision 1)" in detail and "5.3x in A's numbers" in detail, detail
@@ -69,8 +70,73 @@ def test_a_sync_without_a_remote_is_one_line_and_changes_nothing(tmp_path):
             await pilot.press("S")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            refused = [m for m in _messages(app) if m.startswith("sync refused: ")]
+            refused = [m for m in _messages(app) if m.startswith("sync with origin refused: ")]
             assert len(refused) == 1 and "\n" not in refused[0] and "origin" in refused[0], _messages(app)
+            assert not app.main.query_one("#status").text.startswith("sync:")
+
+    asyncio.run(go())
+    assert team.files("B") == before
+
+
+def _second_remote(team: Team) -> Path:
+    """A second bare remote of the plan's repository, named `team`: what a store may sync with instead of origin."""
+    other = team.root / "team.git"
+    git(team.root, "init", "--quiet", "--bare", str(other))
+    git(team.repo, "remote", "add", "team", f"file://{other}")
+    return other
+
+
+def test_s_syncs_with_the_remote_the_store_last_synced_with(tmp_path, monkeypatch):
+    team = Team(tmp_path)
+    _second_remote(team)
+    team.optseq("A", "decide", "option_b", "adopt", "--why", "on team")
+    team.optseq("A", "sync", "team")
+    team.optseq("B", "sync", "team")  # B's last sync names team: its S syncs there, not with origin
+    team.optseq("A", "decide", "option_b", "reject", "--why", "later, on team")
+    team.optseq("A", "sync", "team")
+    wa = team.writer("A")
+    monkeypatch.setenv("OPTSEQ_WRITER", "B")
+
+    async def go():
+        app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.pause()
+            line = app.main.query_one("#status")
+            steps, say = [], line.say
+            monkeypatch.setattr(line, "say", lambda step: (steps.append(step), say(step)))
+            await pilot.press("S")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert steps[0] == "sync: starting with team (the remote this store last synced with)", steps
+            assert any(s == "sync: fetching the writers' refs from team" for s in steps), steps
+            said = _messages(app)
+            assert any(m.startswith("sync with team done: ") and f"{wa} 1 segment" in m for m in said), said
+
+    asyncio.run(go())
+    assert ("decisions", wa, 2) in team.records("B")
+    assert git(team.remote, "for-each-ref", "refs/optseq/") == ""  # origin was never asked to hold anything
+
+
+def test_s_with_a_last_remote_the_plan_repository_no_longer_has_is_one_line(tmp_path):
+    team = Team(tmp_path)
+    _second_remote(team)
+    team.optseq("B", "decide", "option_b", "adopt", "--why", "mine")
+    team.optseq("B", "sync", "team")
+    git(team.repo, "remote", "remove", "team")
+    team.optseq("B", "decide", "option_b", "reject", "--why", "mine, later")
+    before = team.files("B")
+
+    async def go():
+        app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.pause()
+            await pilot.press("S")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            said = _messages(app)
+            refused = [m for m in said if m.startswith("sync with team refused: ")]
+            assert len(refused) == 1 and "\n" not in refused[0], said
+            assert "'team' is not a remote of the plan's repository" in refused[0], refused
             assert not app.main.query_one("#status").text.startswith("sync:")
 
     asyncio.run(go())
@@ -129,7 +195,8 @@ def test_s_shows_its_progress_segment_by_segment(tmp_path, monkeypatch):
             await pilot.press("S")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            assert steps[0].startswith("sync: starting") and steps[-1] == "", steps
+            assert steps[0] == "sync: starting with origin (no sync of this store names another)", steps
+            assert steps[-1] == "", steps
             assert any(s.startswith("sync: fetching the writers' refs from origin") for s in steps), steps
             merged = [s for s in steps if s.startswith("sync: merging segment")]
             assert len(merged) == 3 and merged[-1].startswith("sync: merging segment 3 of 3"), steps

@@ -48,8 +48,8 @@ ACTIONS = [
     Binding("f", "set_fact", "Fact", tooltip="set a fact that gates read"),
     Binding("d", "decide", "Decide", tooltip="decide the selected lever by hand (rationale required)"),
     Binding("e", "export", "Export", tooltip="write the plan as markdown and preview it"),
-    Binding("S", "sync", "Sync", tooltip="optseq sync with the plan repository's origin: push this store's new "
-                                         "records, merge every other writer's"),
+    Binding("S", "sync", "Sync", tooltip="optseq sync with the remote this store last synced with (else origin): "
+                                         "push this store's new records, merge every other writer's"),
     Binding("question_mark,f1", "help", "Help", tooltip="keys and what they do"),
     Binding("q", "app.quit", "Quit", tooltip="quit (asks first while a lever runs)"),
 ]
