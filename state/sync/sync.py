@@ -24,7 +24,8 @@ from optseq.state.sync import gitrefs
 from optseq.state.sync.conflicts import KEPT
 from optseq.state.sync.idmap import IdMap
 from optseq.state.sync.importing import apply, gather
-from optseq.state.sync.recover import recovered, remember_writer, remembered_writer
+from optseq.state.sync.recover import (held_segments, journal_writer, journaled_writer, recovered, remember_writer,
+                                      remembered_writer)
 from optseq.state.sync.segments import SegmentRefused, local_lines, manifest, split, text
 
 PUSH_TRIES = 5
@@ -71,9 +72,11 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         repo = gitrefs.private(directory)
         store.refresh()
         state = store.kept(KEPT)
-        if state is None:
-            known = remembered_writer(repo)
+        remade = state is None
+        if remade:  # a first sync, or a hot file rebuilt from the journals (its private repository lost too, maybe)
+            known = remembered_writer(repo) or journaled_writer(store)
             state = recovered(store, repo, known) if known else fresh_state(writer_id(None))
+            state["journaled"] = journaled_writer(store) == state["writer"]
             remember_writer(repo, state["writer"])
             with store.batch():
                 store.keep(KEPT, state)
@@ -82,6 +85,8 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         say(f"fetching the writers' refs from {remote}")
         fetched = gitrefs.fetch(repo, url)
         step("sync-fetched")
+        if remade:
+            held_segments(store, repo, state, fetched, me)
         result.adopted = _adopt(repo, state, fetched.get(me), remote)
         tips, ends = _build(store, repo, state, me)
         step("sync-built")
@@ -90,6 +95,9 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         ids = IdMap(state["applied"])
         with store.batch():
             untouched = store.ends() == ends  # nothing written here since _build read the journals
+            if not state.get("journaled") and state["pushed"]["n"]:  # pushed before its writer was journaled
+                journal_writer(store, me)
+                state["journaled"] = True
             result.fetched = apply(store, state, ids, segments, me, say)
             imported = int(store.meta().get("seq") or 0)
             # a sync is the last one once nothing of this store's waits: here, or after its push below
@@ -115,7 +123,11 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             store.refresh()
             kept = store.kept(KEPT) or state
             with store.batch():
-                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last, "remote": state["remote"]})
+                if not kept.get("journaled"):  # its first push: the writer it pushed as, where a rebuild finds it
+                    journal_writer(store, me)
+                    last = {**last, "seq": last["seq"] + 1}  # its line is no record waiting for a sync
+                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last, "remote": state["remote"],
+                                  "journaled": True})
         result.seconds = time.monotonic() - started
         return result
 

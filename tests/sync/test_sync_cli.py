@@ -228,6 +228,36 @@ def test_a_store_whose_hot_file_was_rebuilt_imports_and_pushes_nothing_twice(tea
     assert team.records("A").keys() == team.records("B").keys()  # and each once (Team.records asserts)
 
 
+def test_a_store_that_lost_its_sync_repository_and_hot_file_keeps_its_writer(team):
+    """`.optseq/sync.git` and `optseq.json` both gone, the hot file rebuilt from the journals: the writer's name is
+    found in them, so the store neither becomes a new writer nor pushes or imports its old records again."""
+    import shutil
+
+    team.optseq("A", "fact", "eval_dense", "true")
+    team.optseq("B", "record", "julia_port", "torch_jl", "c4", "fail")
+    team.optseq("B", "decide", "option_b", "adopt", "--why", "B's numbers")
+    for store in ("A", "B", "A"):
+        team.optseq(store, "sync")
+    team.optseq("A", "fact", "eval_dense", "false")  # new in A since B's last sync
+    team.optseq("A", "sync")
+    writer = team.writer("B")
+    refs = git(team.remote, "for-each-ref", "--format=%(refname) %(objectname)", "refs/optseq/")
+    shutil.rmtree(team.root / "B" / "sync.git")
+    (team.root / "B" / "optseq.json").unlink()
+    assert "rebuilt" in team.optseq("B", "doctor", "--rebuild").stdout
+    said = team.optseq("B", "sync").stdout
+    assert said.startswith(f"nothing new to push (refs/optseq/writers/{writer})"), said
+    assert f"{team.writer('A')} 1 segment (1 records)" in said, said  # A's new fact alone: the rest was held
+    assert team.writer("B") == writer
+    assert git(team.remote, "for-each-ref", "--format=%(refname) %(objectname)", "refs/optseq/") == refs
+    team.optseq("B", "decide", "option_b", "reject", "--why", "B again, after the rebuild")
+    team.optseq("B", "sync")
+    team.optseq("A", "sync")
+    assert team.records("A").keys() == team.records("B").keys()  # and each once (Team.records asserts)
+    writers = git(team.remote, "for-each-ref", "--format=%(refname)", "refs/optseq/").split()
+    assert sorted(writers) == sorted(f"refs/optseq/writers/{w}" for w in (team.writer("A"), writer)), writers
+
+
 def test_clocks_days_apart_order_nothing_what_each_had_seen_does(team, tmp_path):
     """A's clock is three days ahead (tests/clock_jump): its decisions' `at` are later than anything B writes."""
     from pathlib import Path
