@@ -1,10 +1,12 @@
-"""The console's sync (S, issue 39 point 4): it runs the CLI's sync against the remote the store last synced with, else
-the plan repository's origin (real bare `file://` remotes), on a worker thread, merges another writer's records and names their writer; a sync that cannot run
-(no remote) says so in one line and changes nothing. And `optseq runs` names each run's writer once a store holds
-two writers' runs."""
+"""The console's sync (S, issue 39 point 4): it runs the CLI's sync against the remote the store last synced with,
+else the plan repository's origin (real bare `file://` remotes), on a worker thread, merges another writer's records
+and names their writer; a sync that cannot run (no remote) says so in one line and changes nothing. And `optseq runs`
+names each run's writer once a store holds two writers' runs."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -159,6 +161,77 @@ def test_runs_names_each_runs_writer_once_a_store_holds_two(tmp_path):
     wa = team.writer("A")
     assert any(f"{wa} run 1" in line for line in table[1:]), table
     assert any("this store" in line for line in table[1:]), table
+
+
+@pytest.mark.slow  # lever runs: every arm a process
+def test_the_lever_detail_names_the_writer_and_testbed_of_each_number(tmp_path, monkeypatch):
+    """Two writers on two testbeds, merged: each run line and each decision's figure in the detail says which
+    testbed it came from, and what came from the other writer names it."""
+    team = Team(tmp_path)
+    (team.repo / "sequencing.toml").write_text(PLAN, encoding="utf-8")
+    git(team.repo, "commit", "--quiet", "-am", "the watched plan")
+    team.optseq("A", "--run", "fast", "--json", OPTSEQ_TESTBED="box-a")
+    team.optseq("B", "--run", "fast", "--json", OPTSEQ_TESTBED="box-b")
+    team.optseq("A", "sync", OPTSEQ_TESTBED="box-a")
+    team.optseq("B", "sync", OPTSEQ_TESTBED="box-b")
+    wa = team.writer("A")
+    monkeypatch.setenv("OPTSEQ_TESTBED", "box-b")
+
+    async def go():
+        app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.pause()
+            await select_lever(pilot, "fast")
+            lines = app.main.query_one("#detail-view").plain.splitlines()
+            runs = lines[lines.index("runs") + 1:lines.index("decisions") - 1]
+            decided = [l for l in lines[lines.index("decisions") + 1:] if l.startswith("  adopt ")]
+            said = "\n".join(lines)
+            # each number says its testbed (the store holds two), and what came from A names A's writer and id
+            assert len(runs) == 2 and any("  on box-a  " in l and l.endswith(f"({wa}: run 1)") for l in runs), said
+            assert any("  on box-b" in l and wa not in l for l in runs), said
+            assert any(" on box-a " in l and l.endswith(f"({wa}: decision 1)") for l in decided), said
+            assert any(" on box-b " in l and wa not in l for l in decided), said
+
+    asyncio.run(go())
+
+
+@pytest.mark.slow  # two compares: each measures two commits through the real CLI
+def test_the_run_tabs_compares_name_their_writer_and_testbed(tmp_path, monkeypatch):
+    """A compare merged from CI's store (another writer, another testbed) beside one made here: the Run tab's list
+    names each one's writer and testbed, as `optseq runs` does."""
+    from tests.code_repo import GIT_ENV, make_repo
+    from tests.conftest import OPTSEQ
+
+    repo = make_repo(tmp_path)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "--quiet", "--bare", str(remote))
+    git(repo.root, "remote", "add", "origin", f"file://{remote}")
+
+    def cli(store: str, *args: str) -> None:
+        env = {**{k: v for k, v in os.environ.items() if k not in ("OPTSEQ_PLAN", "OPTSEQ_DB")}, **GIT_ENV,
+               "OPTSEQ_WRITER": store, "OPTSEQ_TESTBED": f"box-{store.lower()}"}
+        proc = subprocess.run([*OPTSEQ, *args, "--plan", str(repo.root / "optseq.toml"), "--db",
+                               str(tmp_path / store)], cwd=repo.root, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    for store in ("CI", "B"):
+        cli(store, "compare", "main", "fast")
+        cli(store, "sync")
+    monkeypatch.setenv("OPTSEQ_TESTBED", "box-b")
+
+    async def go():
+        app = make_app(repo.root / "optseq.toml", tmp_path / "B")
+        async with app.run_test(size=(200, 40)) as pilot:
+            await pilot.press("3")
+            await pilot.pause()
+            lines = app.main.query_one("#run-compares").lines()
+            wci = next(l for l in lines if "(CI-" in l).split("(", 1)[1].split(" ", 1)[0]
+            assert lines[0].startswith(f"compare 2 ({wci} run 1)  fast "), lines
+            assert " on box-ci  " in lines[0], lines
+            assert lines[1].startswith("compare 1 (this store)  fast ") and " on box-b  " in lines[1], lines
+
+    asyncio.run(go())
 
 
 def test_the_export_names_the_writer_of_a_decision_made_elsewhere(tmp_path):

@@ -1,6 +1,7 @@
 """The console's sync (S): the same `optseq sync` as the CLI's, with the remote this store last synced with (what
-`optseq sync REMOTE` kept), else the plan repository's `origin`, run on a thread worker so the screen goes on while a large history is fetched and merged; its steps on the status line, its end
-(or why it could not) in one notification, and the views refreshed from what was merged."""
+`optseq sync REMOTE` kept), else the plan repository's `origin`, run on a thread worker so the screen goes on while
+a large history is fetched and merged; its steps on the status line, its end (or why it could not) in one
+notification, and the views refreshed from what was merged."""
 from __future__ import annotations
 
 from pathlib import Path
