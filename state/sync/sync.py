@@ -69,6 +69,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
     with open(directory / "sync.lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         url = gitrefs.remote_url(plan_dir, remote)
+        borrowed = gitrefs.access(plan_dir)  # how the plan's repository reaches its remote (CI's auth header)
         repo = gitrefs.private(directory)
         store.refresh()
         state = store.kept(KEPT)
@@ -83,7 +84,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         me = state["writer"]
         result = Result(me, remote)
         say(f"fetching the writers' refs from {remote}")
-        fetched = gitrefs.fetch(repo, url)
+        fetched = gitrefs.fetch(repo, url, borrowed)
         step("sync-fetched")
         if remade:
             held_segments(store, repo, state, fetched, me)
@@ -115,7 +116,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         if tips:
             say(f"pushing {len(tips)} segment{'s' if len(tips) != 1 else ''} "
                 f"({sum(made['count'] for _, made in tips)} records) to {gitrefs.WRITERS}{me}")
-            _push(repo, url, tips[-1][0], me, remote)
+            _push(repo, url, tips[-1][0], me, remote, borrowed)
             step("sync-pushed")
             for commit, made in tips:
                 state["pushed"] = _pushed(state["pushed"], commit, made)
@@ -183,11 +184,11 @@ def _pushed(pushed: dict[str, Any], commit: str, made: dict[str, Any]) -> dict[s
             "through": [*pushed.get("through", []), made["through"]]}
 
 
-def _push(repo: Path, url: str, commit: str, me: str, remote: str) -> None:
+def _push(repo: Path, url: str, commit: str, me: str, remote: str, env: dict[str, str]) -> None:
     """Never forced; a push that loses a race for the remote's lock is tried again, a bounded number of times."""
     why = None
     for attempt in range(PUSH_TRIES):
-        why = gitrefs.push(repo, url, commit, me)
+        why = gitrefs.push(repo, url, commit, me, env)
         if why is None:
             return
         if "hook declined" in why or "non-fast-forward" in why or "fetch first" in why:

@@ -203,6 +203,28 @@ def test_sync_from_a_shallow_clone(team, tmp_path):
     assert next(l for l in status["levers"] if l["id"] == "julia_port")["state"] == "decided"
 
 
+def test_a_sync_reaches_the_remote_as_the_plan_repository_does(team, tmp_path):
+    """A checkout whose own `.git/config` says how to reach its remote (here an ssh command, as a deploy key's; on
+    GitHub Actions the auth header `actions/checkout` writes): the sync's private repository borrows it, for the
+    fetch and the push, and writes nothing of it anywhere."""
+    ssh = tmp_path / "local-ssh"
+    ssh.write_text('#!/bin/sh\n# ssh HOST COMMAND, served here: the command is the last argument\n'
+                   'for last; do :; done\nexec sh -c "$last"\n')
+    ssh.chmod(0o755)
+    team.optseq("A", "fact", "eval_dense", "true")
+    team.optseq("A", "sync")
+    clone = tmp_path / "ci"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "main", f"file://{team.remote}", str(clone)], check=True)
+    git(clone, "remote", "set-url", "origin", f"ssh://teamhost{team.remote}")
+    git(clone, "config", "--local", "core.sshCommand", str(ssh))
+    plan = {"OPTSEQ_PLAN": str(clone / "sequencing.toml")}
+    team.optseq("CI", "fact", "eval_dense", "false", cwd=clone, **plan)
+    said = team.optseq("CI", "sync", cwd=clone, **plan).stdout
+    assert said.startswith("pushed 1 segment") and f"fetched 1 writer: {team.writer('A')}" in said, said
+    assert "sshcommand" not in (team.root / "CI" / "sync.git" / "config").read_text().lower()
+    assert f"{team.writer('CI')} 1 segment" in team.optseq("A", "sync").stdout
+
+
 def test_a_store_named_by_a_relative_path(team):
     team.optseq("A", "fact", "eval_dense", "true")
     team.optseq("A", "sync")
