@@ -82,6 +82,12 @@ def test_a_lever_run_on_the_cluster_is_adopted_like_a_local_one(tmp_path, ray_cl
     # the testbed is the node's, as its job said (the nodes name none: their fingerprint), not the launcher's name
     assert record["testbed"] == NODE, (record["testbed"], NODE)
     assert "testbed" not in record["env"]
+    # a watch from the same launcher goes to the cluster: a node measures it, not the launcher's testbed
+    proc = subprocess.run([*OPTSEQ, "--run", "watch", "--json"], env=env, capture_output=True, text=True,
+                          timeout=CEILING_S)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    (watched,) = json.loads(proc.stdout)["runs"]
+    assert (watched["lever"], watched["verdict"]) == ("lever", "holds"), watched
 
 
 NODE = {"id": fingerprint_id(machine_parts()), "name": fingerprint_id(machine_parts()), "parts": machine_parts()}
