@@ -39,6 +39,12 @@ def watch_refusal(seq, lever_id: str) -> str | None:
     adopted gain is re-checked on the testbed its evidence came from, and only where numbers decide the plan."""
     from optseq.state.runs.testbed import ENV
 
+    try:
+        cluster = getattr(seq.runner, "name", "local") != "local"
+    except Exception:  # a runner that cannot be made refuses the run itself, in its own line
+        cluster = False
+    if cluster:  # a node measures, not this machine, and its run records the node's testbed (run_record.py)
+        return None
     model = seq.machine.models[lever_id]
     runs = (model.decision or {}).get("runs") or []
     where = next((t for t in (seq.machine.runs.testbed(r) for r in runs) if t), None)

@@ -15,7 +15,7 @@ from typing import TextIO
 from optseq.console.commands.fit import fit, terminal_width
 from optseq.state.text import ratio_text
 from optseq.console.words.writers import origin_text, writer_cell
-from optseq.state.plan.testbed import name_of
+from optseq.state.plan.testbed import label
 
 OK = 0
 
@@ -135,7 +135,7 @@ def render_history(history: dict, changes: Iterable[str] = (), width: int | None
     lines = []
     if history["runs"]:
         columns, rows = RUN_COLUMNS, [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
-        testbeds = [name_of(run) for run in history["runs"]]
+        testbeds = [label(run) for run in history["runs"]]
         if len(set(testbeds)) > 1:  # one machine's history needs no column saying so; several name each number's
             at = RUN_COLUMNS.index("lever") + 1
             columns = (*RUN_COLUMNS[:at], "testbed", *RUN_COLUMNS[at:])

@@ -37,6 +37,7 @@ from optseq.state.bench.store_build import BenchError, build_store
 from optseq.state.bench.store_doc import fmt_s, machine
 from optseq.state.bench.store_measure import CLI, ROOT, startup
 from optseq.state.bench.sync_doc import render, write_section
+from optseq.state.sync.segments import WRITER_EVENT
 
 SIZES = (100, 10_000)
 REPEAT = 3
@@ -111,7 +112,9 @@ def records(db: Path) -> int:
     from optseq.state.store.store import Store
 
     with Store.open(db, mode="read") as store:
-        return sum(len(store.all(t)) for t in ("runs", "decisions", "events", "criteria", "facts"))
+        # less a store's note of its own writer (state/sync/recover.py): bookkeeping, never pushed
+        return sum(len(store.all(t)) for t in ("runs", "decisions", "events", "criteria", "facts")) - sum(
+            1 for e in store.all("events") if e.get("type") == WRITER_EVENT and "origin" not in e)
 
 
 def measure(plan: Path, home: Path, n: int, repeat: int, say) -> Row:

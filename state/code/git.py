@@ -20,12 +20,14 @@ class GitError(Exception):
 
 
 def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float = GIT_WAIT_S,
-        keep: tuple[int, ...] = (), strip: bool = True, given: str | None = None) -> str:
+        keep: tuple[int, ...] = (), strip: bool = True, given: str | None = None,
+        env: dict[str, str] | None = None) -> str:
     """git's stdout (stripped unless not `strip`) for `git -C cwd ARGS`; GitError with the stderr line that names
     the cause (a full disk, git's `fatal:`, else its last line) on another exit. `keep`: file descriptors git
     inherits (a lock that stays held while git, or a child of it, lives on after optseq is killed). `given`: text
-    git reads on its stdin (plumbing: a tree's entries, a blob), else stdin is closed."""
-    proc = _call(cwd, args, timeout, keep, given)
+    git reads on its stdin (plumbing: a tree's entries, a blob), else stdin is closed. `env`: more of git's
+    environment (the sync's settings borrowed from the plan repository, state/sync/gitrefs.py)."""
+    proc = _call(cwd, args, timeout, keep, given, env)
     if proc.returncode not in ok:
         raise GitError(f"git {' '.join(args[:2])} in {cwd} failed: {cause(proc.stderr) or f'exit {proc.returncode}'}")
     return proc.stdout.strip() if strip else proc.stdout
@@ -41,9 +43,9 @@ def cause(stderr: str) -> str:
     return next((line for line in said if line.startswith("fatal:")), said[-1] if said else "")
 
 
-def _call(cwd: str | Path, args: tuple[str, ...], timeout: float,
-          keep: tuple[int, ...] = (), given: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+def _call(cwd: str | Path, args: tuple[str, ...], timeout: float, keep: tuple[int, ...] = (),
+          given: str | None = None, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(extra or {}), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
         return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL if given is None else None, input=given, env=env,

@@ -12,8 +12,9 @@ from typing import Any
 from optseq.state.lifecycle.history_points import measured_at
 
 KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "elapsed_s", "detail", "reason",
-        "summary", "passes", "n_samples", "infra", "testbed")
-"""The fields of a finished run that the views read; logs, warnings and env stay in the journal. Beside them,
+        "summary", "passes", "n_samples", "infra", "testbed", "origin")
+"""The fields of a finished run that the views read (`origin`: the writer and id of a run merged by optseq sync,
+which the console's detail and Run tab name); logs, warnings and env stay in the journal. Beside them,
 `on`: the run's commit and device (history_points.measured_at), absent from runs kept before it was; and
 `left_running`: how many processes its launches left that optseq stopped, where any (the record names them)."""
 
@@ -51,9 +52,11 @@ class RunIndex:
         self.stacks[rid] = {"infra": record.get("infra") or {}, "fingerprint": record.get("fingerprint") or {}}
         if isinstance(record.get("testbed"), dict):
             self.stacks[rid]["testbed"] = record["testbed"]
-        if record.get("started"):
-            # the final record does not repeat it; run hours (optseq whatif) need both ends
-            self.stacks[rid]["started"] = record["started"]
+        for key in ("started", "origin"):
+            # the final record repeats neither: run hours (optseq whatif) need both ends, the views a merged run's
+            # writer
+            if record.get(key):
+                self.stacks[rid][key] = record[key]
         if record.get("status") in ("running", "queued"):
             self.running[lever] = rid
 
@@ -72,8 +75,9 @@ class RunIndex:
             kept["on"] = on
         if isinstance(record.get("leftovers"), list) and record["leftovers"]:
             kept["left_running"] = len(record["leftovers"])  # status says it; the record names each
-        if "started" not in kept and (self.stacks.get(rid) or {}).get("started"):
-            kept["started"] = self.stacks[rid]["started"]
+        for key in ("started", "origin"):
+            if key not in kept and (self.stacks.get(rid) or {}).get(key):
+                kept[key] = self.stacks[rid][key]
         if rid in self.stacks or record.get("infra") is not None:
             entry = self.stacks.setdefault(rid, {"infra": record.get("infra") or {}, "fingerprint": {}})
             entry["fingerprint"] = record.get("fingerprint") or entry.get("fingerprint") or {}

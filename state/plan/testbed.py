@@ -51,6 +51,15 @@ def name_of(record: dict | None) -> str:
     return found["name"] if found else UNKNOWN
 
 
+def label(record: dict | None) -> str:
+    """The testbed's name as a table shows it: a cluster's run that carries the launcher's (its node said nothing)
+    says so."""
+    found = of(record)
+    if not found:
+        return UNKNOWN
+    return f"{found['name']} (launcher's; the node said none)" if found.get("fallback") else found["name"]
+
+
 def is_named(testbed: dict | None, name: str | None) -> bool:
     """Whether `testbed` is the one `name` names (by its name or its fingerprint id); an unknown one is any."""
     return testbed is None or name is None or name in (testbed.get("name"), testbed.get("id"))

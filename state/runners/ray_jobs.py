@@ -139,15 +139,19 @@ class RayLaunch:
 
     def entrypoint(self) -> str:
         argv = list(self.spec.argv)
+        python = self.runner.config.python or sys.executable
         if argv[0] == "python":
-            argv[0] = self.runner.config.python or sys.executable
+            argv[0] = python
         cwd = str(Path(self.spec.cwd).resolve()) if self.spec.cwd else os.getcwd()
         # Ray queues a stop behind the start of a job still waiting for a node, so a job cancelled while
         # pending would start later: its marker (on the shared file system) makes it exit before the command
         marker = shlex.quote(str(self.cancel_marker()))
         # a job carrying its commits starts in them (its unpacked working directory), not in this machine's cwd
         go = f"exec {shlex.join(argv)}" if self.shipment else f"cd {shlex.quote(cwd)} && exec {shlex.join(argv)}"
-        return f"if [ -e {marker} ]; then echo 'optseq: cancelled while pending; not started'; exit 0; fi; {go}"
+        # the node says which testbed measures (an env event, state/runs/testbed.py); a node without optseq says
+        # nothing, and the run is marked as carrying the launcher's
+        node = f"{shlex.quote(python)} -m optseq.state.runs.testbed 2>/dev/null"
+        return f"if [ -e {marker} ]; then echo 'optseq: cancelled while pending; not started'; exit 0; fi; {node}; {go}"
 
     def cancel_marker(self) -> Path:
         return cancel_marker(Path(self.spec.log_path).parent if self.spec.log_path else Path(os.getcwd()), self.sid)

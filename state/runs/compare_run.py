@@ -16,11 +16,12 @@ from optseq.state.code import branch
 from optseq.state.errors import InputError
 from optseq.state.plan.arms import guard_rules
 from optseq.state.plan.model import Lever
+from optseq.state.plan.testbed import of as testbed_of
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
 from optseq.state.runs import commit_gate
 from optseq.state.runs.lever_run import RunControl, measure, unmade_outcome
-from optseq.state.runs.measured_on import fingerprint, stack
+from optseq.state.runs.measured_on import fingerprint, measured_on_testbed, stack
 from optseq.state.runs.run_pass import Collected, Go
 from optseq.state.store.records import utc_now
 
@@ -213,12 +214,14 @@ def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, rep
     elif status == "succeeded":
         detail = step.error if step is not None and step.error else detail
         summary = {"error": detail}
+    stored = seq.store.get("runs", run_id) or {}
     fields = {"status": status, "ended": utc_now(), "elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code,
-              "detail": detail, "passes": passes, "env": tally.env, "verdict": verdict, "summary": summary,
+              "detail": detail, "passes": passes, "env": {k: v for k, v in tally.env.items() if k != "testbed"},
+              "verdict": verdict, "summary": summary,
               "fingerprint": {**fingerprint(tally.env, seq.machine.infra()), "code": commits.to_dict(), "repo": None},
               "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
               "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes,
-              "testbed": (seq.store.get("runs", run_id) or {}).get("testbed") or seq.testbed}
+              "testbed": measured_on_testbed(tally.env, testbed_of(stored), seq.testbed, stored.get("runner"))}
     if tally.leftovers:  # what outlived its launch, stopped (run_record.finish keeps it on a lever's run too)
         fields["leftovers"] = tally.leftovers[:leftovers.KEPT]
         fields["notes"] = [leftovers.run_line(tally.leftovers)]

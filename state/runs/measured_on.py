@@ -47,3 +47,25 @@ def fingerprint(env: dict, infra: dict) -> dict:
     if env.get("workload"):
         found["workload"] = env["workload"]
     return found
+
+
+FALLBACK = "the launcher's: the node said nothing of its testbed"
+"""What a cluster's run says of a testbed its node did not report (the job's first line failed: no optseq there)."""
+
+
+def measured_on_testbed(env: dict, launched: dict | None, here: dict, runner: str | None) -> dict:
+    """The testbed whose machine measured a run: on a cluster the node's, from the env event its job starts with
+    (state/runs/testbed.py on the node), else the launcher's marked as such; locally this process' (`launched`,
+    what the run's start recorded, else `here`). A node's word is checked before it is kept: a wrong-shaped one is
+    no word."""
+    from optseq.state.plan.testbed import name_problem
+
+    mine = launched or here
+    if runner in (None, "local"):
+        return mine
+    node = env.get("testbed")
+    if (isinstance(node, dict) and name_problem(node.get("name")) is None and isinstance(node.get("id"), str)
+            and isinstance(node.get("parts"), dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in node["parts"].items())):
+        return {"id": node["id"], "name": node["name"], "parts": dict(node["parts"])}
+    return {**{k: v for k, v in mine.items() if k != "fallback"}, "fallback": FALLBACK}

@@ -11,7 +11,7 @@ from optseq.state.plan.definition import definition
 from optseq.state.plan.testbed import decides, foreign_note, of as testbed_of
 from optseq.state.runners import leftovers
 from optseq.state.runners.interface import RunOutcome
-from optseq.state.runs.measured_on import config_of, fingerprint
+from optseq.state.runs.measured_on import config_of, fingerprint, measured_on_testbed
 from optseq.state.runs.run_pass import Collected
 from optseq.state.runs.words import WORDS as RUN_WORDS
 from optseq.state.store.records import utc_now
@@ -35,7 +35,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     fields: dict[str, Any] = {
         "status": status, "ended": _ended(seq, run_id), "elapsed_s": collected.elapsed_s,
         "exit_code": outcome.exit_code, "detail": detail,
-        "passes": passes, "env": collected.env,
+        "passes": passes, "env": {k: v for k, v in collected.env.items() if k != "testbed"},
         # the lever as this run ran it: an edit of the plan afterwards makes its numbers stale, naming the part
         # a branch lever's code is its two commits (`code`), not the working tree's state
         "fingerprint": {**fingerprint(collected.env, seq.machine.infra()),
@@ -44,9 +44,9 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         "samples_file": str(collected.samples_file) if collected.samples else None,
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
-        # the machine it measured on: the start's (a re-attached run's too), in the final record as well, for a
-        # process that catches up on the update alone
-        "testbed": testbed_of(stored) or seq.testbed,
+        # the machine it measured on: the start's (a re-attached run's too), or on a cluster the node's (its job
+        # says it), in the final record as well, for a process that catches up on the update alone
+        "testbed": measured_on_testbed(collected.env, testbed_of(stored), seq.testbed, stored.get("runner")),
     }
     if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
         fields["leftovers"] = collected.leftovers[:leftovers.KEPT]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import platform
 from pathlib import Path
@@ -34,6 +35,15 @@ def local(settings: TestbedSettings | None = None) -> dict:
         return {"id": found["id"], "name": named, "parts": parts}
     name = settings.name if settings is not None and settings.name else found["id"]
     return {"id": found["id"], "name": name, "parts": parts}
+
+
+def on_node() -> dict:
+    """{id, name, parts} of a cluster's node, as the node sees itself: its fingerprint, named by the node's own
+    OPTSEQ_TESTBED where that is a testbed name (a plan's `[testbed] name` names the launching checkout's machine)."""
+    parts = machine_parts()
+    found = fingerprint_id(parts)
+    named = os.environ.get(ENV)
+    return {"id": found, "name": named if named and name_problem(named) is None else found, "parts": parts}
 
 
 def parts_text(parts: dict | None) -> str:
@@ -104,3 +114,8 @@ def _gpus() -> str | None:
     if not models:
         return None
     return ", ".join(f"{m} × {models.count(m)}" for m in dict.fromkeys(models))
+
+
+if __name__ == "__main__":
+    # a Ray job's first line (state/runners/ray_jobs.py): the testbed of the node that measures, as an env event
+    print(json.dumps({"event": "env", "testbed": on_node()}), flush=True)

@@ -74,6 +74,7 @@ class Testbed(_Shape):
     name: str
     id: str | UnsetType = UNSET
     parts: dict[str, str] | UnsetType = UNSET
+    fallback: str | UnsetType = UNSET  # a cluster's run whose node said nothing: the launcher's, said so
 
 
 class RunFields(_Shape):

@@ -94,3 +94,9 @@ def since_line(found: dict[str, Any]) -> str:
     return (f"last sync: {found['at']} with {found['remote']} as {found['writer']}; "
             + (f"{n} record{'s' if n != 1 else ''} written here since (optseq sync shares them)" if n
                else "nothing written here since"))
+
+
+def last_remote(store) -> str | None:
+    """The remote this store last synced with, as `optseq sync REMOTE` kept it (a remote's name, or an absolute path
+    or URL); None where none is on record: what the console's S syncs with, before its default."""
+    return (store.kept(KEPT) or {}).get("remote")

@@ -37,7 +37,7 @@ def private(store_dir: Path) -> Path:
 def remote_url(plan_dir: Path, remote: str) -> str:
     """REMOTE as a URL git can fetch: a remote name of the plan's repository (its URL, asked read-only), or a URL
     or path given as it is. RemoteMissing, one line, when it names nothing."""
-    if "/" in remote or ":" in remote or remote in (".", "..") or Path(remote).exists():
+    if not is_name(remote):
         if "://" not in remote and not remote.startswith("git@"):
             path = Path(remote).expanduser()
             if not path.exists():
@@ -51,6 +51,32 @@ def remote_url(plan_dir: Path, remote: str) -> str:
                             f"{str(exc).split(': ', 1)[-1]}") from None
 
 
+def is_name(remote: str) -> bool:
+    """Whether REMOTE names a remote of the plan's repository (else it is a URL or a path)."""
+    return not ("/" in remote or ":" in remote or remote in (".", "..") or Path(remote).exists())
+
+
+ACCESS = r"^(http\..*|credential\..*|url\..*|core\.sshcommand)$"
+"""The plan repository's own settings for reaching a remote: what the private repository borrows (below)."""
+
+
+def access(plan_dir: Path) -> dict[str, str]:
+    """The plan repository's local settings for reaching its remotes (the auth header `actions/checkout` writes in
+    the checkout's `.git/config`, a credential helper, a URL rewrite, an ssh command), as environment for git in the
+    private repository: without them a CI job's sync could neither fetch a private repository nor push. Passed in
+    GIT_CONFIG_* variables, never on a command line other users can read; nothing is written."""
+    try:
+        out = git(plan_dir, "config", "--local", "--includes", "-z", "--get-regexp", ACCESS, ok=(0, 1),
+                  strip=False)
+    except GitError:  # no repository there: a remote given as a path or URL needs none of its settings
+        return {}
+    pairs = [entry.split("\n", 1) for entry in out.split("\0") if entry]
+    env = {"GIT_CONFIG_COUNT": str(len(pairs))}
+    for i, (key, *value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value[0] if value else "true"
+    return env if pairs else {}
+
+
 def check_remote(cwd: Path, url: str) -> None:
     """RemoteMissing when `url` is no repository git can read: asked before a sync makes a store that is not there
     yet, so a remote that names nothing leaves no folder behind."""
@@ -61,13 +87,13 @@ def check_remote(cwd: Path, url: str) -> None:
                             f"{str(exc).split(': ', 1)[-1]}") from None
 
 
-def fetch(repo: Path, url: str) -> dict[str, str]:
+def fetch(repo: Path, url: str, env: dict[str, str] | None = None) -> dict[str, str]:
     """Every writer's ref of the remote fetched into the private repository: {writer: commit}. `+` and `--prune`
     only in the private namespace: a rewritten ref is fetched as it is, so the import can see it and refuse it.
     RemoteMissing when `url` is no repository git can read (one connection: no separate check first)."""
     try:
         git(repo, "fetch", "--quiet", "--no-tags", "--prune", "--", url, f"+{WRITERS}*:{FETCHED}*",
-            timeout=FETCH_WAIT_S)
+            timeout=FETCH_WAIT_S, env=env)
     except GitError as exc:
         raise RemoteMissing(f"remote {url} is not a git repository optseq can read: "
                             f"{str(exc).split(': ', 1)[-1]}") from None
@@ -121,10 +147,10 @@ def keep_ref(repo: Path, ref: str, commit: str) -> None:
     git(repo, "update-ref", ref, commit)
 
 
-def push(repo: Path, url: str, commit: str, writer: str) -> str | None:
+def push(repo: Path, url: str, commit: str, writer: str, env: dict[str, str] | None = None) -> str | None:
     """Push `commit` to the writer's ref, never forced: None when the remote took it, else git's reason in words."""
     proc_out = git(repo, "push", "--porcelain", "--", url, f"{commit}:{WRITERS}{writer}",
-                   ok=(0, 1, 128), timeout=FETCH_WAIT_S)
+                   ok=(0, 1, 128), timeout=FETCH_WAIT_S, env=env)
     for line in proc_out.splitlines():
         parts = line.split("\t")
         if len(parts) >= 3 and parts[0] in ("!",):

@@ -1,10 +1,13 @@
 """A store whose hot file was rebuilt (`optseq doctor --rebuild`) has lost its `sync` document; its private
-repository has not: the writer's name is in its config, the tip of each writer it imported under
-`refs/optseq/imported/`, and the imported records carry their origin. From those the document is made again, and
-what this writer pushed is found on the remote (sync.py's adoption), so a rebuilt store imports nothing twice and
-pushes nothing again."""
+repository may have too (`.optseq/sync.git` deleted with it). The writer's name is in the journals (a `sync_writer`
+event, written with the store's first sync and never pushed) and in the private repository's config; the tip of each
+writer it imported under `refs/optseq/imported/`, else found on the fetched chains from the records it holds (each
+imported record carries its origin). From those the document is made again, and what this writer pushed is found on
+the remote (sync.py's adoption), so a rebuilt store imports nothing twice, pushes nothing again and stays the same
+writer."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +15,20 @@ from optseq.state.code.git import GitError, git
 from optseq.state.store.layout import HISTORY
 from optseq.state.sync import gitrefs
 from optseq.state.sync.idmap import IdMap
+from optseq.state.sync.segments import WRITER_EVENT
 
 WRITER_KEY = "optseq.writer"
+
+
+def journaled_writer(store) -> str | None:
+    """The writer this store's journals name (its own `sync_writer` event, not one another writer made)."""
+    found = [e for e in store.all("events") if e.get("type") == WRITER_EVENT and "origin" not in e]
+    return str(found[-1]["writer"]) if found and found[-1].get("writer") else None
+
+
+def journal_writer(store, writer: str) -> None:
+    """Inside the caller's batch, with the sync document that names the same writer."""
+    store.append("events", {"type": WRITER_EVENT, "writer": writer})
 
 
 def remember_writer(repo: Path, writer: str) -> None:
@@ -42,3 +57,33 @@ def recovered(store, repo: Path, writer: str) -> dict[str, Any]:
     for other, was in applied.items():
         was["ids"] = ids.of(other)
     return {"writer": writer, "pushed": {"n": 0, "commit": None, "ends": {}, "through": []}, "applied": applied}
+
+
+def held_segments(store, repo: Path, state: dict[str, Any], fetched: dict[str, str], me: str) -> None:
+    """Writers whose records the store holds but whose segments it has no note of (its private repository was lost
+    with the hot file): the segments it holds are noted as applied, each writer's chain read from its root. Every
+    segment a sync imported was written in one transaction with all before it, so they are a prefix of the chain:
+    up to the last segment whose inserts are here (one holding only updates past it is applied again, as after a
+    sync killed before its note; an update sets what it set before)."""
+    ids = IdMap(state["applied"])
+    holders: set[str] = set()
+    for table in HISTORY:
+        for record in store.all(table):
+            origin = record.get("origin")
+            writer = origin.get("writer") if isinstance(origin, dict) else None
+            if writer in fetched and writer not in state["applied"] and writer != me \
+                    and isinstance(origin.get("id"), int):
+                ids.add(writer, table, origin["id"], record["id"])
+                holders.add(writer)
+    for writer in sorted(holders):
+        n, commit = 0, None
+        for i, c in enumerate(gitrefs.chain(repo, None, fetched[writer]) or [], 1):
+            _, raw = gitrefs.read_commit(repo, c)
+            inserts = [line for line in map(json.loads, raw.splitlines()) if line.get("op") != "u"]
+            if any(ids.local(writer, line.get("t"), line.get("id")) is not None for line in inserts):
+                n, commit = i, c
+            elif inserts:
+                break
+        if commit is not None:
+            state["applied"][writer] = {"n": n, "commit": commit, "ids": ids.of(writer)}
+            gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", commit)

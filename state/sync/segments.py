@@ -14,6 +14,9 @@ from optseq.state.store.layout import HISTORY
 from optseq.state.store.shape_check import line_problem as shape_problem
 from optseq.state.sync.idmap import REFS, IdMap
 
+WRITER_EVENT = "sync_writer"
+"""The event naming this store's writer in its journals (recover.py): never pushed."""
+
 FORMAT = 1
 SPLIT_BYTES = 5 * 1024 * 1024
 """A segment past this is split in several (one commit each): no file near a git host's 100 MiB limit
@@ -33,6 +36,8 @@ def local_lines(lines: list[tuple[str, dict[str, Any]]], ids: IdMap) -> list[str
         op = line["op"]
         if (op != "u" and "origin" in r) or (op == "u" and "via" in r):
             continue  # imported: its writer pushed it
+        if table == "events" and r.get("type") == WRITER_EVENT:
+            continue  # this store's own bookkeeping (recover.py), no one else's history
         seg = {"t": table, "op": op, "id": line["id"], "r": r}
         for key in ("seq", "at"):
             if line.get(key) is not None:

@@ -24,7 +24,8 @@ from optseq.state.sync import gitrefs
 from optseq.state.sync.conflicts import KEPT
 from optseq.state.sync.idmap import IdMap
 from optseq.state.sync.importing import apply, gather
-from optseq.state.sync.recover import recovered, remember_writer, remembered_writer
+from optseq.state.sync.recover import (held_segments, journal_writer, journaled_writer, recovered, remember_writer,
+                                      remembered_writer)
 from optseq.state.sync.segments import SegmentRefused, local_lines, manifest, split, text
 
 PUSH_TRIES = 5
@@ -68,20 +69,25 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
     with open(directory / "sync.lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         url = gitrefs.remote_url(plan_dir, remote)
+        borrowed = gitrefs.access(plan_dir)  # how the plan's repository reaches its remote (CI's auth header)
         repo = gitrefs.private(directory)
         store.refresh()
         state = store.kept(KEPT)
-        if state is None:
-            known = remembered_writer(repo)
+        remade = state is None
+        if remade:  # a first sync, or a hot file rebuilt from the journals (its private repository lost too, maybe)
+            known = remembered_writer(repo) or journaled_writer(store)
             state = recovered(store, repo, known) if known else fresh_state(writer_id(None))
+            state["journaled"] = journaled_writer(store) == state["writer"]
             remember_writer(repo, state["writer"])
             with store.batch():
                 store.keep(KEPT, state)
         me = state["writer"]
         result = Result(me, remote)
         say(f"fetching the writers' refs from {remote}")
-        fetched = gitrefs.fetch(repo, url)
+        fetched = gitrefs.fetch(repo, url, borrowed)
         step("sync-fetched")
+        if remade:
+            held_segments(store, repo, state, fetched, me)
         result.adopted = _adopt(repo, state, fetched.get(me), remote)
         tips, ends = _build(store, repo, state, me)
         step("sync-built")
@@ -90,12 +96,17 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         ids = IdMap(state["applied"])
         with store.batch():
             untouched = store.ends() == ends  # nothing written here since _build read the journals
+            if not state.get("journaled") and state["pushed"]["n"]:  # pushed before its writer was journaled
+                journal_writer(store, me)
+                state["journaled"] = True
             result.fetched = apply(store, state, ids, segments, me, say)
             imported = int(store.meta().get("seq") or 0)
             # a sync is the last one once nothing of this store's waits: here, or after its push below
             last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
                 state["pushed"] = {**state["pushed"], "ends": ends}
+            # the remote as the console's S finds it again: a remote's name, or a path or URL made absolute
+            state["remote"] = remote if gitrefs.is_name(remote) else url
             store.keep(KEPT, {**state, **({} if tips else {"last": last})})
         for writer in result.fetched:
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
@@ -105,7 +116,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         if tips:
             say(f"pushing {len(tips)} segment{'s' if len(tips) != 1 else ''} "
                 f"({sum(made['count'] for _, made in tips)} records) to {gitrefs.WRITERS}{me}")
-            _push(repo, url, tips[-1][0], me, remote)
+            _push(repo, url, tips[-1][0], me, remote, borrowed)
             step("sync-pushed")
             for commit, made in tips:
                 state["pushed"] = _pushed(state["pushed"], commit, made)
@@ -113,7 +124,11 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             store.refresh()
             kept = store.kept(KEPT) or state
             with store.batch():
-                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last})
+                if not kept.get("journaled"):  # its first push: the writer it pushed as, where a rebuild finds it
+                    journal_writer(store, me)
+                    last = {**last, "seq": last["seq"] + 1}  # its line is no record waiting for a sync
+                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last, "remote": state["remote"],
+                                  "journaled": True})
         result.seconds = time.monotonic() - started
         return result
 
@@ -169,11 +184,11 @@ def _pushed(pushed: dict[str, Any], commit: str, made: dict[str, Any]) -> dict[s
             "through": [*pushed.get("through", []), made["through"]]}
 
 
-def _push(repo: Path, url: str, commit: str, me: str, remote: str) -> None:
+def _push(repo: Path, url: str, commit: str, me: str, remote: str, env: dict[str, str]) -> None:
     """Never forced; a push that loses a race for the remote's lock is tried again, a bounded number of times."""
     why = None
     for attempt in range(PUSH_TRIES):
-        why = gitrefs.push(repo, url, commit, me)
+        why = gitrefs.push(repo, url, commit, me, env)
         if why is None:
             return
         if "hook declined" in why or "non-fast-forward" in why or "fetch first" in why:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from optseq.state.runs.testbed import fingerprint_id, machine_parts
 from optseq.state.sequencer import Sequencer
 from tests.conftest import OPTSEQ
 
@@ -57,7 +58,7 @@ def job(cluster, sid: str):
 
 def test_a_lever_run_on_the_cluster_is_adopted_like_a_local_one(tmp_path, ray_cluster):
     path = plan(tmp_path, ray_cluster, ["python", str(TINY), "--ratio", "1.5"])
-    env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db")}
+    env = {**os.environ, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(tmp_path / "db"), "OPTSEQ_TESTBED": "launcher-box"}
     proc = subprocess.run([*OPTSEQ, "--run", "lever", "--json"], env=env, capture_output=True, text=True,
                           timeout=CEILING_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -78,6 +79,44 @@ def test_a_lever_run_on_the_cluster_is_adopted_like_a_local_one(tmp_path, ray_cl
     log = Path(record["log"]).read_text()  # the last pass's
     # every line of the job once: the stream's replays and the final full log are not fed twice
     assert log.count("tiny lever log line 0") == 1 and log.count('"pair": 1') == 2 and '"pair": 2' not in log
+    # the testbed is the node's, as its job said (the nodes name none: their fingerprint), not the launcher's name
+    assert record["testbed"] == NODE, (record["testbed"], NODE)
+    assert "testbed" not in record["env"]
+    # a watch from the same launcher goes to the cluster: a node measures it, not the launcher's testbed
+    proc = subprocess.run([*OPTSEQ, "--run", "watch", "--json"], env=env, capture_output=True, text=True,
+                          timeout=CEILING_S)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    (watched,) = json.loads(proc.stdout)["runs"]
+    assert (watched["lever"], watched["verdict"]) == ("lever", "holds"), watched
+
+
+NODE = {"id": fingerprint_id(machine_parts()), "name": fingerprint_id(machine_parts()), "parts": machine_parts()}
+"""The testbed the local cluster's nodes report: this machine's fingerprint, unnamed (the test session sets no
+OPTSEQ_TESTBED, and the nodes inherit its environment)."""
+
+
+def test_a_node_that_says_nothing_of_its_testbed_leaves_the_launchers_marked_as_such(tmp_path, ray_cluster):
+    """Nodes whose interpreter has no optseq (a bare venv as `[runner] python`): the job's first line says nothing,
+    so the run carries the launcher's testbed with a mark; `optseq runs` names it so beside a node's."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    env = {**os.environ, "OPTSEQ_DB": str(tmp_path / "db"), "OPTSEQ_TESTBED": "launcher-box"}
+    for runner in (f'python = "{bare / "bin" / "python"}"', ""):
+        path = plan(tmp_path, ray_cluster, ["python", str(CRASH), "exit"], runner=runner)
+        proc = subprocess.run([*OPTSEQ, "--run", "lever", "--json"], env={**env, "OPTSEQ_PLAN": str(path)},
+                              capture_output=True, text=True, timeout=CEILING_S)
+        assert json.loads(proc.stdout)["runs"][0]["status"] == "failed", proc.stderr[-3000:]
+    runs = json.loads(subprocess.run([*OPTSEQ, "runs", "--json"], env={**env, "OPTSEQ_PLAN": str(path)},
+                                     capture_output=True, text=True, check=True).stdout)["runs"]
+    mine = {k: v for k, v in runs[0]["testbed"].items() if k != "fallback"}
+    assert mine["name"] == "launcher-box" and mine["id"] == NODE["id"], runs[0]["testbed"]
+    assert runs[0]["testbed"]["fallback"] == "the launcher's: the node said nothing of its testbed"
+    assert runs[1]["testbed"] == NODE, runs[1]["testbed"]
+    table = subprocess.run([*OPTSEQ, "runs"], env={**env, "OPTSEQ_PLAN": str(path), "COLUMNS": "250"},
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    assert "testbed" in table[0].split(), table
+    assert any("launcher-box (launcher's; the node said none)" in line for line in table), table
+    assert any(NODE["name"] in line and "launcher" not in line for line in table[1:3]), table
 
 
 def test_the_lever_crashing_on_the_cluster_is_its_failure(tmp_path, ray_cluster):

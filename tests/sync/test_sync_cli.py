@@ -203,6 +203,28 @@ def test_sync_from_a_shallow_clone(team, tmp_path):
     assert next(l for l in status["levers"] if l["id"] == "julia_port")["state"] == "decided"
 
 
+def test_a_sync_reaches_the_remote_as_the_plan_repository_does(team, tmp_path):
+    """A checkout whose own `.git/config` says how to reach its remote (here an ssh command, as a deploy key's; on
+    GitHub Actions the auth header `actions/checkout` writes): the sync's private repository borrows it, for the
+    fetch and the push, and writes nothing of it anywhere."""
+    ssh = tmp_path / "local-ssh"
+    ssh.write_text('#!/bin/sh\n# ssh HOST COMMAND, served here: the command is the last argument\n'
+                   'for last; do :; done\nexec sh -c "$last"\n')
+    ssh.chmod(0o755)
+    team.optseq("A", "fact", "eval_dense", "true")
+    team.optseq("A", "sync")
+    clone = tmp_path / "ci"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "main", f"file://{team.remote}", str(clone)], check=True)
+    git(clone, "remote", "set-url", "origin", f"ssh://teamhost{team.remote}")
+    git(clone, "config", "--local", "core.sshCommand", str(ssh))
+    plan = {"OPTSEQ_PLAN": str(clone / "sequencing.toml")}
+    team.optseq("CI", "fact", "eval_dense", "false", cwd=clone, **plan)
+    said = team.optseq("CI", "sync", cwd=clone, **plan).stdout
+    assert said.startswith("pushed 1 segment") and f"fetched 1 writer: {team.writer('A')}" in said, said
+    assert "sshcommand" not in (team.root / "CI" / "sync.git" / "config").read_text().lower()
+    assert f"{team.writer('CI')} 1 segment" in team.optseq("A", "sync").stdout
+
+
 def test_a_store_named_by_a_relative_path(team):
     team.optseq("A", "fact", "eval_dense", "true")
     team.optseq("A", "sync")
@@ -226,6 +248,36 @@ def test_a_store_whose_hot_file_was_rebuilt_imports_and_pushes_nothing_twice(tea
     assert f"{team.writer('A')} 1 segment" in said, said
     team.optseq("A", "sync")
     assert team.records("A").keys() == team.records("B").keys()  # and each once (Team.records asserts)
+
+
+def test_a_store_that_lost_its_sync_repository_and_hot_file_keeps_its_writer(team):
+    """`.optseq/sync.git` and `optseq.json` both gone, the hot file rebuilt from the journals: the writer's name is
+    found in them, so the store neither becomes a new writer nor pushes or imports its old records again."""
+    import shutil
+
+    team.optseq("A", "fact", "eval_dense", "true")
+    team.optseq("B", "record", "julia_port", "torch_jl", "c4", "fail")
+    team.optseq("B", "decide", "option_b", "adopt", "--why", "B's numbers")
+    for store in ("A", "B", "A"):
+        team.optseq(store, "sync")
+    team.optseq("A", "fact", "eval_dense", "false")  # new in A since B's last sync
+    team.optseq("A", "sync")
+    writer = team.writer("B")
+    refs = git(team.remote, "for-each-ref", "--format=%(refname) %(objectname)", "refs/optseq/")
+    shutil.rmtree(team.root / "B" / "sync.git")
+    (team.root / "B" / "optseq.json").unlink()
+    assert "rebuilt" in team.optseq("B", "doctor", "--rebuild").stdout
+    said = team.optseq("B", "sync").stdout
+    assert said.startswith(f"nothing new to push (refs/optseq/writers/{writer})"), said
+    assert f"{team.writer('A')} 1 segment (1 records)" in said, said  # A's new fact alone: the rest was held
+    assert team.writer("B") == writer
+    assert git(team.remote, "for-each-ref", "--format=%(refname) %(objectname)", "refs/optseq/") == refs
+    team.optseq("B", "decide", "option_b", "reject", "--why", "B again, after the rebuild")
+    team.optseq("B", "sync")
+    team.optseq("A", "sync")
+    assert team.records("A").keys() == team.records("B").keys()  # and each once (Team.records asserts)
+    writers = git(team.remote, "for-each-ref", "--format=%(refname)", "refs/optseq/").split()
+    assert sorted(writers) == sorted(f"refs/optseq/writers/{w}" for w in (team.writer("A"), writer)), writers
 
 
 def test_clocks_days_apart_order_nothing_what_each_had_seen_does(team, tmp_path):

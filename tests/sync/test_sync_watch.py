@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,29 +16,41 @@ from tests.state.test_watch import PLAN
 from tests.sync.syncing import Team, git
 
 
+NIGHTLY = next(line for line in (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith('git clone -q "$REPO" repo && cd repo && optseq sync'))
+"""The README's nightly job in a fresh clone, the line as written there."""
+
+
 @pytest.mark.slow  # lever runs: every arm a process
 def test_a_watch_in_a_fresh_clone_rechecks_what_a_adopted_and_a_sees_its_verdict(tmp_path):
+    """The README's nightly line run as written by a shell, in an empty folder, against the bare remote: it exits
+    with the watch's code (6: eroded) after its second sync has pushed the verdict."""
     team = Team(tmp_path)
-    (team.repo / "sequencing.toml").write_text(PLAN, encoding="utf-8")
-    git(team.repo, "commit", "--quiet", "-am", "the watched plan")
+    (team.repo / "optseq.toml").write_text(PLAN, encoding="utf-8")  # where a fresh clone's optseq finds it
+    git(team.repo, "add", "optseq.toml")
+    git(team.repo, "commit", "--quiet", "-m", "the watched plan")
     git(team.repo, "push", "--quiet", "origin", "main")
-    ran = json.loads(team.optseq("A", "--run", "fast", "--json").stdout)["runs"]
+    git(team.remote, "symbolic-ref", "HEAD", "refs/heads/main")  # what a clone checks out, as a hosted default branch
+    plan = {"OPTSEQ_PLAN": str(team.repo / "optseq.toml")}
+    ran = json.loads(team.optseq("A", "--run", "fast", "--json", **plan).stdout)["runs"]
     assert [(r["lever"], r["decision"]) for r in ran] == [("fast", "adopt")], ran
-    team.optseq("A", "sync")
+    team.optseq("A", "sync", **plan)
 
-    clone = tmp_path / "nightly"
-    subprocess.run(["git", "clone", "--quiet", "--branch", "main", f"file://{team.remote}", str(clone)], check=True)
-    here = {"OPTSEQ_DB": str(clone / ".optseq"), "OPTSEQ_PLAN": str(clone / "sequencing.toml")}
-    team.optseq("ci", "sync", cwd=clone, **here)
-    watch = team.optseq("ci", "--run", "watch", "--json", code=6, cwd=clone, GAIN="1.0", **here)
-    assert [(r["lever"], r["verdict"]) for r in json.loads(watch.stdout)["runs"]] == [("fast", "eroded")]
-    team.optseq("ci", "sync", cwd=clone, **here)
+    nightly = tmp_path / "nightly"
+    nightly.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPTSEQ_")}
+    env.update(REPO=f"file://{team.remote}", GAIN="1.0", OPTSEQ_WRITER="nightly",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    proc = subprocess.run(["bash", "-c", NIGHTLY], cwd=nightly, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 6, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    assert "eroded" in proc.stdout and "pushed 1 segment" in proc.stdout.splitlines()[-1], proc.stdout[-3000:]
 
-    team.optseq("A", "sync")
-    status = json.loads(team.optseq("A", "status", "--json").stdout)
+    team.optseq("A", "sync", **plan)
+    status = json.loads(team.optseq("A", "status", "--json", **plan).stdout)
     fast = next(l for l in status["levers"] if l["id"] == "fast")
     assert fast["state"] == "adopted" and "eroded" in json.dumps(fast), fast
-    assert "eroded" in team.optseq("A", "status").stdout
+    assert "eroded" in team.optseq("A", "status", **plan).stdout
 
 
 @pytest.mark.slow  # lever runs: every arm a process
@@ -90,12 +104,26 @@ def test_a_ci_compare_in_a_fresh_clone_lands_in_the_teams_history(tmp_path):
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
         return proc
 
-    optseq(ci, "sync", OPTSEQ_WRITER="ci")
-    optseq(ci, "compare", "origin/main", "HEAD", "--tolerance", "3%", OPTSEQ_WRITER="ci")
-    assert optseq(ci, "sync", OPTSEQ_WRITER="ci").stdout.startswith("pushed 1 segment")
+    steps = ci_steps()
+    assert [step.split()[:2] for step in steps] == [["optseq", "sync"], ["optseq", "compare"], ["optseq", "sync"]]
+    shell = {**env, "OPTSEQ_WRITER": "ci", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+    for step in steps:  # each `run:` of the README's job as written, the PR's base branch being main
+        step = step.replace("${{ github.base_ref }}", "main")
+        proc = subprocess.run(["bash", "-c", step], cwd=ci, env=shell, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, (step, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert proc.stdout.startswith("pushed 1 segment"), proc.stdout
     said = optseq(repo.root, "sync", OPTSEQ_WRITER="laptop").stdout
     assert "fetched 1 writer: ci-" in said, said
     runs = json.loads(optseq(repo.root, "runs", "--json").stdout)["runs"]
     (compare,) = [r for r in runs if r.get("kind") == "compare"]
     assert compare["status"] == "succeeded" and compare["origin"]["writer"].startswith("ci-"), compare
     assert repo.snapshot() == before
+
+
+def ci_steps() -> list[str]:
+    """The README's CI job's `run:` steps after optseq is installed, without their comments."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    job = readme[readme.index("name: perf gate"):]
+    job = job[:job.index("```")]
+    steps = [line.split("run:", 1)[1].split("  #", 1)[0].strip() for line in job.splitlines() if "run:" in line]
+    return [step for step in steps if not step.startswith("pip install")]

@@ -48,8 +48,8 @@ ACTIONS = [
     Binding("f", "set_fact", "Fact", tooltip="set a fact that gates read"),
     Binding("d", "decide", "Decide", tooltip="decide the selected lever by hand (rationale required)"),
     Binding("e", "export", "Export", tooltip="write the plan as markdown and preview it"),
-    Binding("S", "sync", "Sync", tooltip="optseq sync with the plan repository's origin: push this store's new "
-                                         "records, merge every other writer's"),
+    Binding("S", "sync", "Sync", tooltip="optseq sync with the remote this store last synced with (else origin): "
+                                         "push this store's new records, merge every other writer's"),
     Binding("question_mark,f1", "help", "Help", tooltip="keys and what they do"),
     Binding("q", "app.quit", "Quit", tooltip="quit (asks first while a lever runs)"),
 ]
@@ -182,11 +182,12 @@ class MainScreen(Following, Asking, Syncing, Screen):
         with self.seq.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
             compares = list(self.seq.machine.runs.compares)
+            testbeds = len(self.seq.machine.runs.testbeds) > 1
         table.show(status["levers"], runs, priors, running, steps)
         self.query_one(StatusLine).show(status, running, self.holder)
         for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
             graph.show(self.seq.plan, status["levers"], running, runs)
-        self.panel.show_store(runs, self.seq.readonly, compares)
+        self.panel.show_store(runs, self.seq.readonly, compares, testbeds)
         self._views = {v["id"]: v for v in status["levers"]}
         self._steps = steps
         self.call_after_refresh(self._fit_toasts)

@@ -1,11 +1,13 @@
-"""The console's sync (S): the same `optseq sync` as the CLI's, with the plan repository's `origin`, run on a thread
-worker so the screen goes on while a large history is fetched and merged; its steps on the status line, its end
-(or why it could not) in one notification, and the views refreshed from what was merged."""
+"""The console's sync (S): the same `optseq sync` as the CLI's, with the remote this store last synced with (what
+`optseq sync REMOTE` kept), else the plan repository's `origin`, run on a thread worker so the screen goes on while
+a large history is fetched and merged; its steps on the status line, its end (or why it could not) in one
+notification, and the views refreshed from what was merged."""
 from __future__ import annotations
 
 from pathlib import Path
 
 REMOTE = "origin"
+"""Where a store never synced: the CLI's default too."""
 
 
 class Syncing:
@@ -17,26 +19,32 @@ class Syncing:
         if self.syncing:
             self.notify("a sync is under way", severity="warning")
             return
+        from optseq.state.sync.conflicts import last_remote
+
         self.syncing = True
-        self._sync_step(f"starting (remote {REMOTE})")
-        self.run_worker(partial_sync(self), thread=True, group="sync", exclusive=True, exit_on_error=False)
+        self.seq.reload()  # a sync from the CLI since the console last read the store may have named another remote
+        remote = last_remote(self.seq.store)
+        said = "the remote this store last synced with" if remote else "no sync of this store names another"
+        remote = remote or REMOTE
+        self._sync_step(f"starting with {remote} ({said})")
+        self.run_worker(partial_sync(self, remote), thread=True, group="sync", exclusive=True, exit_on_error=False)
 
     def _sync_step(self, text: str) -> None:
         from optseq.console.tui.widgets.status_line import StatusLine
 
         self.query_one(StatusLine).say(f"sync: {text}" if text else "")
 
-    def _sync_ended(self, line: str, failed: bool) -> None:
+    def _sync_ended(self, line: str, failed: bool, remote: str) -> None:
         self.syncing = False
         self._sync_step("")
         if not failed:
             self.seq.reload()
         self.refresh_view()
-        self.notify(f"sync {'refused' if failed else 'done'}: {line}", severity="error" if failed else "information",
-                    timeout=10, markup=False)
+        self.notify(f"sync with {remote} {'refused' if failed else 'done'}: {line}",
+                    severity="error" if failed else "information", timeout=10, markup=False)
 
 
-def partial_sync(screen: Syncing):
+def partial_sync(screen: Syncing, remote: str):
     """The worker's body, with what it needs read on the UI thread: the store's folder and the plan's."""
     directory = Path(screen.seq.store.directory)
     plan_dir = Path(screen.seq.plan.path).resolve().parent
@@ -53,11 +61,11 @@ def partial_sync(screen: Syncing):
             # a store of its own, as the CLI's sync in another process would open it: the console's stays free for
             # the UI thread, and each of the sync's transactions takes the store's lock as any writer's does
             with Store.open(directory, mode="write") as store:
-                result = sync(store, plan_dir, REMOTE, progress=said)
+                result = sync(store, plan_dir, remote, progress=said)
         except Exception as exc:  # a missing remote, a refused push or segment: one line, nothing local changed
             line = " ".join(str(exc).split()) or type(exc).__name__
-            app.call_from_thread(screen._sync_ended, line, True)
+            app.call_from_thread(screen._sync_ended, line, True, remote)
             return
-        app.call_from_thread(screen._sync_ended, summary(result), False)
+        app.call_from_thread(screen._sync_ended, summary(result), False, remote)
 
     return body

@@ -6,6 +6,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from optseq.console.words.figures import estimate_text, run_stats, when_text
+from optseq.console.words.writers import writer_cell, writer_of
+from optseq.state.plan.testbed import label
 
 SHOWN = 3
 """Compares listed, newest first: the Run tab at 80×24 under a plan of nine levers has ten lines for everything;
@@ -38,17 +40,22 @@ class CompareList(Widget):
         """Newest first, at most SHOWN."""
         self.add_class("-none", update=False)  # styled as it is registered: hidden before any compare
 
-    def show(self, compares: list[dict]) -> None:
+    testbeds = False
+    """Whether each line names its testbed: the store holds runs of more than one."""
+
+    def show(self, compares: list[dict], testbeds: bool = False) -> None:
         newest = sorted(compares, key=lambda c: c.get("id") or 0, reverse=True)[:SHOWN]
-        if newest == self.compares:
+        if newest == self.compares and testbeds == self.testbeds:
             return
-        self.compares = newest
+        self.compares, self.testbeds = newest, testbeds
         self.set_class(not newest, "-none")
         self.refresh(layout=True)
 
     def lines(self, width: int | None = None) -> list[str]:
         """What each line says at `width` columns (whole when None): tests read the list through this."""
-        return [fit(compare_parts(c), width) for c in self.compares]
+        # as `optseq runs`: once a compare came from another writer (optseq sync), each line names its writer
+        writers = any(writer_of(c) for c in self.compares)
+        return [fit(compare_parts(c, writers, self.testbeds), width) for c in self.compares]
 
     def get_content_height(self, container, viewport, width: int) -> int:
         return len(self.compares)
@@ -57,9 +64,11 @@ class CompareList(Widget):
         return Text("\n".join(self.lines(self.content_size.width or None)), no_wrap=True, overflow="ellipsis")
 
 
-def compare_parts(run: dict) -> list[str]:
+def compare_parts(run: dict, writers: bool = False, testbeds: bool = False) -> list[str]:
     """[`compare 5`, `fast 41b7152 vs main 974f1b9`, `not slower 1.01× [0.97,1.05]`, `tol 3%`,
-    `2026-12-04 17:13`]; a part with nothing to say is ''."""
+    `2026-12-04 17:13`]; a part with nothing to say is ''. With `writers`, the first says whose it is
+    (`compare 5 (ci-3f2a run 4)`, `compare 6 (this store)`); with `testbeds`, the verdict where it was measured
+    (`… on gpu-box`)."""
     about = run.get("compare") if isinstance(run.get("compare"), dict) else {}
     head, base = about.get("head") or {}, about.get("base") or {}
     status = str(run.get("status") or "")
@@ -71,7 +80,10 @@ def compare_parts(run: dict) -> list[str]:
     else:
         outcome = status or "-"  # failed, timeout, cancelled, interrupted: `optseq runs` has its reason
     tolerance = about.get("tolerance")
-    return [f"compare {run.get('id')}", f"{_side(head)} vs {_side(base)}", outcome,
+    if testbeds:
+        outcome += f" on {label(run)}"
+    return [f"compare {run.get('id')}" + (f" ({writer_cell(run)})" if writers else ""),
+            f"{_side(head)} vs {_side(base)}", outcome,
             f"tol {tolerance * 100:.4g}%" if isinstance(tolerance, (int, float)) else "", when_text(run)]
 
 

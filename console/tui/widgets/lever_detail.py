@@ -11,7 +11,7 @@ from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note
 from optseq.console.words.figures import estimate_text, plain_title, ratio, run_line, saved_line, state_text
 from optseq.console.tui.widgets.next_step import in_keys
 from optseq.console.words.writers import origin_text
-from optseq.state.plan.testbed import name_of
+from optseq.state.plan.testbed import label
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -106,7 +106,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         evidence = _evidence_run(view)
         for run in runs[-MAX_RUNS:][::-1]:
             # the store holds several testbeds' runs: each names its own
-            where = f"  on {name_of(run)}" if view.get("testbeds_shown") else ""
+            where = f"  on {label(run)}" if view.get("testbeds_shown") else ""
             came = origin_text(run, "run")  # imported by optseq sync: its writer and its id there
             text.append(f"  {run_line(run)}{where}{f'  ({came})' if came else ''}\n")
             if run.get("id") == evidence:
@@ -152,10 +152,15 @@ class LeverDetail(VerticalScroll, can_focus=True):
                         f"{': ' + current['why'] if current.get('why') else ''}\n")
         elif not decisions:
             text.append("  none yet\n")
+        by_id = {r.get("id"): r for r in history.get("runs") or []}
         for d in decisions[::-1]:
             how = "auto" if d.get("auto") else "manual"
             when = str(d.get("at") or "")[:16].replace("T", " ")
             figure = estimate_text(d.get("stats"), wide=True) if d.get("stats") else ""
+            # its figure's testbed (its run's), where the store holds several, as each run line says its own
+            evidence = next((by_id[r] for r in d.get("runs") or () if r in by_id), None)
+            if figure and evidence is not None and view.get("testbeds_shown"):
+                figure += f" on {label(evidence)}"
             mark = " (superseded)" if d.get("superseded") else ""
             came = origin_text(d, "decision")
             parts = [str(d.get("outcome")), figure, how, when + mark, f"({came})" if came else ""]

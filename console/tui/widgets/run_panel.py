@@ -133,10 +133,10 @@ class RunPanel(Vertical):
             return self.group_rows.running()
         return {self.lever} if self.lever else set()
 
-    def show_store(self, runs: list[dict], readonly: bool, compares: list[dict] = ()) -> None:
-        """The newest compares; idle and before any run of this console, what the store holds, and how to start a
-        run if one can."""
-        self.query_one(CompareList).show(list(compares))
+    def show_store(self, runs: list[dict], readonly: bool, compares: list[dict] = (), testbeds: bool = False) -> None:
+        """The newest compares (each naming its testbed where the store holds several); idle and before any run of
+        this console, what the store holds, and how to start a run if one can."""
+        self.query_one(CompareList).show(list(compares), testbeds)
         if self.running or self.last_report is not None:
             return
         latest = max(runs, key=lambda r: r.get("id", 0), default=None)
