@@ -151,6 +151,7 @@ def test_a_killed_screen_is_interrupted_at_the_next_open_its_levers_free_and_its
     plan, db, code, out, err, pids = _held_screen(tmp_path, signal.SIGKILL)
     assert code == -signal.SIGKILL
     proc = cli(plan, db, "status", "--json")  # the next open finds it gone: interrupted, its group stopped
+    assert "is interrupted: its optseq stopped after 1 whole block" in proc.stderr, proc.stderr
     assert set(v["state"] for v in json.loads(proc.stdout)["levers"]) == {"ready"}
     assert not [pid for pid in pids if _alive(pid)]
     screen = next(r for r in runs_of(plan, db) if r.get("kind") == "screen")
