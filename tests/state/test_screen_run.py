@@ -101,14 +101,14 @@ def test_a_screen_whose_budget_runs_out_leaves_its_levers_measured_with_what_wou
               + lever("wide", 'candidate_args = ["--wide=1"]').replace("min_speedup = 1.2", "min_speedup = 1.3"))
     plan = plan_file(tmp_path, levers + PROTOCOL, env='SCREEN_NOISE = "0.05", SCREEN_FIXED = "1"')
     db = tmp_path / "db"
-    proc = cli(plan, db, "--run", "screen", "--budget", "8")
+    proc = cli(plan, db, "--run", "screen", "--budget", "16")
     # by default the ready levers that compose: the protocol bench is left out, and said so in one line
     assert "optseq: bench: left out: is a protocol bench" in proc.stderr, proc.stderr
     assert "  fast: inconclusive" in proc.stdout and "  wide: inconclusive" in proc.stdout, proc.stdout
-    assert "budget of 8 launches is spent" in proc.stdout and "--budget" in proc.stdout, proc.stdout
+    assert "budget of 16 launches is spent" in proc.stdout and "--budget" in proc.stdout, proc.stdout
     screen = next(r for r in runs_of(plan, db) if r.get("kind") == "screen")
     assert screen["status"] == "succeeded" and screen["screen"]["spent"] is True
-    assert screen["screen"]["launches"] <= 8 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
+    assert screen["screen"]["launches"] <= 16 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
                                                                                  "wide": "inconclusive"}
     assert states(plan, db) == {"fast": "measured", "wide": "measured", "bench": "ready"}
     assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
