@@ -87,6 +87,10 @@ def test_a_screen_of_four_levers_adopts_the_gains_rejects_the_null_names_the_int
     assert len(samples) == facts["launches"] and all(s["arm"].startswith("run-") and s["block"] >= 1
                                                      and s.get("launch") for s in samples)
     assert states(plan, db) == {"fast": "adopted", "wide": "adopted", "null": "rejected", "fuse": "adopted"}
+    # the same state replayed from the journals alone (the screen's record moves each of its levers)
+    (db / "optseq.json").unlink()
+    cli(plan, db, "doctor", "--rebuild")
+    assert states(plan, db) == {"fast": "adopted", "wide": "adopted", "null": "rejected", "fuse": "adopted"}
     decisions = json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"]
     by = {d["lever"]: d for d in decisions}
     assert all(by[lid]["source"] == "screen" and by[lid]["runs"][0] == screen["id"] for lid in by)
@@ -111,6 +115,11 @@ def test_a_screen_whose_budget_runs_out_leaves_its_levers_measured_with_what_wou
     assert screen["screen"]["launches"] <= 16 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
                                                                                  "wide": "inconclusive"}
     assert states(plan, db) == {"fast": "measured", "wide": "measured", "bench": "ready"}
+    (db / "optseq.json").unlink()
+    cli(plan, db, "doctor", "--rebuild")  # replayed from the journals: measured still, each with its own reason
+    assert states(plan, db) == {"fast": "measured", "wide": "measured", "bench": "ready"}
+    todo = json.loads(cli(plan, db, "status", "--json").stdout)["todo"]
+    assert any(item.startswith("fast: ") and "straddles 1.5" in item for item in todo), todo
     assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
 
 
