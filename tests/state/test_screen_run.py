@@ -131,9 +131,12 @@ def test_a_lever_that_breaks_a_workload_guard_is_rejected_whatever_its_gain(tmp_
     path = tmp_path / "guarded.toml"
     path.write_text(plan, encoding="utf-8")
     db = tmp_path / "db"
-    out = cli(path, db, "--run", "screen").stdout
-    assert "  fast: adopt" in out and "  wide: reject" in out, out
-    assert "guard err broken in the design runs with wide on (runs " in out and "never with it off" in out, out
+    out = json.loads(cli(path, db, "--run", "screen", "--json").stdout)  # the summary as JSON
+    (report,) = out["runs"]
+    assert report["kind"] == "screen" and report["decisions"] == {"fast": "adopt", "wide": "reject"}, report
+    why = report["calls"]["wide"]["why"]
+    assert "guard err broken in the design runs with wide on (runs " in why and "never with it off" in why, why
+    assert out["next"] is None
     assert states(path, db) == {"fast": "adopted", "wide": "rejected"}
 
 
