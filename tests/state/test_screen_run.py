@@ -192,6 +192,7 @@ def test_a_killed_screen_is_interrupted_at_the_next_open_its_levers_free_and_its
     (["fast", "fast2"], lever("fast2", 'candidate_args = ["--fast=2"]'), "fast and fast2 both change --fast"),
     (["fast", "bench"], PROTOCOL, "bench is a protocol bench"),
     (["fast", "wide", "--budget", "0"], "", "--budget 0"),
+    (["fast", "wide", "--budget", "8"], "", "a screen of 2 levers needs a budget of 16 launches at least"),
 ])
 def test_bad_input_is_refused_in_one_line_with_nothing_recorded(tmp_path, args, extra, said):
     plan, db = plan_file(tmp_path, extra=extra), tmp_path / "db"
