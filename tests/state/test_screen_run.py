@@ -199,3 +199,10 @@ def test_bad_input_is_refused_in_one_line_with_nothing_recorded(tmp_path, args, 
     proc = cli(plan, db, "--run", "screen", *args, code=2)
     assert said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert not db.exists() or not runs_of(plan, db)
+
+
+def test_budget_is_refused_beside_any_run_but_a_screen(tmp_path):
+    plan, db = plan_file(tmp_path), tmp_path / "db"
+    proc = cli(plan, db, "--run", "ready", "--budget", "40", code=2)
+    assert proc.stderr.strip() == "optseq: --budget applies to --run screen (the launches its design may spend)"
+    assert not db.exists()
