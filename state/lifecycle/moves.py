@@ -67,6 +67,9 @@ class RecordMoves(Watched, Staleness):
         if record.get("kind") == "compare":
             self.runs.compare(record)  # two commits of the workload: it moves no lever
             return
+        if record.get("kind") == "screen":
+            self.runs.screen(record)  # a design over several levers: its decisions move them, not the run
+            return
         model = self.models[record["lever"]]
         counts = decides(record, self.plan.testbed)
         self.runs.started(record)
