@@ -176,9 +176,14 @@ class Sequencer(Actions, ReadViews, FirstWrite):
                 if table == "runs" and self.machine.runs.is_compare(line["id"]):
                     self.machine.runs.compare({"id": line["id"], **fields})
                     continue
-                lever = self.machine.runs.lever_of(line["id"]) if table == "runs" else None
-                if lever is not None and fields.get("status") in FINAL:
-                    self.machine.run_ended(lever, fields["status"], fields.get("verdict"),
+                if table == "runs" and self.machine.runs.is_screen(line["id"]):
+                    self.machine.runs.screen({"id": line["id"], **fields})  # its blocks and looks as they come
+                levers = self.machine.runs.levers_of(line["id"]) if table == "runs" else []
+                # a screen's run holds each of its levers: its end moves every one, by its own verdict
+                verdicts = ((fields.get("screen") if isinstance(fields.get("screen"), dict) else {})
+                            .get("verdicts") or {})
+                for lever in levers if fields.get("status") in FINAL else ():
+                    self.machine.run_ended(lever, fields["status"], verdicts.get(lever, fields.get("verdict")),
                                            {"id": line["id"], **fields})
                 continue
             record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}

@@ -67,9 +67,15 @@ class RecordMoves(Watched, Staleness):
         if record.get("kind") == "compare":
             self.runs.compare(record)  # two commits of the workload: it moves no lever
             return
+        if record.get("kind") == "confirm":
+            return  # a screen's paired check of a combination: the screen's decisions cite it
         if record.get("kind") == "screen":
-            self.runs.screen(record)  # a design over several levers: its decisions move them, not the run
+            self.runs.screen(record)  # kept whole: the levers' measured interactions are derived from it
+            self._screen(record)
             return
+        self._lever_run(record)
+
+    def _lever_run(self, record: dict) -> None:
         model = self.models[record["lever"]]
         counts = decides(record, self.plan.testbed)
         self.runs.started(record)
@@ -89,6 +95,15 @@ class RecordMoves(Watched, Staleness):
         if status not in ("running", "queued"):
             self._ended(model, record, status, record.get("verdict", _verdict_of(record)))
 
+    def _screen(self, record: dict) -> None:
+        """A screen moves each of its levers as a run of it would: running while it runs, measured (or back, where
+        it ended early) after; its decisions follow as records of their own."""
+        screen = record.get("screen") if isinstance(record.get("screen"), dict) else {}
+        verdicts = screen.get("verdicts") if isinstance(screen.get("verdicts"), dict) else {}
+        for lever_id in screen.get("levers") or []:
+            if lever_id in self.models:
+                self._lever_run({**record, "lever": lever_id, "verdict": verdicts.get(lever_id)})
+
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
                   record: dict | None = None) -> list[dict]:
         """A live run finished (`record`: its final run record): the same move that record makes on replay.
@@ -96,6 +111,8 @@ class RecordMoves(Watched, Staleness):
         self.effects = []
         model = self.models[lever_id]
         final = dict(record or {}, status=status, lever=lever_id)
+        if self.runs.is_screen(final.get("id")):  # its end, kept whole for the views (not once per lever)
+            self.runs.screen({k: v for k, v in final.items() if k not in ("lever", "verdict")})
         counts = decides(final, self.plan.testbed)
         self.runs.ended(final, counts)
         if not counts:

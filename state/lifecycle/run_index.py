@@ -126,6 +126,9 @@ class RunIndex:
         self.screens = sorted([c for c in self.screens if c.get("id") != rid] + [kept],
                               key=lambda c: c.get("id") or 0)[-RECENT:]
 
+    def is_screen(self, run_id: int | None) -> bool:
+        return run_id is not None and any(c.get("id") == run_id for c in self.screens)
+
     def is_compare(self, run_id: int) -> bool:
         return any(c.get("id") == run_id for c in self.compares)
 
@@ -135,6 +138,10 @@ class RunIndex:
     def lever_of(self, run_id: int) -> str | None:
         """The lever of a run in flight."""
         return next((lever for lever, rid in self.running.items() if rid == run_id), None)
+
+    def levers_of(self, run_id: int) -> list[str]:
+        """Every lever a run in flight holds: one for a lever's run, each of a screen's."""
+        return [lever for lever, rid in self.running.items() if rid == run_id]
 
     def infra(self, run_id: int) -> dict[str, Any] | None:
         entry = self.stacks.get(run_id)

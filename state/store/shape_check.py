@@ -103,9 +103,9 @@ def _replaced(root: Any, trail: list, new: Any) -> Any:
     return copy
 
 
-NO_LEVER = ("compare", "screen")
+NO_LEVER = ("compare", "screen", "confirm")
 """The kinds of run that belong to no lever: two commits of the workload (`optseq compare`), a design over several
-levers (`optseq --run screen`)."""
+levers (`optseq --run screen`) and its paired check of a combination."""
 
 
 def record_problem(table: str, record: Any, whole: bool = True, prefix: str = "") -> tuple[str, str] | None:

@@ -1,0 +1,202 @@
+"""A screen's end: the paired confirmation of a combination whose gains depend on each other, the screen run's
+last fields, and the ordinary decisions it makes (adopt or reject by each lever's own rule, in plan order), or
+what it measured where it ended early."""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import replace
+
+from optseq.state.errors import InputError
+from optseq.state.plan.model import Lever
+from optseq.state.plan.workload import ARMS_RUN
+from optseq.state.runs.measured_on import fingerprint
+from optseq.state.store.records import utc_now
+
+CONFIRM_ID = "confirm"
+"""The name a confirmation's pseudo-lever goes by in its progress lines."""
+
+
+def finish(seq, screen, run_id: int, measured, go):
+    """Record how the screen ended and decide its levers; returns the ScreenReport."""
+    from optseq.state.runs.run_record import _ended
+    from optseq.state.runs.screen_run import ScreenReport
+
+    outcome, step, tally = measured.outcome, measured.step, measured.tally
+    status = "cancelled" if outcome is None else outcome.status
+    detail = outcome.detail if outcome is not None else "cancelled before its first block"
+    if status == "succeeded" and step is None:
+        status, detail = "failed", "the design's runs brought no block to judge"
+    calls = {lid: call.to_dict() for lid, call in (step.calls.items() if step is not None else ())}
+    confirmed = None
+    if status == "succeeded" and step.confirm and not go.control.cancelled:
+        confirmed = confirm(seq, screen, run_id, tuple(step.confirm), go)
+        if go.control.cancelled:  # the blocks were judged, but a decision waits on the confirmation cut short
+            status, detail = "cancelled", f"cancelled during the confirmation (run {confirmed['run']})"
+    verdicts, whys = _verdicts(screen, status, calls, confirmed, measured)
+    fit = step.fit.to_dict() if step is not None and step.fit is not None else _fit_so_far(screen, tally.samples)
+    said = list(step.said) if step is not None else []
+    if status != "succeeded":
+        detail = f"{detail}; {what_measured(screen, measured, fit)}"
+    record = seq.store.get("runs", run_id) or {}
+    fields = {
+        "status": status, "ended": _ended(seq, run_id), "elapsed_s": measured.elapsed_s,
+        "exit_code": outcome.exit_code if outcome is not None else None, "detail": detail,
+        "passes": measured.passes, "env": tally.env,
+        # no one definition: each lever's numbers stand on the run's stack, and the plan's edits are per lever
+        "fingerprint": fingerprint(tally.env, seq.machine.infra()),
+        "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
+        "log": outcome.log_path if outcome is not None else None, "warnings": tally.warnings[:40],
+        "verdict": None, "summary": {"fit": fit} if fit else {},
+        "screen": {**(record.get("screen") or {}), "blocks": measured.blocks, "launches": measured.launches,
+                   "step": step.to_dict() if step is not None else None, "confirmed": confirmed,
+                   "verdicts": verdicts, "spent": measured.spent},
+        "testbed": record.get("testbed") or seq.testbed,
+    }
+    if status in ("failed", "timeout") and outcome is not None:
+        fields["log_tail"] = outcome.log_tail
+    decisions, notes = {}, []
+    with seq.lock:
+        with seq.writing():
+            seq.store.update("runs", run_id, fields)
+            for lever in screen.screened.levers:
+                seq.run_ended(lever.id, status, verdicts.get(lever.id), {"id": run_id, "lever": lever.id, "kind": "screen",
+                                                                         **fields})
+                seq.fire_points("runs", {"lever": lever.id, "status": status})
+            runs = (run_id, confirmed["run"]) if confirmed and confirmed.get("run") else (run_id,)
+            for lever in screen.screened.levers:  # in plan order: adopted together, they join the stack so
+                outcome_of = verdicts.get(lever.id)
+                if outcome_of not in ("adopt", "reject"):
+                    continue
+                try:
+                    seq.decide_in_batch(lever.id, outcome_of, why=whys[lever.id], auto=True, rule=rule_text(lever),
+                                        runs=runs, source="screen")
+                    decisions[lever.id] = outcome_of
+                except InputError as exc:
+                    notes.append(f"{lever.id} not decided: {exc}")
+            if notes:
+                seq.store.update("runs", run_id, {"notes": notes})
+            seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
+    message = detail if status != "succeeded" else (
+        "; ".join(f"{lid} {v}" for lid, v in verdicts.items()) + (f" ({'; '.join(notes)})" if notes else ""))
+    return ScreenReport(run_id=run_id, status=status, message=message, design=screen.design.text(),
+                        blocks=measured.blocks, calls={lid: {**c, "why": whys.get(lid, c.get("reason"))}
+                                                       for lid, c in calls.items()},
+                        said=said, decisions=decisions, confirmed=confirmed, launches=measured.launches, fit=fit)
+
+
+def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured):
+    """Each lever's verdict (adopt | reject | inconclusive; none where the screen did not finish) and its why."""
+    verdicts, whys = {}, {}
+    if status != "succeeded":
+        return verdicts, whys
+    for lever in screen.screened.levers:
+        call = calls.get(lever.id) or {}
+        outcome, reason = call.get("outcome"), call.get("reason") or ""
+        if outcome == "confirm":
+            if confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt":
+                outcome = "adopt"
+                reason = f"{reason}; confirmed with {' + '.join(confirmed['levers'])} (run {confirmed['run']}): " \
+                         f"{confirmed['reason']}"
+            else:
+                outcome = "inconclusive"
+                reason = (f"{reason}; not confirmed" + (
+                    f" with {' + '.join(confirmed['levers'])} (run {confirmed['run']}, {confirmed['outcome']}): "
+                    f"{confirmed['reason']}" if confirmed else ""))
+        if outcome not in ("adopt", "reject"):
+            outcome = "inconclusive"
+            reason += f"; {settle(screen, measured)}"
+        verdicts[lever.id], whys[lever.id] = outcome, reason
+    return verdicts, whys
+
+
+def settle(screen, measured) -> str:
+    """What more would settle an undecided lever: more blocks than the budget allowed, or another run."""
+    runs = len(screen.design.runs)
+    if measured.spent:
+        return (f"its budget of {screen.budget} launches is spent ({len(measured.blocks)} blocks of {runs}); "
+                f"more blocks would settle it: --budget {screen.budget + 2 * runs} or more, or run it on its own")
+    return "a screen with more blocks, or a run of it on its own, would settle it"
+
+
+def _fit_so_far(screen, samples: list) -> dict | None:
+    """The effects of the blocks done, where a screen ended before its first look (or between looks)."""
+    from optseq.state.runs.screen_run import observations
+    from optseq.state.screen.analysis import AnalysisError, fit
+
+    found = observations(screen, samples)
+    if not found:
+        return None
+    try:
+        return fit(screen.design, found, screen.screened.levers[0].arms.higher_is_better).to_dict()
+    except (AnalysisError, ValueError, ArithmeticError):
+        return None
+
+
+def what_measured(screen, measured, fit: dict | None) -> str:
+    """What a screen that ended early measured: blocks done, launches, the effects so far."""
+    from optseq.state.text import ratio_text
+
+    done = f"{len(measured.blocks)} block{'s' * (len(measured.blocks) != 1)} done in {measured.launches} launches"
+    mains = (fit or {}).get("mains") or []
+    effects = ", ".join(f"{m['name']} {ratio_text(m['ratio'], 3)}×" for m in mains
+                        if isinstance(m.get("ratio"), (int, float)) and math.isfinite(m["ratio"]))
+    return done + (f"; effects so far: {effects}" if effects else "; no effects yet (too few blocks)") + \
+        "; nothing decided"
+
+
+def rule_text(lever) -> str:
+    return f"{lever.rule.metric} screen vs {lever.rule.min_speedup:g}×"
+
+
+def confirm(seq, screen, screen_run: int, levers: tuple[str, ...], go) -> dict:
+    """The combination's levers on the stack against the stack alone, by the paired test a lever run uses
+    (ABPasses over command pairs), recorded as a run of its own (`kind = "confirm"`); its threshold is the
+    product of the levers' min_speedup (each must pay its own)."""
+    from optseq.state.runs.lever_run import measure
+    from optseq.state.runs.run_pass import Collected
+
+    chosen = [lv for lv in screen.screened.levers if lv.id in levers]
+    first = chosen[0]
+    args, env = [], {}
+    for lever in chosen:
+        args += list(lever.arms.candidate_args)
+        env.update(dict(lever.arms.candidate_env))
+    arms = replace(first.arms, candidate_args=tuple(args), candidate_env=tuple(sorted(env.items())))
+    rule = replace(first.rule, min_speedup=math.prod(lv.rule.min_speedup for lv in chosen),
+                   repeats=max(lv.rule.repeats for lv in chosen), max_repeats=max(lv.rule.max_repeats for lv in chosen))
+    lever = Lever(id=CONFIRM_ID, title="confirm", kind="speedup", index=-1, run=ARMS_RUN, rule=rule, arms=arms,
+                  timeout_s=sum(lv.timeout_s for lv in chosen))
+    spec = arms.to_dict(screen.screened.stack)
+    go.on_log(f"[optseq] confirming {' + '.join(levers)} against the stack by the paired test "
+              f"(threshold {rule.min_speedup:.4g}×)")
+    with seq.lock:
+        with seq.writing():
+            infra = seq.machine.infra()
+            record = seq.append("runs", {"kind": "confirm", "lever": None, "status": "running", "argv": list(ARMS_RUN),
+                                         "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
+                                         "runner": go.runner.name, "arms": spec, "testbed": seq.testbed,
+                                         "confirm": {"screen": screen_run, "levers": list(levers),
+                                                     "threshold": rule.min_speedup}})
+            run_dir = seq.store.run_dir(record["id"])
+    go.arms = spec
+    outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
+    tally.elapsed_s = time.monotonic() - started
+    verdict, reason, summary = "inconclusive", outcome.detail, {}
+    status = "failed" if step is not None and step.failure else outcome.status
+    if status == "succeeded" and step is not None and step.stats is not None and not step.error:
+        verdict, reason = step.verdict.outcome, step.verdict.reason
+        summary = {"stats": step.stats.to_dict(), "verdict": step.verdict.to_dict(),
+                   "rule": f"{rule.metric} sequential bound vs {rule.min_speedup:.4g}×"}
+    elif status != "succeeded":
+        verdict, reason = "inconclusive", (step.failure if step is not None and step.failure else outcome.detail)
+    fields = {"status": status, "ended": utc_now(), "elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code,
+              "detail": reason, "passes": passes, "env": tally.env, "verdict": verdict, "summary": summary,
+              "fingerprint": fingerprint(tally.env, infra), "n_samples": len(tally.samples),
+              "samples_file": str(tally.samples_file) if tally.samples else None, "log": outcome.log_path,
+              "warnings": tally.warnings[:40], "pass_counts": tally.passes, "testbed": seq.testbed}
+    with seq.lock:
+        with seq.writing():
+            seq.store.update("runs", record["id"], fields)
+    return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status}
