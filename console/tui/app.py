@@ -32,7 +32,8 @@ TERM_EXIT = 143
 
 
 VIEW_HELP = {"detail": "the selected lever in full", "graph": "dependency graph of the levers",
-             "run": "the live run", "history": "estimates of the selected lever over its runs"}
+             "run": "the live run", "history": "estimates of the selected lever over its runs",
+             "screen": "the screen under way or the newest one: design, progress, effects, interaction plots"}
 
 
 class OptseqApp(App):

@@ -122,7 +122,7 @@ class RunIndex:
             return
         self.seen(record)
         old = next((c for c in self.screens if c.get("id") == rid), {})
-        kept = {**old, **{k: record[k] for k in (*KEPT, "kind", "screen") if k in record}}
+        kept = {**old, **{k: record[k] for k in (*KEPT, "kind", "screen", "samples_file") if k in record}}
         self.screens = sorted([c for c in self.screens if c.get("id") != rid] + [kept],
                               key=lambda c: c.get("id") or 0)[-RECENT:]
 

@@ -236,3 +236,24 @@ def _aliased(effect: dict) -> dict | str:
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def corners(design: dict, samples, a: str, b: str) -> dict[tuple[int, int], float] | None:
+    """The metric's mean at each corner of the pair (a, b): (level of a, level of b) -> the mean of the samples
+    whose design run had those levels (each sample's `arm` is `run-<index>` into the design's runs), every other
+    lever's setting averaged over; None where a corner has no sample yet."""
+    factors = list(design.get("factors") or ())
+    if a not in factors or b not in factors:
+        return None
+    ia, ib = factors.index(a), factors.index(b)
+    runs = design.get("runs") or ()
+    sums: dict[tuple[int, int], list[float]] = {}
+    for sample in samples:
+        arm = str(sample.get("arm") or "")
+        index = int(arm[4:]) if arm.startswith("run-") and arm[4:].isdigit() else None
+        if index is None or index >= len(runs) or not _number(sample.get("value")):
+            continue
+        sums.setdefault((runs[index][ia], runs[index][ib]), []).append(float(sample["value"]))
+    if len(sums) < 4:
+        return None
+    return {corner: sum(values) / len(values) for corner, values in sums.items()}

@@ -77,15 +77,20 @@ def test_each_lever_carries_its_measured_effect_and_the_gain_at_each_level_of_th
     assert [c["text"] for c in status["screen_claims"]] == [CLAIM_NONE, CLAIM_MISSING]
 
 
-def test_a_screen_in_flight_is_said_and_decides_no_fact(tmp_path, cli_env, db):
+def test_a_screen_whose_process_died_is_said_interrupted_with_what_it_measured(tmp_path, cli_env, db):
     plan = screened_plan(tmp_path)
     env = dict(cli_env, OPTSEQ_PLAN=str(plan))
     optseq(env, "status")
+    # running, with no process behind it: the next open recovers it as interrupted; its one block's look stands
     write_screen(plan, db, status="running", status_blocks=1, launches=8, confirmed=False)
     status = json.loads(optseq(env, "status", "--json").stdout)
-    assert status["screen"]["status"] == "running" and status["screen"]["blocks"] == 1
-    assert all(v["screen"] is None for v in status["levers"]) and status["screen_claims"] == []
-    assert "screen run 1 (running) over amp, compile, tensorrt" in optseq(env, "status").stdout
+    assert (status["screen"]["status"], status["screen"]["blocks"], status["screen"]["launches"]) == (
+        "interrupted", 1, 8)
+    assert {v["id"]: v["screen"]["run"] for v in status["levers"]} == {"amp": 1, "compile": 1, "tensorrt": 1}
+    lines = optseq(env, "status").stdout.splitlines()
+    assert ("screen run 1 (interrupted) over amp, compile, tensorrt: 2^3 full factorial, 8 runs a block; 1 block, "
+            "8 of 48 launches") in lines
+    assert "  every lever decided after 3 blocks" in lines  # the last look's note, where no confirmation followed
 
 
 def test_runs_lists_the_screen_with_its_design_calls_and_interactions(tmp_path, cli_env, db):
