@@ -120,7 +120,7 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
                     with TabPane("History", id="history"):
                         yield Later(partial(HistoryPlot, id="history-view"))
                     with TabPane("Screen", id="screen"):
-                        yield Later(_screen_panel)
+                        yield Later(self.make_screen_panel)
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
             # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
             side = (lambda make: make()) if wide else Later
@@ -364,12 +364,6 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         from optseq.console.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(ACTIONS))
-
-
-def _screen_panel():
-    from optseq.console.tui.widgets.screen_panel import ScreenPanel  # with the plots: not before the first paint
-
-    return ScreenPanel(id="screen-view")
 
 
 def _with_conflicts(status: dict, seq) -> None:

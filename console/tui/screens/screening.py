@@ -11,11 +11,19 @@ from optseq.state.errors import InputError
 class Screening:
     """Mixed into MainScreen, which gives it `seq`, `panel` (the lever run's), `notify` and the views."""
 
-    def screen_panel(self):
-        from optseq.console.tui.widgets.screen_panel import ScreenPanel
+    _screen_view = None
 
-        found = self.query(ScreenPanel)
-        return found.first() if found else None
+    def make_screen_panel(self):
+        """The Screen tab's panel, made when the tab mounts (a frame after the first paint), kept by reference: the
+        app stops its screen even after the screen is gone."""
+        from optseq.console.tui.widgets.screen_panel import ScreenPanel  # with the plots: not before the first paint
+
+        self._screen_view = ScreenPanel(id="screen-view")
+        return self._screen_view
+
+    def screen_panel(self):
+        """The Screen tab's panel once mounted, else None."""
+        return self._screen_view if self._screen_view is not None and self._screen_view.is_attached else None
 
     def action_screen(self) -> None:
         panel = self.screen_panel()

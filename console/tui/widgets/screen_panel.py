@@ -4,6 +4,7 @@ lever's effect and call when it ends, and a 2×2 interaction plot for each inter
 newest screen the store holds."""
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 
@@ -86,6 +87,15 @@ class ScreenPanel(VerticalScroll):
         self._control.cancel()
         self.query_one("#screen-title", Label).update("screen: cancelling…")
         return True
+
+    @property
+    def running_levers(self) -> set[str]:
+        return set(self.screen_run.screened.ids) if self.screen_run is not None else set()
+
+    async def wait(self) -> None:
+        """Until the worker has returned from the screen (its launches' process groups are gone by then)."""
+        while not self._idle.is_set():
+            await asyncio.sleep(0.05)
 
     def stop(self, timeout: float) -> bool:
         """Cancel and block until the screen has ended (the app closing under it)."""
