@@ -180,11 +180,12 @@ class Sequencer(Actions, ReadViews, FirstWrite):
                     self.machine.runs.screen({"id": line["id"], **fields})  # its blocks and looks as they come
                 levers = self.machine.runs.levers_of(line["id"]) if table == "runs" else []
                 # a screen's run holds each of its levers: its end moves every one, by its own verdict
-                verdicts = ((fields.get("screen") if isinstance(fields.get("screen"), dict) else {})
-                            .get("verdicts") or {})
+                screen = fields.get("screen") if isinstance(fields.get("screen"), dict) else {}
+                verdicts, whys = screen.get("verdicts") or {}, screen.get("whys") or {}
                 for lever in levers if fields.get("status") in FINAL else ():
                     self.machine.run_ended(lever, fields["status"], verdicts.get(lever, fields.get("verdict")),
-                                           {"id": line["id"], **fields})
+                                           {"id": line["id"], **fields,
+                                            "detail": whys.get(lever, fields.get("detail"))})
                 continue
             record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
             if self._known(table, record):

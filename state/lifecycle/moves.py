@@ -100,9 +100,11 @@ class RecordMoves(Watched, Staleness):
         it ended early) after; its decisions follow as records of their own."""
         screen = record.get("screen") if isinstance(record.get("screen"), dict) else {}
         verdicts = screen.get("verdicts") if isinstance(screen.get("verdicts"), dict) else {}
+        whys = screen.get("whys") if isinstance(screen.get("whys"), dict) else {}
         for lever_id in screen.get("levers") or []:
-            if lever_id in self.models:
-                self._lever_run({**record, "lever": lever_id, "verdict": verdicts.get(lever_id)})
+            if lever_id in self.models:  # each lever's reason is its own call's
+                self._lever_run({**record, "lever": lever_id, "verdict": verdicts.get(lever_id),
+                                 "detail": whys.get(lever_id, record.get("detail"))})
 
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
                   record: dict | None = None) -> list[dict]:

@@ -51,7 +51,7 @@ def finish(seq, screen, run_id: int, measured, go):
         "verdict": None, "summary": {"fit": fit} if fit else {},
         "screen": {**(record.get("screen") or {}), "blocks": measured.blocks, "launches": measured.launches,
                    "step": step.to_dict() if step is not None else None, "confirmed": confirmed,
-                   "verdicts": verdicts, "spent": measured.spent},
+                   "verdicts": verdicts, "whys": whys, "spent": measured.spent},
         "testbed": record.get("testbed") or seq.testbed,
     }
     if status in ("failed", "timeout") and outcome is not None:
@@ -62,7 +62,7 @@ def finish(seq, screen, run_id: int, measured, go):
             seq.store.update("runs", run_id, fields)
             for lever in screen.screened.levers:
                 seq.run_ended(lever.id, status, verdicts.get(lever.id), {"id": run_id, "lever": lever.id, "kind": "screen",
-                                                                         **fields})
+                                                                         **fields, "detail": whys.get(lever.id, detail)})
                 seq.fire_points("runs", {"lever": lever.id, "status": status})
             runs = (run_id, confirmed["run"]) if confirmed and confirmed.get("run") else (run_id,)
             for lever in screen.screened.levers:  # in plan order: adopted together, they join the stack so

@@ -201,10 +201,28 @@ def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> M
     tag, begun = store_tag(seq.store.path.parent), seq.store.get("runs", run_id).get("started", "")
     started = time.monotonic()
     more = min(judge.requested, screen.max_blocks)
+    pending: dict[int, list] = {}  # the blocks of the pass under way and their orders, until each is whole
+    counted: dict[int, int] = {}
+    heard = go.on_event
+
+    def event(ev: dict) -> None:
+        # each block on the record as its last run comes back: a screen killed mid-pass says what it measured
+        block = ev.get("block")
+        if ev.get("event") == "sample" and block in pending and ev.get("metric") == spec["metric"]:
+            counted[block] = counted.get(block, 0) + 1
+            if counted[block] == runs:
+                found.blocks.append(pending.pop(block))
+                found.launches = len(tally.samples) + screen.warmup * found.passes
+                _progress(seq, run_id, found)
+        if heard is not None:
+            heard(ev)
+
+    go.on_event = event
     while more > 0 and not go.control.cancelled:
         found.passes += 1
         first = len(found.blocks) + 1
         orders = [list(order(screen.design, block, screen.seed)) for block in range(first, first + more)]
+        pending.update(zip(range(first, first + more), orders))
         sequence = [[block, index] for block, one in zip(range(first, first + more), orders) for index in one]
         go.arms = {**spec, "sequence": sequence, "plain": plain}
         one = Pass(seq, lever, run_id, found.passes, None, tally, go, elapsed_s=time.monotonic() - started,
@@ -212,9 +230,8 @@ def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> M
         go.on_log(f"[optseq] pass {found.passes}: block{'s' * (more > 1)} {first}"
                   + (f" to {first + more - 1}" if more > 1 else "") + f", {len(sequence)} launches")
         found.outcome = launch(one, run_dir, infra, lever.timeout_s - (time.monotonic() - started))
-        done = len(tally.pass_samples(found.passes))
-        found.launches += done + (screen.warmup if done or found.outcome.status == "succeeded" else 0)
-        found.blocks += orders if found.outcome.status == "succeeded" else orders[:done // runs]
+        pending.clear()  # a block the pass left half done is none of the design's
+        found.launches = len(tally.samples) + screen.warmup * found.passes
         _progress(seq, run_id, found)
         if found.outcome.status != "succeeded":
             break
