@@ -195,13 +195,16 @@ def summary(record: dict) -> dict[str, Any]:
     screen = screen_of(record)
     step = screen.get("step") if isinstance(screen.get("step"), dict) else {}
     calls = step.get("calls") or {}
+    verdicts = screen.get("verdicts") if isinstance(screen.get("verdicts"), dict) else {}
+    whys = screen.get("whys") if isinstance(screen.get("whys"), dict) else {}
     mains = {(m.get("levers") or [m.get("name")])[0]: m for m in fit_of(record).get("mains") or ()}
     levers = list(screen.get("levers") or (screen.get("design") or {}).get("factors") or ())
     return {"id": record.get("id"), "status": record.get("status"), "levers": levers,
             "design": design_text(screen.get("design") or {}), "blocks": len(screen.get("blocks") or ()),
             "launches": screen.get("launches"), "budget": screen.get("budget"),
-            "calls": {lever: {"outcome": (calls.get(lever) or {}).get("outcome"),
-                              "reason": (calls.get(lever) or {}).get("reason"),
+            # the decision where the screen made one (a confirmed combination's levers adopted), else its last call
+            "calls": {lever: {"outcome": verdicts.get(lever) or (calls.get(lever) or {}).get("outcome"),
+                              "reason": whys.get(lever) or (calls.get(lever) or {}).get("reason"),
                               "figure": figure(mains[lever]) if lever in mains else None} for lever in levers},
             "said": list(step.get("said") or ()), "note": step.get("note"),
             "confirmed": screen.get("confirmed") if isinstance(screen.get("confirmed"), dict) else None}
