@@ -15,7 +15,7 @@ from tests.console.test_app import SIZE, _steady_env, run, until  # noqa: F401
 from tests.console.test_screen_views import screened_plan
 from tests.state.screen_records import write_screen
 
-SCREEN_BENCH = Path(__file__).with_name("screen_bench.py")
+SCREEN_HOLD = Path(__file__).with_name("screen_hold.py")
 
 
 def text(widget) -> str:
@@ -53,19 +53,10 @@ def test_the_screen_tab_shows_the_newest_screen_its_effects_calls_and_interactio
 
 
 def screen_plan(tmp_path: Path) -> Path:
-    """Three flag levers of the stand-in workload (screen_bench.py): amp and compile gain, with an interaction;
-    null does nothing."""
-    def lever(lever_id: str) -> str:
-        return f"""
-[[levers]]
-id = "{lever_id}"
-title = "{lever_id}"
-kind = "speedup"
-timeout_s = 300
-rule = {{ metric = "items_per_s", min_speedup = 1.1, repeats = 6, max_repeats = 12 }}
-[levers.arms]
-candidate_args = ["--{lever_id}=1"]
-"""
+    """Three flag levers of the screens' stand-in (lever_scripts/screen_bench.py) through screen_hold.py: fast ×1.5,
+    wide ×1.3, fuse nothing alone and ×1.4 with fast on."""
+    from tests.state.test_workload import lever
+
     path = tmp_path / "screen.toml"
     path.write_text(f"""[plan]
 title = "Screen"
@@ -73,17 +64,18 @@ as_of = 2026-12-01
 lang = "en"
 
 [workload]
-command = {json.dumps(["python", str(SCREEN_BENCH)])}
-metric = {{ name = "items_per_s", regex = 'rate: ([0-9.]+)', unit = "items/s" }}
-warmup = 1
-""" + "".join(lever(name) for name in ("amp", "compile", "null")), encoding="utf-8")
+command = {json.dumps(["python", str(SCREEN_HOLD), "--fast=0", "--wide=0", "--fuse=0"])}
+metric = {{ name = "rate", regex = 'rate: ([0-9.]+)', unit = "items/s" }}
+warmup = 0
+""" + "".join(lever(name, f'candidate_args = ["--{name}=1"]') for name in ("fast", "wide", "fuse")),
+                    encoding="utf-8")
     return path
 
 
 def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plot(tmp_path, db, monkeypatch):
     pytest.importorskip("optseq.state.screen.screen_passes")  # the screen's judge (issue 40, i40-core)
     plan, hold = screen_plan(tmp_path), tmp_path / "release"
-    monkeypatch.setenv("SCREEN_HOLD", str(hold))  # the stand-in waits at block 2's first run until the test looks
+    monkeypatch.setenv("SCREEN_RELEASE", str(hold))  # the stand-in waits at block 2's first run until the test looks
 
     async def go():
         app = make_app(plan, db)
@@ -92,11 +84,11 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
             await pilot.press("s")
             await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
             question = text(app.screen.query_one("#question"))
-            assert question.startswith("Screen amp, compile, null together: 2^3 full factorial")
+            assert question.startswith("Screen fast, wide, fuse together: 2^3 full factorial")
             await pilot.press("y")
             panel = app.main.screen_panel()
             assert panel.running and app.main.query_one("#views").active == "screen"
-            assert text(panel.query_one("#screen-title")).startswith("screen amp, compile, null: 2^3 full factorial")
+            assert text(panel.query_one("#screen-title")).startswith("screen fast, wide, fuse: 2^3 full factorial")
             await until(pilot, lambda: os.path.exists(f"{hold}.held"), what="block 2 to start")
             await until(pilot, lambda: "blocks done: 1 of up to" in text(panel.query_one("#screen-where")),
                         what="block 1's eight runs")
@@ -107,11 +99,13 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
             await pilot.pause()
             effects = {line.split()[0]: line.split()[1] for line in
                        text(panel.query_one("#screen-effects")).splitlines()}
-            assert effects["null"] == "reject" and effects["amp"] in ("adopt", "confirm"), effects
-            assert "amp × compile" in text(panel.query_one("#screen-said"))
-            plot = next(p for p in panel.query("InteractionPlot") if p.pair == ("amp", "compile"))
-            # the stand-in's means (half a percent of noise): 100 → 125 with compile off, 105 → 157.5 with it on
+            assert effects == {"fast": "adopt", "wide": "adopt", "fuse": "adopt"}, effects  # fuse confirmed with fast
+            assert text(panel.query_one("#screen-said")).startswith("fast × fuse: 1.4")
+            plot, = panel.query("InteractionPlot")
+            assert plot.pair == ("fast", "fuse") and text(plot).startswith("fast × fuse: 1.4")
+            # the means at the four corners, wide on in half of each (×1.15 on average): fuse off 115 → 172.5,
+            # fuse on 115 → 241.5 (1% noise)
             means = [float(n) for n in re.findall(r"[0-9.]+", text(plot).splitlines()[-1])]
-            assert means == pytest.approx([100, 125, 105, 157.5], rel=0.02), text(plot)
+            assert means == pytest.approx([115, 172.5, 115, 241.5], rel=0.03), text(plot)
 
     run(go())

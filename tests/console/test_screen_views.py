@@ -144,7 +144,7 @@ def test_a_real_screen_says_its_interaction_as_facts_and_the_plans_claims_it_con
     head = next(line for line in lines if line.startswith("screen run 1 (succeeded) over fast, wide, fuse: "))
     assert "2^3 full factorial, 8 runs a block; " in head and " launches" in head
     calls = lines[lines.index(head) + 1]
-    assert calls.startswith("  fast adopt 1.") and "; wide adopt 1.3" in calls and "; fuse adopt" in calls, calls
+    assert calls.startswith("  fast adopt 1.") and "; wide adopt 1." in calls and "; fuse adopt 1." in calls, calls
     assert any(line.startswith("  fast × fuse: 1.4") for line in lines), lines
     claims = [line for line in lines if line.startswith("plan vs data: ")]
     none = next(line for line in claims if line.startswith(
