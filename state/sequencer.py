@@ -222,8 +222,20 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         for run in self.store.recovered:
             if run["status"] == "interrupted" and run.get("submission_id"):
                 self._stop_left_job(run)
+            if run["status"] == "interrupted" and not run.get("lever"):
+                self._screen_left(run["id"])
             if run["status"] == "interrupted":
                 self._finish_from_logs(run["id"])
+
+    def _screen_left(self, run_id: int) -> None:
+        """A screen whose optseq died: what it measured, said once, as it is recorded (it is never re-attached)."""
+        found = (self.store.get("runs", run_id) or {}).get("screen")
+        if isinstance(found, dict):
+            blocks = len(found.get("blocks") or [])
+            self.warnings.append(f"run {run_id} (a screen of {', '.join(found.get('levers') or [])}) is interrupted: "
+                                 f"its optseq stopped after {blocks} whole block{'s' * (blocks != 1)} "
+                                 f"({found.get('launches', 0)} launches); nothing was decided, its levers are free "
+                                 "to run again")
 
     def _stop_left_job(self, run: dict) -> None:
         """A compare on a cluster whose optseq died: nobody re-attaches to it, so its job is stopped (best effort)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from optseq.state.errors import InputError
 from optseq.state.plan.model import Lever
@@ -18,10 +18,60 @@ CONFIRM_ID = "confirm"
 """The name a confirmation's pseudo-lever goes by in its progress lines."""
 
 
+@dataclass
+class ScreenReport:
+    run_id: int
+    status: str
+    """How the run ended: succeeded | failed | timeout | cancelled | interrupted | unavailable."""
+    message: str
+    design: str
+    """Design.text()."""
+    blocks: list = field(default_factory=list)
+    """Per block done: its run order."""
+    calls: dict = field(default_factory=dict)
+    """lever -> LeverCall.to_dict() of the last look."""
+    said: list = field(default_factory=list)
+    """One sentence per significant interaction."""
+    decisions: dict = field(default_factory=dict)
+    """lever -> adopt | reject, for the levers the screen decided."""
+    confirmed: dict | None = None
+    launches: int = 0
+    fit: dict | None = None
+
+    @property
+    def exit_code(self) -> int:
+        from optseq.state.runs.lever_run import EXIT
+
+        return EXIT.get(self.status, 1)
+
+    def to_dict(self) -> dict:
+        return {"run_id": self.run_id, "kind": "screen", "status": self.status, "message": self.message,
+                "design": self.design, "blocks": self.blocks, "calls": self.calls, "said": self.said,
+                "decisions": self.decisions, "confirmed": self.confirmed, "launches": self.launches,
+                "fit": self.fit}
+
+
+def observations(screen, samples: list, complete: bool = True) -> list:
+    """The design's observations from the samples: (block, run, value) of the workload's metric; with `complete`,
+    only blocks whose every run came back (a cancelled pass leaves one half done)."""
+    from optseq.state.screen.analysis import Observation
+
+    metric = screen.screened.levers[0].arms.metric
+    found = [Observation(block=int(s["block"]), run=int(str(s["arm"]).removeprefix("run-")), value=float(s["value"]))
+             for s in samples if s.get("metric") == metric and str(s.get("arm", "")).startswith("run-")
+             and isinstance(s.get("block"), int)]
+    if not complete:
+        return found
+    runs = len(screen.design.runs)
+    counts: dict[int, int] = {}
+    for one in found:
+        counts[one.block] = counts.get(one.block, 0) + 1
+    return [one for one in found if counts[one.block] >= runs]
+
+
 def finish(seq, screen, run_id: int, measured, go):
     """Record how the screen ended and decide its levers; returns the ScreenReport."""
     from optseq.state.runs.run_record import _ended
-    from optseq.state.runs.screen_run import ScreenReport
 
     outcome, step, tally = measured.outcome, measured.step, measured.tally
     status = "cancelled" if outcome is None else outcome.status
@@ -122,7 +172,6 @@ def settle(screen, measured) -> str:
 
 def _fit_so_far(screen, samples: list) -> dict | None:
     """The effects of the blocks done, where a screen ended before its first look (or between looks)."""
-    from optseq.state.runs.screen_run import observations
     from optseq.state.screen.analysis import AnalysisError, fit
 
     found = observations(screen, samples)
@@ -155,7 +204,6 @@ def confirm(seq, screen, screen_run: int, levers: tuple[str, ...], go) -> dict:
     (ABPasses over command pairs), recorded as a run of its own (`kind = "confirm"`); its threshold is the
     product of the levers' min_speedup (each must pay its own)."""
     from optseq.state.runs.lever_run import measure
-    from optseq.state.runs.run_pass import Collected
 
     chosen = [lv for lv in screen.screened.levers if lv.id in levers]
     first = chosen[0]

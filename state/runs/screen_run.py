@@ -10,7 +10,7 @@ import contextlib
 import os
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from optseq.state.errors import InputError
 from optseq.state.plan.model import Lever
@@ -47,39 +47,6 @@ class Screen:
         return (f"{runs} runs a block, each its own launch; blocks until every lever is decided, up to "
                 f"{self.max_blocks} ({self.max_blocks * runs} launches of a budget of {self.budget})"
                 + (f", and {self.warmup} warm-up launch{'es' * (self.warmup != 1)} a pass" if self.warmup else ""))
-
-
-@dataclass
-class ScreenReport:
-    run_id: int
-    status: str
-    """How the run ended: succeeded | failed | timeout | cancelled | interrupted | unavailable."""
-    message: str
-    design: str
-    """Design.text()."""
-    blocks: list = field(default_factory=list)
-    """Per block done: its run order."""
-    calls: dict = field(default_factory=dict)
-    """lever -> LeverCall.to_dict() of the last look."""
-    said: list = field(default_factory=list)
-    """One sentence per significant interaction."""
-    decisions: dict = field(default_factory=dict)
-    """lever -> adopt | reject, for the levers the screen decided."""
-    confirmed: dict | None = None
-    launches: int = 0
-    fit: dict | None = None
-
-    @property
-    def exit_code(self) -> int:
-        from optseq.state.runs.lever_run import EXIT
-
-        return EXIT.get(self.status, 1)
-
-    def to_dict(self) -> dict:
-        return {"run_id": self.run_id, "kind": "screen", "status": self.status, "message": self.message,
-                "design": self.design, "blocks": self.blocks, "calls": self.calls, "said": self.said,
-                "decisions": self.decisions, "confirmed": self.confirmed, "launches": self.launches,
-                "fit": self.fit}
 
 
 def prepare(seq, named, budget: int | None = None) -> Screen:
@@ -169,25 +136,8 @@ class Measured:
     """The budget ran out with levers undecided."""
 
 
-def observations(screen: Screen, samples: list, complete: bool = True) -> list:
-    """The design's observations from the samples: (block, run, value) of the workload's metric; with `complete`,
-    only blocks whose every run came back (a cancelled pass leaves one half done)."""
-    from optseq.state.screen.analysis import Observation
-
-    metric = screen.screened.levers[0].arms.metric
-    found = [Observation(block=int(s["block"]), run=int(str(s["arm"]).removeprefix("run-")), value=float(s["value"]))
-             for s in samples if s.get("metric") == metric and str(s.get("arm", "")).startswith("run-")
-             and isinstance(s.get("block"), int)]
-    if not complete:
-        return found
-    runs = len(screen.design.runs)
-    counts: dict[int, int] = {}
-    for one in found:
-        counts[one.block] = counts.get(one.block, 0) + 1
-    return [one for one in found if counts[one.block] >= runs]
-
-
 def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> Measured:
+    from optseq.state.runs.screen_finish import observations
     from optseq.state.screen.design import order
     from optseq.state.screen.screen_passes import ScreenPasses
 

@@ -22,6 +22,17 @@ LEVERS = (lever("fast", 'candidate_args = ["--fast=1"]') + lever("wide", 'candid
 """fast ×1.5 and wide ×1.3 alone; null nothing; fuse nothing alone, ×1.4 with fast on. Each decided at 1.2×."""
 
 
+PROTOCOL = f"""
+[[levers]]
+id = "bench"
+title = "a protocol bench"
+kind = "speedup"
+code = "merged-default-off"
+run = ["python", "{BENCH}"]
+rule = {{ metric = "rate", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
+"""
+
+
 def plan_file(tmp_path: Path, levers: str = LEVERS, env: str = "", extra: str = "") -> Path:
     path = tmp_path / "plan.toml"
     path.write_text(f"""
@@ -89,15 +100,18 @@ def test_a_screen_whose_budget_runs_out_leaves_its_levers_measured_with_what_wou
     # each lever exactly at its threshold: no look can tell it either way; the noise, a fixed function of each run
     levers = (lever("fast", 'candidate_args = ["--fast=1"]').replace("min_speedup = 1.2", "min_speedup = 1.5")
               + lever("wide", 'candidate_args = ["--wide=1"]').replace("min_speedup = 1.2", "min_speedup = 1.3"))
-    plan, db = plan_file(tmp_path, levers, env='SCREEN_NOISE = "0.05", SCREEN_FIXED = "1"'), tmp_path / "db"
+    plan = plan_file(tmp_path, levers + PROTOCOL, env='SCREEN_NOISE = "0.05", SCREEN_FIXED = "1"')
+    db = tmp_path / "db"
     proc = cli(plan, db, "--run", "screen", "--budget", "8")
+    # by default the ready levers that compose: the protocol bench is left out, and said so in one line
+    assert "optseq: bench: left out: is a protocol bench" in proc.stderr, proc.stderr
     assert "  fast: inconclusive" in proc.stdout and "  wide: inconclusive" in proc.stdout, proc.stdout
     assert "budget of 8 launches is spent" in proc.stdout and "--budget" in proc.stdout, proc.stdout
     screen = next(r for r in runs_of(plan, db) if r.get("kind") == "screen")
     assert screen["status"] == "succeeded" and screen["screen"]["spent"] is True
     assert screen["screen"]["launches"] <= 8 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
                                                                                  "wide": "inconclusive"}
-    assert states(plan, db) == {"fast": "measured", "wide": "measured"}
+    assert states(plan, db) == {"fast": "measured", "wide": "measured", "bench": "ready"}
     assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
 
 
@@ -120,9 +134,10 @@ def _held_screen(tmp_path: Path, sig: int):
     return plan, db, proc.returncode, out, err, pids
 
 
-def test_ctrl_c_during_a_screen_records_it_cancelled_decides_nothing_and_says_what_was_measured(tmp_path):
-    plan, db, code, out, err, pids = _held_screen(tmp_path, signal.SIGINT)
-    assert code == 130, out + err
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_during_a_screen_records_it_cancelled_decides_nothing_and_says_what_was_measured(tmp_path, sig):
+    plan, db, code, out, err, pids = _held_screen(tmp_path, sig)
+    assert code == 128 + sig, out + err
     assert "Traceback" not in err
     assert "1 block done" in out and "effects so far" in out and "nothing decided" in out, out
     assert not [pid for pid in pids if _alive(pid)]
@@ -136,6 +151,7 @@ def test_a_killed_screen_is_interrupted_at_the_next_open_its_levers_free_and_its
     plan, db, code, out, err, pids = _held_screen(tmp_path, signal.SIGKILL)
     assert code == -signal.SIGKILL
     proc = cli(plan, db, "status", "--json")  # the next open finds it gone: interrupted, its group stopped
+    assert "is interrupted: its optseq stopped after 1 whole block" in proc.stderr, proc.stderr
     assert set(v["state"] for v in json.loads(proc.stdout)["levers"]) == {"ready"}
     assert not [pid for pid in pids if _alive(pid)]
     screen = next(r for r in runs_of(plan, db) if r.get("kind") == "screen")
@@ -143,14 +159,6 @@ def test_a_killed_screen_is_interrupted_at_the_next_open_its_levers_free_and_its
     assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
 
 
-PROTOCOL = f"""
-[[levers]]
-id = "bench"
-title = "a protocol bench"
-kind = "speedup"
-run = ["python", "{BENCH}"]
-rule = {{ metric = "rate", min_speedup = 1.2, repeats = 6, max_repeats = 12 }}
-"""
 
 
 @pytest.mark.parametrize("args, extra, said", [
