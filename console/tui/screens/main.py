@@ -182,7 +182,8 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         _with_conflicts(status, self.seq)
         runs = terminal_safe(self.seq.latest_runs())
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
-        running = self.panel.running_levers
+        screening = self.screen_panel()
+        running = self.panel.running_levers | (screening.running_levers if screening is not None else set())
         table = self.query_one(LeverTable)
         with self.seq.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
