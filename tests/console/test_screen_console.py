@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from optseq.console.tui.app import make_app
-from tests.console.test_app import SIZE, _steady_env, run, until  # noqa: F401
+from tests.console.test_app import SIZE, _steady_env, run, select_lever, until  # noqa: F401
 from tests.console.test_screen_views import screened_plan
 from tests.state.screen_records import write_screen
 
@@ -48,6 +48,13 @@ def test_the_screen_tab_shows_the_newest_screen_its_effects_calls_and_interactio
             assert drawn[-1] == "○ compile off: 100 → 120  ● compile on: 105 → 152"
             assert drawn[1].startswith("152 ┤") and drawn[1].endswith("●") and drawn[7].startswith("100 ┤○")
             assert text(compile_tensorrt).splitlines()[0] == "compile × tensorrt: 0.80× [0.72, 0.89]"
+            # the lever's detail says what the screens measured of it
+            await select_lever(pilot, "compile")
+            await pilot.press("1")
+            detail = " ".join(app.main.query_one("#detail-view").plain.split())
+            assert ("screened screen run 1: 1.10× [1.03, 1.18] over the other levers' settings; confirm" in detail
+                    and "measured: compile's gain depends on tensorrt: 1.23× without tensorrt, 0.98× with it" in detail
+                    ), detail
 
     run(go())
 
