@@ -157,12 +157,14 @@ class ScreenPanel(VerticalScroll):
         runs = len(screen.design.runs)
         done = sum(1 for b in blocks if sum(1 for s in self._samples if s["block"] == b) >= runs)
         text = f"blocks done: {done} of up to {screen.max_blocks} · {measured} of {screen.max_blocks * runs} launches"
+        if done < screen.max_blocks:  # the screen goes on until it ends: the next block is the one under way
+            text += f" · block {done + 1} under way"
         if current is not None:
             block, index = current
             levels = screen.design.runs[index] if 0 <= index < runs else ()
             setting = ", ".join(f"{lever} {'on' if level > 0 else 'off'}"
                                 for lever, level in zip(screen.screened.ids, levels))
-            text += f" · block {block}: run {index} ({setting}) measured"
+            text += f" · last: block {block} run {index} ({setting})"
         self.query_one("#screen-where", Static).update(text)
         self.query_one("#screen-progress", ProgressBar).update(progress=measured)
 
