@@ -16,9 +16,11 @@ from functools import cached_property
 
 LETTERS = "ABCDEFGH"
 MAX_FACTORS = len(LETTERS)
-MIN_BLOCKS = 2
-"""Blocks the budget must hold of a design for it to be chosen: one replicate leaves a fraction's error to the
-effects it does not fit; a second measures it (and the block term needs two)."""
+MIN_DF = 8
+"""Residual degrees of freedom a first look needs: below it the t quantile at a look's alpha is so wide, and the
+robust scale so rough, that the look spends its error for almost no chance to decide. One block of a large design
+has them from the effects it does not fit (interactions of three levers and more, taken to be negligible); a small
+one needs a second block to measure its error."""
 
 GENERATORS: dict[int, tuple[tuple[str, ...], ...]] = {
     # per k, the fractions by runs, fewest first; the full factorial is always a candidate too
@@ -174,6 +176,15 @@ def build(factors: Sequence[str], generators: Sequence[str] = ()) -> Design:
     return Design(factors, tuple(runs), tuple(generators), _resolution(generators, k))
 
 
+def first_blocks(design: Design) -> int:
+    """Blocks the first look needs: enough runs past the fitted terms (intercept, blocks, effects) for MIN_DF."""
+    fitted = 1 + len(design.factors) + len(design.interactions())
+    b = 1
+    while len(design.runs) * b - (fitted + b - 1) < MIN_DF:
+        b += 1
+    return b
+
+
 def candidates(factors: Sequence[str]) -> list[Design]:
     """Every design a screen of these factors may use, fewest runs first, the full factorial last."""
     k = len(factors)
@@ -182,18 +193,19 @@ def candidates(factors: Sequence[str]) -> list[Design]:
 
 def choose(factors: Sequence[str], budget: int) -> Design:
     """A full factorial for k <= 3; else the design of the highest resolution (up to V: beyond it nothing the fit
-    estimates gains) whose runs fit `budget` launches MIN_BLOCKS times, fewest runs among equals."""
+    estimates gains) whose first look (first_blocks) fits `budget` launches, fewest runs among equals."""
     factors = tuple(factors)
     k = len(factors)
     if k < 2 or k > MAX_FACTORS:
         raise DesignError(f"a screen needs 2 to {MAX_FACTORS} levers, got {k} ({', '.join(factors) or 'none'})")
     if len(set(factors)) != k:
         raise DesignError(f"a screen's levers must differ, got {', '.join(factors)}")
-    fits = [d for d in candidates(factors) if len(d.runs) * MIN_BLOCKS <= budget]
+    fits = [d for d in candidates(factors) if len(d.runs) * first_blocks(d) <= budget]
     if not fits:
-        least = candidates(factors)[0]
-        raise DesignError(f"a screen of {k} levers needs a budget of {len(least.runs) * MIN_BLOCKS} launches "
-                          f"at least ({MIN_BLOCKS} blocks of {len(least.runs)} runs), got {budget}")
+        least = min(candidates(factors), key=lambda d: len(d.runs) * first_blocks(d))
+        n = first_blocks(least)
+        raise DesignError(f"a screen of {k} levers needs a budget of {len(least.runs) * n} launches at least "
+                          f"({n} block{'s' * (n != 1)} of {len(least.runs)} runs before a first look), got {budget}")
 
     def worth(d: Design) -> int:
         return min(5 if d.resolution is None else d.resolution, 5)

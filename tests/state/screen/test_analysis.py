@@ -3,36 +3,15 @@ the block term, a stall is taken down by the robust fit, and bad observations ar
 from __future__ import annotations
 
 import math
-import random
 
 import pytest
 
 from optseq.state.screen.analysis import AnalysisError, Fit, Observation, fit
 from optseq.state.screen.design import choose
+from tests.state.screen.screen_data import observations
 
 LEVERS = ("amp", "compile", "tensorrt", "option_a")
 TRUE = {"amp": 1.25, "compile": 1.10, "tensorrt": 0.95, "option_a": 1.0}
-
-
-def speed(design, run: int, mains: dict, pair: tuple[str, str] | None = None, inter: float = 1.0) -> float:
-    """100 × each applied lever's ratio (centred: its ratio is exp(2β) between its levels); the interaction as a
-    ratio of ratios exp(4β) on the product column."""
-    log = 0.0
-    for f, x in zip(design.factors, design.runs[run]):
-        log += x * math.log(mains[f]) / 2
-    if pair:
-        log += design.column(pair)[run] * math.log(inter) / 4
-    return 100.0 * math.exp(log)
-
-
-def observations(design, blocks: int, offsets=None, noise=0.0, seed=1, **kw) -> list[Observation]:
-    rng = random.Random(seed)
-    out = []
-    for b in range(1, blocks + 1):
-        for run in range(len(design.runs)):
-            v = speed(design, run, **kw) * (offsets[b - 1] if offsets else 1.0)
-            out.append(Observation(b, run, v * math.exp(rng.gauss(0, noise)) if noise else v))
-    return out
 
 
 def test_exact_data_gives_back_its_main_effects_and_interaction_through_block_offsets():
@@ -50,14 +29,14 @@ def test_exact_data_gives_back_its_main_effects_and_interaction_through_block_of
 
 
 def test_a_time_metric_is_turned_into_a_speed():
-    d = choose(LEVERS, 16)
+    d = choose(LEVERS, 24)
     times = [Observation(o.block, o.run, 1.0 / o.value) for o in observations(d, 2, mains=TRUE)]
     f = fit(d, times, higher_is_better=False)
     assert [round(e.ratio, 9) for e in f.mains] == [TRUE[x] for x in LEVERS]
 
 
 def test_a_fraction_estimates_one_interaction_of_each_aliased_chain_and_names_its_aliases():
-    d = choose(LEVERS, 16)  # 2^(4-1) IV: amp×compile = tensorrt×option_a
+    d = choose(LEVERS, 24)  # 2^(4-1) IV: amp×compile = tensorrt×option_a
     f = fit(d, observations(d, 3, mains=TRUE, pair=("amp", "compile"), inter=1.2), higher_is_better=True)
     ac = f.effect("amp×compile")
     assert ac.ratio == pytest.approx(1.2) and ac.aliases == ("tensorrt×option_a",)

@@ -76,24 +76,37 @@ def test_the_table_reaches_the_standard_resolutions():
 
 
 @pytest.mark.parametrize("k, budget, runs, resolution", [
-    (2, 8, 4, None), (3, 16, 8, None), (3, 1000, 8, None),
-    (4, 32, 16, None), (4, 31, 8, 4),
+    (2, 16, 4, None), (3, 16, 8, None), (3, 1000, 8, None),
+    (4, 32, 16, None), (4, 31, 8, 4), (4, 24, 8, 4),
     (5, 32, 16, 5), (5, 31, 8, 3),
-    (6, 64, 32, 6), (6, 63, 16, 4), (6, 16, 8, 3),
-    (7, 128, 64, 7), (7, 127, 16, 4),
-    (8, 128, 64, 5), (8, 127, 16, 4), (8, 10_000, 64, 5),
+    (6, 32, 32, 6), (6, 31, 8, 3), (6, 10_000, 32, 6),
+    (7, 64, 64, 7), (7, 63, 16, 4),
+    (8, 64, 64, 5), (8, 63, 16, 4), (8, 10_000, 64, 5),
 ])
-def test_choose_takes_the_highest_resolution_up_to_five_that_fits_two_blocks(k, budget, runs, resolution):
+def test_choose_takes_the_highest_resolution_up_to_five_whose_first_look_fits(k, budget, runs, resolution):
     d = choose(NAMES[:k], budget)
     assert (len(d.runs), d.resolution) == (runs, resolution)
     assert d.factors == NAMES[:k]
+    assert len(d.runs) * design.first_blocks(d) <= budget
+
+
+@pytest.mark.parametrize("runs, k, blocks", [(4, 2, 4), (8, 3, 2), (16, 4, 2), (8, 4, 3), (32, 6, 1), (64, 8, 1)])
+def test_a_first_look_waits_for_eight_residual_degrees_of_freedom(runs, k, blocks):
+    d = next(c for c in design.candidates(NAMES[:k]) if len(c.runs) == runs)
+    fitted = 1 + k + len(d.interactions())
+    assert runs * blocks - (fitted + blocks - 1) >= design.MIN_DF
+    assert runs * (blocks - 1) - (fitted + blocks - 2) < design.MIN_DF
+    assert design.first_blocks(d) == blocks
 
 
 @pytest.mark.parametrize("factors, budget, said", [
     (("amp",), 100, "a screen needs 2 to 8 levers, got 1 (amp)"),
     (NAMES + ("nine",), 10_000, "a screen needs 2 to 8 levers, got 9"),
     (("amp", "amp"), 100, "a screen's levers must differ, got amp, amp"),
-    (NAMES[:4], 15, "a screen of 4 levers needs a budget of 16 launches at least (2 blocks of 8 runs), got 15"),
+    (NAMES[:4], 23, "a screen of 4 levers needs a budget of 24 launches at least (3 blocks of 8 runs before a first "
+                    "look), got 23"),
+    (NAMES[:8], 31, "a screen of 8 levers needs a budget of 32 launches at least (2 blocks of 16 runs before a "
+                    "first look), got 31"),
 ])
 def test_no_design_is_said_in_one_line(factors, budget, said):
     with pytest.raises(DesignError) as e:
@@ -102,7 +115,7 @@ def test_no_design_is_said_in_one_line(factors, budget, said):
 
 
 def test_a_resolution_four_fraction_says_its_aliased_interactions():
-    d = choose(NAMES[:4], 16)
+    d = choose(NAMES[:4], 24)
     assert d.generators == ("D=ABC",)
     assert d.aliases()["amp×compile"] == ("tensorrt×option_a",)
     assert d.interactions() == (("amp", "compile"), ("amp", "tensorrt"), ("amp", "option_a"))
