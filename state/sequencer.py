@@ -344,12 +344,10 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         return stored
 
     def update_run(self, run_id: int, fields: dict) -> dict:
-        """An update of a run's record (inside `writing`); a screen's is kept in the machine's run index too, so
-        the snapshot this transaction keeps holds its blocks and looks so far (status and the console read it)."""
-        stored = self.store.update("runs", run_id, fields)
+        """A run record's update; a screen's kept in the run index too: the snapshot holds its blocks and looks."""
         if self.machine.runs.is_screen(run_id):
             self.machine.runs.screen({"id": run_id, **fields})
-        return stored
+        return self.store.update("runs", run_id, fields)
 
     def _keep(self, derived: list[dict]) -> None:
         """Store the events the machine derived (stale, superseded): history, not new moves on replay."""
