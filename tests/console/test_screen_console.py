@@ -28,7 +28,7 @@ def test_the_screen_tab_shows_the_newest_screen_its_effects_calls_and_interactio
 
     async def go():
         app = make_app(plan, db)
-        async with app.run_test(size=(120, 60)) as pilot:
+        async with app.run_test(size=SIZE) as pilot:
             await pilot.press("5")
             await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
             panel = app.main.screen_panel()
@@ -86,7 +86,7 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
 
     async def go():
         app = make_app(plan, db)
-        async with app.run_test(size=(120, 60)) as pilot:
+        async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
             await pilot.press("s")
             await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
@@ -95,6 +95,7 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
             await pilot.press("y")
             panel = app.main.screen_panel()
             assert panel.running and app.main.query_one("#views").active == "screen"
+            assert panel.query_one("#screen-progress-row").display  # idle, the bar is not there at all
             assert text(panel.query_one("#screen-title")).startswith("screen fast, wide, fuse: 2^3 full factorial")
             await until(pilot, lambda: os.path.exists(f"{hold}.held"), what="block 2 to start")
             await until(pilot, lambda: "blocks done: 1 of up to" in text(panel.query_one("#screen-where")),
@@ -104,6 +105,7 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
             hold.touch()
             await until(pilot, lambda: not panel.running, what="the screen to end")
             await pilot.pause()
+            assert not panel.query_one("#screen-progress-row").display
             effects = {line.split()[0]: line.split()[1] for line in
                        text(panel.query_one("#screen-effects")).splitlines()}
             assert effects == {"fast": "adopt", "wide": "adopt", "fuse": "adopt"}, effects  # fuse confirmed with fast

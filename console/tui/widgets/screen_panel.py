@@ -22,7 +22,8 @@ class ScreenPanel(VerticalScroll):
     """One screen at a time. `start` runs it on a thread worker; `cancel` ends its launches' process groups."""
 
     DEFAULT_CSS = """
-    ScreenPanel #screen-progress-row { height: 1; }
+    ScreenPanel #screen-progress-row { height: 1; display: none; }
+    ScreenPanel.-running #screen-progress-row { display: block; }
     ScreenPanel #screen-plots { height: auto; layout: horizontal; }
     ScreenPanel Static { height: auto; }
     """
@@ -71,6 +72,7 @@ class ScreenPanel(VerticalScroll):
 
         self.screen_run, self._control, self._samples, self._current = screen, RunControl(), [], None
         self._idle.clear()
+        self.add_class("-running")  # idle, no bar: an empty one would animate as if something ran
         ids = ", ".join(screen.screened.ids)
         self.query_one("#screen-title", Label).update(f"screen {ids}: {screen.design.text()}")
         self.query_one("#screen-progress", ProgressBar).update(total=screen.max_blocks * len(screen.design.runs),
@@ -171,6 +173,7 @@ class ScreenPanel(VerticalScroll):
     def on_screen_panel_ended(self, message: Ended) -> None:
         # not stopped: the main screen refreshes the table and notifies how it ended
         self.screen_run, samples = None, list(self._samples)
+        self.remove_class("-running")
         report = message.report
         if report is None:
             self.query_one("#screen-title", Label).update(f"screen: could not run: {message.error}")
