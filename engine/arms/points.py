@@ -43,27 +43,25 @@ def run(spec: dict) -> int:
     except ArmFailed as exc:
         kit.fail(str(exc))
         return 1
-    for guard in spec["guards"]:
-        value = guard_value(guard, guards[guard["name"]], spec.get("plain"))
-        if value is not None:
-            kit.quality(guard["name"], value, guard["limit"])
+    for guard in spec["guards"]:  # per design run: the screen tells which lever's change broke it
+        for index, found in sorted(guards[guard["name"]].items()):
+            value = guard_value(guard, found, guards[guard["name"]].get(spec.get("plain")))
+            if value is not None:
+                kit.emit("quality", name=f"{guard['name']}@run-{index}", value=float(value),
+                         limit=float(guard["limit"]), bound=guard["bound"])
     kit.done()
     return 0
 
 
-def guard_value(guard: dict, found: dict[int, list[float]], plain: int | None) -> float | None:
-    """The worst value over the runs in the guard's terms: a bound on the value over every run; a bound on the
-    difference against the run with no lever's change (`plain`), where this launch ran it."""
+def guard_value(guard: dict, values: list[float], plain: list[float] | None) -> float | None:
+    """One design run's worst value in the guard's terms: its values against a bound on them, or their difference
+    from the run with no lever's change (`plain`), where this launch ran it."""
     bound = guard["bound"]
-    every = [v for values in found.values() for v in values]
-    if not every:
-        return None
     if bound in ("max", "min"):
-        return max(every) if bound == "max" else min(every)
-    base = found.get(plain) if plain is not None else None
-    if not base:
+        return max(values) if bound == "max" else min(values)
+    if not plain:
         return None
-    ref = sum(base) / len(base)
+    ref = sum(plain) / len(plain)
     if bound == "max_diff":
-        return max(abs(v - ref) for v in every)
-    return max(abs(v - ref) / abs(ref) if ref else (0.0 if v == ref else float("inf")) for v in every)
+        return max(abs(v - ref) for v in values)
+    return max(abs(v - ref) / abs(ref) if ref else (0.0 if v == ref else float("inf")) for v in values)

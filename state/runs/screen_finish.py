@@ -80,11 +80,14 @@ def finish(seq, screen, run_id: int, measured, go):
         status, detail = "failed", "the design's runs brought no block to judge"
     calls = {lid: call.to_dict() for lid, call in (step.calls.items() if step is not None else ())}
     confirmed = None
-    if status == "succeeded" and step.confirm and not go.control.cancelled:
-        confirmed = confirm(seq, screen, run_id, tuple(step.confirm), go)
+    # a lever a guard rejects is no part of the combination to confirm: its gain would carry the others'
+    blamed = {lid for lid, (blame, _) in guard_breaks(screen, tally.qualities).items() if blame}
+    combination = tuple(lid for lid in (step.confirm if step is not None else ()) if lid not in blamed)
+    if status == "succeeded" and combination and not go.control.cancelled:
+        confirmed = confirm(seq, screen, run_id, combination, go)
         if go.control.cancelled:  # the blocks were judged, but a decision waits on the confirmation cut short
             status, detail = "cancelled", f"cancelled during the confirmation (run {confirmed['run']})"
-    verdicts, whys = _verdicts(screen, status, calls, confirmed, measured)
+    verdicts, whys = _verdicts(screen, status, calls, confirmed, measured, step.fit if step is not None else None)
     fit = step.fit.to_dict() if step is not None and step.fit is not None else _fit_so_far(screen, tally.samples)
     said = list(step.said) if step is not None else []
     if status != "succeeded":
@@ -136,29 +139,100 @@ def finish(seq, screen, run_id: int, measured, go):
                         said=said, decisions=decisions, confirmed=confirmed, launches=measured.launches, fit=fit)
 
 
-def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured):
+def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured, fit=None):
     """Each lever's verdict (adopt | reject | inconclusive; none where the screen did not finish) and its why."""
     verdicts, whys = {}, {}
     if status != "succeeded":
         return verdicts, whys
+    guards = guard_breaks(screen, measured.tally.qualities)
     for lever in screen.screened.levers:
         call = calls.get(lever.id) or {}
         outcome, reason = call.get("outcome"), call.get("reason") or ""
+        own = gain_within(fit, lever.id, confirmed["levers"]) if confirmed and fit is not None else None
         if outcome == "confirm":
-            if confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt":
+            if confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt" and (
+                    own is None or own >= lever.rule.min_speedup):
                 outcome = "adopt"
                 reason = f"{reason}; confirmed with {' + '.join(confirmed['levers'])} (run {confirmed['run']}): " \
                          f"{confirmed['reason']}"
+            elif confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt":
+                # the combination pays, but not through this lever: its own share is under its threshold, and
+                # where its bound lies under it too it is rejected as a lever run would be
+                high = call.get("high")
+                outcome = "reject" if isinstance(high, (int, float)) and high < lever.rule.min_speedup else \
+                    "inconclusive"
+                reason = (f"{reason}; {' + '.join(confirmed['levers'])} confirmed (run {confirmed['run']}), but "
+                          f"with the others on its own gain is {own:.3g}×, under its {lever.rule.min_speedup:g}×")
             else:
-                outcome = "inconclusive"
+                best = best_gain(fit, lever.id, screen.screened.ids) if fit is not None else None
+                high = call.get("high")
+                # under its threshold on average (its bound) and beside every partner (the estimate): no
+                # combination makes it pay
+                under = best is not None and best < lever.rule.min_speedup and isinstance(high, (int, float)) \
+                    and high < lever.rule.min_speedup
+                outcome = "reject" if under else "inconclusive"
                 reason = (f"{reason}; not confirmed" + (
                     f" with {' + '.join(confirmed['levers'])} (run {confirmed['run']}, {confirmed['outcome']}): "
-                    f"{confirmed['reason']}" if confirmed else ""))
-        if outcome not in ("adopt", "reject"):
+                    f"{confirmed['reason']}" if confirmed else "")
+                    + (f"; its gain beside any one lever is {best:.3g}× at most, under its "
+                       f"{lever.rule.min_speedup:g}×" if under else ""))
+        broken = guards.get(lever.id)
+        if broken and outcome in ("adopt", "inconclusive", None, "confirm"):
+            # a gain that breaks a guard is no gain; one broken with the lever off too blames nothing on it
+            outcome, reason = ("reject", broken[1]) if broken[0] else ("inconclusive", f"{reason}; {broken[1]}")
+        elif outcome not in ("adopt", "reject"):
             outcome = "inconclusive"
             reason += f"; {settle(screen, measured)}"
         verdicts[lever.id], whys[lever.id] = outcome, reason
     return verdicts, whys
+
+
+def gain_within(fit, lever: str, combination) -> float | None:
+    """The screen's estimate of `lever`'s gain with the combination's other levers on: its main effect times the
+    square root of each interaction with them (in ±1 coding, a×b's ratio of ratios is the square of how far b
+    moves a's ratio from its mean); None where the fit lacks it."""
+    main = next((e for e in fit.mains if e.levers == (lever,)), None)
+    if main is None:
+        return None
+    gain = main.ratio
+    for effect in fit.interactions:
+        if lever in effect.levers and all(other in combination for other in effect.levers):
+            gain *= math.sqrt(effect.ratio)
+    return gain
+
+
+def best_gain(fit, lever: str, factors) -> float | None:
+    """`lever`'s largest estimated gain alone or beside any one other lever of the screen."""
+    found = [gain_within(fit, lever, (lever, other)) for other in factors]
+    found = [g for g in found if g is not None]
+    return max(found) if found else None
+
+
+def guard_breaks(screen, qualities: list) -> dict[str, tuple[bool, str]]:
+    """lever -> (whether it is to blame, why) for the levers a workload guard broke in a design run with their
+    change on. A lever is to blame where the guard held in every run with it off; where no one lever explains a
+    guard's breaks, every lever on in them is left undecided."""
+    broken: dict[str, set[int]] = {}
+    for q in qualities:
+        name, _, run = str(q.get("name", "")).rpartition("@run-")
+        value, limit = q.get("value"), q.get("limit")
+        if not name or not run.isdigit() or not isinstance(value, (int, float)) or not isinstance(limit, (int, float)):
+            continue
+        if (value < limit) if q.get("bound") == "min" else not (value <= limit):  # a NaN breaks it
+            broken.setdefault(name, set()).add(int(run))
+    found: dict[str, tuple[bool, str]] = {}
+    for guard, runs in sorted(broken.items()):
+        on = {lever: sorted(i for i in runs if screen.design.runs[i][j] > 0)
+              for j, lever in enumerate(screen.screened.ids)}
+        blamed = [lever for lever, hit in on.items() if len(hit) == len(runs)]
+        for lever, hit in on.items():
+            if lever in found or not hit or (blamed and lever not in blamed):
+                continue
+            where = f"run{'s' * (len(hit) > 1)} {', '.join(map(str, hit))}"
+            found[lever] = (bool(blamed), f"guard {guard} broken in the design runs with {lever} on ({where})"
+                            + (", never with it off" if blamed else
+                               ", and in runs with it off: no one lever's change explains it"))
+    return found
 
 
 def settle(screen, measured) -> str:

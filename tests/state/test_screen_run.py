@@ -114,6 +114,20 @@ def test_a_screen_whose_budget_runs_out_leaves_its_levers_measured_with_what_wou
     assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
 
 
+def test_a_lever_that_breaks_a_workload_guard_is_rejected_whatever_its_gain(tmp_path):
+    plan = plan_file(tmp_path, lever("fast", 'candidate_args = ["--fast=1"]')
+                     + lever("wide", 'candidate_args = ["--wide=1"]'),
+                     extra="").read_text(encoding="utf-8").replace(
+        "warmup = 0", "warmup = 0\nguards = [{ name = \"err\", regex = 'err: ([0-9.]+)', max = 0.5 }]")
+    path = tmp_path / "guarded.toml"
+    path.write_text(plan, encoding="utf-8")
+    db = tmp_path / "db"
+    out = cli(path, db, "--run", "screen").stdout
+    assert "  fast: adopt" in out and "  wide: reject" in out, out
+    assert "guard err broken in the design runs with wide on (runs " in out and "never with it off" in out, out
+    assert states(path, db) == {"fast": "adopted", "wide": "rejected"}
+
+
 def _held_screen(tmp_path: Path, sig: int):
     """A screen held in its second block, then sent `sig`: (optseq's exit code, stdout, stderr, the held pids)."""
     plan, db = plan_file(tmp_path, env='SCREEN_HOLD_BLOCK = "2"'), tmp_path / "db"

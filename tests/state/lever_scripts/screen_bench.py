@@ -31,3 +31,4 @@ if args.fuse and args.fast:
 rate *= math.exp(rng.gauss(0, float(os.environ.get("SCREEN_NOISE", "0.01"))))
 print(f"flags: fast={args.fast} wide={args.wide} fuse={args.fuse} null={os.environ.get('NULL_KNOB', '0')}")
 print(f"rate: {rate:.4f} items/s")
+print(f"err: {0.9 if args.wide else 0.1}")  # --wide=1 costs accuracy: a guard on err breaks with it alone
