@@ -111,12 +111,15 @@ def lever_facts(screens: list[dict]) -> dict[str, dict[str, Any]]:
     facts: dict[str, dict[str, Any]] = {}
     for record in finished(screens):
         calls = (screen_of(record).get("step") or {}).get("calls") or {}
+        verdicts, whys = screen_of(record).get("verdicts") or {}, screen_of(record).get("whys") or {}
         for main in fit_of(record).get("mains") or ():
             lever = (main.get("levers") or [main.get("name")])[0]
             if lever in facts or not _number(main.get("ratio")):
                 continue
             call = calls.get(lever) if isinstance(calls.get(lever), dict) else None
-            said_call = say("call", outcome=call.get("outcome"), reason=call.get("reason") or "") if call else ""
+            # the screen's decision where it made one (a confirmed combination adopted), else its last look's call
+            said_call = say("call", outcome=verdicts.get(lever) or call.get("outcome"),
+                            reason=whys.get(lever) or call.get("reason") or "") if call else ""
             facts[lever] = {"run": record.get("id"), "main": main, "call": call, "interactions": [],
                             "main_said": say("main", run=record.get("id"), figure=figure(main), call=said_call)}
     for levers, (effect, record) in interactions(screens).items():

@@ -161,4 +161,7 @@ def test_a_real_screen_says_its_interaction_as_facts_and_the_plans_claims_it_con
         1.4, rel=0.03)
     assert fact["text"].startswith("measured: fuse's gain depends on fast: ") and " without fast, " in fact["text"]
     doc = cli(plan, db, "export").stdout
-    assert "- fuse: screen run 1: " in doc and "measured: fuse's gain depends on fast: " in doc
+    fuse_line = next(line for line in doc.splitlines() if line.startswith("- fuse: screen run 1: "))
+    # its decision, confirmed with fast, not the look's `confirm`; then its gain without and with fast
+    assert " over the other levers' settings; adopt (" in fuse_line and "confirmed with fast + fuse" in fuse_line
+    assert "measured: fuse's gain depends on fast: " in fuse_line
