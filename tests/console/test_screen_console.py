@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from optseq.console.tui.app import make_app
+from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, _steady_env, run, select_lever, until  # noqa: F401
 from tests.console.test_screen_views import screened_plan
+from tests.console.test_signals import _alive
 from tests.state.screen_records import write_screen
 
 SCREEN_HOLD = Path(__file__).with_name("screen_hold.py")
@@ -102,6 +105,10 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
                         what="block 1's eight runs")
             where = text(panel.query_one("#screen-where"))
             assert " · 8 of " in where and " · block 2 under way · last: block 1 run " in where, where
+            await pilot.press("r")  # nothing else runs beside a screen: its timings share the machine
+            await until(pilot, lambda: any("a screen is running; cancel it first (x)" in str(n.message)
+                                           for n in app._notifications), what="r refused")
+            assert not app.main.panel.running
             hold.touch()
             await until(pilot, lambda: not panel.running, what="the screen to end")
             await pilot.pause()
@@ -118,5 +125,33 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
             # fuse on 115 → 241.5 (1% noise)
             means = [float(n) for n in re.findall(r"[0-9.]+", text(plot).splitlines()[-1])]
             assert means == pytest.approx([115, 172.5, 115, 241.5], rel=0.03), text(plot)
+
+    run(go())
+
+
+def test_x_cancels_a_screen_leaving_nothing_running_and_the_store_saying_what_it_measured(tmp_path, db, monkeypatch):
+    plan, hold = screen_plan(tmp_path), tmp_path / "release"
+    monkeypatch.setenv("SCREEN_RELEASE", str(hold))
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
+            await pilot.press("s")
+            await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+            await pilot.press("y")
+            panel = app.main.screen_panel()
+            await until(pilot, lambda: os.path.exists(f"{hold}.held"), what="block 2 to start")
+            pid = int(Path(f"{hold}.held").read_text())
+            await pilot.press("x")
+            await until(pilot, lambda: not panel.running, what="the screen to end")
+            await pilot.pause()
+            assert not _alive(pid)  # its launch's process group is gone, held mid-run
+            assert text(panel.query_one("#screen-title")).startswith("screen run 1 (cancelled) over fast, wide, fuse")
+            assert any("screen run 1 cancelled" in str(n.message) for n in app._notifications)
+        status = json.loads(subprocess.run([*OPTSEQ, "--plan", str(plan), "--db", str(db), "status", "--json"],
+                                           capture_output=True, text=True, timeout=120).stdout)
+        assert status["screen"]["status"] == "cancelled" and status["screen"]["blocks"] == 1
+        assert {v["id"]: v["state"] for v in status["levers"]} == {"fast": "ready", "wide": "ready", "fuse": "ready"}
 
     run(go())

@@ -135,7 +135,7 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
 
     @property
     def active_bindings(self):
-        return footer_bindings(super().active_bindings, self.size.width, self.panel.running)
+        return footer_bindings(super().active_bindings, self.size.width, self.panel.running or self.screen_running)
 
     def on_resize(self, event) -> None:
         # crossing a breakpoint changes what the footer and the side pane show
@@ -280,7 +280,7 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in WRITES and self.seq.readonly:
             return None  # shown, greyed out: this console cannot write the store
-        if action == "cancel_run" and not self.panel.running:
+        if action == "cancel_run" and not self.panel.running and not self.screen_running:
             return None  # x falls through to IDLE_X
         return True
 
@@ -313,8 +313,8 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         self._start(lever_id)
 
     def action_run_ready_parallel(self) -> None:
-        if self.panel.running:
-            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
+            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
             return
         if self.seq.status()["next"] is None and not any(
                 v["state"] == "ready" for v in self.seq.status()["levers"]):
@@ -327,8 +327,8 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         self.action_view("run")
 
     def action_watch(self) -> None:
-        if self.panel.running:
-            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
+            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
             return
         elsewhere = self.seq.watch_refusals()  # adopted on another testbed: said, not measured here
         if not self.seq.watchable():
@@ -342,8 +342,8 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         self.action_view("run")
 
     def _start(self, lever_id: str) -> None:
-        if self.panel.running:
-            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
+            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
             return
         try:
             self.seq.check_runnable(lever_id)

@@ -25,6 +25,11 @@ class Screening:
         """The Screen tab's panel once mounted, else None."""
         return self._screen_view if self._screen_view is not None and self._screen_view.is_attached else None
 
+    @property
+    def screen_running(self) -> bool:
+        panel = self.screen_panel()
+        return panel is not None and panel.running
+
     def action_screen(self) -> None:
         panel = self.screen_panel()
         if self.panel.running or (panel is not None and panel.running):
