@@ -155,3 +155,29 @@ def test_x_cancels_a_screen_leaving_nothing_running_and_the_store_saying_what_it
         assert {v["id"]: v["state"] for v in status["levers"]} == {"fast": "ready", "wide": "ready", "fuse": "ready"}
 
     run(go())
+
+
+def test_quit_during_a_screen_asks_then_cancels_it(tmp_path, db, monkeypatch):
+    plan, hold = screen_plan(tmp_path), tmp_path / "release"
+    monkeypatch.setenv("SCREEN_RELEASE", str(hold))
+
+    async def go():
+        app = make_app(plan, db)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
+            await pilot.press("s")
+            await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+            await pilot.press("y")
+            await until(pilot, lambda: os.path.exists(f"{hold}.held"), what="block 2 to start")
+            pid = int(Path(f"{hold}.held").read_text())
+            await pilot.press("q")
+            await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the quit question")
+            assert text(app.screen.query_one("#question")).startswith("fast, fuse, wide are running. Quit and cancel")
+            await pilot.press("y")
+            await until(pilot, lambda: app.return_code is not None, what="the exit")
+        assert app.return_code == 0 and not _alive(pid)
+        status = json.loads(subprocess.run([*OPTSEQ, "--plan", str(plan), "--db", str(db), "status", "--json"],
+                                           capture_output=True, text=True, timeout=120).stdout)
+        assert status["screen"]["status"] == "cancelled"
+
+    run(go())
