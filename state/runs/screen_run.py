@@ -190,7 +190,8 @@ def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> M
         if found.step.note:
             go.on_log(f"[optseq] {found.step.note}")
         more = min(found.step.more, screen.max_blocks - len(found.blocks))
-        found.spent = found.step.more > 0 and more <= 0
+        undecided = any(call.outcome not in ("adopt", "reject") for call in found.step.calls.values())
+        found.spent = undecided and (more <= 0 < found.step.more or len(found.blocks) >= screen.max_blocks)
     found.elapsed_s = time.monotonic() - started
     return found
 

@@ -120,7 +120,8 @@ class Design:
         k, n = len(self.factors), len(self.runs)
         if self.resolution is None:
             return f"2^{k} full factorial, {n} runs a block"
-        return f"2^({k}-{len(self.generators)}) resolution {ROMAN.get(self.resolution, self.resolution)}, {n} runs a block"
+        roman = ROMAN.get(self.resolution, self.resolution)
+        return f"2^({k}-{len(self.generators)}) resolution {roman}, {n} runs a block"
 
     def text(self) -> str:
         """`2^(4-1) resolution IV, 8 runs a block; D = ABC; amp×compile = tensorrt×option_a, …`"""

@@ -177,7 +177,7 @@ class ScreenPasses:
         threshold = self.rules[call.lever].min_speedup
         gap = abs(math.log(main.ratio / threshold))
         z = float(stats.norm.ppf(1 - ALPHA))
-        if main.log_se <= 0 or gap < 0.25 * main.log_se:
+        if main.log_se <= 0 or gap < max(0.25 * main.log_se, 1e-9):
             tail = ": it lies at its threshold; no number of blocks is likely to settle it"
         else:
             need = blocks * (z * main.log_se / gap) ** 2

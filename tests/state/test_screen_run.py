@@ -87,6 +87,10 @@ def test_a_screen_of_four_levers_adopts_the_gains_rejects_the_null_names_the_int
     assert len(samples) == facts["launches"] and all(s["arm"].startswith("run-") and s["block"] >= 1
                                                      and s.get("launch") for s in samples)
     assert states(plan, db) == {"fast": "adopted", "wide": "adopted", "null": "rejected", "fuse": "adopted"}
+    # the same state replayed from the journals alone (the screen's record moves each of its levers)
+    (db / "optseq.json").unlink()
+    cli(plan, db, "doctor", "--rebuild")
+    assert states(plan, db) == {"fast": "adopted", "wide": "adopted", "null": "rejected", "fuse": "adopted"}
     decisions = json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"]
     by = {d["lever"]: d for d in decisions}
     assert all(by[lid]["source"] == "screen" and by[lid]["runs"][0] == screen["id"] for lid in by)
@@ -101,16 +105,21 @@ def test_a_screen_whose_budget_runs_out_leaves_its_levers_measured_with_what_wou
               + lever("wide", 'candidate_args = ["--wide=1"]').replace("min_speedup = 1.2", "min_speedup = 1.3"))
     plan = plan_file(tmp_path, levers + PROTOCOL, env='SCREEN_NOISE = "0.05", SCREEN_FIXED = "1"')
     db = tmp_path / "db"
-    proc = cli(plan, db, "--run", "screen", "--budget", "8")
+    proc = cli(plan, db, "--run", "screen", "--budget", "16")
     # by default the ready levers that compose: the protocol bench is left out, and said so in one line
     assert "optseq: bench: left out: is a protocol bench" in proc.stderr, proc.stderr
     assert "  fast: inconclusive" in proc.stdout and "  wide: inconclusive" in proc.stdout, proc.stdout
-    assert "budget of 8 launches is spent" in proc.stdout and "--budget" in proc.stdout, proc.stdout
+    assert "budget of 16 launches is spent" in proc.stdout and "--budget" in proc.stdout, proc.stdout
     screen = next(r for r in runs_of(plan, db) if r.get("kind") == "screen")
     assert screen["status"] == "succeeded" and screen["screen"]["spent"] is True
-    assert screen["screen"]["launches"] <= 8 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
+    assert screen["screen"]["launches"] <= 16 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
                                                                                  "wide": "inconclusive"}
     assert states(plan, db) == {"fast": "measured", "wide": "measured", "bench": "ready"}
+    (db / "optseq.json").unlink()
+    cli(plan, db, "doctor", "--rebuild")  # replayed from the journals: measured still, each with its own reason
+    assert states(plan, db) == {"fast": "measured", "wide": "measured", "bench": "ready"}
+    todo = json.loads(cli(plan, db, "status", "--json").stdout)["todo"]
+    assert any(item.startswith("fast: ") and "straddles 1.5" in item for item in todo), todo
     assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
 
 
@@ -122,9 +131,12 @@ def test_a_lever_that_breaks_a_workload_guard_is_rejected_whatever_its_gain(tmp_
     path = tmp_path / "guarded.toml"
     path.write_text(plan, encoding="utf-8")
     db = tmp_path / "db"
-    out = cli(path, db, "--run", "screen").stdout
-    assert "  fast: adopt" in out and "  wide: reject" in out, out
-    assert "guard err broken in the design runs with wide on (runs " in out and "never with it off" in out, out
+    out = json.loads(cli(path, db, "--run", "screen", "--json").stdout)  # the summary as JSON
+    (report,) = out["runs"]
+    assert report["kind"] == "screen" and report["decisions"] == {"fast": "adopt", "wide": "reject"}, report
+    why = report["calls"]["wide"]["why"]
+    assert "guard err broken in the design runs with wide on (runs " in why and "never with it off" in why, why
+    assert out["next"] is None
     assert states(path, db) == {"fast": "adopted", "wide": "rejected"}
 
 
@@ -180,9 +192,17 @@ def test_a_killed_screen_is_interrupted_at_the_next_open_its_levers_free_and_its
     (["fast", "fast2"], lever("fast2", 'candidate_args = ["--fast=2"]'), "fast and fast2 both change --fast"),
     (["fast", "bench"], PROTOCOL, "bench is a protocol bench"),
     (["fast", "wide", "--budget", "0"], "", "--budget 0"),
+    (["fast", "wide", "--budget", "8"], "", "a screen of 2 levers needs a budget of 16 launches at least"),
 ])
 def test_bad_input_is_refused_in_one_line_with_nothing_recorded(tmp_path, args, extra, said):
     plan, db = plan_file(tmp_path, extra=extra), tmp_path / "db"
     proc = cli(plan, db, "--run", "screen", *args, code=2)
     assert said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert not db.exists() or not runs_of(plan, db)
+
+
+def test_budget_is_refused_beside_any_run_but_a_screen(tmp_path):
+    plan, db = plan_file(tmp_path), tmp_path / "db"
+    proc = cli(plan, db, "--run", "ready", "--budget", "40", code=2)
+    assert proc.stderr.strip() == "optseq: --budget applies to --run screen (the launches its design may spend)"
+    assert not db.exists()

@@ -122,3 +122,18 @@ def test_a_lever_at_its_threshold_is_adopted_in_few_seeded_screens(k):
         steps, _ = run(passes, d, noise=0.03, seed=seed, mains=mains)
         adopted += steps[-1].calls[levers[0]].outcome == "adopt"
     assert adopted <= 0.05 * 300 + 6  # 4% spent; 6 is two binomial sds at 300 draws
+
+
+def test_a_lever_exactly_at_its_threshold_says_no_number_of_blocks_would_settle_it():
+    d = choose(LEVERS[:3], 16)
+    passes = ScreenPasses(d, RULES, higher_is_better=True, max_blocks=1)  # raised to the first look's 2
+    assert passes.max_blocks == 2
+    steps, blocks = run(passes, d, noise=0.0, mains={"amp": 1.1, "compile": 1.5, "tensorrt": 0.7})
+    assert blocks == 2
+    assert steps[-1].calls["amp"].reason == ("amp 1.10× [1.10, 1.10]: straddles 1.1: it lies at its threshold; no "
+                                             "number of blocks is likely to settle it")
+
+
+def test_a_screen_without_a_rule_for_a_lever_is_refused():
+    with pytest.raises(ValueError, match="no rule for tensorrt"):
+        ScreenPasses(choose(LEVERS[:3], 16), {"amp": RULES["amp"], "compile": RULES["compile"]}, True, 2)
