@@ -176,6 +176,8 @@ class Sequencer(Actions, ReadViews, FirstWrite):
                 if table == "runs" and self.machine.runs.is_compare(line["id"]):
                     self.machine.runs.compare({"id": line["id"], **fields})
                     continue
+                if table == "runs" and self.machine.runs.is_screen(line["id"]):
+                    self.machine.runs.screen({"id": line["id"], **fields})  # its blocks and looks as they come
                 levers = self.machine.runs.levers_of(line["id"]) if table == "runs" else []
                 # a screen's run holds each of its levers: its end moves every one, by its own verdict
                 screen = fields.get("screen") if isinstance(fields.get("screen"), dict) else {}
@@ -340,6 +342,12 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         self.fire_points(table, stored)
         self._keep(derived)
         return stored
+
+    def update_run(self, run_id: int, fields: dict) -> dict:
+        """A run record's update; a screen's kept in the run index too: the snapshot holds its blocks and looks."""
+        if self.machine.runs.is_screen(run_id):
+            self.machine.runs.screen({"id": run_id, **fields})
+        return self.store.update("runs", run_id, fields)
 
     def _keep(self, derived: list[dict]) -> None:
         """Store the events the machine derived (stale, superseded): history, not new moves on replay."""

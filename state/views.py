@@ -12,6 +12,7 @@ from optseq.state import branch_views, testbed_views
 from optseq.state.lever_note import last_failure, last_verdict, note, remeasured
 from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
+from optseq.state.lifecycle import screened
 from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
 from optseq.state.supersession import Marks
@@ -23,6 +24,7 @@ class ReadViews:
     def lever_views(self) -> list[dict]:
         """Every lever as status, the console and the snapshot show it; from the machine alone, never the history."""
         views = []
+        measured = screened.lever_facts(self.machine.runs.screens)  # interactions are derived, never stored
         for lever in self.plan.levers:
             model = self.machine.models[lever.id]
             view = {
@@ -53,6 +55,7 @@ class ReadViews:
             }
             if model.state in ("ready", "stale") and lever.run and self.cannot_run(lever.id):  # `next` skips it too
                 view.update(state="blocked", why_blocked=[self.cannot_run(lever.id)])
+            view["screen"] = _screen_fact(measured.get(lever.id))
             view.update(testbed_views.testbed_view(self.plan, self.machine, model))
             view["note"] = note(view)
             if lever.criteria:
@@ -127,7 +130,17 @@ class ReadViews:
                                 for p in self.plan.decision_points],
             "warnings": list(self.warnings),
             "testbed": testbed_views.testbeds(self),
+            **self.screen_status(),
         }
+
+    def screen_status(self) -> dict:
+        """`screen`: the newest screen (in flight or ended) as status says it; `screen_claims`: where the screens'
+        data contradicts the plan's `requires` / `remeasure_when` between two screened levers, one sentence each."""
+        screens = self.machine.runs.screens
+        newest = max(screens, key=lambda r: r.get("id") or 0, default=None)
+        return {"screen": screened.summary(newest) if newest else None,
+                "screen_claims": [{**c, "text": screened.text(c["said"])}
+                                  for c in screened.claims_beside_data(self.plan, screens)]}
 
     def whatif(self, search: bool = True) -> dict:
         """The hours-saved calculus on the current state (optseq.state.calculus.whatif.compute)."""
@@ -303,6 +316,15 @@ def _run_brief(record: dict | None) -> dict | None:
     brief["stats"] = {k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None
     brief["noise"] = (stats or {}).get("noise") or summary.get("noise")
     return brief
+
+
+def _screen_fact(fact: dict | None) -> dict | None:
+    """A lever's measured facts from the screens (lifecycle/screened.py), each sentence said in English beside
+    its said (the export says it in its own language)."""
+    if fact is None:
+        return None
+    return {**fact, "main_text": screened.text(fact["main_said"]) if fact.get("main_said") else None,
+            "interactions": [{**i, "text": screened.text(i["said"])} for i in fact["interactions"]]}
 
 
 def _public(decision: dict | None) -> dict | None:

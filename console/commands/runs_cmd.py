@@ -105,10 +105,12 @@ def run_row(run: dict) -> tuple[str, ...]:
     from optseq.state.runs.stats import arms_text
 
     stats = run_stats(run)
-    return (str(run.get("id")), "compare" if run.get("kind") == "compare" else str(run.get("lever") or "-"),
+    kind = run.get("kind") if run.get("kind") in ("compare", "screen") else None
+    return (str(run.get("id")), kind or str(run.get("lever") or "-"),
             when_text(run) or "-", outcome_text(run), _ratio_text(stats) or "-", units_text(stats) or "-",
             duration_text(run) or "-", arms_text(stats) or "-",
-            "; ".join(p for p in ("a watch" if run.get("watch") else "", compare_text(run), run_note(run)) if p))
+            "; ".join(p for p in ("a watch" if run.get("watch") else "", compare_text(run), screen_text(run),
+                                  run_note(run)) if p))
 
 
 def compare_text(run: dict) -> str:
@@ -121,6 +123,17 @@ def compare_text(run: dict) -> str:
     return (f"HEAD {head.get('ref')} {str(head.get('commit'))[:7]} vs BASE {base.get('ref')} "
             f"{str(base.get('commit'))[:7]}" + (f", tolerance {tolerance * 100:.4g}%"
                                                  if isinstance(tolerance, (int, float)) else ""))
+
+
+def screen_text(run: dict) -> str:
+    """A screen's design, blocks, launches, each lever's call and its interactions' sentences, in one cell; '' for
+    any other run."""
+    if run.get("kind") != "screen" or not isinstance(run.get("screen"), dict):
+        return ""
+    from optseq.state.lifecycle.screened import summary, summary_lines
+
+    first, *rest = summary_lines(summary(run))
+    return "; ".join([first.split(" over ", 1)[-1], *(line.strip() for line in rest)])
 
 
 DROPPED_FIRST = ("baseline → candidate: median (IQR)", "started", "pairs", "time")

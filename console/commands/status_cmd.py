@@ -25,6 +25,13 @@ def render_status(status: dict, width: int | None = None) -> str:
                                       "HEAD` measures (`optseq runs` lists the compares)", width))
     for row in rows:
         lines += fit("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1], width)
+    if status.get("screen"):  # the newest screen over several levers (optseq --run screen)
+        from optseq.state.lifecycle.screened import summary_lines
+
+        for line in summary_lines(status["screen"]):
+            lines += fit(line, width)
+    for claim in status.get("screen_claims") or ():  # the plan's edges the screens' data contradicts
+        lines += fit(f"plan vs data: {claim['text']}", width)
     # `next` only names a lever that can run; what else waits on the user is the to-do
     lines += fit(f"next: {status['next'] or 'nothing to run'}", width)
     for item in status.get("todo") or ():

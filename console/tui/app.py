@@ -32,7 +32,8 @@ TERM_EXIT = 143
 
 
 VIEW_HELP = {"detail": "the selected lever in full", "graph": "dependency graph of the levers",
-             "run": "the live run", "history": "estimates of the selected lever over its runs"}
+             "run": "the live run", "history": "estimates of the selected lever over its runs",
+             "screen": "the screen under way or the newest one: design, progress, effects, interaction plots"}
 
 
 class OptseqApp(App):
@@ -94,6 +95,8 @@ class OptseqApp(App):
         main = getattr(self, "_main", None)
         if main is not None:
             main.panel.stop(STOP_TIMEOUT_S)
+            if main._screen_view is not None:  # kept by reference: it may be detached by now
+                main._screen_view.stop(STOP_TIMEOUT_S)
         self.seq.close()
         os._exit(HANGUP_EXIT)
 
@@ -147,7 +150,9 @@ class OptseqApp(App):
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit",))
 
     def action_quit(self) -> None:
-        panel = self.main.panel
+        panel, screening = self.main.panel, self.main.screen_panel()
+        if screening is not None and screening.running:
+            panel = screening  # a screen holds its levers: nothing else runs beside it
         if not panel.running:
             self.exit(0)
             return
@@ -163,7 +168,7 @@ class OptseqApp(App):
             await panel.wait()  # the worker returns once the process group is gone
             self.exit(0)
 
-        levers = sorted(panel.running_levers) or [panel.lever]
+        levers = sorted(panel.running_levers) or [getattr(panel, "lever", None) or "a screen"]
         what = f"{', '.join(levers)} {'is' if len(levers) == 1 else 'are'} running"
         self.push_screen(ConfirmDialog(f"{what}. Quit and cancel "
                                        f"(each run's whole process group or job)?", "Quit", "Stay"), answered)
@@ -175,6 +180,8 @@ class OptseqApp(App):
         main = getattr(self, "_main", None)
         if main is not None:
             main.panel.stop(STOP_TIMEOUT_S)
+            if main._screen_view is not None:  # kept by reference: it may be detached by now
+                main._screen_view.stop(STOP_TIMEOUT_S)
         self.seq.close()
         self.keep_css()  # what the views and dialogs opened since brought
 

@@ -70,6 +70,7 @@ class RecordMoves(Watched, Staleness):
         if record.get("kind") == "confirm":
             return  # a screen's paired check of a combination: the screen's decisions cite it
         if record.get("kind") == "screen":
+            self.runs.screen(record)  # kept whole: the levers' measured interactions are derived from it
             self._screen(record)
             return
         self._lever_run(record)
@@ -112,6 +113,8 @@ class RecordMoves(Watched, Staleness):
         self.effects = []
         model = self.models[lever_id]
         final = dict(record or {}, status=status, lever=lever_id)
+        if self.runs.is_screen(final.get("id")):  # its end, kept whole for the views (not once per lever)
+            self.runs.screen({k: v for k, v in final.items() if k not in ("lever", "verdict")})
         counts = decides(final, self.plan.testbed)
         self.runs.ended(final, counts)
         if not counts:

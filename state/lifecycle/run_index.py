@@ -38,6 +38,9 @@ class RunIndex:
         self.compares: list[dict[str, Any]] = []
         """The newest compares (`optseq compare`: runs of no lever), in flight or finished, oldest first, at most
         RECENT: what the console lists."""
+        self.screens: list[dict[str, Any]] = []
+        """The newest screens (`optseq --run screen`: runs of no lever over several levers), in flight or finished,
+        oldest first, at most RECENT: the levers' measured interactions are derived from them (state/screen_views.py)."""
         self.testbeds: dict[str, str] = {}
         """testbed name -> its fingerprint id, for every testbed a finished run was measured on: the views name a
         number's testbed once more than one appears."""
@@ -116,6 +119,20 @@ class RunIndex:
         self.compares = sorted([c for c in self.compares if c.get("id") != rid] + [kept],
                                key=lambda c: c.get("id") or 0)[-RECENT:]
 
+    def screen(self, record: dict[str, Any]) -> None:
+        """A screen started or ended (its record, or the fields of an update with its id)."""
+        rid = record.get("id")
+        if rid is None:
+            return
+        self.seen(record)
+        old = next((c for c in self.screens if c.get("id") == rid), {})
+        kept = {**old, **{k: record[k] for k in (*KEPT, "kind", "screen", "samples_file") if k in record}}
+        self.screens = sorted([c for c in self.screens if c.get("id") != rid] + [kept],
+                              key=lambda c: c.get("id") or 0)[-RECENT:]
+
+    def is_screen(self, run_id: int | None) -> bool:
+        return run_id is not None and any(c.get("id") == run_id for c in self.screens)
+
     def is_compare(self, run_id: int) -> bool:
         return any(c.get("id") == run_id for c in self.compares)
 
@@ -152,7 +169,7 @@ class RunIndex:
     def to_dict(self) -> dict[str, Any]:
         return {"running": self.running, "last": self.last, "last_stats": self.last_stats, "recent": self.recent,
                 "stacks": {str(k): v for k, v in self.stacks.items()}, "latest_code": self.latest_code,
-                "compares": self.compares, "testbeds": self.testbeds}
+                "compares": self.compares, "screens": self.screens, "testbeds": self.testbeds}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunIndex:
@@ -163,6 +180,7 @@ class RunIndex:
         index.recent = {k: list(v) for k, v in (data.get("recent") or {}).items()}
         index.stacks = {int(k): v for k, v in (data.get("stacks") or {}).items()}
         index.compares = list(data.get("compares") or [])
+        index.screens = list(data.get("screens") or [])
         index.testbeds = dict(data.get("testbeds") or {})
         latest = data.get("latest_code")
         # snapshots before workloads were told apart held one hash, the built-in benches'

@@ -9,6 +9,7 @@ from optseq.state.plan.gates import Atom
 from optseq.state.plan.model import Plan
 from optseq.state.plan.prose import localized
 from optseq.state.report.change_lines import ChangeLines
+from optseq.state.report.screen_lines import ScreenLines
 from optseq.state.report.escape import block, bullet, heading, one_line
 from optseq.state.report.graph import Graph
 from optseq.state.report.hours import Hours
@@ -34,7 +35,7 @@ def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | No
     return doc.render(today)
 
 
-class _Doc(Tables, Graph, Hours, ChangeLines):
+class _Doc(Tables, Graph, Hours, ChangeLines, ScreenLines):
     def render(self, today) -> str:
         # a section with nothing to say is left out: a plan without order or decision points (a team's
         # starter plan) must not export empty headings as if the doc had lost them

@@ -105,7 +105,8 @@ class Tables(LeverWords):
                               + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
                                  if record.get("id") in gone else ""))
                       for _, lever, outcome, record in history]
-        changed = self.change_lines()
+        changed, screens = self.change_lines(), self.screen_lines()
+        changed += ([""] if changed and screens else []) + screens
         if changed:
             lines += (["", *changed] if rows or links or history else changed)
         if not rows and not history and not links and not changed:

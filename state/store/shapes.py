@@ -245,6 +245,7 @@ class RunIndexData(_Shape):
     stacks: dict[str, Stack] | UnsetType = UNSET
     latest_code: dict[str, str] | str | None | UnsetType = UNSET
     compares: list[KeptRun] | UnsetType = UNSET
+    screens: list[KeptRun] | UnsetType = UNSET
     testbeds: dict[str, str] | UnsetType = UNSET
 
 

@@ -15,6 +15,7 @@ from textual.widgets import TabbedContent, TabPane
 # tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.tui.screens.asking import Asking
 from optseq.console.tui.screens.following import Following
+from optseq.console.tui.screens.screening import Screening
 from optseq.console.tui.screens.syncing import Syncing
 from optseq.console.tui.widgets.dep_graph import DependencyGraph
 from optseq.console.tui.widgets.history_plot import HistoryPlot
@@ -29,9 +30,9 @@ from optseq.state.errors import InputError
 from optseq.state.text import terminal_safe
 
 WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
-          "set_fact", "decide", "sync"}
+          "set_fact", "decide", "sync", "screen"}
 """Actions that write to the store: disabled while another optseq holds it."""
-VIEWS = ("detail", "graph", "run", "history")
+VIEWS = ("detail", "graph", "run", "history", "screen")
 
 ACTIONS = [
     Binding("r", "run_selected", "Run", tooltip="run the selected lever"),
@@ -41,6 +42,8 @@ ACTIONS = [
                     "one per node), each decided as it lands"),
     Binding("w", "watch", "Watch", tooltip="re-check every adopted gain on the current code and stack (one lever "
                                             "at a time here; on a cluster, --parallel at once): holds or eroded"),
+    Binding("s", "screen", "Screen", tooltip="decide the ready levers that compose together by a two-level design "
+                                             "(optseq --run screen): effects, calls, interactions"),
     Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group); during R, "
                                                      "the selected lever's run alone"),
     Binding("c", "record_criterion", "Criterion", tooltip="record a criterion result of a decision lever"),
@@ -79,7 +82,7 @@ WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
 
 
-class MainScreen(Following, Asking, Syncing, Screen):
+class MainScreen(Following, Asking, Syncing, Screening, Screen):
     """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
 
     BINDINGS = ACTIONS + DETAIL_KEYS + [IDLE_X] + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
@@ -116,6 +119,8 @@ class MainScreen(Following, Asking, Syncing, Screen):
                         yield self.panel  # not lazy: a key pressed before the next frame may start a run
                     with TabPane("History", id="history"):
                         yield Later(partial(HistoryPlot, id="history-view"))
+                    with TabPane("Screen", id="screen"):
+                        yield Later(self.make_screen_panel)
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
             # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
             side = (lambda make: make()) if wide else Later
@@ -130,7 +135,7 @@ class MainScreen(Following, Asking, Syncing, Screen):
 
     @property
     def active_bindings(self):
-        return footer_bindings(super().active_bindings, self.size.width, self.panel.running)
+        return footer_bindings(super().active_bindings, self.size.width, self.panel.running or self.screen_running)
 
     def on_resize(self, event) -> None:
         # crossing a breakpoint changes what the footer and the side pane show
@@ -177,7 +182,8 @@ class MainScreen(Following, Asking, Syncing, Screen):
         _with_conflicts(status, self.seq)
         runs = terminal_safe(self.seq.latest_runs())
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
-        running = self.panel.running_levers
+        screening = self.screen_panel()
+        running = self.panel.running_levers | (screening.running_levers if screening is not None else set())
         table = self.query_one(LeverTable)
         with self.seq.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
@@ -188,6 +194,8 @@ class MainScreen(Following, Asking, Syncing, Screen):
         for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
             graph.show(self.seq.plan, status["levers"], running, runs)
         self.panel.show_store(runs, self.seq.readonly, compares, testbeds)
+        if self.screen_panel() is not None:
+            self.screen_panel().show_store(self.seq)
         self._views = {v["id"]: v for v in status["levers"]}
         self._steps = steps
         self.call_after_refresh(self._fit_toasts)
@@ -273,7 +281,7 @@ class MainScreen(Following, Asking, Syncing, Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in WRITES and self.seq.readonly:
             return None  # shown, greyed out: this console cannot write the store
-        if action == "cancel_run" and not self.panel.running:
+        if action == "cancel_run" and not self.panel.running and not self.screen_running:
             return None  # x falls through to IDLE_X
         return True
 
@@ -306,8 +314,8 @@ class MainScreen(Following, Asking, Syncing, Screen):
         self._start(lever_id)
 
     def action_run_ready_parallel(self) -> None:
-        if self.panel.running:
-            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
+            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
             return
         if self.seq.status()["next"] is None and not any(
                 v["state"] == "ready" for v in self.seq.status()["levers"]):
@@ -320,8 +328,8 @@ class MainScreen(Following, Asking, Syncing, Screen):
         self.action_view("run")
 
     def action_watch(self) -> None:
-        if self.panel.running:
-            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
+            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
             return
         elsewhere = self.seq.watch_refusals()  # adopted on another testbed: said, not measured here
         if not self.seq.watchable():
@@ -335,8 +343,8 @@ class MainScreen(Following, Asking, Syncing, Screen):
         self.action_view("run")
 
     def _start(self, lever_id: str) -> None:
-        if self.panel.running:
-            self.notify(f"{self.panel.lever} is running; cancel it first (x)", severity="warning")
+        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
+            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
             return
         try:
             self.seq.check_runnable(lever_id)
@@ -348,7 +356,7 @@ class MainScreen(Following, Asking, Syncing, Screen):
 
     def action_cancel_run(self) -> None:
         # in a parallel group, the selected lever's run alone when it is one of them; else everything that runs
-        if not self.panel.cancel(self.selected):
+        if not self.panel.cancel(self.selected) and not self.cancel_screen():
             self.notify("nothing is running", severity="warning")
 
     def action_nothing_running(self) -> None:

@@ -35,7 +35,7 @@ def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
         # x with nothing running only says a key exists that does nothing now (the help screen still lists it)
         hide = binding.show and ((action == "cancel_run" and not running) or
                                  (width < FULL_FROM and action in NARROW_HIDDEN) or
-                                 (width < READY_FROM and action in ("run_ready_parallel", "sync")) or
+                                 (width < READY_FROM and action in ("run_ready_parallel", "sync", "screen")) or
                                  (width < SCROLL_FROM and running and action == "sync") or
                                  (width < READY_FROM and running and action in RUNNING_HIDDEN) or
                                  (width < SCROLL_FROM and action in SCROLL))

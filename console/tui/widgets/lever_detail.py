@@ -96,6 +96,12 @@ class LeverDetail(VerticalScroll, can_focus=True):
             head("warnings")
             for warning in view["warnings"]:
                 text.append(f"  {in_keys(warning)}\n")
+        screened = view.get("screen")
+        if screened:  # what the latest screens measured of it (state/lifecycle/screened.py)
+            head("screened")
+            for line in [screened.get("main_text")] + [i["text"] for i in screened.get("interactions") or ()]:
+                if line:
+                    text.append(f"  {line}\n")
         if view.get("criteria"):
             head("criteria")
             self._criteria(text, view["criteria"], lever)

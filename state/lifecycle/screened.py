@@ -1,0 +1,265 @@
+"""What the screens (`optseq --run screen`) measured of the plan's levers, derived from their run records: each
+lever's main effect and call, each pair's interaction, and the plan's claims (`requires`, `remeasure_when`) beside
+the data. Records are the truth: nothing here is stored, every view recomputes it from the machine's run index.
+
+A screen's record (written by the run, state/runs) holds `screen`: its levers, design, blocks, launches and the last
+look's step, whose fit has every estimable effect as a ratio with its 95% interval. An interaction `a×b` is a ratio
+of ratios (a's ratio with b on over a's ratio with b off); in the fit's ±1 coding the log of a's ratio is the main
+effect's plus or minus half the interaction's, so a's ratio is main·I^(−1/2) with b off and main·I^(1/2) with b on.
+The sentences are saids (state/said.py), in the export's language by `text`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from optseq.state.plan.gates import atoms
+from optseq.state.said import say, text as said_text
+from optseq.state.text import ratio_text
+
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "depends": "measured: {lever}'s gain depends on {other}: {off} without {other}, {on} with it (screen run "
+                   "{run}: {pair} {figure}{aliased})",
+        "main": "screen run {run}: {figure} over the other levers' settings; {call}",
+        "call": "{outcome} ({reason})",
+        "claim_none": "the plan says {lever}'s gain depends on {other} ({claim}); screen run {run} found no interaction: "
+                      "{pair} {figure}{aliased}",
+        "claim_missing": "the plan does not say {lever}'s gain depends on {other}; screen run {run} measured {pair} "
+                         "{figure}{aliased}",
+        "requires": "requires {gate}",
+        "remeasure": "re-measure when {other} is decided",
+        "aliased": "; aliased with {aliases}",
+        "and": ", ",
+        "heading": "Measured by screens",
+        "intro": "What the screens (`optseq --run screen`) measured of each lever; where their data contradicts the "
+                 "plan's edges, the plan is unchanged and the line says so.",
+    },
+    "ko": {
+        "depends": "측정됨: {lever}의 이득은 {other}에 따라 다름: {other} 없이 {off}, 함께 {on} "
+                   "(스크린 run {run}: {pair} {figure}{aliased})",
+        "main": "스크린 run {run}: 다른 레버 설정 전체에 걸쳐 {figure}; {call}",
+        "call": "{outcome} ({reason})",
+        "claim_none": "계획은 {lever}의 이득이 {other}에 따라 다르다고 함 ({claim}); 스크린 run {run}에서 상호작용 없음: "
+                      "{pair} {figure}{aliased}",
+        "claim_missing": "계획은 {lever}의 이득이 {other}에 따라 다르다고 하지 않음; 스크린 run {run} 측정: {pair} "
+                         "{figure}{aliased}",
+        "requires": "requires {gate}",
+        "remeasure": "{other} 결정 시 재측정",
+        "aliased": "; {aliases}와 교락",
+        "and": ", ",
+        "heading": "스크린 측정",
+        "intro": "스크린(`optseq --run screen`)이 각 레버에 대해 측정한 것; 데이터가 계획의 관계와 어긋나면 계획은 그대로 두고 "
+                 "그렇다고 적음.",
+    },
+}
+
+UNDER_WAY = ("running", "queued")
+
+
+def text(said: dict, lang: str = "en") -> str:
+    return said_text(said, lang if lang in WORDS else "en", WORDS)
+
+
+def figure(effect: dict) -> str:
+    """`0.82× [0.75, 0.90]`: an effect's ratio and its 95% interval."""
+    low, high = effect.get("low"), effect.get("high")
+    bounds = f" [{ratio_text(low)}, {ratio_text(high)}]" if _number(low) and _number(high) else ""
+    return f"{ratio_text(effect['ratio'])}×{bounds}"
+
+
+def pair_name(effect: dict) -> str:
+    return " × ".join(effect.get("levers") or str(effect.get("name", "")).split("×"))
+
+
+def screen_of(record: dict) -> dict:
+    return record.get("screen") if isinstance(record.get("screen"), dict) else {}
+
+
+def fit_of(record: dict) -> dict:
+    step = screen_of(record).get("step")
+    fit = step.get("fit") if isinstance(step, dict) else None
+    return fit if isinstance(fit, dict) else {}
+
+
+def finished(screens: list[dict]) -> list[dict]:
+    """The screens that ended with a fit (cancelled ones included: what they measured stands), newest first."""
+    done = [r for r in screens if r.get("status") not in UNDER_WAY and fit_of(r).get("mains")]
+    return sorted(done, key=lambda r: r.get("id") or 0, reverse=True)
+
+
+def significant(record: dict) -> set[str]:
+    """The names of the interactions the screen's last look found significant."""
+    step = screen_of(record).get("step") or {}
+    return {e.get("name") for e in step.get("interactions") or () if isinstance(e, dict)}
+
+
+def interactions(screens: list[dict]) -> dict[frozenset, tuple[dict, dict]]:
+    """{a, b} -> (the interaction, the screen's record), from the latest finished screen whose fit estimates it."""
+    found: dict[frozenset, tuple[dict, dict]] = {}
+    for record in finished(screens):
+        for effect in fit_of(record).get("interactions") or ():
+            levers = tuple(effect.get("levers") or ())
+            if len(levers) == 2 and _number(effect.get("ratio")):
+                found.setdefault(frozenset(levers), (effect, record))
+    return found
+
+
+def lever_facts(screens: list[dict]) -> dict[str, dict[str, Any]]:
+    """lever -> {"run", "main" (its main effect), "call" (its LeverCall), "main_said", "interactions": [{"with",
+    "effect", "run", "significant", "off", "on", "said"}]}: its main effect and call from the latest finished screen
+    that holds it, each significant interaction from the latest that estimates it."""
+    facts: dict[str, dict[str, Any]] = {}
+    for record in finished(screens):
+        calls = (screen_of(record).get("step") or {}).get("calls") or {}
+        verdicts, whys = screen_of(record).get("verdicts") or {}, screen_of(record).get("whys") or {}
+        for main in fit_of(record).get("mains") or ():
+            lever = (main.get("levers") or [main.get("name")])[0]
+            if lever in facts or not _number(main.get("ratio")):
+                continue
+            call = calls.get(lever) if isinstance(calls.get(lever), dict) else None
+            # the screen's decision where it made one (a confirmed combination adopted), else its last look's call
+            said_call = say("call", outcome=verdicts.get(lever) or call.get("outcome"),
+                            reason=whys.get(lever) or call.get("reason") or "") if call else ""
+            facts[lever] = {"run": record.get("id"), "main": main, "call": call, "interactions": [],
+                            "main_said": say("main", run=record.get("id"), figure=figure(main), call=said_call)}
+    for levers, (effect, record) in interactions(screens).items():
+        if effect.get("name") not in significant(record):
+            continue
+        for lever in sorted(levers):
+            other = next(iter(levers - {lever}))
+            main = facts.get(lever, {}).get("main")
+            if main is None or facts[lever]["run"] != record.get("id"):
+                main = next((m for m in fit_of(record).get("mains") or () if lever in (m.get("levers") or ())), None)
+            if main is None:
+                continue
+            half = effect["ratio"] ** 0.5
+            off, on = main["ratio"] / half, main["ratio"] * half
+            facts.setdefault(lever, {"run": None, "main": None, "call": None, "main_said": None,
+                                     "interactions": []})["interactions"].append({
+                "with": other, "effect": effect, "run": record.get("id"), "significant": True, "off": off, "on": on,
+                "said": say("depends", run=record.get("id"), lever=lever, other=other, off=f"{ratio_text(off)}×",
+                            on=f"{ratio_text(on)}×", pair=pair_name(effect), figure=figure(effect),
+                            aliased=_aliased(effect))})
+    return facts
+
+
+def claimed(plan) -> dict[tuple[str, str], dict]:
+    """(a, b) -> the plan's claim that a's gain depends on b: a gate of a naming b (`requires`), or b among the
+    levers whose decision makes a re-measured (`remeasure_when`)."""
+    found: dict[tuple[str, str], dict] = {}
+    ids = {lever.id for lever in plan.levers}
+    for lever in plan.levers:
+        for atom in atoms(lever.requires):
+            if atom.lever in ids and atom.lever != lever.id:
+                found.setdefault((lever.id, atom.lever), say("requires", gate=atom.text()))
+        for other in lever.remeasure_when:
+            if other in ids and other != lever.id:
+                found.setdefault((lever.id, other), say("remeasure", other=other))
+    return found
+
+
+def claims_beside_data(plan, screens: list[dict]) -> list[dict]:
+    """One said per pair of screened levers where the data contradicts the plan: the plan says one's gain depends
+    on the other and the screen found no interaction, or the screen found one the plan does not mention. The plan
+    is never changed: this is said, and the team decides."""
+    out = []
+    edges = claimed(plan)
+    for levers, (effect, record) in sorted(interactions(screens).items(), key=lambda kv: sorted(kv[0])):
+        a, b = sorted(levers)
+        claims = [(x, y, edges[(x, y)]) for x, y in ((a, b), (b, a)) if (x, y) in edges]
+        common = dict(run=record.get("id"), pair=pair_name(effect), figure=figure(effect), aliased=_aliased(effect))
+        if effect.get("name") in significant(record):
+            if not claims:
+                out.append({"levers": [a, b], "run": record.get("id"),
+                            "said": say("claim_missing", lever=a, other=b, **common)})
+        else:
+            for lever, other, claim in claims:
+                out.append({"levers": [lever, other], "run": record.get("id"),
+                            "said": say("claim_none", lever=lever, other=other, claim=claim, **common)})
+    return out
+
+
+def design_text(design: dict) -> str:
+    """`2^(4-1) resolution IV, 8 runs a block; D = ABC` from a design's record (state/screen/design.py's to_dict)."""
+    k, gens = len(design.get("factors") or ()), list(design.get("generators") or ())
+    size = f"2^{k}" if not gens else f"2^({k}-{len(gens)})"
+    res = design.get("resolution")
+    kind = "full factorial" if res is None else f"resolution {ROMAN.get(res, res)}"
+    tail = f"; {', '.join(g.replace('=', ' = ') for g in gens)}" if gens else ""
+    return f"{size} {kind}, {len(design.get('runs') or ())} runs a block{tail}"
+
+
+ROMAN = {3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII"}
+
+
+def summary(record: dict) -> dict[str, Any]:
+    """A screen run as status, runs and the console say it: its levers, design, blocks, launches, each lever's
+    call, the significant interactions' sentences and the confirmation."""
+    screen = screen_of(record)
+    step = screen.get("step") if isinstance(screen.get("step"), dict) else {}
+    calls = step.get("calls") or {}
+    verdicts = screen.get("verdicts") if isinstance(screen.get("verdicts"), dict) else {}
+    whys = screen.get("whys") if isinstance(screen.get("whys"), dict) else {}
+    mains = {(m.get("levers") or [m.get("name")])[0]: m for m in fit_of(record).get("mains") or ()}
+    levers = list(screen.get("levers") or (screen.get("design") or {}).get("factors") or ())
+    return {"id": record.get("id"), "status": record.get("status"), "levers": levers,
+            "design": design_text(screen.get("design") or {}), "blocks": len(screen.get("blocks") or ()),
+            "launches": screen.get("launches"), "budget": screen.get("budget"),
+            # the decision where the screen made one (a confirmed combination's levers adopted), else its last call
+            "calls": {lever: {"outcome": verdicts.get(lever) or (calls.get(lever) or {}).get("outcome"),
+                              "reason": whys.get(lever) or (calls.get(lever) or {}).get("reason"),
+                              "figure": figure(mains[lever]) if lever in mains else None} for lever in levers},
+            "said": list(step.get("said") or ()), "note": step.get("note"),
+            "confirmed": screen.get("confirmed") if isinstance(screen.get("confirmed"), dict) else None}
+
+
+def summary_lines(view: dict) -> list[str]:
+    """`screen run 12 (ok) over amp, compile: 2^2 full factorial, 4 runs a block; 3 blocks, 12 of 48 launches`,
+    then each lever's call, the interactions' sentences and the confirmation, one line each."""
+    launches = view.get("launches")
+    spent = (f"{launches} of {view['budget']} launches" if _number(view.get("budget")) else f"{launches} launches") \
+        if launches is not None else ""
+    lines = [f"screen run {view['id']} ({view['status']}) over {', '.join(view['levers'])}: {view['design']}; "
+             f"{view['blocks']} block{'s' * (view['blocks'] != 1)}" + (f", {spent}" if spent else "")]
+    calls = [f"{lever} {c['outcome'] or 'undecided'}" + (f" {c['figure']}" if c.get("figure") else "")
+             for lever, c in view["calls"].items()]
+    if calls:
+        lines.append("  " + "; ".join(calls))
+    lines += [f"  {sentence}" for sentence in view["said"]]
+    confirmed = view.get("confirmed")
+    if confirmed:
+        lines.append(f"  confirmed {' + '.join(confirmed.get('levers') or ())}: {confirmed.get('outcome')}"
+                     + (f" in run {confirmed['run']}" if confirmed.get("run") is not None else ""))
+    elif view.get("note") and view["status"] not in UNDER_WAY:
+        lines.append(f"  {view['note']}")
+    return lines
+
+
+def _aliased(effect: dict) -> dict | str:
+    aliases = [str(a) for a in effect.get("aliases") or ()]
+    return say("aliased", aliases=aliases) if aliases else ""
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def corners(design: dict, samples, a: str, b: str) -> dict[tuple[int, int], float] | None:
+    """The metric's mean at each corner of the pair (a, b): (level of a, level of b) -> the mean of the samples
+    whose design run had those levels (each sample's `arm` is `run-<index>` into the design's runs), every other
+    lever's setting averaged over; None where a corner has no sample yet."""
+    factors = list(design.get("factors") or ())
+    if a not in factors or b not in factors:
+        return None
+    ia, ib = factors.index(a), factors.index(b)
+    runs = design.get("runs") or ()
+    sums: dict[tuple[int, int], list[float]] = {}
+    for sample in samples:
+        arm = str(sample.get("arm") or "")
+        index = int(arm[4:]) if arm.startswith("run-") and arm[4:].isdigit() else None
+        if index is None or index >= len(runs) or not _number(sample.get("value")):
+            continue
+        sums.setdefault((runs[index][ia], runs[index][ib]), []).append(float(sample["value"]))
+    if len(sums) < 4:
+        return None
+    return {corner: sum(values) / len(values) for corner, values in sums.items()}

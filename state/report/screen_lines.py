@@ -1,0 +1,29 @@
+"""The export's screens: per lever, what the latest screens measured of it (its main effect and call, the levers
+its gain depends on) and, flagged, where their data contradicts the plan's `requires` / `remeasure_when`
+(state/lifecycle/screened.py derives both from the machine's run index; the plan is never changed)."""
+from __future__ import annotations
+
+from optseq.state.lifecycle import screened
+from optseq.state.report.escape import bullet, heading, one_line
+from optseq.state.report.labels import MARKS
+
+
+class ScreenLines:
+    """Section 6's screen facts, from the machine's kept screens; [] where no screen has ended with a fit."""
+
+    def screen_lines(self) -> list[str]:
+        screens = self.m.runs.screens
+        facts = screened.lever_facts(screens)
+        bullets = []
+        for lever in self.plan.levers:
+            fact = facts.get(lever.id)
+            if fact is None:
+                continue
+            said = ([fact["main_said"]] if fact.get("main_said") else []) + [i["said"] for i in fact["interactions"]]
+            bullets.append(bullet(f"{lever.title}: " + "; ".join(one_line(screened.text(s, self.lang)) for s in said)))
+        for claim in screened.claims_beside_data(self.plan, screens):
+            bullets.append(bullet(f"{MARKS['eroded']} " + one_line(screened.text(claim["said"], self.lang))))
+        if not bullets:
+            return []
+        words = screened.WORDS.get(self.lang, screened.WORDS["en"])
+        return [heading(3, words["heading"]), "", words["intro"], "", *bullets]
