@@ -205,6 +205,6 @@ def _progress(seq, run_id: int, found: Measured) -> None:
                   step=found.step.to_dict() if found.step is not None else None)
     try:
         with seq.lock, seq.writing():
-            seq.store.update("runs", run_id, {"screen": screen})
+            seq.update_run(run_id, {"screen": screen})
     except StoreUnwritable:
         pass  # the samples file and the pass logs hold what was measured; the end says what it can

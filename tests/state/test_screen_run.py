@@ -182,6 +182,9 @@ def test_a_killed_screen_is_interrupted_at_the_next_open_its_levers_free_and_its
     screen = next(r for r in runs_of(plan, db) if r.get("kind") == "screen")
     assert screen["status"] == "interrupted" and len(screen["screen"]["blocks"]) == 1  # what it measured
     assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
+    # status reads the screen from the machine's run index (its snapshot), not the record: the block is there too
+    said = cli(plan, db, "status").stdout
+    assert "interrupted" in said and "1 block," in said and "0 blocks" not in said, said
 
 
 
