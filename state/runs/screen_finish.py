@@ -182,7 +182,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
             outcome, reason = ("reject", broken[1]) if broken[0] else ("inconclusive", f"{reason}; {broken[1]}")
         elif outcome not in ("adopt", "reject"):
             outcome = "inconclusive"
-            reason += f"; {settle(screen, measured)}"
+            reason += f"; {settle(screen, measured, call.get('more_blocks'))}"
         verdicts[lever.id], whys[lever.id] = outcome, reason
     return verdicts, whys
 
@@ -235,12 +235,16 @@ def guard_breaks(screen, qualities: list) -> dict[str, tuple[bool, str]]:
     return found
 
 
-def settle(screen, measured) -> str:
-    """What more would settle an undecided lever: more blocks than the budget allowed, or another run."""
+def settle(screen, measured, more_blocks: int | None = None) -> str:
+    """What more would settle an undecided lever: the blocks its last look says would likely settle it (the
+    budget they need), or another run."""
     runs = len(screen.design.runs)
     if measured.spent:
-        return (f"its budget of {screen.budget} launches is spent ({len(measured.blocks)} blocks of {runs}); "
-                f"more blocks would settle it: --budget {screen.budget + 2 * runs} or more, or run it on its own")
+        spent = f"its budget of {screen.budget} launches is spent ({len(measured.blocks)} blocks of {runs})"
+        if more_blocks == 0:
+            return f"{spent}; it lies at its threshold: no budget is likely to settle it"
+        budget = screen.budget + max(more_blocks or 2, 1) * runs
+        return f"{spent}; more blocks would likely settle it: --budget {budget}, or run it on its own"
     return "a screen with more blocks, or a run of it on its own, would settle it"
 
 

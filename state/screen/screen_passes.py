@@ -37,10 +37,13 @@ class LeverCall:
     low: float | None
     high: float | None
     """The sequential bounds on its ratio at this look (None before a look can decide)."""
+    more_blocks: int | None = None
+    """Undecided at the budget's end: the blocks more that would likely settle it, 0 where none would (it lies at
+    its threshold); None otherwise."""
 
     def to_dict(self) -> dict:
         return {"lever": self.lever, "outcome": self.outcome, "reason": self.reason, "low": self.low,
-                "high": self.high}
+                "high": self.high, "more_blocks": self.more_blocks}
 
 
 @dataclass(frozen=True)
@@ -178,12 +181,12 @@ class ScreenPasses:
         gap = abs(math.log(main.ratio / threshold))
         z = float(stats.norm.ppf(1 - ALPHA))
         if main.log_se <= 0 or gap < max(0.25 * main.log_se, 1e-9):
-            tail = ": it lies at its threshold; no number of blocks is likely to settle it"
+            more, tail = 0, ": it lies at its threshold; no number of blocks is likely to settle it"
         else:
             need = blocks * (z * main.log_se / gap) ** 2
             more = max(1, math.ceil(need - blocks))
             tail = f"; about {_blocks(more)} more would likely settle it"
-        return LeverCall(call.lever, "inconclusive", call.reason + tail, call.low, call.high)
+        return LeverCall(call.lever, "inconclusive", call.reason + tail, call.low, call.high, more)
 
     def _step(self, more: int, result: Fit | None, calls: dict[str, LeverCall], note: str) -> ScreenStep:
         effects = tuple(e for e, _, _ in self.significant.values())

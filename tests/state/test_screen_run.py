@@ -111,6 +111,14 @@ def test_a_screen_whose_budget_runs_out_leaves_its_levers_measured_with_what_wou
     assert "  fast: inconclusive" in proc.stdout and "  wide: inconclusive" in proc.stdout, proc.stdout
     assert "budget of 16 launches is spent" in proc.stdout and "--budget" in proc.stdout, proc.stdout
     screen = next(r for r in runs_of(plan, db) if r.get("kind") == "screen")
+    # the budget it names is the one its own "about N blocks more" asks for, not a fixed two blocks more
+    runs = len(screen["screen"]["design"]["runs"])
+    for call in screen["screen"]["step"]["calls"].values():
+        more = call["more_blocks"]
+        assert more is not None and more >= 0, call
+        said = (f"--budget {16 + more * runs}, or run it on its own" if more else
+                "it lies at its threshold: no budget is likely to settle it")
+        assert said in proc.stdout, (said, proc.stdout)
     assert screen["status"] == "succeeded" and screen["screen"]["spent"] is True
     assert screen["screen"]["launches"] <= 16 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
                                                                                  "wide": "inconclusive"}
