@@ -22,8 +22,8 @@ WORDS: dict[str, dict[str, str]] = {
                    "{run}: {pair} {figure}{aliased})",
         "main": "screen run {run}: {figure} over the other levers' settings; {call}",
         "call": "{outcome} ({reason})",
-        "claim_none": "the plan says {lever}'s gain depends on {other} ({claim}); screen run {run} found no interaction: "
-                      "{pair} {figure}{aliased}",
+        "claim_none": "the plan says {lever}'s gain depends on {other} ({claim}); screen run {run} measured no "
+                      "interaction as large as {bound}: {pair} {figure}{aliased}",
         "claim_missing": "the plan does not say {lever}'s gain depends on {other}; screen run {run} measured {pair} "
                          "{figure}{aliased}",
         "requires": "requires {gate}",
@@ -39,8 +39,8 @@ WORDS: dict[str, dict[str, str]] = {
                    "(스크린 run {run}: {pair} {figure}{aliased})",
         "main": "스크린 run {run}: 다른 레버 설정 전체에 걸쳐 {figure}; {call}",
         "call": "{outcome} ({reason})",
-        "claim_none": "계획은 {lever}의 이득이 {other}에 따라 다르다고 함 ({claim}); 스크린 run {run}에서 상호작용 없음: "
-                      "{pair} {figure}{aliased}",
+        "claim_none": "계획은 {lever}의 이득이 {other}에 따라 다르다고 함 ({claim}); 스크린 run {run}에서 {bound} 이상의 "
+                      "상호작용 없음: {pair} {figure}{aliased}",
         "claim_missing": "계획은 {lever}의 이득이 {other}에 따라 다르다고 하지 않음; 스크린 run {run} 측정: {pair} "
                          "{figure}{aliased}",
         "requires": "requires {gate}",
@@ -160,7 +160,8 @@ def claimed(plan) -> dict[tuple[str, str], dict]:
 
 def claims_beside_data(plan, screens: list[dict]) -> list[dict]:
     """One said per pair of screened levers where the data contradicts the plan: the plan says one's gain depends
-    on the other and the screen found no interaction, or the screen found one the plan does not mention. The plan
+    on the other and the screen bounded any interaction below the gain their rules ask for, or the screen found one
+    the plan does not mention. The plan
     is never changed: this is said, and the team decides."""
     out = []
     edges = claimed(plan)
@@ -172,11 +173,25 @@ def claims_beside_data(plan, screens: list[dict]) -> list[dict]:
             if not claims:
                 out.append({"levers": [a, b], "run": record.get("id"),
                             "said": say("claim_missing", lever=a, other=b, **common)})
-        else:
+        elif (bound := _immaterial(plan, (a, b), effect)) is not None:
             for lever, other, claim in claims:
                 out.append({"levers": [lever, other], "run": record.get("id"),
-                            "said": say("claim_none", lever=lever, other=other, claim=claim, **common)})
+                            "said": say("claim_none", lever=lever, other=other, claim=claim, bound=bound, **common)})
     return out
+
+
+def _immaterial(plan, levers: tuple[str, str], effect: dict) -> str | None:
+    """`1.1×` where the interaction's 95% interval lies within [1/T, T], T the smaller of the two levers'
+    thresholds: a dependence smaller than the gain either rule asks for, which contradicts a claim that one's gain
+    depends on the other. None where the interval leaves room for one that large: an interaction not found is not
+    one shown absent, and the plan's claim then stands unchallenged."""
+    rules = [lever.rule.min_speedup for lever in plan.levers
+             if lever.id in levers and lever.rule is not None and lever.rule.min_speedup > 1]
+    low, high = effect.get("low"), effect.get("high")
+    if not rules or not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+        return None
+    bound = min(rules)
+    return f"{ratio_text(bound)}×" if 1 / bound <= low and high <= bound else None
 
 
 def design_text(design: dict) -> str:
