@@ -220,6 +220,8 @@ def summary(record: dict) -> dict[str, Any]:
     return {"id": record.get("id"), "status": record.get("status"), "levers": levers,
             "design": design_text(screen.get("design") or {}), "blocks": len(screen.get("blocks") or ()),
             "launches": screen.get("launches"), "budget": screen.get("budget"),
+            # the budget counts the design's runs; each pass's warm-ups come on top of it (screen_run.Screen.asks)
+            "timed": len(screen.get("blocks") or ()) * len((screen.get("design") or {}).get("runs") or ()),
             # the decision where the screen made one (a confirmed combination's levers adopted), else its last call
             "calls": {lever: {"outcome": verdicts.get(lever) or (calls.get(lever) or {}).get("outcome"),
                               "reason": whys.get(lever) or (calls.get(lever) or {}).get("reason"),
@@ -229,11 +231,14 @@ def summary(record: dict) -> dict[str, Any]:
 
 
 def summary_lines(view: dict) -> list[str]:
-    """`screen run 12 (ok) over amp, compile: 2^2 full factorial, 4 runs a block; 3 blocks, 12 of 48 launches`,
+    """`screen run 12 (ok) over amp, compile: 2^2 full factorial, 4 runs a block; 3 blocks, 12 of 48 launches (+3
+    warm-ups)`: the design's runs against the budget, which counts them alone, and the warm-ups beside them;
     then each lever's call, the interactions' sentences and the confirmation, one line each."""
-    launches = view.get("launches")
-    spent = (f"{launches} of {view['budget']} launches" if _number(view.get("budget")) else f"{launches} launches") \
-        if launches is not None else ""
+    launches, timed = view.get("launches"), view.get("timed") or 0
+    warm = launches - timed if _number(launches) and timed and launches > timed else 0
+    spent = (f"{timed} of {view['budget']} launches" if _number(view.get("budget")) else f"{timed} launches") \
+        + (f" (+{warm} warm-up{'s' * (warm != 1)})" if warm else "") if timed else \
+        (f"{launches} launches" if launches is not None else "")
     lines = [f"screen run {view['id']} ({view['status']}) over {', '.join(view['levers'])}: {view['design']}; "
              f"{view['blocks']} block{'s' * (view['blocks'] != 1)}" + (f", {spent}" if spent else "")]
     calls = [f"{lever} {c['outcome'] or 'undecided'}" + (f" {c['figure']}" if c.get("figure") else "")

@@ -65,9 +65,11 @@ def test_an_interaction_not_found_but_not_bounded_below_the_rules_gain_leaves_th
     plan = screened_plan(tmp_path)
     env = dict(cli_env, OPTSEQ_PLAN=str(plan))
     optseq(env, "status")
-    write_screen(plan, db, amp_tensorrt=(0.91, 1.10))
+    write_screen(plan, db, amp_tensorrt=(0.91, 1.10), launches=27)
     lines = optseq(env, "status").stdout.splitlines()
     assert [line for line in lines if line.startswith("plan vs data: ")] == [f"plan vs data: {CLAIM_MISSING}"]
+    # the budget counts the design's runs; a pass's warm-up launches are said beside them, never as over budget
+    assert any(line.endswith("3 blocks, 24 of 48 launches (+3 warm-ups)") for line in lines), lines
 
 
 def test_each_lever_carries_its_measured_effect_and_the_gain_at_each_level_of_the_other(tmp_path, cli_env, db):
