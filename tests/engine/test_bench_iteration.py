@@ -1,0 +1,66 @@
+"""The iteration bench as a plan's workload runs it: one child process per configuration, its flags the levers."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.engine.bench_child import INHERITED_KNOBS
+
+pytestmark = pytest.mark.slow  # real Deep CFR iterations of the engine
+
+TINY = ["--hidden=16", "--layers=2", "--traversals=4", "--train-steps=3", "--batch=32", "--warmup=1",
+        "--iterations=2"]
+
+
+def iteration(*argv: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_KNOBS}
+    return subprocess.run([sys.executable, "-m", "optseq.engine.bench", "iteration", *argv], capture_output=True,
+                          text=True, env=env, stdin=subprocess.DEVNULL, timeout=1800)
+
+
+def result(proc: subprocess.CompletedProcess) -> dict:
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_defaults_time_a_sequential_fp32_eager_iteration_and_print_one_json_line():
+    proc = iteration(*TINY)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert "h16x2" in lines[0] and "traversal sequential" in lines[0]
+    assert "Toggles(amp='off', compile=False, device='cpu')" in lines[0]
+    assert sum(line.startswith("warm-up ") for line in lines) == 1
+    assert sum(line.startswith("iteration ") and " s (traverse " in line for line in lines) == 2
+    out = result(proc)
+    assert out["iter_per_s"] > 0 and out["iter_per_cpu_s"] > 0 and out["samples_per_s"] > 0
+    assert math.isfinite(out["final_loss"]) and out["final_loss"] > 0
+
+
+def test_the_three_levers_compose_in_one_launch():
+    proc = iteration(*TINY, "--amp=bf16", "--compile=on", "--option-a=on")
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert "traversal option_a" in first and "Toggles(amp='bf16', compile=True, device='cpu')" in first
+    assert result(proc)["iter_per_s"] > 0
+
+
+def test_model_size_is_a_flag():
+    proc = iteration(*TINY, "--hidden=40")
+    assert proc.returncode == 0, proc.stderr
+    assert "h40x2" in proc.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("flag, said", [
+    ("--option-a=maybe", "argument --option-a: expected on or off, got 'maybe'"),
+    ("--hidden=0", "argument --hidden: expected a positive integer, got '0'"),
+    ("--amp=fp8", "argument --amp: invalid choice: 'fp8' (choose from"),
+])
+def test_a_bad_flag_is_one_line_naming_it(flag, said):
+    proc = iteration(flag)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    assert said in proc.stderr.strip().splitlines()[-1]
