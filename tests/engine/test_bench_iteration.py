@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tests.conftest import OPTSEQ, ROOT
 from tests.engine.bench_child import INHERITED_KNOBS
 
 pytestmark = pytest.mark.slow  # real Deep CFR iterations of the engine
@@ -64,3 +65,20 @@ def test_a_bad_flag_is_one_line_naming_it(flag, said):
     assert proc.returncode == 2 and proc.stdout == ""
     assert "Traceback" not in proc.stderr
     assert said in proc.stderr.strip().splitlines()[-1]
+
+
+def test_the_screen_engine_plan_launches_each_lever_as_a_flag_of_its_workload(tmp_path):
+    """`optseq check` runs a lever's two arms once each: the plan's workload, and the same with the lever's flag."""
+    plan = ROOT / "configs" / "examples" / "screen_engine" / "plan.toml"
+    proc = subprocess.run([*OPTSEQ, "--plan", str(plan), "--db", str(tmp_path / "db"), "check", "option_a"],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1800)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    argv = {arm: next(line for line in out.splitlines() if line.startswith(f"{arm}: argv ")) for arm in
+            ("baseline", "candidate")}
+    assert argv["baseline"].endswith("iteration --amp=off --compile=off --option-a=off --hidden=64")
+    assert argv["candidate"].endswith("iteration --amp=off --compile=off --option-a=on --hidden=64")
+    assert "traversal option_a" in out and "traversal sequential" in out
+    # Option A hands the traversals the same answers in fp32, so the guard's loss does not move at all
+    losses = {line.split(" = ")[1] for line in out.splitlines() if ": guard final_loss = " in line}
+    assert len(losses) == 1
