@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from optseq.console import collector
-from optseq.console.commands.parser import build_parser, clean_args
+from optseq.console.commands.parser import build_parser, clean_args, screen_levers
 
 OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
 """Exit codes: ok, a run failed, bad input, nothing to run or unavailable."""
@@ -66,7 +66,9 @@ def _command(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     parser.argv = list(argv)
+    argv, screened = screen_levers(list(argv))
     args = parser.parse_args(argv)
+    args.screen = screened
     clean_args(args)
     if args.command is None and args.run is None:  # the console: Textual draws its own screen
         return _main(args)
@@ -129,6 +131,8 @@ def _main(args) -> int:
                          f"(got {'--run ' + args.run if args.run else args.command})")
         if args.verbose and args.run is None and args.command != "compare":
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
+        if args.budget is not None and args.run != "screen":
+            return _fail("--budget applies to --run screen (the launches its design may spend)")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
         from optseq.console.commands.store_cmd import WRITES, create_store, no_store, where_db
@@ -193,6 +197,11 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
 
 
 def _command_on(seq, args) -> int:
+    if args.run == "screen":
+        from optseq.console.commands.screen_cmd import run_screen_target
+
+        collector.collecting()
+        return run_screen_target(seq, args.screen, args.budget, args.json, args.verbose)
     if args.run is not None:
         from optseq.console.commands.run_cmd import run_target
 

@@ -186,7 +186,7 @@ class Actions:
         return list(lever.outcomes)
 
     def decide_in_batch(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None,
-                        why_said=None) -> dict:
+                        why_said=None, source: str | None = None) -> dict:
         try:
             self.machine.check_decidable(lever_id, outcome)
         except TransitionRefused as exc:
@@ -199,6 +199,8 @@ class Actions:
                   "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
         if why_said:  # an automatic decision's reason as its rule said it, for the export's language
             record["why_said"] = why_said
+        if source:  # what decided it, where not a run of the lever itself (a screen)
+            record["source"] = source
         return self.append("decisions", record)
 
     def check_stack(self, lever_id: str) -> None:

@@ -176,10 +176,14 @@ class Sequencer(Actions, ReadViews, FirstWrite):
                 if table == "runs" and self.machine.runs.is_compare(line["id"]):
                     self.machine.runs.compare({"id": line["id"], **fields})
                     continue
-                lever = self.machine.runs.lever_of(line["id"]) if table == "runs" else None
-                if lever is not None and fields.get("status") in FINAL:
-                    self.machine.run_ended(lever, fields["status"], fields.get("verdict"),
-                                           {"id": line["id"], **fields})
+                levers = self.machine.runs.levers_of(line["id"]) if table == "runs" else []
+                # a screen's run holds each of its levers: its end moves every one, by its own verdict
+                screen = fields.get("screen") if isinstance(fields.get("screen"), dict) else {}
+                verdicts, whys = screen.get("verdicts") or {}, screen.get("whys") or {}
+                for lever in levers if fields.get("status") in FINAL else ():
+                    self.machine.run_ended(lever, fields["status"], verdicts.get(lever, fields.get("verdict")),
+                                           {"id": line["id"], **fields,
+                                            "detail": whys.get(lever, fields.get("detail"))})
                 continue
             record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
             if self._known(table, record):
@@ -216,8 +220,20 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         for run in self.store.recovered:
             if run["status"] == "interrupted" and run.get("submission_id"):
                 self._stop_left_job(run)
+            if run["status"] == "interrupted" and not run.get("lever"):
+                self._screen_left(run["id"])
             if run["status"] == "interrupted":
                 self._finish_from_logs(run["id"])
+
+    def _screen_left(self, run_id: int) -> None:
+        """A screen whose optseq died: what it measured, said once, as it is recorded (it is never re-attached)."""
+        found = (self.store.get("runs", run_id) or {}).get("screen")
+        if isinstance(found, dict):
+            blocks = len(found.get("blocks") or [])
+            self.warnings.append(f"run {run_id} (a screen of {', '.join(found.get('levers') or [])}) is interrupted: "
+                                 f"its optseq stopped after {blocks} whole block{'s' * (blocks != 1)} "
+                                 f"({found.get('launches', 0)} launches); nothing was decided, its levers are free "
+                                 "to run again")
 
     def _stop_left_job(self, run: dict) -> None:
         """A compare on a cluster whose optseq died: nobody re-attaches to it, so its job is stopped (best effort)."""

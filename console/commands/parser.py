@@ -46,8 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
                 epilog="New here? `optseq init` writes a starter plan and benchmark into this folder; "
                        "then `optseq --run ready`.")
     p.add_argument("--run", metavar="TARGET", default=None,
-                   help="run levers headless: a lever id, next, ready (all ready, in order), stale, or watch "
-                        "(re-check every adopted gain on the current code; exit 6 when one eroded)")
+                   help="run levers headless: a lever id, next, ready (all ready, in order), stale, watch "
+                        "(re-check every adopted gain on the current code; exit 6 when one eroded), or screen "
+                        "[LEVER …] (several levers decided together by a two-level design)")
+    p.add_argument("--budget", type=int, default=None, metavar="LAUNCHES",
+                   help="with --run screen: the launches its design may spend (default: what its levers' own runs "
+                        "could spend one at a time)")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="with --run: echo every line the lever's command prints (`lever| line`, on stderr)")
@@ -150,6 +154,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow a --host other machines can reach: whoever reaches it and learns the printed "
                         "URL drives the console and can launch runs, over plain http")
     return p
+
+def screen_levers(argv: list[str]) -> tuple[list[str], list[str]]:
+    """`--run screen A B …`: the levers named after `screen` taken out of argv (argparse gives an option one
+    value), returned beside what is left to parse."""
+    for i, token in enumerate(argv):
+        if token == "--":
+            break
+        if (token == "--run" and argv[i + 1:i + 2] == ["screen"]) or token == "--run=screen":
+            start = i + (2 if token == "--run" else 1)
+            end = start
+            while end < len(argv) and not argv[end].startswith("-"):
+                end += 1
+            return argv[:start] + argv[end:], argv[start:end]
+    return argv, []
+
 
 PATH_ARGS = ("output",)
 """str arguments that name files: kept as given (undecodable bytes and all) so the file system finds them."""

@@ -19,6 +19,10 @@ def main() -> int:
     except ValueError as exc:
         kit.fail(f"OPTSEQ_ARMS is not JSON ({exc})")
         return 2
+    if "points" in spec:  # a screen's design runs, one process each
+        from optseq.engine.arms import points
+
+        return points.run(spec)
     from optseq.engine.arms.driver import check, run
 
     return check(spec) if sys.argv[1:] == ["--check"] else run(spec)

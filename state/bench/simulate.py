@@ -9,7 +9,8 @@ and the rule (optseq.state.runs.passes.ABPasses, the code a lever run uses), unt
 its budget. The table gives, per setting, how often it adopted (a false adopt when the true ratio is at the
 threshold, power above it), rejected (a false reject at the threshold), or stayed inconclusive, and what a run
 took: launches, pairs, and the seconds those cost at the bench's launch and pair costs. The same command writes
-the commit gate's table (`optseq compare`, state/bench/sim_compare.py) into a section of its own.
+the commit gate's table (`optseq compare`, state/bench/sim_compare.py) into a section of its own, and a screen's
+beside the same levers decided one at a time (state/bench/sim_screen.py), at half the draws, in another.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from optseq.state.bench import perf_doc, sim_compare
+from optseq.state.bench import perf_doc, sim_compare, sim_screen
 from optseq.state.bench.sim_bench import ORDERS, Noise, launch
 from optseq.state.plan.model import Rule
 from optseq.state.runs.passes import ABPasses
@@ -241,10 +242,15 @@ def main(argv: list[str] | None = None) -> int:
     shown = progress if sys.stderr.isatty() else None
     rows = table(args.draws, shown)
     compared = sim_compare.table(args.draws, shown and (lambda done, total: progress(done, total, "compare")))
+    # a screen draw decides k levers twice (the screen, and each alone): half the draws keep its rows' time near
+    # the others'
+    screened = sim_screen.table(max(1, args.draws // 2),
+                                shown and (lambda done, total: progress(done, total, "screen")))
     command = "python -m optseq.state.bench.simulate" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
         f" --write {args.write}" if args.write else "")
     sections = {SECTION: render(rows, command, sim_costs.comparison(rows)),
-                sim_compare.SECTION: sim_compare.render(compared, command)}
+                sim_compare.SECTION: sim_compare.render(compared, command),
+                sim_screen.SECTION: sim_screen.render(screened, command)}
     if args.write:
         try:
             for name, section in sections.items():

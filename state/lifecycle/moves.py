@@ -67,6 +67,14 @@ class RecordMoves(Watched, Staleness):
         if record.get("kind") == "compare":
             self.runs.compare(record)  # two commits of the workload: it moves no lever
             return
+        if record.get("kind") == "confirm":
+            return  # a screen's paired check of a combination: the screen's decisions cite it
+        if record.get("kind") == "screen":
+            self._screen(record)
+            return
+        self._lever_run(record)
+
+    def _lever_run(self, record: dict) -> None:
         model = self.models[record["lever"]]
         counts = decides(record, self.plan.testbed)
         self.runs.started(record)
@@ -85,6 +93,17 @@ class RecordMoves(Watched, Staleness):
         status = record.get("status")
         if status not in ("running", "queued"):
             self._ended(model, record, status, record.get("verdict", _verdict_of(record)))
+
+    def _screen(self, record: dict) -> None:
+        """A screen moves each of its levers as a run of it would: running while it runs, measured (or back, where
+        it ended early) after; its decisions follow as records of their own."""
+        screen = record.get("screen") if isinstance(record.get("screen"), dict) else {}
+        verdicts = screen.get("verdicts") if isinstance(screen.get("verdicts"), dict) else {}
+        whys = screen.get("whys") if isinstance(screen.get("whys"), dict) else {}
+        for lever_id in screen.get("levers") or []:
+            if lever_id in self.models:  # each lever's reason is its own call's
+                self._lever_run({**record, "lever": lever_id, "verdict": verdicts.get(lever_id),
+                                 "detail": whys.get(lever_id, record.get("detail"))})
 
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
                   record: dict | None = None) -> list[dict]:

@@ -122,6 +122,10 @@ class RunIndex:
         """The lever of a run in flight."""
         return next((lever for lever, rid in self.running.items() if rid == run_id), None)
 
+    def levers_of(self, run_id: int) -> list[str]:
+        """Every lever a run in flight holds: one for a lever's run, each of a screen's."""
+        return [lever for lever, rid in self.running.items() if rid == run_id]
+
     def infra(self, run_id: int) -> dict[str, Any] | None:
         entry = self.stacks.get(run_id)
         return None if entry is None else entry.get("infra")

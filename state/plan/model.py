@@ -21,7 +21,7 @@ MARKS = ("state", "code")
 LANGS = ("ko", "en")
 CODE_CHANGES = ("warn", "stale")
 """What a change of the workload's code (its git HEAD or uncommitted diff) since a run does to that run's numbers."""
-RUN_KEYWORDS = ("next", "ready", "stale", "all")
+RUN_KEYWORDS = ("next", "ready", "stale", "all", "screen")
 """Words `--run` takes as targets (or may take): a lever with such an id could never be run by name."""
 MAX_PLAN_BYTES = 1024 ** 2
 """A plan file larger than this is refused before it is parsed."""

@@ -103,6 +103,10 @@ def _replaced(root: Any, trail: list, new: Any) -> Any:
     return copy
 
 
+LEVERLESS = ("compare", "screen", "confirm")
+"""Run kinds of no one lever: a compare (two commits), a screen (several levers), a screen's confirmation."""
+
+
 def record_problem(table: str, record: Any, whole: bool = True, prefix: str = "") -> tuple[str, str] | None:
     """(field, problem) of a history record's fields (a whole one needs REQUIRED), None when they are sound."""
     if not isinstance(record, dict):
@@ -114,8 +118,9 @@ def record_problem(table: str, record: Any, whole: bool = True, prefix: str = ""
         for name in REQUIRED[table]:
             if name not in record:
                 return f"{prefix}.{name}".lstrip("."), "missing"
-        if table == "runs" and record.get("kind") != "compare" and not isinstance(record.get("lever"), str):
-            return f"{prefix}.lever".lstrip("."), "missing (a run of no lever is a compare: `kind` says so)"
+        if table == "runs" and record.get("kind") not in LEVERLESS and not isinstance(record.get("lever"), str):
+            return f"{prefix}.lever".lstrip("."), ("missing (a run of no lever is a compare, a screen or a screen's "
+                                                   "confirmation: `kind` says so)")
         if table == "events" and record.get("type") == "plan" and "path" not in record:
             return f"{prefix}.path".lstrip("."), "missing (a plan event names its plan's path)"
     return None

@@ -103,6 +103,8 @@ class RunFields(_Shape):
     fingerprint: dict[str, Any] | None | UnsetType = UNSET
     summary: Summary | str | None | UnsetType = UNSET  # readers take a summary that is no object as empty
     testbed: Testbed | UnsetType = UNSET  # the machine it ran on (state/runs/testbed.py); none before testbeds were
+    screen: dict[str, Any] | None | UnsetType = UNSET  # a screen's design, seed, blocks and looks (kind "screen")
+    confirm: dict[str, Any] | None | UnsetType = UNSET  # a screen's paired confirmation of a combination
 
 
 class DecisionFields(_Shape):

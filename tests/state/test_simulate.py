@@ -98,6 +98,9 @@ def test_the_command_writes_its_section_and_keeps_the_others(tmp_path):
         "section:compare")
     assert "| warm-up 10%, fading over ~4 runs | 5% | slower by the tolerance (1.05×) | random, 2% a run |" in text
     assert "Worst P(not slower) at a slowdown equal to the tolerance" in text and "5 draws per row" in text
+    # and the screen's, beside the levers decided one at a time, at half the draws
+    assert text.count("<!-- section:screen -->") == 1 and "| 8 | 64 | 2^(8-2) resolution V" in text
+    assert "Worst false adopt at the threshold in a screen" in text and "2 draws per row." in text
     assert not (tmp_path / "performance.md.tmp").exists()
 
 

@@ -1,0 +1,324 @@
+"""A screen's end: the paired confirmation of a combination whose gains depend on each other, the screen run's
+last fields, and the ordinary decisions it makes (adopt or reject by each lever's own rule, in plan order), or
+what it measured where it ended early."""
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field, replace
+
+from optseq.state.errors import InputError
+from optseq.state.plan.model import Lever
+from optseq.state.plan.workload import ARMS_RUN
+from optseq.state.runs.measured_on import fingerprint
+from optseq.state.store.records import utc_now
+
+CONFIRM_ID = "confirm"
+"""The name a confirmation's pseudo-lever goes by in its progress lines."""
+
+
+@dataclass
+class ScreenReport:
+    run_id: int
+    status: str
+    """How the run ended: succeeded | failed | timeout | cancelled | interrupted | unavailable."""
+    message: str
+    design: str
+    """Design.text()."""
+    blocks: list = field(default_factory=list)
+    """Per block done: its run order."""
+    calls: dict = field(default_factory=dict)
+    """lever -> LeverCall.to_dict() of the last look."""
+    said: list = field(default_factory=list)
+    """One sentence per significant interaction."""
+    decisions: dict = field(default_factory=dict)
+    """lever -> adopt | reject, for the levers the screen decided."""
+    confirmed: dict | None = None
+    launches: int = 0
+    fit: dict | None = None
+
+    @property
+    def exit_code(self) -> int:
+        from optseq.state.runs.lever_run import EXIT
+
+        return EXIT.get(self.status, 1)
+
+    def to_dict(self) -> dict:
+        return {"run_id": self.run_id, "kind": "screen", "status": self.status, "message": self.message,
+                "design": self.design, "blocks": self.blocks, "calls": self.calls, "said": self.said,
+                "decisions": self.decisions, "confirmed": self.confirmed, "launches": self.launches,
+                "fit": self.fit}
+
+
+def observations(screen, samples: list, complete: bool = True) -> list:
+    """The design's observations from the samples: (block, run, value) of the workload's metric; with `complete`,
+    only blocks whose every run came back (a cancelled pass leaves one half done)."""
+    from optseq.state.screen.analysis import Observation
+
+    metric = screen.screened.levers[0].arms.metric
+    found = [Observation(block=int(s["block"]), run=int(str(s["arm"]).removeprefix("run-")), value=float(s["value"]))
+             for s in samples if s.get("metric") == metric and str(s.get("arm", "")).startswith("run-")
+             and isinstance(s.get("block"), int)]
+    if not complete:
+        return found
+    runs = len(screen.design.runs)
+    counts: dict[int, int] = {}
+    for one in found:
+        counts[one.block] = counts.get(one.block, 0) + 1
+    return [one for one in found if counts[one.block] >= runs]
+
+
+def finish(seq, screen, run_id: int, measured, go):
+    """Record how the screen ended and decide its levers; returns the ScreenReport."""
+    from optseq.state.runs.run_record import _ended
+
+    outcome, step, tally = measured.outcome, measured.step, measured.tally
+    status = "cancelled" if outcome is None else outcome.status
+    detail = outcome.detail if outcome is not None else "cancelled before its first block"
+    if status == "succeeded" and step is None:
+        status, detail = "failed", "the design's runs brought no block to judge"
+    calls = {lid: call.to_dict() for lid, call in (step.calls.items() if step is not None else ())}
+    confirmed = None
+    # a lever a guard rejects is no part of the combination to confirm: its gain would carry the others'
+    blamed = {lid for lid, (blame, _) in guard_breaks(screen, tally.qualities).items() if blame}
+    combination = tuple(lid for lid in (step.confirm if step is not None else ()) if lid not in blamed)
+    if status == "succeeded" and combination and not go.control.cancelled:
+        confirmed = confirm(seq, screen, run_id, combination, go)
+        if go.control.cancelled:  # the blocks were judged, but a decision waits on the confirmation cut short
+            status, detail = "cancelled", f"cancelled during the confirmation (run {confirmed['run']})"
+    verdicts, whys = _verdicts(screen, status, calls, confirmed, measured, step.fit if step is not None else None)
+    fit = step.fit.to_dict() if step is not None and step.fit is not None else _fit_so_far(screen, tally.samples)
+    said = list(step.said) if step is not None else []
+    if status != "succeeded":
+        detail = f"{detail}; {what_measured(screen, measured, fit)}"
+    record = seq.store.get("runs", run_id) or {}
+    fields = {
+        "status": status, "ended": _ended(seq, run_id), "elapsed_s": measured.elapsed_s,
+        "exit_code": outcome.exit_code if outcome is not None else None, "detail": detail,
+        "passes": measured.passes, "env": tally.env,
+        # no one definition: each lever's numbers stand on the run's stack, and the plan's edits are per lever
+        "fingerprint": fingerprint(tally.env, seq.machine.infra()),
+        "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
+        "log": outcome.log_path if outcome is not None else None, "warnings": tally.warnings[:40],
+        "verdict": None, "summary": {"fit": fit} if fit else {},
+        "screen": {**(record.get("screen") or {}), "blocks": measured.blocks, "launches": measured.launches,
+                   "step": step.to_dict() if step is not None else None, "confirmed": confirmed,
+                   "verdicts": verdicts, "whys": whys, "spent": measured.spent},
+        "testbed": record.get("testbed") or seq.testbed,
+    }
+    if status in ("failed", "timeout") and outcome is not None:
+        fields["log_tail"] = outcome.log_tail
+    decisions, notes = {}, []
+    with seq.lock:
+        with seq.writing():
+            seq.store.update("runs", run_id, fields)
+            for lever in screen.screened.levers:
+                seq.run_ended(lever.id, status, verdicts.get(lever.id), {"id": run_id, "lever": lever.id, "kind": "screen",
+                                                                         **fields, "detail": whys.get(lever.id, detail)})
+                seq.fire_points("runs", {"lever": lever.id, "status": status})
+            runs = (run_id, confirmed["run"]) if confirmed and confirmed.get("run") else (run_id,)
+            for lever in screen.screened.levers:  # in plan order: adopted together, they join the stack so
+                outcome_of = verdicts.get(lever.id)
+                if outcome_of not in ("adopt", "reject"):
+                    continue
+                try:
+                    seq.decide_in_batch(lever.id, outcome_of, why=whys[lever.id], auto=True, rule=rule_text(lever),
+                                        runs=runs, source="screen")
+                    decisions[lever.id] = outcome_of
+                except InputError as exc:
+                    notes.append(f"{lever.id} not decided: {exc}")
+            if notes:
+                seq.store.update("runs", run_id, {"notes": notes})
+            seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
+    message = detail if status != "succeeded" else (
+        "; ".join(f"{lid} {v}" for lid, v in verdicts.items()) + (f" ({'; '.join(notes)})" if notes else ""))
+    return ScreenReport(run_id=run_id, status=status, message=message, design=screen.design.text(),
+                        blocks=measured.blocks, calls={lid: {**c, "why": whys.get(lid, c.get("reason"))}
+                                                       for lid, c in calls.items()},
+                        said=said, decisions=decisions, confirmed=confirmed, launches=measured.launches, fit=fit)
+
+
+def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured, fit=None):
+    """Each lever's verdict (adopt | reject | inconclusive; none where the screen did not finish) and its why."""
+    verdicts, whys = {}, {}
+    if status != "succeeded":
+        return verdicts, whys
+    guards = guard_breaks(screen, measured.tally.qualities)
+    for lever in screen.screened.levers:
+        call = calls.get(lever.id) or {}
+        outcome, reason = call.get("outcome"), call.get("reason") or ""
+        own = gain_within(fit, lever.id, confirmed["levers"]) if confirmed and fit is not None else None
+        if outcome == "confirm":
+            if confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt" and (
+                    own is None or own >= lever.rule.min_speedup):
+                outcome = "adopt"
+                reason = f"{reason}; confirmed with {' + '.join(confirmed['levers'])} (run {confirmed['run']}): " \
+                         f"{confirmed['reason']}"
+            elif confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt":
+                # the combination pays, but not through this lever: its own share is under its threshold, and
+                # where its bound lies under it too it is rejected as a lever run would be
+                high = call.get("high")
+                outcome = "reject" if isinstance(high, (int, float)) and high < lever.rule.min_speedup else \
+                    "inconclusive"
+                reason = (f"{reason}; {' + '.join(confirmed['levers'])} confirmed (run {confirmed['run']}), but "
+                          f"with the others on its own gain is {own:.3g}×, under its {lever.rule.min_speedup:g}×")
+            else:
+                best = best_gain(fit, lever.id, screen.screened.ids) if fit is not None else None
+                high = call.get("high")
+                # under its threshold on average (its bound) and beside every partner (the estimate): no
+                # combination makes it pay
+                under = best is not None and best < lever.rule.min_speedup and isinstance(high, (int, float)) \
+                    and high < lever.rule.min_speedup
+                outcome = "reject" if under else "inconclusive"
+                reason = (f"{reason}; not confirmed" + (
+                    f" with {' + '.join(confirmed['levers'])} (run {confirmed['run']}, {confirmed['outcome']}): "
+                    f"{confirmed['reason']}" if confirmed else "")
+                    + (f"; its gain beside any one lever is {best:.3g}× at most, under its "
+                       f"{lever.rule.min_speedup:g}×" if under else ""))
+        broken = guards.get(lever.id)
+        if broken and outcome in ("adopt", "inconclusive", None, "confirm"):
+            # a gain that breaks a guard is no gain; one broken with the lever off too blames nothing on it
+            outcome, reason = ("reject", broken[1]) if broken[0] else ("inconclusive", f"{reason}; {broken[1]}")
+        elif outcome not in ("adopt", "reject"):
+            outcome = "inconclusive"
+            reason += f"; {settle(screen, measured)}"
+        verdicts[lever.id], whys[lever.id] = outcome, reason
+    return verdicts, whys
+
+
+def gain_within(fit, lever: str, combination) -> float | None:
+    """The screen's estimate of `lever`'s gain with the combination's other levers on: its main effect times the
+    square root of each interaction with them (in ±1 coding, a×b's ratio of ratios is the square of how far b
+    moves a's ratio from its mean); None where the fit lacks it."""
+    main = next((e for e in fit.mains if e.levers == (lever,)), None)
+    if main is None:
+        return None
+    gain = main.ratio
+    for effect in fit.interactions:
+        if lever in effect.levers and all(other in combination for other in effect.levers):
+            gain *= math.sqrt(effect.ratio)
+    return gain
+
+
+def best_gain(fit, lever: str, factors) -> float | None:
+    """`lever`'s largest estimated gain alone or beside any one other lever of the screen."""
+    found = [gain_within(fit, lever, (lever, other)) for other in factors]
+    found = [g for g in found if g is not None]
+    return max(found) if found else None
+
+
+def guard_breaks(screen, qualities: list) -> dict[str, tuple[bool, str]]:
+    """lever -> (whether it is to blame, why) for the levers a workload guard broke in a design run with their
+    change on. A lever is to blame where the guard held in every run with it off; where no one lever explains a
+    guard's breaks, every lever on in them is left undecided."""
+    broken: dict[str, set[int]] = {}
+    for q in qualities:
+        name, _, run = str(q.get("name", "")).rpartition("@run-")
+        value, limit = q.get("value"), q.get("limit")
+        if not name or not run.isdigit() or not isinstance(value, (int, float)) or not isinstance(limit, (int, float)):
+            continue
+        if (value < limit) if q.get("bound") == "min" else not (value <= limit):  # a NaN breaks it
+            broken.setdefault(name, set()).add(int(run))
+    found: dict[str, tuple[bool, str]] = {}
+    for guard, runs in sorted(broken.items()):
+        on = {lever: sorted(i for i in runs if screen.design.runs[i][j] > 0)
+              for j, lever in enumerate(screen.screened.ids)}
+        blamed = [lever for lever, hit in on.items() if len(hit) == len(runs)]
+        for lever, hit in on.items():
+            if lever in found or not hit or (blamed and lever not in blamed):
+                continue
+            where = f"run{'s' * (len(hit) > 1)} {', '.join(map(str, hit))}"
+            found[lever] = (bool(blamed), f"guard {guard} broken in the design runs with {lever} on ({where})"
+                            + (", never with it off" if blamed else
+                               ", and in runs with it off: no one lever's change explains it"))
+    return found
+
+
+def settle(screen, measured) -> str:
+    """What more would settle an undecided lever: more blocks than the budget allowed, or another run."""
+    runs = len(screen.design.runs)
+    if measured.spent:
+        return (f"its budget of {screen.budget} launches is spent ({len(measured.blocks)} blocks of {runs}); "
+                f"more blocks would settle it: --budget {screen.budget + 2 * runs} or more, or run it on its own")
+    return "a screen with more blocks, or a run of it on its own, would settle it"
+
+
+def _fit_so_far(screen, samples: list) -> dict | None:
+    """The effects of the blocks done, where a screen ended before its first look (or between looks)."""
+    from optseq.state.screen.analysis import AnalysisError, fit
+
+    found = observations(screen, samples)
+    if not found:
+        return None
+    try:
+        return fit(screen.design, found, screen.screened.levers[0].arms.higher_is_better).to_dict()
+    except (AnalysisError, ValueError, ArithmeticError):
+        return None
+
+
+def what_measured(screen, measured, fit: dict | None) -> str:
+    """What a screen that ended early measured: blocks done, launches, the effects so far."""
+    from optseq.state.text import ratio_text
+
+    done = f"{len(measured.blocks)} block{'s' * (len(measured.blocks) != 1)} done in {measured.launches} launches"
+    mains = (fit or {}).get("mains") or []
+    effects = ", ".join(f"{m['name']} {ratio_text(m['ratio'], 3)}×" for m in mains
+                        if isinstance(m.get("ratio"), (int, float)) and math.isfinite(m["ratio"]))
+    return done + (f"; effects so far: {effects}" if effects else "; no effects yet (too few blocks)") + \
+        "; nothing decided"
+
+
+def rule_text(lever) -> str:
+    return f"{lever.rule.metric} screen vs {lever.rule.min_speedup:g}×"
+
+
+def confirm(seq, screen, screen_run: int, levers: tuple[str, ...], go) -> dict:
+    """The combination's levers on the stack against the stack alone, by the paired test a lever run uses
+    (ABPasses over command pairs), recorded as a run of its own (`kind = "confirm"`); its threshold is the
+    product of the levers' min_speedup (each must pay its own)."""
+    from optseq.state.runs.lever_run import measure
+
+    chosen = [lv for lv in screen.screened.levers if lv.id in levers]
+    first = chosen[0]
+    args, env = [], {}
+    for lever in chosen:
+        args += list(lever.arms.candidate_args)
+        env.update(dict(lever.arms.candidate_env))
+    arms = replace(first.arms, candidate_args=tuple(args), candidate_env=tuple(sorted(env.items())))
+    rule = replace(first.rule, min_speedup=math.prod(lv.rule.min_speedup for lv in chosen),
+                   repeats=max(lv.rule.repeats for lv in chosen), max_repeats=max(lv.rule.max_repeats for lv in chosen))
+    lever = Lever(id=CONFIRM_ID, title="confirm", kind="speedup", index=-1, run=ARMS_RUN, rule=rule, arms=arms,
+                  timeout_s=sum(lv.timeout_s for lv in chosen))
+    spec = arms.to_dict(screen.screened.stack)
+    go.on_log(f"[optseq] confirming {' + '.join(levers)} against the stack by the paired test "
+              f"(threshold {rule.min_speedup:.4g}×)")
+    with seq.lock:
+        with seq.writing():
+            infra = seq.machine.infra()
+            record = seq.append("runs", {"kind": "confirm", "lever": None, "status": "running", "argv": list(ARMS_RUN),
+                                         "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
+                                         "runner": go.runner.name, "arms": spec, "testbed": seq.testbed,
+                                         "confirm": {"screen": screen_run, "levers": list(levers),
+                                                     "threshold": rule.min_speedup}})
+            run_dir = seq.store.run_dir(record["id"])
+    go.arms = spec
+    outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
+    tally.elapsed_s = time.monotonic() - started
+    verdict, reason, summary = "inconclusive", outcome.detail, {}
+    status = "failed" if step is not None and step.failure else outcome.status
+    if status == "succeeded" and step is not None and step.stats is not None and not step.error:
+        verdict, reason = step.verdict.outcome, step.verdict.reason
+        summary = {"stats": step.stats.to_dict(), "verdict": step.verdict.to_dict(),
+                   "rule": f"{rule.metric} sequential bound vs {rule.min_speedup:.4g}×"}
+    elif status != "succeeded":
+        verdict, reason = "inconclusive", (step.failure if step is not None and step.failure else outcome.detail)
+    fields = {"status": status, "ended": utc_now(), "elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code,
+              "detail": reason, "passes": passes, "env": tally.env, "verdict": verdict, "summary": summary,
+              "fingerprint": fingerprint(tally.env, infra), "n_samples": len(tally.samples),
+              "samples_file": str(tally.samples_file) if tally.samples else None, "log": outcome.log_path,
+              "warnings": tally.warnings[:40], "pass_counts": tally.passes, "testbed": seq.testbed}
+    with seq.lock:
+        with seq.writing():
+            seq.store.update("runs", record["id"], fields)
+    return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status}

@@ -1,0 +1,210 @@
+"""`optseq --run screen [LEVER …]`: several levers decided together by a two-level design over the plan's workload.
+
+One run record (`kind = "screen"`) holds the design, its seed and every block's order. Each pass launches the arms
+driver in its design mode (engine/arms/points.py) over the blocks ScreenPasses asks for, each design run its own
+process; between passes ScreenPasses judges every lever on all blocks so far, until each is decided or the budget is
+spent. The record's end and the decisions it makes are screen_finish's."""
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import time
+from dataclasses import dataclass
+
+from optseq.state.errors import InputError
+from optseq.state.plan.model import Lever
+from optseq.state.plan.workload import ARMS_RUN
+from optseq.state.runners.interface import store_tag
+from optseq.state.runs import screen_levers
+from optseq.state.runs.lever_run import RunControl
+from optseq.state.runs.run_pass import Collected, Go, Pass, launch, launch_token
+from optseq.state.store.records import utc_now
+
+SCREEN_ID = "screen"
+"""The name the screen's pseudo-lever goes by in its progress lines; no lever may be a run keyword, nor this."""
+
+
+@dataclass
+class Screen:
+    """A screen about to run: its levers, its design and what it may spend."""
+
+    screened: screen_levers.Screened
+    design: object
+    """state.screen.design.Design."""
+    budget: int
+    """Launches of the design's runs the screen may spend (warm-ups come on top: `warmup` a pass)."""
+    seed: int
+    warmup: int
+
+    @property
+    def max_blocks(self) -> int:
+        return max(1, self.budget // len(self.design.runs))
+
+    def asks(self) -> str:
+        """What the screen will spend, said before it starts."""
+        runs = len(self.design.runs)
+        return (f"{runs} runs a block, each its own launch; blocks until every lever is decided, up to "
+                f"{self.max_blocks} ({self.max_blocks * runs} launches of a budget of {self.budget})"
+                + (f", and {self.warmup} warm-up launch{'es' * (self.warmup != 1)} a pass" if self.warmup else ""))
+
+
+def prepare(seq, named, budget: int | None = None) -> Screen:
+    """The screen `--run screen` would run: InputError (one line) before anything runs or is recorded."""
+    from optseq.state.screen.design import DesignError, choose
+
+    screened = screen_levers.choose(seq, named)
+    if budget is not None and budget < 1:
+        raise InputError(f"--budget {budget}: a screen's budget is a number of launches, at least 1")
+    spend = budget if budget is not None else screen_levers.budget_of(screened.levers)
+    try:
+        design = choose(screened.ids, spend)
+    except DesignError as exc:
+        raise InputError(f"--run screen: {exc}") from None
+    warmup = seq.plan.workload.warmup if seq.plan.workload.warmup is not None else 1
+    return Screen(screened, design, spend, secrets.randbelow(2 ** 31), warmup)
+
+
+def run_screen(seq, screen: Screen, *, on_event=None, on_log=None, control: RunControl | None = None):
+    """Blocking: record, launch block after block, judge, decide (screen_finish); returns a ScreenReport."""
+    from optseq.state.runners.interface import RunnerError
+    from optseq.state.runs import screen_finish
+
+    control = control or RunControl()
+    try:
+        runner = seq.runner
+    except RunnerError as exc:
+        raise InputError(str(exc)) from None
+    with contextlib.ExitStack() as holds:
+        for lever_id in screen.screened.ids:  # every lever of the design is held: none runs elsewhere meanwhile
+            holds.callback(seq.hold_lever(lever_id).release)
+        with seq.lock:
+            with seq.writing():
+                for lever_id in screen.screened.ids:
+                    seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
+                infra = seq.machine.infra()
+                infra["adopted"] = [lid for lid in infra["adopted"] if lid not in screen.screened.ids]
+                record = seq.append("runs", {
+                    "kind": "screen", "lever": None, "status": "running", "argv": list(ARMS_RUN), "pid": os.getpid(),
+                    "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name,
+                    "testbed": seq.testbed, "arms": base_spec(screen), "screen": {
+                        "levers": list(screen.screened.ids), "design": screen.design.to_dict(),
+                        "seed": screen.seed, "blocks": [], "budget": screen.budget, "launches": 0, "step": None,
+                        "confirmed": None, "rules": {lv.id: lv.rule.min_speedup for lv in screen.screened.levers},
+                        "left_out": list(screen.screened.left_out)}})
+                run_dir = seq.store.run_dir(record["id"])
+        go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control)
+        measured = measure(seq, screen, record["id"], run_dir, infra, go)
+        return screen_finish.finish(seq, screen, record["id"], measured, go)
+
+
+def base_spec(screen: Screen) -> dict:
+    """The arms driver's spec every pass shares: the workload, its metric and guards, the stack."""
+    first = screen.screened.levers[0].arms
+    return first.to_dict(screen.screened.stack)
+
+
+def points(screen: Screen) -> list[dict]:
+    """Each run of the design as the driver launches it: argv and environment."""
+    found = []
+    for levels in screen.design.runs:
+        argv, env = screen.screened.point(levels)
+        found.append({"argv": list(argv), "env": env})
+    return found
+
+
+def pseudo_lever(screen: Screen) -> Lever:
+    """What run_pass launches: the arms driver, within the levers' timeouts together."""
+    timeout = sum(lever.timeout_s for lever in screen.screened.levers)
+    return Lever(id=SCREEN_ID, title="screen", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=timeout)
+
+
+@dataclass
+class Measured:
+    """What the passes left: the last pass's outcome, the samples, the blocks run, the last look."""
+
+    outcome: object
+    tally: Collected
+    passes: int
+    blocks: list
+    """Per block launched: its order (run indices), in the order run."""
+    step: object = None
+    """The last ScreenStep (None before a look)."""
+    launches: int = 0
+    elapsed_s: float = 0.0
+    spent: bool = False
+    """The budget ran out with levers undecided."""
+
+
+def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> Measured:
+    from optseq.state.runs.screen_finish import observations
+    from optseq.state.screen.design import order
+    from optseq.state.screen.screen_passes import ScreenPasses
+
+    lever = pseudo_lever(screen)
+    rules = {lv.id: lv.rule for lv in screen.screened.levers}
+    judge = ScreenPasses(screen.design, rules, screen.screened.levers[0].arms.higher_is_better, screen.max_blocks)
+    tally = Collected(samples_file=run_dir / "samples.jsonl")
+    found = Measured(outcome=None, tally=tally, passes=0, blocks=[])
+    spec, runs = {**base_spec(screen), "points": points(screen)}, len(screen.design.runs)
+    plain = next((i for i, levels in enumerate(screen.design.runs) if all(v < 0 for v in levels)), None)
+    tag, begun = store_tag(seq.store.path.parent), seq.store.get("runs", run_id).get("started", "")
+    started = time.monotonic()
+    more = min(judge.requested, screen.max_blocks)
+    pending: dict[int, list] = {}  # the blocks of the pass under way and their orders, until each is whole
+    counted: dict[int, int] = {}
+    heard = go.on_event
+
+    def event(ev: dict) -> None:
+        # each block on the record as its last run comes back: a screen killed mid-pass says what it measured
+        block = ev.get("block")
+        if ev.get("event") == "sample" and block in pending and ev.get("metric") == spec["metric"]:
+            counted[block] = counted.get(block, 0) + 1
+            if counted[block] == runs:
+                found.blocks.append(pending.pop(block))
+                found.launches = len(tally.samples) + screen.warmup * found.passes
+                _progress(seq, run_id, found)
+        if heard is not None:
+            heard(ev)
+
+    go.on_event = event
+    while more > 0 and not go.control.cancelled:
+        found.passes += 1
+        first = len(found.blocks) + 1
+        orders = [list(order(screen.design, block, screen.seed)) for block in range(first, first + more)]
+        pending.update(zip(range(first, first + more), orders))
+        sequence = [[block, index] for block, one in zip(range(first, first + more), orders) for index in one]
+        go.arms = {**spec, "sequence": sequence, "plain": plain}
+        one = Pass(seq, lever, run_id, found.passes, None, tally, go, elapsed_s=time.monotonic() - started,
+                   token=launch_token(tag, run_id, begun, found.passes))
+        go.on_log(f"[optseq] pass {found.passes}: block{'s' * (more > 1)} {first}"
+                  + (f" to {first + more - 1}" if more > 1 else "") + f", {len(sequence)} launches")
+        found.outcome = launch(one, run_dir, infra, lever.timeout_s - (time.monotonic() - started))
+        pending.clear()  # a block the pass left half done is none of the design's
+        found.launches = len(tally.samples) + screen.warmup * found.passes
+        _progress(seq, run_id, found)
+        if found.outcome.status != "succeeded":
+            break
+        found.step = judge.after_pass(observations(screen, tally.samples))
+        _progress(seq, run_id, found)
+        if found.step.note:
+            go.on_log(f"[optseq] {found.step.note}")
+        more = min(found.step.more, screen.max_blocks - len(found.blocks))
+        undecided = any(call.outcome not in ("adopt", "reject") for call in found.step.calls.values())
+        found.spent = undecided and (more <= 0 < found.step.more or len(found.blocks) >= screen.max_blocks)
+    found.elapsed_s = time.monotonic() - started
+    return found
+
+
+def _progress(seq, run_id: int, found: Measured) -> None:
+    """The blocks run and the last look, on the record as the screen goes: what a killed screen measured."""
+    from optseq.state.store.storage import StoreUnwritable
+
+    record = seq.store.get("runs", run_id) or {}
+    screen = dict(record.get("screen") or {}, blocks=found.blocks, launches=found.launches,
+                  step=found.step.to_dict() if found.step is not None else None)
+    try:
+        with seq.lock, seq.writing():
+            seq.store.update("runs", run_id, {"screen": screen})
+    except StoreUnwritable:
+        pass  # the samples file and the pass logs hold what was measured; the end says what it can

@@ -1,0 +1,1 @@
+"""A screen: two-level designs over several levers, their fit, and the judge between blocks."""

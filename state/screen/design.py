@@ -1,0 +1,221 @@
+"""Two-level designs for a screen: which subsets of the levers' changes one block launches.
+
+A full factorial for up to three levers; beyond, a regular fraction 2^(k-p) from a table of the standard
+minimum-aberration generators (Box, Hunter & Hunter 2005, table 6.22; NIST/SEMATECH e-Handbook 5.3.3.4.7).
+Only the generators come from the table: the defining relation, the resolution and every alias are computed
+from them here, so a wrong table entry shows as a lower resolution, never as a claim (pyDOE3 1.6.2's
+`fracfact_by_res(8, 5)` is a resolution IV design sold as V: nothing here takes a resolution on trust).
+"""
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+LETTERS = "ABCDEFGH"
+MAX_FACTORS = len(LETTERS)
+MIN_DF = 8
+"""Residual degrees of freedom a first look needs: below it the t quantile at a look's alpha is so wide, and the
+robust scale so rough, that the look spends its error for almost no chance to decide. One block of a large design
+has them from the effects it does not fit (interactions of three levers and more, taken to be negligible); a small
+one needs a second block to measure its error."""
+
+GENERATORS: dict[int, tuple[tuple[str, ...], ...]] = {
+    # per k, the fractions by runs, fewest first; the full factorial is always a candidate too
+    4: (("D=ABC",),),
+    5: (("D=AB", "E=AC"), ("E=ABCD",)),
+    6: (("D=AB", "E=AC", "F=BC"), ("E=ABC", "F=BCD"), ("F=ABCDE",)),
+    7: (("D=AB", "E=AC", "F=BC", "G=ABC"), ("E=ABC", "F=BCD", "G=ACD"), ("F=ABCD", "G=ABDE"), ("G=ABCDEF",)),
+    8: (("E=BCD", "F=ACD", "G=ABC", "H=ABD"), ("F=ABC", "G=ABD", "H=BCDE"), ("G=ABCD", "H=ABEF"),
+        ("H=ABCDEFG",)),
+}
+ROMAN = {3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII"}
+TIMES = "×"
+
+
+class DesignError(ValueError):
+    """A screen no design fits; str() is one line naming what is wrong."""
+
+
+def _word(letters: str) -> frozenset[str]:
+    return frozenset(letters)
+
+
+def _product(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    return a ^ b  # A·A = I in a two-level design
+
+
+@dataclass(frozen=True)
+class Design:
+    """One replicate of a two-level design (one block), and what it can tell apart."""
+
+    factors: tuple[str, ...]
+    """Lever ids, in the order given: letters A, B, C, … in that order."""
+    runs: tuple[tuple[int, ...], ...]
+    """Per run, +1 (that lever's change applied) or -1 per factor."""
+    generators: tuple[str, ...]
+    """`D=ABC`, …; () for a full factorial."""
+    resolution: int | None
+    """None for a full factorial; else the shortest word of the defining relation, computed."""
+
+    @cached_property
+    def defining(self) -> tuple[frozenset[str], ...]:
+        """The words of the defining relation (I excluded): every product of the generators' words."""
+        words = [_word(g.replace("=", "")) for g in self.generators]
+        group = set()
+        for r in range(1, len(words) + 1):
+            for combo in itertools.combinations(words, r):
+                w = frozenset()
+                for x in combo:
+                    w = _product(w, x)
+                group.add(w)
+        return tuple(sorted(group, key=lambda w: (len(w), sorted(w))))
+
+    def letter(self, factor: str) -> str:
+        return LETTERS[self.factors.index(factor)]
+
+    def name(self, word: frozenset[str]) -> str:
+        """`amp` or `amp×compile`: an effect's word in the levers' names, in factor order."""
+        return TIMES.join(self.factors[LETTERS.index(c)] for c in sorted(word))
+
+    def _effects(self) -> list[frozenset[str]]:
+        k = len(self.factors)
+        return ([frozenset(LETTERS[i]) for i in range(k)]
+                + [frozenset((LETTERS[i], LETTERS[j])) for i, j in itertools.combinations(range(k), 2)])
+
+    def _aliases_of(self, effect: frozenset[str]) -> list[frozenset[str]]:
+        return sorted((_product(effect, w) for w in self.defining if len(_product(effect, w)) <= 2),
+                      key=lambda w: (len(w), sorted(w)))
+
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """Each main effect and two-factor interaction -> the others of order <= 2 it cannot be told from."""
+        return {self.name(e): tuple(self.name(a) for a in self._aliases_of(e)) for e in self._effects()}
+
+    def interactions(self) -> tuple[tuple[str, str], ...]:
+        """The two-factor interactions the fit estimates: those clear of every main effect, the first of each
+        chain of aliased ones standing for its chain (its aliases are said beside it)."""
+        chosen, taken = [], set()
+        for e in self._effects()[len(self.factors):]:
+            others = self._aliases_of(e)
+            if e in taken or any(len(a) == 1 for a in others):
+                continue
+            taken.update(others)
+            chosen.append(tuple(self.factors[LETTERS.index(c)] for c in sorted(e)))
+        return tuple(chosen)
+
+    def column(self, levers: Sequence[str]) -> tuple[int, ...]:
+        """The ±1 column of an effect over the runs: the product of its levers' columns."""
+        idx = [self.factors.index(f) for f in levers]
+        out = []
+        for run in self.runs:
+            v = 1
+            for i in idx:
+                v *= run[i]
+            out.append(v)
+        return tuple(out)
+
+    def kind(self) -> str:
+        k, n = len(self.factors), len(self.runs)
+        if self.resolution is None:
+            return f"2^{k} full factorial, {n} runs a block"
+        return f"2^({k}-{len(self.generators)}) resolution {ROMAN.get(self.resolution, self.resolution)}, {n} runs a block"
+
+    def text(self) -> str:
+        """`2^(4-1) resolution IV, 8 runs a block; D = ABC; amp×compile = tensorrt×option_a, …`"""
+        parts = [self.kind()]
+        if self.generators:
+            parts.append(", ".join(g.replace("=", " = ") for g in self.generators))
+            parts.append(", ".join(f"{f} = {self.letter(f)}" for f in self.factors))
+        chains = []
+        for name, others in self.aliases().items():
+            if others and (name,) + others not in chains and not any(name in c for c in chains):
+                chains.append((name,) + others)
+        parts.append("; ".join(" = ".join(c) for c in chains) if chains else "every main effect and two-factor "
+                     "interaction clear of the others")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {"factors": list(self.factors), "runs": [list(r) for r in self.runs],
+                "generators": list(self.generators), "resolution": self.resolution}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Design:
+        return build(tuple(d["factors"]), tuple(d["generators"]))
+
+
+def _resolution(generators: Sequence[str], k: int) -> int | None:
+    if not generators:
+        return None
+    probe = Design(tuple(LETTERS[:k]), (), tuple(generators), None)
+    return min(len(w) for w in probe.defining)
+
+
+def build(factors: Sequence[str], generators: Sequence[str] = ()) -> Design:
+    """The design over these factors with these generators: the base factorial's runs in standard order (A
+    alternating fastest), each generated column the product of its word's base columns."""
+    factors = tuple(factors)
+    k, p = len(factors), len(generators)
+    base = k - p
+    gens = {}
+    for g in generators:
+        head, _, word = g.partition("=")
+        if head not in LETTERS[base:k] or not word or any(c not in LETTERS[:base] for c in word):
+            raise DesignError(f"generator {g!r} is not a product of the base factors {LETTERS[:base]}")
+        gens[head] = word
+    runs = []
+    for i in range(2 ** base):
+        levels = {LETTERS[j]: (1 if (i >> j) & 1 else -1) for j in range(base)}
+        for head, word in gens.items():
+            v = 1
+            for c in word:
+                v *= levels[c]
+            levels[head] = v
+        runs.append(tuple(levels[LETTERS[j]] for j in range(k)))
+    return Design(factors, tuple(runs), tuple(generators), _resolution(generators, k))
+
+
+def first_blocks(design: Design) -> int:
+    """Blocks the first look needs: enough runs past the fitted terms (intercept, blocks, effects) for MIN_DF."""
+    fitted = 1 + len(design.factors) + len(design.interactions())
+    b = 1
+    while len(design.runs) * b - (fitted + b - 1) < MIN_DF:
+        b += 1
+    return b
+
+
+def candidates(factors: Sequence[str]) -> list[Design]:
+    """Every design a screen of these factors may use, fewest runs first, the full factorial last."""
+    k = len(factors)
+    return [build(factors, g) for g in GENERATORS.get(k, ())] + [build(factors)]
+
+
+def choose(factors: Sequence[str], budget: int) -> Design:
+    """A full factorial for k <= 3; else the design of the highest resolution (up to V: beyond it nothing the fit
+    estimates gains) whose first look (first_blocks) fits `budget` launches, fewest runs among equals."""
+    factors = tuple(factors)
+    k = len(factors)
+    if k < 2 or k > MAX_FACTORS:
+        raise DesignError(f"a screen needs 2 to {MAX_FACTORS} levers, got {k} ({', '.join(factors) or 'none'})")
+    if len(set(factors)) != k:
+        raise DesignError(f"a screen's levers must differ, got {', '.join(factors)}")
+    fits = [d for d in candidates(factors) if len(d.runs) * first_blocks(d) <= budget]
+    if not fits:
+        least = min(candidates(factors), key=lambda d: len(d.runs) * first_blocks(d))
+        n = first_blocks(least)
+        raise DesignError(f"a screen of {k} levers needs a budget of {len(least.runs) * n} launches at least "
+                          f"({n} block{'s' * (n != 1)} of {len(least.runs)} runs before a first look), got {budget}")
+
+    def worth(d: Design) -> int:
+        return min(5 if d.resolution is None else d.resolution, 5)
+
+    best = max(worth(d) for d in fits)
+    return min((d for d in fits if worth(d) == best), key=lambda d: len(d.runs))
+
+
+def order(design: Design, block: int, seed: int) -> tuple[int, ...]:
+    """One block's run indices in a seeded random order (the same seed and block give the same order)."""
+    idx = list(range(len(design.runs)))
+    random.Random(f"{seed}:{block}:{len(idx)}").shuffle(idx)
+    return tuple(idx)

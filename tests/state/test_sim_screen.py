@@ -1,0 +1,52 @@
+"""A screen's error and cost beside one lever at a time, on seeded simulated workloads through the real judge
+(ScreenPasses) and the real pass loop (ABPasses over command pairs): the figures make simulate writes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from optseq.state.bench import sim_screen
+from optseq.state.runs.sequential import BOUND
+
+DRAWS = 1000
+statistical = pytest.mark.slow  # a thousand seeded screens a row: make test runs them, make test-fast leaves them out
+
+
+def row(k: int, budget: int | None = None) -> sim_screen.Setting:
+    (found,) = [s for s in sim_screen.settings() if s.k == k and (budget is None or s.budget == budget)][:1]
+    return found
+
+
+def test_the_command_writes_its_section_and_keeps_the_others(tmp_path):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n\n<!-- section:ci -->\nbench figures\n<!-- /section:ci -->\n", encoding="utf-8")
+    for _ in range(2):  # a second write replaces the section instead of adding one
+        out = subprocess.run([sys.executable, "-m", "optseq.state.bench.sim_screen", "--draws", "2", "--write",
+                              str(doc)], capture_output=True, text=True, timeout=1800, check=True)
+        assert out.stdout.strip() == f"wrote {doc}"
+    text = doc.read_text(encoding="utf-8")
+    assert "bench figures" in text and text.count("<!-- section:screen -->") == 1
+    assert "| 4 | 40 | 2^4 full factorial, 16 runs a block |" in text
+    assert "| 8 | 64 | 2^(8-2) resolution V, 64 runs a block |" in text
+    assert "Worst false adopt at the threshold in a screen" in text and "2 draws per row." in text
+    assert "`python -m optseq.state.bench.sim_screen --draws 2 --write" in text
+
+
+def test_a_screen_and_the_levers_alone_see_the_same_workload():
+    s = row(4)
+    both = sim_screen.true_log_speed(s, {"g1", "b1"}) - sim_screen.true_log_speed(s, {"b1"})
+    alone = sim_screen.true_log_speed(s, {"g1"}) - sim_screen.true_log_speed(s, set())
+    assert both - alone == pytest.approx(__import__("math").log(sim_screen.INTERACTION))
+    # a null at its threshold interacts with nothing: its ratio against the stack is its threshold
+    t1 = sim_screen.true_log_speed(s, {"t1"}) - sim_screen.true_log_speed(s, set())
+    assert t1 == pytest.approx(__import__("math").log(sim_screen.THRESHOLD))
+
+
+@statistical
+@pytest.mark.parametrize("k, budget", [(3, None), (4, None), (6, 40), (6, 64), (8, None)])
+def test_a_lever_at_its_threshold_is_adopted_or_rejected_by_a_screen_within_five_percent(k, budget):
+    r = sim_screen.simulate(row(k, budget), DRAWS)
+    assert r.worst(r.screen, "threshold", "adopt") <= BOUND, r
+    assert r.worst(r.screen, "threshold", "reject") <= BOUND, r
