@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -117,12 +118,20 @@ def screen(name: str, plan: Path, levers: tuple[str, ...], budget: int | None, l
         argv += ["--budget", str(budget)]
     log(f"{name}: {' '.join(argv[2:])}")
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=plan.parent, stdout=subprocess.PIPE, stderr=None, text=True,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, cwd=plan.parent, stdout=subprocess.PIPE, stderr=None, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        out, _ = proc.communicate()
+    except BaseException:
+        # Ctrl-C reaches optseq through the terminal's process group; SIGTERM and SIGHUP reach only this process,
+        # so they are passed on: optseq cancels the screen, stops its launches and records what it measured
+        proc.terminate()
+        proc.wait()
+        raise
     wall = time.perf_counter() - start
     found = Screened(name, levers, proc.returncode, wall)
     try:
-        summary = json.loads(proc.stdout)
+        summary = json.loads(out)
         found.report = summary["runs"][0]
     except (ValueError, KeyError, IndexError, TypeError):
         found.error = (proc.stdout.strip().splitlines() or ["no output"])[-1]
@@ -186,8 +195,22 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupted)
+    try:
+        return _main(args, argv)
+    except KeyboardInterrupt as exc:
+        print(f"screen_ref: stopped ({exc or 'SIGINT'}): nothing written", file=sys.stderr, flush=True)
+        return 130
+
+
+def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
 
     def log(line: str) -> None:
         print(f"screen_ref: {line}", file=sys.stderr, flush=True)
