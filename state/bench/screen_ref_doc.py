@@ -26,7 +26,8 @@ def screen_lines(found, title: str) -> list[str]:
     fit = report.get("fit") or {}
     blocks = report.get("blocks") or []
     lines += [f"{report['design']}. {len(blocks)} block{'s' * (len(blocks) != 1)} run, "
-              f"{report.get('launches', 0)} launches, {_minutes(found.wall_s)} in all; the run ended "
+              f"{report.get('launches', 0)} launches of the design, {_minutes(found.wall_s)} in all"
+              + (" (the confirmation's paired run included)" if report.get("confirmed") else "") + "; the run ended "
               f"{report['status']}" + (f" ({report['message']})" if report["status"] != "succeeded" else "")
               + (f"; residual sd {fit['sigma']:.3f} on the log metric, {fit.get('downweighted', 0)} launches "
                  "down-weighted as stalls" if fit else "") + ".", ""]
