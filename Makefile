@@ -74,6 +74,12 @@ store-bench: $(DEV_STAMP)
 sync-bench: $(DEV_STAMP)
 	$(BIN)/python -m optseq.state.bench.sync --write docs/performance.md $(ARGS)
 
+# The screen on the reference workload (issue 40): `optseq --run screen` over the engine's AMP, compile and Option A
+# levers at --hidden 64 and 512 and over cpu_train's four toggles, each in a fresh store, into docs/performance.md
+.PHONY: screen-bench
+screen-bench: $(DEV_STAMP)
+	$(BIN)/python -m optseq.state.bench.screen_ref --write docs/performance.md $(ARGS)
+
 # What a Ray run costs over a local one (a throwaway two-node cluster on 127.0.0.1), into docs/performance.md
 .PHONY: runner-bench
 runner-bench: $(RAY_STAMP)

@@ -6,6 +6,9 @@
 
 `python -m optseq.engine.bench gpu-check [--write docs/performance.md] [--device cuda] [--budget-s N]` measures AMP and
 compile at a small and a large model, then model_size, and writes its own section (`gpu-check --help`).
+
+`python -m optseq.engine.bench iteration [--amp=bf16|off] [--compile=on|off] [--option-a=on|off] [--hidden=N]` times
+one configuration of a Deep CFR iteration: a workload whose levers are its flags (`iteration --help`).
 """
 from __future__ import annotations
 
@@ -65,6 +68,13 @@ def main(argv: list[str] | None = None) -> int:
 
         kit.watch_parent()
         return gpu_check(argv[1:])
+    if argv[:1] == ["iteration"]:
+        if torch_missing():  # a workload, not a lever run: one line on stderr
+            print(f"unavailable: {NO_TORCH}", file=sys.stderr)
+            return 1
+        from optseq.engine.bench.iteration import main as iteration
+
+        return iteration(argv[1:])
     args = parse(argv)
     kit.watch_parent()
     passed = [f"--{k}={v}" for k in ("repeats", "warmup", "device") if (v := getattr(args, k)) is not None]
