@@ -11,13 +11,13 @@ FULL_FROM = 96
 """Screen width from which every shown key fits in the footer, with the palette hint docked on its right."""
 NARROW_HIDDEN = {"mark_plan", "set_fact"}
 """Left to the help screen, the palette and the table's why / next column below FULL_FROM."""
-READY_FROM = 106
-"""R and S as well, from here (S only from SCROLL_FROM while a run goes): with x shown during a run, every key still
-ends before the palette hint."""
+READY_FROM = 116
+"""R, s and S as well, from here (S only from SCROLL_FROM while a run goes, s never while one goes: it is refused
+then): with x shown during a run, every key still ends before the palette hint."""
 RUNNING_HIDDEN = {"watch"}
 """Left to the help screen and the palette while a run goes below READY_FROM: x takes its room, and `q Quit` stays
 on screen (w is refused while a run goes)."""
-SCROLL_FROM = 132
+SCROLL_FROM = 142
 """The detail's scroll keys (⇧↓⇧↑) as well, from here, with x shown during a run; below, the help names them."""
 SCROLL = {"detail_down", "detail_up"}
 SHORT = {"run_next": "Next", "cancel_run": "Cancel", "mark_plan": "Plan", "run_ready_parallel": "Ready ∥"}
@@ -37,6 +37,7 @@ def footer_bindings(bindings: dict, width: int, running: bool) -> dict:
                                  (width < FULL_FROM and action in NARROW_HIDDEN) or
                                  (width < READY_FROM and action in ("run_ready_parallel", "sync", "screen")) or
                                  (width < SCROLL_FROM and running and action == "sync") or
+                                 (running and action == "screen") or
                                  (width < READY_FROM and running and action in RUNNING_HIDDEN) or
                                  (width < SCROLL_FROM and action in SCROLL))
         if action in SHORT or hide:
