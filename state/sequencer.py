@@ -170,7 +170,20 @@ class Sequencer(Actions, ReadViews, FirstWrite):
 
         Their derived events are already stored by whoever wrote them, so what this derives is dropped.
         """
-        for table, line in self.store.since(self._synced):
+        self._follow(self.store.since(self._synced))
+        self._synced = self.store.ends()
+
+    def imported(self, lines: list[tuple[str, dict]]) -> None:
+        """Another writer's records, as the store's open batch has just written them (optseq sync; `since`'s lines):
+        the machine follows them and its snapshot is kept in that batch, so the first command after a large sync
+        replays nothing. The caller closes this sequencer after the batch (its `_synced` is from before it)."""
+        with self.lock:
+            self._catch_up()  # what other processes committed before the batch began
+            self._follow(lines)
+            self._keep_snapshot()
+
+    def _follow(self, lines) -> None:
+        for table, line in lines:
             fields = line.get("r") or {}
             if line["op"] == "u":
                 if table == "runs" and self.machine.runs.is_compare(line["id"]):
@@ -184,7 +197,6 @@ class Sequencer(Actions, ReadViews, FirstWrite):
             record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
             if self._known(table, record):
                 self._apply_quietly(self.machine, table, record)
-        self._synced = self.store.ends()
 
     def reload(self) -> bool:
         """Follow other processes: catch up with what they committed. True when something had changed."""

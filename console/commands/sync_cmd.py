@@ -24,8 +24,14 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
     try:
         if new:  # a refused sync makes no store: the remote is asked before the folder is made
             check_remote(plan_dir if plan_dir.is_dir() else Path.cwd(), remote_url(plan_dir, remote))
-        with Store.open(db, mode="write", on_wait=lambda text: print(f"optseq: {text}", file=sys.stderr)) as store:
-            result = sync(store, plan_dir, remote)
+        on_wait = lambda text: print(f"optseq: {text}", file=sys.stderr)  # noqa: E731
+        seq = _sequencer(plan, db, on_wait)
+        if seq is not None:  # the lever machine follows what is merged, its snapshot kept in the same transaction
+            with seq:
+                result = sync(seq.store, plan_dir, remote, follow=seq.imported)
+        else:
+            with Store.open(db, mode="write", on_wait=on_wait) as store:
+                result = sync(store, plan_dir, remote)
     except RemoteMissing as exc:
         print(f"optseq: sync: {exc}", file=sys.stderr)
         return BAD_INPUT
@@ -38,3 +44,17 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
 
         print(new_store_line(db), file=sys.stderr)
     return OK
+
+
+def _sequencer(plan: Path | None, db: Path, on_wait):
+    """The plan over the store, where the plan loads: a sync needs no plan (the store and a remote), but without one
+    the first `status` after a large sync replays what it merged."""
+    from optseq.state.plan.model import PlanError
+    from optseq.state.sequencer import Sequencer
+
+    if plan is None or not plan.is_file():
+        return None
+    try:
+        return Sequencer.open(plan, db, mode="write", on_wait=on_wait)
+    except PlanError:
+        return None

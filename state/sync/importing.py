@@ -58,9 +58,10 @@ def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) ->
 
 
 def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me: str,
-          say=lambda text: None) -> dict[str, list[int]]:
+          say=lambda text: None, written: list | None = None) -> dict[str, list[int]]:
     """Write the segments' records (inside the caller's batch); returns {writer: [segments, records]}. `say` is told
-    each segment as it is merged (sync's progress)."""
+    each segment as it is merged (sync's progress); `written` gains each line as the store wrote it, (table, line)
+    as `store.since` gives them (what the lever machine follows: sync.py)."""
     counts: dict[str, list[int]] = {}
     merged = 0
     for done, (writer, commit, manifest, lines) in enumerate(segments, 1):
@@ -80,13 +81,20 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
                     r[field] = _must(resolve(ids, me, writer, target, value, x.get(field)), writer, n, i, target, value)
             if op == "u":
                 rid = _must(resolve(ids, me, writer, table, line["id"], x.get("id")), writer, n, i, table, line["id"])
-                store.update(table, rid, {**r, "via": writer})
+                changed = store.update(table, rid, {**r, "via": writer})
+                if written is not None:
+                    written.append((table, {"op": "u", "id": rid, "r": {k: v for k, v in changed.items()
+                                                                         if k != "id"}}))
             elif ids.local(writer, table, line["id"]) is None:  # held already: a sync killed before it noted the segment
                 origin = {"writer": writer, "id": line["id"], "at": line.get("at")}
                 if table == "decisions":  # what the conflict check reads (conflicts.py)
                     origin.update(n=n, seen=seen)
                 stored = store.append(table, {**r, "origin": origin}, elsewhere=writer)
                 ids.add(writer, table, line["id"], stored["id"])
+                if written is not None:
+                    fields = {k: v for k, v in stored.items() if k not in ("id", "seq", "at")}
+                    written.append((table, {"op": "i", "id": stored["id"], "seq": stored["seq"], "at": stored["at"],
+                                            "r": fields}))
         was = state["applied"].setdefault(writer, {})
         was.update(n=n, commit=commit)
         counts.setdefault(writer, [0, 0])
