@@ -3,6 +3,7 @@ its writer's own ref, every other writer's merged in. Says what it did in one li
 nothing, 1 for a sync refused (a damaged or rewritten segment, a push the remote refused)."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -24,14 +25,8 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
     try:
         if new:  # a refused sync makes no store: the remote is asked before the folder is made
             check_remote(plan_dir if plan_dir.is_dir() else Path.cwd(), remote_url(plan_dir, remote))
-        on_wait = lambda text: print(f"optseq: {text}", file=sys.stderr)  # noqa: E731
-        seq = _sequencer(plan, db, on_wait)
-        if seq is not None:  # the lever machine follows what is merged, its snapshot kept in the same transaction
-            with seq:
-                result = sync(seq.store, plan_dir, remote, follow=seq.imported)
-        else:
-            with Store.open(db, mode="write", on_wait=on_wait) as store:
-                result = sync(store, plan_dir, remote)
+        with Store.open(db, mode="write", on_wait=lambda text: print(f"optseq: {text}", file=sys.stderr)) as store:
+            result = sync(store, plan_dir, remote, follow=lambda lines: follow(store, plan, lines))
     except RemoteMissing as exc:
         print(f"optseq: sync: {exc}", file=sys.stderr)
         return BAD_INPUT
@@ -46,15 +41,25 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
     return OK
 
 
-def _sequencer(plan: Path | None, db: Path, on_wait):
-    """The plan over the store, where the plan loads: a sync needs no plan (the store and a remote), but without one
-    the first `status` after a large sync replays what it merged."""
+
+FOLLOW_AT = 1000
+"""Merged lines from which the sync keeps the lever machine's snapshot itself: fewer are caught up by the next
+command as any other process's commits are (a few milliseconds), and a sync of one run then imports no sequencer
+(about a fifth of a second of its start); more would be replayed by every command until one writes (OPTSEQ_TEST_FOLLOW_AT sets another, for a test that
+cannot sync thousands)."""
+
+
+def follow(store, plan: Path | None, lines: list) -> None:
+    """Inside the import's transaction: the plan's lever machine follows the merged lines and its snapshot is kept
+    with them (Sequencer.imported), where there are many and the plan loads (a sync needs no plan)."""
+    if len(lines) < int(os.environ.get("OPTSEQ_TEST_FOLLOW_AT") or FOLLOW_AT) or plan is None or not plan.is_file():
+        return
+    from optseq.state.plan import loader
     from optseq.state.plan.model import PlanError
     from optseq.state.sequencer import Sequencer
 
-    if plan is None or not plan.is_file():
-        return None
     try:
-        return Sequencer.open(plan, db, mode="write", on_wait=on_wait)
+        loaded = loader.load(plan)
     except PlanError:
-        return None
+        return
+    Sequencer(loaded, store).imported(lines)
