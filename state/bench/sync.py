@@ -1,16 +1,22 @@
 """Sync bench: what `optseq sync` costs beside a bare `git fetch` of the same refs, and `status` after each merge.
 
-`python -m optseq.state.bench.sync [--runs 100,10000] [--repeat N] [--write docs/performance.md]`
+`python -m optseq.state.bench.sync [--runs 100,10000] [--repeat N] [--first N] [--stores DIR]
+[--write docs/performance.md]`
 
 For each size N: store A is built as the store bench builds its stores (`store_build.build_store`, N real-shaped
-lever runs through the real API) and pushes its whole history to a new bare repository (`git init --bare`,
-reached as a `file://` URL) with `optseq sync`. Then, `--repeat` passes, each command a fresh process of the real
-CLI (`python -m optseq.console.cli sync URL --plan … --db …`), side by side:
+lever runs through the real API; with `--stores DIR`, built once into DIR/runs-N and kept there, and a copy of its
+hot file and journals taken in each later run: a 100,000-run build takes a quarter of an hour) and pushes its whole
+history to a new bare repository (`git init --bare`, reached as a `file://` URL) with `optseq sync`. Then, each
+command a fresh process of the real CLI (`python -m optseq.console.cli sync URL --plan … --db …`), side by side:
+`--first` passes (default `--repeat`) of
   first sync    an empty store B syncs the whole history; beside it, the floor: `git fetch` of the same refs
                 (`refs/optseq/writers/*`) into an empty bare repository; then `status --json` in B;
+and `--repeat` passes of
   incremental   A records one more run (through the same builder, not timed) and syncs it; B syncs it in; the
                 floor: `git fetch` of the same refs into the floor's repository, one run behind as B was; then
                 `status --json` in B.
+What bounds the incremental sync beside the fetch is measured too (`Startup`): the interpreter's start
+(`python -c pass`), the import of the modules a sync runs, and the CLI's `--help`.
 optseq's own time in a sync is its wall time less the time of the git commands it ran, which git reports itself:
 each sync runs with GIT_TRACE2_EVENT naming a directory, and every git process it started (a trace whose session
 id has no parent) says its own elapsed time at its exit. Python's start-up is optseq's own time here.
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import shutil
 import statistics
@@ -36,7 +43,7 @@ from optseq.state.bench.store import DEFAULT_PLAN, _sizes
 from optseq.state.bench.store_build import BenchError, build_store
 from optseq.state.bench.store_doc import fmt_s, machine
 from optseq.state.bench.store_measure import CLI, ROOT, startup
-from optseq.state.bench.sync_doc import render, write_section
+from optseq.state.bench.sync_doc import IMPORTS, render, write_section
 
 SIZES = (100, 10_000)
 REPEAT = 3
@@ -56,10 +63,22 @@ class Timed:
 
 
 @dataclass
+class Startup:
+    """Fresh processes that do less than a sync (medians): what no sync of optseq's can take less than."""
+    python_s: float
+    """`python -c pass`: the interpreter alone."""
+    imports_s: float
+    """`python -c "import …"`: the interpreter and the modules a sync runs (IMPORTS)."""
+    cli_s: float
+    """`python -m optseq.console.cli --help`: the interpreter and the CLI's entry."""
+
+
+@dataclass
 class Row:
     runs: int
     records: int
     build_s: float
+    """The build of A's N runs; nan for a store kept from an earlier run (`--stores`)."""
     push_s: float
     """A's first sync: its whole history pushed (one pass)."""
     first: Timed
@@ -114,12 +133,41 @@ def records(db: Path) -> int:
         return sum(len(store.all(t)) for t in ("runs", "decisions", "events", "criteria", "facts"))
 
 
-def measure(plan: Path, home: Path, n: int, repeat: int, say) -> Row:
+def startup_figures(repeat: int) -> Startup:
+    def median_of(argv: list[str]) -> float:
+        return statistics.median(run(argv).wall_s for _ in range(repeat))
+
+    return Startup(python_s=median_of([sys.executable, "-c", "pass"]),
+                   imports_s=median_of([sys.executable, "-c", "import " + ", ".join(IMPORTS)]),
+                   cli_s=startup(repeat))
+
+
+def store_a(plan: Path, a: Path, n: int, stores: Path | None, say) -> float:
+    """Store A of `n` built runs at `a`: built there, or with `stores`, copied from the one kept in stores/runs-N
+    (built and kept there first when there is none). Returns the build's seconds (nan for one kept earlier)."""
+    if stores is None:
+        built = build_store(plan, a, n)
+        say(f"built {n:,} runs in {fmt_s(built.seconds)}")
+        return built.seconds
+    kept, seconds = stores / f"runs-{n}", math.nan
+    if not (kept / "optseq.json").is_file():
+        seconds = build_store(plan, kept, n).seconds
+        say(f"built {n:,} runs in {fmt_s(seconds)} (kept in {kept})")
+    else:
+        say(f"copying the {n:,}-run store kept in {kept}")
+    a.mkdir()  # the history a sync reads: the hot file and the journals (the runs' logs are never pushed)
+    shutil.copy2(kept / "optseq.json", a / "optseq.json")
+    shutil.copytree(kept / "journal", a / "journal")
+    return seconds
+
+
+def measure(plan: Path, home: Path, n: int, repeat: int, say, first_passes: int | None = None,
+            stores: Path | None = None) -> Row:
     a, remote = home / "A", home / "remote.git"
     subprocess.run(["git", "init", "--bare", "--quiet", str(remote)], check=True)
     url = remote.as_uri()
-    built = build_store(plan, a, n)
-    say(f"built {n:,} runs in {fmt_s(built.seconds)}")
+    build_s = store_a(plan, a, n, stores, say)
+    first_passes = repeat if first_passes is None else first_passes
 
     def sync(db: Path, name: str) -> Timed:
         return run([*CLI, "sync", url, "--plan", str(plan), "--db", str(db)], home / "traces" / name)
@@ -135,17 +183,17 @@ def measure(plan: Path, home: Path, n: int, repeat: int, say) -> Row:
     push_s = sync(a, "push").wall_s
     say(f"pushed {n:,} runs in {fmt_s(push_s)}")
     first, first_fetch, first_status = [], [], []
-    for i in range(repeat):
+    for i in range(first_passes):
         b = home / f"B{i}"
         first.append(sync(b, f"first{i}"))
         first_fetch.append(fetch(home / f"floor{i}.git"))
         first_status.append(status(b))
-        say(f"  first sync {i + 1}/{repeat}: {fmt_s(first[-1].wall_s)} (git {fmt_s(first[-1].git_s)}), "
-            f"git fetch {fmt_s(first_fetch[-1])}")
-    b, floor = home / f"B{repeat - 1}", home / f"floor{repeat - 1}.git"
-    for j in range(repeat):  # the stores that are not synced on are not needed: the disk is shared
-        if j != repeat - 1:
-            shutil.rmtree(home / f"B{j}")
+        say(f"  first sync {i + 1}/{first_passes}: {fmt_s(first[-1].wall_s)} (git {fmt_s(first[-1].git_s)}), "
+            f"git fetch {fmt_s(first_fetch[-1])}, status {fmt_s(first_status[-1])}")
+        if i:  # the stores that are not synced on are not needed: the disk is shared
+            shutil.rmtree(home / f"B{i - 1}")
+            shutil.rmtree(home / f"floor{i - 1}.git")
+    b, floor = home / f"B{first_passes - 1}", home / f"floor{first_passes - 1}.git"
     push_one, inc, inc_fetch, inc_status = [], [], [], []
     for i in range(repeat):
         build_store(plan, a, 1, more=True)
@@ -154,12 +202,12 @@ def measure(plan: Path, home: Path, n: int, repeat: int, say) -> Row:
         inc_fetch.append(fetch(floor))
         inc_status.append(status(b))
         say(f"  incremental sync {i + 1}/{repeat}: {fmt_s(inc[-1].wall_s)} (git {fmt_s(inc[-1].git_s)}), "
-            f"git fetch {fmt_s(inc_fetch[-1])}")
+            f"git fetch {fmt_s(inc_fetch[-1])}, status {fmt_s(inc_status[-1])}")
     in_a, in_b = records(a), records(b)
     if in_a != in_b:
         raise BenchError(f"{n:,} runs: store B holds {in_b:,} records after its syncs, A {in_a:,}")
     med = statistics.median
-    return Row(runs=n, records=in_a, build_s=built.seconds, push_s=push_s,
+    return Row(runs=n, records=in_a, build_s=build_s, push_s=push_s,
                first=Timed(med(t.wall_s for t in first), med(t.git_s for t in first)),
                first_fetch_s=med(first_fetch), first_status_s=med(first_status), push_one_s=med(push_one),
                inc=Timed(med(t.wall_s for t in inc), med(t.git_s for t in inc)), inc_fetch_s=med(inc_fetch),
@@ -171,31 +219,39 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=_sizes, default=SIZES, metavar="N,N,…",
                    help=f"history sizes in runs (default {','.join(map(str, SIZES))})")
     p.add_argument("--repeat", type=int, default=REPEAT, help=f"passes per size (default {REPEAT})")
+    p.add_argument("--first", type=int, default=None, metavar="N",
+                   help="passes of the first sync per size (default: --repeat; at 100,000 runs each takes minutes)")
+    p.add_argument("--stores", type=Path, default=None, metavar="DIR",
+                   help="keep each size's built store A in DIR/runs-N, and copy it from there when it is there")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the table into this markdown file")
     p.add_argument("--plan", type=Path, default=DEFAULT_PLAN, help="plan to build on (default configs/sequencing.toml)")
     args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error(f"--repeat {args.repeat}: needs at least one")
+    if args.repeat < 1 or (args.first is not None and args.first < 1):
+        p.error(f"--repeat {args.repeat}, --first {args.first}: each needs at least one pass")
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    startup_s = startup(args.repeat)
+    started = startup_figures(args.repeat)
     load = os.getloadavg()[0]
     rows = []
+    stores = args.stores.resolve() if args.stores is not None else None
     try:
         for n in args.runs:
             with tempfile.TemporaryDirectory(prefix="optseq-sync-bench-") as tmp:
-                rows.append(measure(args.plan.resolve(), Path(tmp).resolve(), n, args.repeat, say))
+                rows.append(measure(args.plan.resolve(), Path(tmp).resolve(), n, args.repeat, say, args.first, stores))
     except BenchError as e:
         print(f"sync bench: {e}", file=sys.stderr)
         return 1
     load = max(load, os.getloadavg()[0])
     command = "python -m optseq.state.bench.sync" + (
         f" --runs {','.join(map(str, args.runs))}" if tuple(args.runs) != SIZES else "") + (
-        f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (f" --write {args.write}" if args.write else "")
-    section = render(rows, command=command, repeat=args.repeat, startup_s=startup_s,
+        f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (
+        f" --first {args.first}" if args.first is not None else "") + (
+        f" --stores {args.stores}" if args.stores is not None else "") + (f" --write {args.write}" if args.write else "")
+    first = args.repeat if args.first is None else args.first
+    section = render(rows, command=command, repeat=args.repeat, first=first, startup=started,
                      about=f"{machine()}; load average {load:.1f} (1 min, the most seen at its start and end)",
                      when=when)
     if args.write:
