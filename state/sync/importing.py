@@ -59,14 +59,18 @@ def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) ->
 
 def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me: str,
           say=lambda text: None, written: list | None = None) -> dict[str, list[int]]:
-    """Write the segments' records (inside the caller's batch); returns {writer: [segments, records]}. `say` is told
-    each segment as it is merged (sync's progress); `written` gains each line as the store wrote it, (table, line)
-    as `store.since` gives them (what the lever machine follows: sync.py)."""
+    """Write the segments' records (inside the caller's batch), emptying `segments`; returns {writer: [segments,
+    records]}. `say` is told each segment as it is merged (sync's progress); `written` gains each line as the store
+    wrote it, (table, line) as `store.since` gives them (what the lever machine follows: sync.py)."""
     counts: dict[str, list[int]] = {}
-    merged = 0
-    for done, (writer, commit, manifest, lines) in enumerate(segments, 1):
+    merged, total = 0, len(segments)
+    segments.reverse()
+    for done in range(1, total + 1):
+        # each segment's parsed lines let go once merged (the store holds its own copies): a first sync of 100,000
+        # runs holds a million of them
+        writer, commit, manifest, lines = segments.pop()
         merged += len(lines)
-        say(f"merging segment {done} of {len(segments)} ({writer}'s {manifest['n']}): {merged} records merged")
+        say(f"merging segment {done} of {total} ({writer}'s {manifest['n']}): {merged} records merged")
         n, seen = manifest["n"], manifest["seen"]
         for i, line in enumerate(lines, 1):
             table, op, x = line["t"], line["op"], line.get("x") or {}
