@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import os
 import shutil
 import statistics
@@ -78,7 +77,7 @@ class Row:
     runs: int
     records: int
     build_s: float
-    """The build of A's N runs; nan for a store kept from an earlier run (`--stores`)."""
+    """The build of A's N runs (for a store kept with `--stores`, the build it took then)."""
     push_s: float
     """A's first sync: its whole history pushed (one pass)."""
     first: Timed
@@ -127,10 +126,17 @@ def git_time(trace: Path) -> float:
 
 
 def records(db: Path) -> int:
+    """The store's records: the ids its history tables handed out (each insert takes the next, none is removed),
+    read from the hot file: folding a million journal lines of each store to count them took minutes."""
     from optseq.state.store.store import Store
 
     with Store.open(db, mode="read") as store:
-        return sum(len(store.all(t)) for t in ("runs", "decisions", "events", "criteria", "facts"))
+        ids = store.meta().get("ids") or {}
+        return sum(int(ids.get(t) or 0) for t in ("runs", "decisions", "events", "criteria", "facts"))
+
+
+BUILT = "built.json"
+"""In a kept store's folder (`--stores`): written once its build has finished, with the build's seconds."""
 
 
 def startup_figures(repeat: int) -> Startup:
@@ -144,17 +150,24 @@ def startup_figures(repeat: int) -> Startup:
 
 def store_a(plan: Path, a: Path, n: int, stores: Path | None, say) -> float:
     """Store A of `n` built runs at `a`: built there, or with `stores`, copied from the one kept in stores/runs-N
-    (built and kept there first when there is none). Returns the build's seconds (nan for one kept earlier)."""
+    (built and kept there first when there is none; one whose build is under way there, with no BUILT file yet, is
+    waited for). Returns the build's seconds (the kept store's, as its BUILT file says)."""
     if stores is None:
         built = build_store(plan, a, n)
         say(f"built {n:,} runs in {fmt_s(built.seconds)}")
         return built.seconds
-    kept, seconds = stores / f"runs-{n}", math.nan
-    if not (kept / "optseq.json").is_file():
-        seconds = build_store(plan, kept, n).seconds
-        say(f"built {n:,} runs in {fmt_s(seconds)} (kept in {kept})")
-    else:
-        say(f"copying the {n:,}-run store kept in {kept}")
+    kept = stores / f"runs-{n}"
+    done = kept / BUILT
+    if not kept.exists():
+        built = build_store(plan, kept, n)
+        done.write_text(json.dumps({"runs": n, "seconds": built.seconds}), encoding="utf-8")
+        say(f"built {n:,} runs in {fmt_s(built.seconds)} (kept in {kept})")
+    elif not done.is_file():
+        say(f"waiting for the build of {n:,} runs under way in {kept} (its {BUILT})")
+        while not done.is_file():
+            time.sleep(5)
+    seconds = float(json.loads(done.read_text(encoding="utf-8"))["seconds"])
+    say(f"copying the {n:,}-run store kept in {kept} (built in {fmt_s(seconds)})")
     a.mkdir()  # the history a sync reads: the hot file and the journals (the runs' logs are never pushed)
     shutil.copy2(kept / "optseq.json", a / "optseq.json")
     shutil.copytree(kept / "journal", a / "journal")
