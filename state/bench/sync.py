@@ -15,8 +15,8 @@ and `--repeat` passes of
   incremental   A records one more run (through the same builder, not timed) and syncs it; B syncs it in; the
                 floor: `git fetch` of the same refs into the floor's repository, one run behind as B was; then
                 `status --json` in B.
-What bounds the incremental sync beside the fetch is measured too (`Startup`): the interpreter's start
-(`python -c pass`), the import of the modules a sync runs, and the CLI's `--help`.
+What bounds the incremental sync beside the fetch is measured in each of its passes too (`Startup`): the
+interpreter's start (`python -c pass`), the import of the modules an incremental sync runs, and the CLI's `--help`.
 optseq's own time in a sync is its wall time less the time of the git commands it ran, which git reports itself:
 each sync runs with GIT_TRACE2_EVENT naming a directory, and every git process it started (a trace whose session
 id has no parent) says its own elapsed time at its exit. Python's start-up is optseq's own time here.
@@ -41,7 +41,7 @@ from pathlib import Path
 from optseq.state.bench.store import DEFAULT_PLAN, _sizes
 from optseq.state.bench.store_build import BenchError, build_store
 from optseq.state.bench.store_doc import fmt_s, machine
-from optseq.state.bench.store_measure import CLI, ROOT, startup
+from optseq.state.bench.store_measure import CLI, ROOT
 from optseq.state.bench.sync_doc import IMPORTS, render, write_section
 
 SIZES = (100, 10_000)
@@ -67,7 +67,7 @@ class Startup:
     python_s: float
     """`python -c pass`: the interpreter alone."""
     imports_s: float
-    """`python -c "import …"`: the interpreter and the modules a sync runs (IMPORTS)."""
+    """`python -c "import …"`: the interpreter and the modules an incremental sync runs (IMPORTS)."""
     cli_s: float
     """`python -m optseq.console.cli --help`: the interpreter and the CLI's entry."""
 
@@ -88,6 +88,8 @@ class Row:
     inc: Timed
     inc_fetch_s: float
     inc_status_s: float
+    startup: Startup | None = None
+    """Measured in the incremental passes, beside the syncs."""
 
 
 def _env(trace: Path | None) -> dict[str, str]:
@@ -139,13 +141,9 @@ BUILT = "built.json"
 """In a kept store's folder (`--stores`): written once its build has finished, with the build's seconds."""
 
 
-def startup_figures(repeat: int) -> Startup:
-    def median_of(argv: list[str]) -> float:
-        return statistics.median(run(argv).wall_s for _ in range(repeat))
-
-    return Startup(python_s=median_of([sys.executable, "-c", "pass"]),
-                   imports_s=median_of([sys.executable, "-c", "import " + ", ".join(IMPORTS)]),
-                   cli_s=startup(repeat))
+STARTS = {"python_s": [sys.executable, "-c", "pass"],
+          "imports_s": [sys.executable, "-c", "import " + ", ".join(IMPORTS)], "cli_s": [*CLI, "--help"]}
+"""The processes of `Startup`, each run once in each incremental pass, beside the sync they bound."""
 
 
 def store_a(plan: Path, a: Path, n: int, stores: Path | None, say) -> float:
@@ -208,12 +206,15 @@ def measure(plan: Path, home: Path, n: int, repeat: int, say, first_passes: int 
             shutil.rmtree(home / f"floor{i - 1}.git")
     b, floor = home / f"B{first_passes - 1}", home / f"floor{first_passes - 1}.git"
     push_one, inc, inc_fetch, inc_status = [], [], [], []
+    starts: dict[str, list[float]] = {name: [] for name in STARTS}
     for i in range(repeat):
         build_store(plan, a, 1, more=True)
         push_one.append(sync(a, f"push{i}").wall_s)
         inc.append(sync(b, f"inc{i}"))
         inc_fetch.append(fetch(floor))
         inc_status.append(status(b))
+        for name, argv in STARTS.items():
+            starts[name].append(run(argv).wall_s)
         say(f"  incremental sync {i + 1}/{repeat}: {fmt_s(inc[-1].wall_s)} (git {fmt_s(inc[-1].git_s)}), "
             f"git fetch {fmt_s(inc_fetch[-1])}, status {fmt_s(inc_status[-1])}")
     in_a, in_b = records(a), records(b)
@@ -224,7 +225,7 @@ def measure(plan: Path, home: Path, n: int, repeat: int, say, first_passes: int 
                first=Timed(med(t.wall_s for t in first), med(t.git_s for t in first)),
                first_fetch_s=med(first_fetch), first_status_s=med(first_status), push_one_s=med(push_one),
                inc=Timed(med(t.wall_s for t in inc), med(t.git_s for t in inc)), inc_fetch_s=med(inc_fetch),
-               inc_status_s=med(inc_status))
+               inc_status_s=med(inc_status), startup=Startup(**{name: med(t) for name, t in starts.items()}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,7 +247,6 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    started = startup_figures(args.repeat)
     load = os.getloadavg()[0]
     rows = []
     stores = args.stores.resolve() if args.stores is not None else None
@@ -262,9 +262,10 @@ def main(argv: list[str] | None = None) -> int:
         f" --runs {','.join(map(str, args.runs))}" if tuple(args.runs) != SIZES else "") + (
         f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (
         f" --first {args.first}" if args.first is not None else "") + (
-        f" --stores {args.stores}" if args.stores is not None else "") + (f" --write {args.write}" if args.write else "")
+        f" --stores {args.stores}" if args.stores is not None else "") + (
+        f" --write {args.write}" if args.write else "")
     first = args.repeat if args.first is None else args.first
-    section = render(rows, command=command, repeat=args.repeat, first=first, startup=started,
+    section = render(rows, command=command, repeat=args.repeat, first=first,
                      about=f"{machine()}; load average {load:.1f} (1 min, the most seen at its start and end)",
                      when=when)
     if args.write:

@@ -12,22 +12,25 @@ INC_FETCH_RATIO = 2.0
 """An incremental sync within 2× the bare fetch of the same refs (issue 39, point 6)."""
 INC_OWN_S = 1.0
 """…and under 1 s of optseq's own time."""
-IMPORTS = ("optseq.console.commands.sync_cmd", "optseq.state.sync.sync", "optseq.state.sequencer")
-"""What `optseq sync` imports: the command, the sync, and the sequencer whose snapshot follows the merge."""
+IMPORTS = ("optseq.console.cli", "optseq.console.commands.sync_cmd", "optseq.state.sync.sync",
+           "optseq.state.store.store")
+"""What an incremental `optseq sync` imports: the CLI, the command, the sync and the store (a merge of fewer than
+FOLLOW_AT lines imports no sequencer: console/commands/sync_cmd.py)."""
 MAKE_COMMAND = "python -m optseq.state.bench.sync --write docs/performance.md"
 
 
-def render(rows: list, *, command: str, repeat: int, first: int, startup, about: str, when: str) -> str:
+def render(rows: list, *, command: str, repeat: int, first: int, about: str, when: str) -> str:
     made_by = f"`make sync-bench` (`{command}`)" if command == MAKE_COMMAND else f"`{command}`"
     about_runs = (
         "Store A is built as the store bench builds its stores (N real-shaped lever runs through the real API; with "
         "`--stores DIR`, built once into DIR and kept, the build column the time that build took, and its hot file "
         "and journals copied for each run, so A's first push also reads the copied journals whole once, as any open "
-        "of journals their writer did not leave does) and pushes its whole history with `optseq sync` to a new bare repository reached as "
-        "a `file://` URL (push: one process). First sync: an empty store B syncs that history; incremental: A "
-        "records one more run (the same builder, not timed) and syncs it (A's push), then B syncs it in. Beside "
-        "each, the floor: `git fetch` of the same refs (`refs/optseq/writers/*`) into an empty bare repository, and "
-        "into that one again one run later. `status`: `status --json` in B after each sync.")
+        "of journals their writer did not leave does) and pushes its whole history with `optseq sync` to a new "
+        "bare repository reached as a `file://` URL (push: one process). First sync: an empty store B syncs that "
+        "history; incremental: A records one more run (the same builder, not timed) and syncs it (A's push), "
+        "then B syncs it in. Beside each, the floor: `git fetch` of the same refs (`refs/optseq/writers/*`) into "
+        "an empty bare repository, and into that one again one run later. `status`: `status --json` in B after "
+        "each sync.")
     passes = (f"the median of {repeat} passes" if first == repeat else
               f"the median of {first} pass{'es' if first != 1 else ''} for the first sync (its columns up to "
               f"`status` after) and of {repeat} for the incremental one")
@@ -50,21 +53,23 @@ def render(rows: list, *, command: str, repeat: int, first: int, startup, about:
                  fmt_s(r.push_one_s), fmt_s(r.inc.wall_s), fmt_s(r.inc.git_s), fmt_s(r.inc.own_s),
                  fmt_s(r.inc_fetch_s), fmt_s(r.inc_status_s)]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", *goals(rows), "", *bounds(rows, startup), "", f"<!-- /section:{SECTION} -->"]
+    lines += ["", *goals(rows), "", *bounds(rows), "", f"<!-- /section:{SECTION} -->"]
     return "\n".join(lines)
 
 
-def bounds(rows: list, startup) -> list[str]:
-    """What bounds the incremental sync beside the bare fetch, from the figures measured in the same run."""
-    if not rows:
+def bounds(rows: list) -> list[str]:
+    """What bounds the incremental sync beside the bare fetch, from the figures measured beside it."""
+    if not rows or max(rows, key=lambda r: r.runs).startup is None:
         return []
     at = max(rows, key=lambda r: r.runs)
+    startup = at.startup
     ceiling = INC_FETCH_RATIO * at.inc_fetch_s
     text = (
-        f"What bounds the incremental sync ({at.runs:,} runs): any fresh Python process here takes "
-        f"{fmt_s(startup.python_s)} (`python -c pass`), and one that imports what a sync runs (the command, the "
-        f"sync, the sequencer whose snapshot follows the merge: `python -c \"import {', '.join(IMPORTS)}\"`) "
-        f"{fmt_s(startup.imports_s)}; the CLI's `--help` {fmt_s(startup.cli_s)}. The bare fetch of the same refs "
+        f"What bounds the incremental sync ({at.runs:,} runs; each process below run once in each of its passes, "
+        f"beside it, medians): any fresh Python process here takes {fmt_s(startup.python_s)} (`python -c pass`), "
+        "and one that imports what an incremental sync runs (the CLI, the command, the sync and the store: "
+        f"`python -c \"import {', '.join(IMPORTS)}\"`) {fmt_s(startup.imports_s)}; the CLI's `--help` "
+        f"{fmt_s(startup.cli_s)}. The bare fetch of the same refs "
         f"takes {fmt_s(at.inc_fetch_s)}, so 2× it is {fmt_s(ceiling)}"
         + (": less than the interpreter's start alone, so no Python command that runs that fetch too can meet the "
            "2× goal." if ceiling < startup.python_s else

@@ -31,9 +31,9 @@ def test_the_command_writes_its_section_beside_the_others(tmp_path):
         text.splitlines())
     assert "--runs 12 --repeat 1" in text and "load average" in text
     # what bounds the incremental sync, measured in the same run: the interpreter, the sync's imports, git's fetch
-    bounds = " ".join(text.split("What bounds the incremental sync (12 runs):")[1].split())
+    bounds = " ".join(" ".join(text.split()).split("What bounds the incremental sync (12 runs;")[1].split())
     assert re.search(r"takes \d+\.\d\d s \(`python -c pass`\)", bounds), bounds
-    assert "optseq.state.sequencer\"`) " in bounds and "The bare fetch of the same refs takes" in bounds
+    assert "optseq.state.store.store\"`) " in bounds and "The bare fetch of the same refs takes" in bounds
 
 
 def test_a_store_kept_in_stores_is_built_once_and_copied_after(tmp_path):
