@@ -78,8 +78,8 @@ def bounds(rows: list) -> list[str]:
         + f" Of the sync's {fmt_s(at.inc.wall_s)}, its git commands took {fmt_s(at.inc.git_s)} (its "
         "fetch, the ref checks and the cat-file of the new segment) and optseq's own time "
         f"{fmt_s(at.inc.own_s)}, of which the start and the imports are {fmt_s(startup.imports_s)}: the rest, "
-        f"{fmt_s(max(0.0, at.inc.own_s - startup.imports_s))}, is the sync's own work (the store's and the plan's "
-        "opens, the segment's checks and merge, the snapshot kept, the bookkeeping commit).")
+        f"{fmt_s(max(0.0, at.inc.own_s - startup.imports_s))}, is the sync's own work (the store's open, "
+        "the segment's checks and merge, the bookkeeping commits).")
     return textwrap.wrap(text, 110)
 
 
