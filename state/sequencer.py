@@ -19,7 +19,7 @@ from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.model import Plan
 from optseq.state.store.inflight import FINAL
-from optseq.state.store.store import Store, StoreError, StoreUnwritable
+from optseq.state.store.store import Store, StoreUnwritable
 from optseq.state.views import ReadViews, code_moved, evidence_runs
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
@@ -170,7 +170,20 @@ class Sequencer(Actions, ReadViews, FirstWrite):
 
         Their derived events are already stored by whoever wrote them, so what this derives is dropped.
         """
-        for table, line in self.store.since(self._synced):
+        self._follow(self.store.since(self._synced))
+        self._synced = self.store.ends()
+
+    def imported(self, lines: list[tuple[str, dict]]) -> None:
+        """Another writer's records, as the store's open batch has just written them (optseq sync; `since`'s lines):
+        the machine follows them and its snapshot is kept in that batch, so the first command after a large sync
+        replays nothing. The caller closes this sequencer after the batch (its `_synced` is from before it)."""
+        with self.lock:
+            self._catch_up()  # what other processes committed before the batch began
+            self._follow(lines)
+            self._keep_snapshot()
+
+    def _follow(self, lines) -> None:
+        for table, line in lines:
             fields = line.get("r") or {}
             if line["op"] == "u":
                 if table == "runs" and self.machine.runs.is_compare(line["id"]):
@@ -190,7 +203,6 @@ class Sequencer(Actions, ReadViews, FirstWrite):
             record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
             if self._known(table, record):
                 self._apply_quietly(self.machine, table, record)
-        self._synced = self.store.ends()
 
     def reload(self) -> bool:
         """Follow other processes: catch up with what they committed. True when something had changed."""
@@ -207,62 +219,10 @@ class Sequencer(Actions, ReadViews, FirstWrite):
 
     # -- writes ------------------------------------------------------------------------------
     def _recover(self) -> None:
-        """Runs the store found in flight with their process gone are `interrupted` now (their records came in
-        with the catch-up): end whatever their groups left running. A run on a cluster goes on there,
-        `detached`, until a run of its lever re-attaches to it."""
-        if not self.store.recovered:
-            return
-        from optseq.state.runners import groups  # ctypes and signals: only when a run was found in flight
+        """Runs the store found in flight with their process gone: state/recovery.py."""
+        from optseq.state.recovery import recover
 
-        for run in self.store.recovered:
-            pgid = run.get("pgid")
-            # the run id check keeps a recycled pgid of someone else's safe
-            if run["status"] == "interrupted" and pgid and groups.group_alive(pgid, run_id=str(run["id"])):
-                groups.kill_group(pgid, run_id=str(run["id"]))
-        for run in self.store.recovered:
-            if run["status"] == "interrupted" and run.get("submission_id"):
-                self._stop_left_job(run)
-            if run["status"] == "interrupted" and not run.get("lever"):
-                self._screen_left(run["id"])
-            if run["status"] == "interrupted":
-                self._finish_from_logs(run["id"])
-
-    def _screen_left(self, run_id: int) -> None:
-        """A screen whose optseq died: what it measured, said once, as it is recorded (it is never re-attached)."""
-        found = (self.store.get("runs", run_id) or {}).get("screen")
-        if isinstance(found, dict):
-            blocks = len(found.get("blocks") or [])
-            self.warnings.append(f"run {run_id} (a screen of {', '.join(found.get('levers') or [])}) is interrupted: "
-                                 f"its optseq stopped after {blocks} whole block{'s' * (blocks != 1)} "
-                                 f"({found.get('launches', 0)} launches); nothing was decided, its levers are free "
-                                 "to run again")
-
-    def _stop_left_job(self, run: dict) -> None:
-        """A compare on a cluster whose optseq died: nobody re-attaches to it, so its job is stopped (best effort)."""
-        from optseq.state.runners.ray_stop import stop_left
-
-        try:
-            address = (self.store.get("runs", run["id"]) or {}).get("ray_address")
-            run_dir = self.store.run_dir(run["id"])
-        except StoreError as exc:
-            address, run_dir = None, None
-            self.warnings.append(f"run {run['id']}: {exc}")
-        said = stop_left(address, run["submission_id"], run_dir)
-        self.warnings.append(f"run {run['id']} (a compare) is interrupted: its optseq stopped, and a compare is not "
-                             f"re-attached; {said}")
-
-    def _finish_from_logs(self, run_id: int) -> None:
-        """A run whose passes all ran before its optseq stopped is decided from their logs (state/runs/finish_logs)."""
-        from optseq.state.runs.finish_logs import finish_from_logs
-
-        try:
-            report = finish_from_logs(self, run_id)
-        except StoreError as exc:  # still no room, say: it stays interrupted, and the next writer tries again
-            self.warnings.append(f"run {run_id} could not be finished from its logs: {exc}")
-            return
-        if report is not None:
-            self.warnings.append(f"run {run_id} {report.lever}: its optseq stopped before recording its end; "
-                                 f"finished from its passes' logs: {report.message}")
+        recover(self)
 
     def _code_staleness(self) -> None:
         """With `code_changes = "stale"`, a lever whose workload code moved since its run goes stale, naming how."""

@@ -8,6 +8,11 @@ from typing import Any
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether `clean_text` would change anything of a value whose every string is in `text` (its JSON dump)."""
+    return _SURROGATE.search(text) is not None
+
+
 def clean_text(value: Any, *, undecoded: bool = False) -> Any:
     """`value` with every string made storable as UTF-8: lone surrogates become U+FFFD.
 

@@ -3,6 +3,7 @@ its writer's own ref, every other writer's merged in. Says what it did in one li
 nothing, 1 for a sync refused (a damaged or rewritten segment, a push the remote refused)."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
         if new:  # a refused sync makes no store: the remote is asked before the folder is made
             check_remote(plan_dir if plan_dir.is_dir() else Path.cwd(), remote_url(plan_dir, remote))
         with Store.open(db, mode="write", on_wait=lambda text: print(f"optseq: {text}", file=sys.stderr)) as store:
-            result = sync(store, plan_dir, remote)
+            result = sync(store, plan_dir, remote, follow=lambda lines: follow(store, plan, lines))
     except RemoteMissing as exc:
         print(f"optseq: sync: {exc}", file=sys.stderr)
         return BAD_INPUT
@@ -38,3 +39,27 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
 
         print(new_store_line(db), file=sys.stderr)
     return OK
+
+
+
+FOLLOW_AT = 1000
+"""Merged lines from which the sync keeps the lever machine's snapshot itself: fewer are caught up by the next
+command as any other process's commits are (a few milliseconds), and a sync of one run then imports no sequencer
+(about a fifth of a second of its start); more would be replayed by every command until one writes (OPTSEQ_TEST_FOLLOW_AT sets another, for a test that
+cannot sync thousands)."""
+
+
+def follow(store, plan: Path | None, lines: list) -> None:
+    """Inside the import's transaction: the plan's lever machine follows the merged lines and its snapshot is kept
+    with them (Sequencer.imported), where there are many and the plan loads (a sync needs no plan)."""
+    if len(lines) < int(os.environ.get("OPTSEQ_TEST_FOLLOW_AT") or FOLLOW_AT) or plan is None or not plan.is_file():
+        return
+    from optseq.state.plan import loader
+    from optseq.state.plan.model import PlanError
+    from optseq.state.sequencer import Sequencer
+
+    try:
+        loaded = loader.load(plan)
+    except PlanError:
+        return
+    Sequencer(loaded, store).imported(lines)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from optseq.state.store.storage import StoreError, dump
-from optseq.state.text import clean_text
+from optseq.state.text import clean_text, has_surrogate
 
 RESERVED = ("id", "seq", "at")
 """Fields the store assigns; records passed in may not set them."""
@@ -32,10 +32,13 @@ def clean(table: str, record: Mapping[str, Any]) -> dict[str, Any]:
         if key in RESERVED:
             raise ValueError(f"a record for {table!r} may not set {key!r}; the store assigns it")
     try:
-        # the last line of defence for text: a lone surrogate would fail the UTF-8 write of the whole commit
-        return clean_text(json.loads(dump(record)))
+        text = dump(record)
+        copy = json.loads(text)
     except (TypeError, ValueError) as e:
         raise TypeError(f"a record for {table!r} is not JSON data: {e}") from None
+    # the last line of defence for text: a lone surrogate would fail the UTF-8 write of the whole commit. The dump
+    # spells every string of the record as it is (keys too), so a record whose dump holds none needs no walk
+    return clean_text(copy) if has_surrogate(text) else copy
 
 
 def replace_with(record: dict[str, Any]) -> Callable[[dict[str, Any]], None]:

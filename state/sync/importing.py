@@ -58,14 +58,19 @@ def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) ->
 
 
 def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me: str,
-          say=lambda text: None) -> dict[str, list[int]]:
-    """Write the segments' records (inside the caller's batch); returns {writer: [segments, records]}. `say` is told
-    each segment as it is merged (sync's progress)."""
+          say=lambda text: None, written: list | None = None) -> dict[str, list[int]]:
+    """Write the segments' records (inside the caller's batch), emptying `segments`; returns {writer: [segments,
+    records]}. `say` is told each segment as it is merged (sync's progress); `written` gains each line as the store
+    wrote it, (table, line) as `store.since` gives them (what the lever machine follows: sync.py)."""
     counts: dict[str, list[int]] = {}
-    merged = 0
-    for done, (writer, commit, manifest, lines) in enumerate(segments, 1):
+    merged, total = 0, len(segments)
+    segments.reverse()
+    for done in range(1, total + 1):
+        # each segment's parsed lines let go once merged (the store holds its own copies): a first sync of 100,000
+        # runs holds a million of them
+        writer, commit, manifest, lines = segments.pop()
         merged += len(lines)
-        say(f"merging segment {done} of {len(segments)} ({writer}'s {manifest['n']}): {merged} records merged")
+        say(f"merging segment {done} of {total} ({writer}'s {manifest['n']}): {merged} records merged")
         n, seen = manifest["n"], manifest["seen"]
         for i, line in enumerate(lines, 1):
             table, op, x = line["t"], line["op"], line.get("x") or {}
@@ -80,13 +85,20 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
                     r[field] = _must(resolve(ids, me, writer, target, value, x.get(field)), writer, n, i, target, value)
             if op == "u":
                 rid = _must(resolve(ids, me, writer, table, line["id"], x.get("id")), writer, n, i, table, line["id"])
-                store.update(table, rid, {**r, "via": writer})
+                changed = store.update(table, rid, {**r, "via": writer})
+                if written is not None:
+                    written.append((table, {"op": "u", "id": rid, "r": {k: v for k, v in changed.items()
+                                                                         if k != "id"}}))
             elif ids.local(writer, table, line["id"]) is None:  # held already: a sync killed before it noted the segment
                 origin = {"writer": writer, "id": line["id"], "at": line.get("at")}
                 if table == "decisions":  # what the conflict check reads (conflicts.py)
                     origin.update(n=n, seen=seen)
                 stored = store.append(table, {**r, "origin": origin}, elsewhere=writer)
                 ids.add(writer, table, line["id"], stored["id"])
+                if written is not None:
+                    fields = {k: v for k, v in stored.items() if k not in ("id", "seq", "at")}
+                    written.append((table, {"op": "i", "id": stored["id"], "seq": stored["seq"], "at": stored["at"],
+                                            "r": fields}))
         was = state["applied"].setdefault(writer, {})
         was.update(n=n, commit=commit)
         counts.setdefault(writer, [0, 0])

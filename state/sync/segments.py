@@ -11,7 +11,7 @@ from typing import Any
 
 from optseq.state.store.integrity import line_problem as frame_problem
 from optseq.state.store.layout import HISTORY
-from optseq.state.store.shape_check import line_problem as shape_problem
+from optseq.state.store.shape_check import line_problem as shape_problem, loads
 from optseq.state.sync.idmap import REFS, IdMap
 
 WRITER_EVENT = "sync_writer"
@@ -102,7 +102,7 @@ def checked(writer: str, commit: str, manifest: dict[str, Any], raw: bytes, expe
     out = []
     for i, text_line in enumerate(raw.split(b"\n")[:-1], 1):
         try:
-            line = json.loads(text_line)
+            line = loads(text_line)  # as the journal parses its lines (msgspec's decoder, json's where it refuses)
         except ValueError:
             raise SegmentRefused(f"{where}, line {i}: not JSON; refused, nothing of it imported") from None
         problem = frame_problem(line)

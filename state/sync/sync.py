@@ -60,9 +60,12 @@ def fresh_state(writer: str) -> dict[str, Any]:
     return {"writer": writer, "pushed": {"n": 0, "commit": None, "ends": {}, "through": []}, "applied": {}}
 
 
-def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | None = None) -> Result:
+def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | None = None,
+         follow: Callable[[list], None] | None = None) -> Result:
     """One sync (see the module docstring). RemoteMissing (exit 2), SyncRefused or SegmentRefused (one line).
-    `progress` is told each step in a few words (the console shows them: a large history's first sync takes a while)."""
+    `progress` is told each step in a few words (the console shows them: a large history's first sync takes a while).
+    `follow` is handed the lines imported, inside their transaction (the sequencer keeps its snapshot there: else
+    the next command replays what a first sync brought, the whole history)."""
     say = progress or (lambda text: None)
     started = time.monotonic()
     directory = Path(store.directory).resolve()
@@ -99,7 +102,11 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             if not state.get("journaled") and state["pushed"]["n"]:  # pushed before its writer was journaled
                 journal_writer(store, me)
                 state["journaled"] = True
-            result.fetched = apply(store, state, ids, segments, me, say)
+            written: list = []
+            result.fetched = apply(store, state, ids, segments, me, say, written)
+            if follow is not None and written:
+                say(f"following {len(written)} records merged")
+                follow(written)
             imported = int(store.meta().get("seq") or 0)
             # a sync is the last one once nothing of this store's waits: here, or after its push below
             last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}

@@ -2,10 +2,12 @@
 of docs/performance.md cannot rot: real stores, a real bare `file://` remote, the real CLI."""
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 
-from optseq.state.bench import store_measure, sync_doc
+from optseq.state.bench import store_doc, store_measure, sync_doc
 from optseq.state.bench.sync import Row, Timed
 
 
@@ -28,6 +30,30 @@ def test_the_command_writes_its_section_beside_the_others(tmp_path):
     assert "Goals at 12 runs (the largest size measured here; the issue's size is 100,000)" in " ".join(
         text.splitlines())
     assert "--runs 12 --repeat 1" in text and "load average" in text
+    # what bounds the incremental sync, measured in the same run: the interpreter, the sync's imports, git's fetch
+    bounds = " ".join(" ".join(text.split()).split("What bounds the incremental sync (12 runs;")[1].split())
+    assert re.search(r"takes \d+\.\d\d s \(`python -c pass`\)", bounds), bounds
+    assert "optseq.state.store.store\"`) " in bounds and "The bare fetch of the same refs takes" in bounds
+
+
+def test_a_store_kept_in_stores_is_built_once_and_copied_after(tmp_path):
+    doc, stores = tmp_path / "performance.md", tmp_path / "stores"
+    argv = [sys.executable, "-m", "optseq.state.bench.sync", "--runs", "12", "--repeat", "1", "--stores", str(stores),
+            "--write", str(doc)]
+    built = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=store_measure.ROOT)
+    assert built.returncode == 0, built.stderr[-2000:]
+    kept = stores / "runs-12"
+    before = {p.relative_to(kept): p.read_bytes() for p in (kept / "journal").iterdir()}
+    assert "built 12 runs in" in built.stderr and f"(kept in {kept})" in built.stderr
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=store_measure.ROOT)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert f"copying the 12-run store kept in {kept} (built in" in again.stderr and "built 12" not in again.stderr
+    (row,) = [line for line in doc.read_text(encoding="utf-8").splitlines() if line.startswith("| 12 | ")]
+    seconds = json.loads((kept / "built.json").read_text(encoding="utf-8"))["seconds"]
+    assert row.split(" | ")[2] == store_doc.fmt_s(seconds)  # the build it took when it was kept
+    # the kept store is a source only: what the bench's syncs and its one more run wrote went to its copy
+    assert {p.relative_to(kept): p.read_bytes() for p in (kept / "journal").iterdir()} == before
+    assert not (kept / "sync.git").exists()
 
 
 def row(inc_wall: float, inc_git: float, fetch: float, status: float) -> Row:

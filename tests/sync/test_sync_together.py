@@ -2,6 +2,7 @@
 once (issue 39, point 5)."""
 from __future__ import annotations
 
+import json
 import shlex
 import signal
 import subprocess
@@ -55,21 +56,25 @@ STEPS = ("sync-fetched", "sync-built", "sync-imported", "sync-pushed")
 
 
 def test_a_sync_killed_at_each_step_then_completed(team):
+    follow = {"OPTSEQ_TEST_FOLLOW_AT": "1"}  # A's lever machine follows each merge in its transaction (sync_cmd.py)
     for store in ("A", "B"):
         team.optseq(store, "sync")
     for i, step in enumerate(STEPS * 2):
         team.optseq("A", "fact", "eval_dense", "true" if i % 2 else "false")
         team.optseq("B", "fact", "eval_dense", "false" if i % 2 else "true")
         team.optseq("B", "sync")
-        proc = team.optseq("A", "sync", code=None, OPTSEQ_TEST_KILL_AT=step)
+        proc = team.optseq("A", "sync", code=None, OPTSEQ_TEST_KILL_AT=step, **follow)
         assert proc.returncode == -signal.SIGKILL, (step, proc.returncode, proc.stderr)
         if i >= len(STEPS) and step != "sync-pushed":  # killed twice in a row before a sync completes (after a
             # kill past the push, the next sync finds the segment on the remote: nothing to push, no step to die at)
-            proc = team.optseq("A", "sync", code=None, OPTSEQ_TEST_KILL_AT=step)
+            proc = team.optseq("A", "sync", code=None, OPTSEQ_TEST_KILL_AT=step, **follow)
             assert proc.returncode == -signal.SIGKILL, (step, proc.returncode, proc.stderr)
-        said = team.optseq("A", "sync").stdout
+        said = team.optseq("A", "sync", **follow).stdout
         assert "fetched" in said or "nothing new from other writers" in said, said
         _converged(team, ["A", "B"])
+        # the snapshot a merge kept is the machine of the records it holds: the fact B wrote last is A's too
+        status = json.loads(team.optseq("A", "status", "--json").stdout)
+        assert status["facts"]["eval_dense"] is (i % 2 == 0), (step, status["facts"])
     for store in ("A", "B"):
         facts = [k for k in team.records("B") if k[0] == "facts" and k[1] == team.writer(store)]
         assert len(facts) == 2 * len(STEPS), store
