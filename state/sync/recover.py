@@ -26,9 +26,12 @@ def journaled_writer(store) -> str | None:
     return str(found[-1]["writer"]) if found and found[-1].get("writer") else None
 
 
-def journal_writer(store, writer: str) -> None:
-    """Inside the caller's batch, with the sync document that names the same writer."""
-    store.append("events", {"type": WRITER_EVENT, "writer": writer})
+def journal_writer(store, writer: str) -> tuple[str, dict]:
+    """Inside the caller's batch, with the sync document that names the same writer; the line as the journal has it
+    (for a sync that follows its merge with the lever machine)."""
+    stored = store.append("events", {"type": WRITER_EVENT, "writer": writer})
+    return "events", {"op": "i", "id": stored["id"], "seq": stored["seq"], "at": stored["at"],
+                      "r": {"type": WRITER_EVENT, "writer": writer}}
 
 
 def remember_writer(repo: Path, writer: str) -> None:

@@ -132,8 +132,10 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             kept = store.kept(KEPT) or state
             with store.batch():
                 if not kept.get("journaled"):  # its first push: the writer it pushed as, where a rebuild finds it
-                    journal_writer(store, me)
+                    line = journal_writer(store, me)
                     last = {**last, "seq": last["seq"] + 1}  # its line is no record waiting for a sync
+                    if follow is not None and written:  # the snapshot the merge kept covers this line too
+                        follow([line])
                 store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last, "remote": state["remote"],
                                   "journaled": True})
         result.seconds = time.monotonic() - started
