@@ -162,6 +162,8 @@ class RecordMoves(Watched, Staleness):
         self._left_stack(before, say("remeasured", lever=model.lever.id, run=run_id))
 
     def _decide(self, lever_id: str, outcome: str, seq: int, record: dict) -> None:
+        if record.get("yields"):
+            return  # another writer's, made without seeing the one the lever holds, and earlier (sync/conflicts.py)
         model = self.models[lever_id]
         trigger = OUTCOME_TRIGGER.get(outcome, "decide")
         if model.state == "running":

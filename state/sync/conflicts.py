@@ -1,9 +1,12 @@
 """Decisions on one lever made concurrently: neither writer had seen the other's when it decided. Said from what
 each writer had seen (the `seen` vector of the segment that carried a decision, and for this store's own decisions
-the local order), never from the clocks, which may disagree by days. The lever holds the later one by the local
-history's order (the replay's); a conflict stands until a decision made after both (which saw both) follows it."""
+the local order), never from the clocks, which may disagree by days. Which of the two the lever holds must be the
+same in every store, whatever order their syncs brought them in: the later by its writer's clock, the writer's id
+breaking a tie. A foreign decision that loses is stored marked `yields` (the local id of the one it yields to) and
+moves no lever (lifecycle/moves.py); a conflict stands until a decision made after both (which saw both) follows it."""
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from typing import Any
 
@@ -29,14 +32,41 @@ def conflicts(store) -> list[dict[str, Any]]:
     out = []
     for decisions in groups:
         made = sorted((d for d in decisions if d.get("source") != "plan"), key=lambda d: d.get("seq") or 0)
-        if len(made) < 2:
+        holding = [d for d in made if not d.get("yields")]
+        if len(made) < 2 or not holding:
             continue
-        last = made[-1]
-        for earlier in reversed(made[:-1]):
-            if not _saw(last, earlier, me, through) and not _saw(earlier, last, me, through):
-                out.append({"lever": last.get("lever"), "holds": _said(last, me), "other": _said(earlier, me)})
+        last = holding[-1]
+        for other in reversed([d for d in made if d is not last]):
+            if not _saw(last, other, me, through) and not _saw(other, last, me, through):
+                out.append({"lever": last.get("lever"), "holds": _said(last, me), "other": _said(other, me)})
                 break
     return out
+
+
+def holder(store, lever: str) -> dict[str, Any] | None:
+    """The decision the lever holds now, as the store has it (None for none): the latest not yielding."""
+    chain = store.lever_records("decisions", lever)
+    held = [d for d in (store.find("decisions", lever=lever) if chain is None else chain)
+            if d.get("source") != "plan" and not d.get("yields")]
+    return max(held, key=lambda d: d.get("seq") or 0) if held else None
+
+
+def yields_to(state: dict[str, Any], held: dict[str, Any] | None, incoming: dict[str, Any]) -> int | None:
+    """The local id of the decision `held` (the one the lever holds) a foreign decision being imported yields to:
+    where neither writer had seen the other's and `held` is the later by its writer's clock (then by writer id);
+    None where the incoming decision holds (it saw the other, or it is the later)."""
+    if held is None:
+        return None
+    me, through = state["writer"], list(state.get("pushed", {}).get("through") or [])
+    incoming = {**incoming, "seq": math.inf}  # not stored yet: after everything this store holds
+    if _saw(incoming, held, me, through) or _saw(held, incoming, me, through):
+        return None
+    return held["id"] if _order(held, me) > _order(incoming, me) else None
+
+
+def _order(d: dict[str, Any], me: str) -> tuple[str, str]:
+    said = _said(d, me)
+    return str(said["at"] or ""), str(said["writer"])
 
 
 def _writer(d: dict[str, Any], me: str) -> str:
@@ -72,7 +102,7 @@ def lines(found: list[dict[str, Any]]) -> list[str]:
         out.append(f"conflict: {c['lever']} was decided concurrently: #{h['id']} {h['outcome']} by {h['writer']} "
                    f"({h['why'] or 'no rationale'}) and #{o['id']} {o['outcome']} by {o['writer']} "
                    f"({o['why'] or 'no rationale'}); neither had seen the other's; it holds {h['outcome']} (the "
-                   f"later here) until someone decides again")
+                   f"later by its writer's clock, in every store) until someone decides again")
     return out
 
 

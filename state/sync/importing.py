@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from optseq.state.sync import gitrefs
+from optseq.state.sync.conflicts import holder, yields_to
 from optseq.state.sync.idmap import REFS, IdMap
 from optseq.state.sync.segments import SegmentRefused, checked, resolve
 
@@ -63,6 +64,8 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
     records]}. `say` is told each segment as it is merged (sync's progress); `written` gains each line as the store
     wrote it, (table, line) as `store.since` gives them (what the lever machine follows: sync.py)."""
     counts: dict[str, list[int]] = {}
+    holders: dict[str, dict | None] = {}
+    """Per lever, the decision it holds as this sync goes (conflicts.yields_to)."""
     merged, total = 0, len(segments)
     segments.reverse()
     for done in range(1, total + 1):
@@ -93,7 +96,14 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
                 origin = {"writer": writer, "id": line["id"], "at": line.get("at")}
                 if table == "decisions":  # what the conflict check reads (conflicts.py)
                     origin.update(n=n, seen=seen)
+                    lever = str(r.get("lever"))
+                    if lever not in holders:  # once a lever a sync: a first sync of a long history is all decisions
+                        holders[lever] = holder(store, lever)
+                    held = yields_to(state, holders[lever], {**r, "origin": origin})
+                    r = {**r, "yields": held} if held is not None else r
                 stored = store.append(table, {**r, "origin": origin}, elsewhere=writer)
+                if table == "decisions" and not r.get("yields") and r.get("source") != "plan":
+                    holders[str(r.get("lever"))] = stored
                 ids.add(writer, table, line["id"], stored["id"])
                 if written is not None:
                     fields = {k: v for k, v in stored.items() if k not in ("id", "seq", "at")}

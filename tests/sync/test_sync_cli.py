@@ -52,6 +52,7 @@ def test_concurrent_decisions_are_a_conflict_until_someone_decides_again(team):
     for store in ("A", "B", "A"):
         team.optseq(store, "sync")
     wa, wb = team.writer("A"), team.writer("B")
+    held = set()
     for store in ("A", "B"):
         status = json.loads(team.optseq(store, "status", "--json").stdout)
         (c,) = status["conflicts"]
@@ -59,10 +60,15 @@ def test_concurrent_decisions_are_a_conflict_until_someone_decides_again(team):
         assert {(d["writer"], d["outcome"], d["why"]) for d in (c["holds"], c["other"])} == {
             (wa, "adopt", "5.3x in A's numbers"), (wb, "reject", "B measured no gain")}
         lever = next(l for l in status["levers"] if l["id"] == "option_b")
-        assert lever["outcome"] == c["holds"]["outcome"]  # the later one here holds
+        assert lever["outcome"] == c["holds"]["outcome"]
+        # every store holds the same one, the later by its writer's clock (then by writer id), whichever order
+        # the syncs brought them in: A imported B's reject, B imported A's adopt
+        assert (c["holds"]["at"], c["holds"]["writer"]) > (c["other"]["at"], c["other"]["writer"])
+        held.add((c["holds"]["writer"], c["holds"]["outcome"]))
         text = team.optseq(store, "status").stdout
         assert f"conflict: option_b was decided concurrently" in text and wa in text and wb in text, text
         assert "B measured no gain" in text and "5.3x in A's numbers" in text
+    assert len(held) == 1, held
     # A decides again having seen both: no conflict anywhere once it is shared
     team.optseq("A", "decide", "option_b", "adopt", "--why", "A's numbers reproduced on B's box")
     for store in ("A", "B"):
@@ -314,6 +320,9 @@ def test_clocks_days_apart_order_nothing_what_each_had_seen_does(team, tmp_path)
     for store in ("A", "B"):
         outcome, found = option_b(store)
         assert found and {found[0]["holds"]["why"], found[0]["other"]["why"]} == {"A again", "B again"}, store
+        # which one holds is the same everywhere: here A's, whose clock is ahead (a clock decides only between two
+        # decisions neither writer had seen; deciding again settles it)
+        assert found[0]["holds"]["why"] == "A again" and outcome == "adopt", store
 
 
 def test_status_says_how_far_the_store_is_from_its_last_sync(team):

@@ -3,6 +3,7 @@ detail says both decisions, their writers and rationales (issue 39, point 1's co
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -27,13 +28,16 @@ def test_the_console_shows_a_merged_history_with_a_conflict(tmp_path):
     for store in ("A", "B", "A"):
         team.optseq(store, "sync")
     wa, wb = team.writer("A"), team.writer("B")
+    (c,) = json.loads(team.optseq("B", "status", "--json").stdout)["conflicts"]
+    holds, other = c["holds"]["writer"], c["other"]["writer"]  # the later by its writer's clock, in every store
+    assert {holds, other} == {wa, wb}
 
     async def go():
         app = make_app(team.repo / "sequencing.toml", tmp_path / "B")
         async with app.run_test(size=(200, 40)) as pilot:
             await pilot.pause()
             line = app.main.query_one("#status").text
-            assert line.startswith(f"conflict: option_b ({wa} vs {wb})"), line
+            assert line.startswith(f"conflict: option_b ({holds} vs {other})"), line
             await select_lever(pilot, "option_b")
             detail = " ".join(app.main.query_one("#detail-view").plain.split())
             assert "option_b was decided concurrently" in detail, detail
