@@ -230,15 +230,22 @@ def summary(record: dict) -> dict[str, Any]:
             "confirmed": screen.get("confirmed") if isinstance(screen.get("confirmed"), dict) else None}
 
 
+def launches_text(view: dict) -> str:
+    """`72 of 72 launches (+8 warm-ups)`: the design's runs against the budget, which counts them alone, and the
+    warm-ups beside them ("" before any launch is on record)."""
+    launches, timed = view.get("launches"), view.get("timed") or 0
+    warm = launches - timed if _number(launches) and timed and launches > timed else 0
+    if not timed:
+        return f"{launches} launches" if launches is not None else ""
+    return ((f"{timed} of {view['budget']} launches" if _number(view.get("budget")) else f"{timed} launches")
+            + (f" (+{warm} warm-up{'s' * (warm != 1)})" if warm else ""))
+
+
 def summary_lines(view: dict) -> list[str]:
     """`screen run 12 (ok) over amp, compile: 2^2 full factorial, 4 runs a block; 3 blocks, 12 of 48 launches (+3
     warm-ups)`: the design's runs against the budget, which counts them alone, and the warm-ups beside them;
     then each lever's call, the interactions' sentences and the confirmation, one line each."""
-    launches, timed = view.get("launches"), view.get("timed") or 0
-    warm = launches - timed if _number(launches) and timed and launches > timed else 0
-    spent = (f"{timed} of {view['budget']} launches" if _number(view.get("budget")) else f"{timed} launches") \
-        + (f" (+{warm} warm-up{'s' * (warm != 1)})" if warm else "") if timed else \
-        (f"{launches} launches" if launches is not None else "")
+    spent = launches_text(view)
     lines = [f"screen run {view['id']} ({view['status']}) over {', '.join(view['levers'])}: {view['design']}; "
              f"{view['blocks']} block{'s' * (view['blocks'] != 1)}" + (f", {spent}" if spent else "")]
     calls = [f"{lever} {c['outcome'] or 'undecided'}" + (f" {c['figure']}" if c.get("figure") else "")

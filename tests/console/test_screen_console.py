@@ -113,6 +113,9 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
             await until(pilot, lambda: not panel.running, what="the screen to end")
             await pilot.pause()
             assert not panel.query_one("#screen-progress-row").display
+            # the design's runs against the budget, which counts them alone (warm-ups are said beside them)
+            where = re.match(r"blocks done: (\d+) · (\d+) of (\d+) launches", text(panel.query_one("#screen-where")))
+            assert where and int(where[2]) == 8 * int(where[1]) <= int(where[3]), text(panel.query_one("#screen-where"))
             effects = {line.split()[0]: line.split()[1] for line in
                        text(panel.query_one("#screen-effects")).splitlines()}
             assert effects == {"fast": "adopt", "wide": "adopt", "fuse": "adopt"}, effects  # fuse confirmed with fast

@@ -190,9 +190,7 @@ class ScreenPanel(VerticalScroll):
         view = screened.summary(record)
         first, *rest = screened.summary_lines(view)
         self.query_one("#screen-title", Label).update(first)
-        self.query_one("#screen-where", Static).update(
-            f"blocks done: {view['blocks']} · {view['launches']} launches" + (f" of {view['budget']}"
-                                                                              if view.get("budget") else ""))
+        self.query_one("#screen-where", Static).update(f"blocks done: {view['blocks']} · {screened.launches_text(view)}")
         width = max((len(lever) for lever in view["calls"]), default=0)
         self.query_one("#screen-effects", Static).update("\n".join(
             f"{lever.ljust(width)}  {(c['outcome'] or 'undecided').ljust(12)}  {c['figure'] or '-'}  {c['reason'] or ''}"
