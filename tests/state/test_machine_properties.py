@@ -95,5 +95,6 @@ class LeverMachine(RuleBasedStateMachine):
 
 
 LeverMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=12, deadline=None,
-                                          suppress_health_check=list(HealthCheck), derandomize=True)
+                                          suppress_health_check=list(HealthCheck), derandomize=True,
+                                          database=None)
 test_the_lever_machine_under_random_actions = LeverMachine.TestCase

@@ -105,5 +105,6 @@ class StoreMachine(RuleBasedStateMachine):
 
 
 StoreMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=20, deadline=None,
-                                          suppress_health_check=list(HealthCheck), derandomize=True)
+                                          suppress_health_check=list(HealthCheck), derandomize=True,
+                                          database=None)
 test_the_store_under_random_writes = StoreMachine.TestCase
