@@ -265,7 +265,9 @@ def what_measured(screen, measured, fit: dict | None) -> str:
     """What a screen that ended early measured: blocks done, launches, the effects so far."""
     from optseq.state.text import ratio_text
 
-    done = f"{len(measured.blocks)} block{'s' * (len(measured.blocks) != 1)} done in {measured.launches} launches"
+    # launches that gave their number (warm-ups too): a launch that failed or was stopped measured nothing
+    n = measured.launches
+    done = f"{len(measured.blocks)} block{'s' * (len(measured.blocks) != 1)} done, {n} launch{'es' * (n != 1)} measured"
     mains = (fit or {}).get("mains") or []
     effects = ", ".join(f"{m['name']} {ratio_text(m['ratio'], 3)}×" for m in mains
                         if isinstance(m.get("ratio"), (int, float)) and math.isfinite(m["ratio"]))

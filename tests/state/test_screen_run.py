@@ -197,6 +197,19 @@ def test_a_killed_screen_is_interrupted_at_the_next_open_its_levers_free_and_its
 
 
 
+def test_a_workload_whose_metric_line_is_misspelled_fails_the_screen_saying_where_and_deciding_nothing(tmp_path):
+    # the plan reads `rate_:` where the bench prints `rate:`: a metric its bench spells otherwise
+    plan = plan_file(tmp_path)
+    plan.write_text(plan.read_text(encoding="utf-8").replace("regex = 'rate: ", "regex = 'rate_: "), encoding="utf-8")
+    db = tmp_path / "db"
+    proc = cli(plan, db, "--run", "screen", code=1)
+    said = next(line for line in proc.stdout.splitlines() if "matched nothing" in line)
+    assert "regex 'rate_: ([0-9.]+)' matched nothing; last output line: " in said, said
+    assert "0 blocks done, 0 launches measured" in said and "nothing decided" in said, said
+    assert json.loads(cli(plan, db, "runs", "--json").stdout)["decisions"] == []
+    assert set(states(plan, db).values()) == {"ready"}
+
+
 @pytest.mark.parametrize("args, extra, said", [
     (["fast"], "", "a screen needs 2 to 8 levers that compose on the stack, got 1 (fast)"),
     (["fast", "nope"], "", "unknown lever 'nope'"),
