@@ -93,6 +93,18 @@ runner-bench: $(RAY_STAMP)
 paint-bench: $(DEV_STAMP)
 	$(BIN)/python -m optseq.console.bench.paint_bench --write docs/performance.md $(ARGS)
 
+# The type checker over state/ and console/ (pyproject.toml's [tool.mypy]), through links that name the folders as
+# the wheel does (optseq.state, ...); `make lint` adds the import contracts (tests/test_layers.py runs them too)
+TYPING := build/typing/optseq
+.PHONY: typecheck lint
+typecheck: $(DEV_STAMP)
+	@mkdir -p $(TYPING) && touch $(TYPING)/__init__.py
+	@for room in console engine native state configs; do ln -sfn ../../../$$room $(TYPING)/$$room; done
+	$(BIN)/python -m mypy
+
+lint: typecheck
+	$(BIN)/python -m pytest -q -n 0 -p no:cacheprovider tests/test_layers.py
+
 # Decision quality: false adopts, power and pairs per decision over seeded draws through the real decision code
 simulate: $(DEV_STAMP)
 	$(BIN)/python -m optseq.state.bench.simulate --write docs/performance.md
