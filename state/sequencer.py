@@ -24,7 +24,7 @@ from optseq.state.store.store import Store, StoreUnwritable
 from optseq.state.views import ReadViews, code_moved, evidence_runs
 
 if TYPE_CHECKING:
-    from optseq.state.run_host import SequencerHost
+    from optseq.state.runs.host import RunHost
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
@@ -341,7 +341,7 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         self.store.put_snapshot(snapshot.dump(self.machine, self.plan))
 
     @property
-    def run_host(self) -> SequencerHost:
+    def run_host(self) -> RunHost:
         """What a run is given of this sequencer (state/runs/host.py's RunHost): runs/ never calls it back."""
         from optseq.state.run_host import SequencerHost
 
