@@ -49,7 +49,6 @@ class Resume:
         from dataclasses import replace
 
         from optseq.state.runners.choose import configure, make
-
         from optseq.state.runners.ray_jobs import RayRunner
 
         current = host.runner
