@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optseq.state.errors import InputError
+from optseq.state.kinds import LeverVerdict, RunStatus
 from optseq.state.runs.measured_on import stack
 from optseq.state.runners.interface import store_tag
 from optseq.state.runs.run_pass import (Collected, EventSink, Go, LogSink, Pass, Resume, experiment_length, launch,
@@ -17,8 +18,8 @@ from optseq.state.runs.run_record import finish
 from optseq.state.store.records import utc_now
 from optseq.state.store.storage import StoreUnwritable
 
-EXIT = {"succeeded": 0, "inconclusive": 0, "failed": 1, "timeout": 1, "cancelled": 1,
-        "unavailable": 3, "interrupted": 1}
+EXIT = {RunStatus.SUCCEEDED: 0, LeverVerdict.INCONCLUSIVE: 0, RunStatus.FAILED: 1, RunStatus.TIMEOUT: 1,
+        RunStatus.CANCELLED: 1, RunStatus.UNAVAILABLE: 3, RunStatus.INTERRUPTED: 1}
 """CLI exit code for each way a run ends."""
 
 

@@ -5,7 +5,7 @@ import os
 from typing import Any
 
 from optseq.state.errors import InputError
-from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
+from optseq.state.kinds import WatchVerdict
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
 from optseq.state.plan.testbed import decides, foreign_note, of as testbed_of
@@ -72,7 +72,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
             summary = {"stats": stats.to_dict(), "verdict": verdict.to_dict(), "rule": _rule_text(rule)}
             if step.split is not None:
                 summary["split"] = step.split.to_dict()
-            verdict_name = WATCH_VERDICTS[verdict.outcome] if watch else verdict.outcome
+            verdict_name = WatchVerdict.of(verdict.outcome) if watch else verdict.outcome
             # a watch checks the standing adopt: it says whether the gain holds, and decides nothing
             decision = verdict.outcome if verdict.outcome in ("adopt", "reject") and not watch else None
             message = f"{lever.id}: {verdict_name} — {verdict.reason}"
