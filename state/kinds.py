@@ -55,7 +55,7 @@ class LeverVerdict(StrEnum):
 
 
 class WatchVerdict(StrEnum):
-    """A watch's verdict (`optseq --run watch`): what the rule's outcome on the current code says of the adopted gain."""
+    """A watch's verdict (`optseq --run watch`): what the rule's outcome on today's code says of the adopted gain."""
 
     HOLDS = "holds"
     ERODED = "eroded"
