@@ -40,7 +40,7 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"
 
 
-IN_FLIGHT = frozenset({RunStatus.RUNNING, RunStatus.QUEUED})
+IN_FLIGHT = (RunStatus.RUNNING, RunStatus.QUEUED)
 ENDED = tuple(s for s in RunStatus if s not in IN_FLIGHT)
 """How a run may end: what a runner's outcome says, and a run record's status once it is no longer in flight."""
 

@@ -2,9 +2,7 @@
 (decide, close, reopen, supersede, a run ended)."""
 from __future__ import annotations
 
-from typing import Any
-
-from optseq.state.kinds import LeverState, RunStatus, ScreenVerdict
+from optseq.state.kinds import IN_FLIGHT, LeverState, RunStatus, ScreenVerdict
 from optseq.state.plan import gates
 from optseq.state.plan.testbed import decides
 from optseq.state.lifecycle.board import Board, Effects
@@ -14,8 +12,6 @@ from optseq.state.lifecycle.standing import Standing
 from optseq.state.lifecycle.watched import Watched
 from optseq.state.lifecycle.states import DECIDED, OUTCOME_TRIGGER, RUNNABLE, LeverModel
 from optseq.state.lifecycle.words import say, text, unmet
-
-_IN_FLIGHT = (RunStatus.RUNNING, RunStatus.QUEUED)
 
 
 class RecordMoves:
@@ -90,20 +86,20 @@ class RecordMoves:
         model = self.board.models[record["lever"]]
         counts = decides(record, self.board.plan.testbed)
         self.board.runs.started(record)
-        if record.get("status") not in _IN_FLIGHT:
+        if record.get("status") not in IN_FLIGHT:
             self.board.runs.ended(record, counts)
         if not counts:
             return  # measured on another testbed than the plan's deciding one: shown, it moves nothing
         if record.get("watch"):
             # a watch checks a standing adopt: the lever's state does not move while it runs, nor after
-            if record.get("status") not in _IN_FLIGHT:
+            if record.get("status") not in IN_FLIGHT:
                 self.watched.watched(model, record)
             return
         if model.state not in RUNNABLE:
             return  # a run of a lever whose state moved on (e.g. closed) stays in history only
         model.start()
         status = record.get("status")
-        if status not in _IN_FLIGHT:
+        if status not in IN_FLIGHT:
             self._ended(model, record, status, record.get("verdict", _verdict_of(record)))
 
     def _screen(self, record: Record) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, TypeGuard
 
+from optseq.state.kinds import IN_FLIGHT
 from optseq.state.plan.gates import atoms
 from optseq.state.lifecycle.fields import part
 from optseq.state.said import say, text as said_text
@@ -54,9 +55,6 @@ WORDS: dict[str, dict[str, str]] = {
     },
 }
 
-UNDER_WAY = ("running", "queued")
-
-
 def text(said: dict, lang: str = "en") -> str:
     return said_text(said, lang if lang in WORDS else "en", WORDS)
 
@@ -84,7 +82,7 @@ def fit_of(record: dict) -> dict:
 
 def finished(screens: list[dict]) -> list[dict]:
     """The screens that ended with a fit (cancelled ones included: what they measured stands), newest first."""
-    done = [r for r in screens if r.get("status") not in UNDER_WAY and fit_of(r).get("mains")]
+    done = [r for r in screens if r.get("status") not in IN_FLIGHT and fit_of(r).get("mains")]
     return sorted(done, key=lambda r: r.get("id") or 0, reverse=True)
 
 
@@ -257,7 +255,7 @@ def summary_lines(view: dict) -> list[str]:
     if confirmed:
         lines.append(f"  confirmed {' + '.join(confirmed.get('levers') or ())}: {confirmed.get('outcome')}"
                      + (f" in run {confirmed['run']}" if confirmed.get("run") is not None else ""))
-    elif view.get("note") and view["status"] not in UNDER_WAY:
+    elif view.get("note") and view["status"] not in IN_FLIGHT:
         lines.append(f"  {view['note']}")
     return lines
 

@@ -270,7 +270,7 @@ def test_the_schema_knows_the_machines_states_and_snapshot_layout():
     from optseq.state.store import shapes
 
     assert states.STATES == [s.value for s in LeverState] and shapes.SNAPSHOT_VERSION == snapshot.VERSION
-    assert set(RunStatus) == IN_FLIGHT | set(ENDED) and not IN_FLIGHT & set(ENDED)
+    assert set(RunStatus) == {*IN_FLIGHT, *ENDED} and not set(IN_FLIGHT) & set(ENDED)
 
 
 def test_the_console_opening_the_store_refuses_in_the_same_line(pristine, tmp_path):
