@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from optseq.state.errors import InputError
+from optseq.state.kinds import LeverVerdict, RunStatus
 from optseq.state.runs.measured_on import stack
 from optseq.state.plan.model import Lever
 from optseq.state.runners.interface import RunOutcome
@@ -23,8 +24,8 @@ from optseq.state.store.storage import StoreUnwritable
 if TYPE_CHECKING:  # the pass planner, imported when a run measures
     from optseq.state.runs.passes import Step
 
-EXIT = {"succeeded": 0, "inconclusive": 0, "failed": 1, "timeout": 1, "cancelled": 1,
-        "unavailable": 3, "interrupted": 1}
+EXIT = {RunStatus.SUCCEEDED: 0, LeverVerdict.INCONCLUSIVE: 0, RunStatus.FAILED: 1, RunStatus.TIMEOUT: 1,
+        RunStatus.CANCELLED: 1, RunStatus.UNAVAILABLE: 3, RunStatus.INTERRUPTED: 1}
 """CLI exit code for each way a run ends."""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
+from optseq.state.kinds import WatchVerdict
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
 from optseq.state.plan.model import Lever
@@ -74,7 +74,7 @@ def finish(host: RunHost, lever: Lever, run_id: int, outcome: RunOutcome, collec
             summary = {"stats": stats.to_dict(), "verdict": verdict.to_dict(), "rule": _rule_text(rule)}
             if step.split is not None:
                 summary["split"] = step.split.to_dict()
-            verdict_name = WATCH_VERDICTS[verdict.outcome] if watch else verdict.outcome
+            verdict_name = WatchVerdict.of(verdict.outcome) if watch else verdict.outcome
             # a watch checks the standing adopt: it says whether the gain holds, and decides nothing
             decision = verdict.outcome if verdict.outcome in ("adopt", "reject") and not watch else None
             message = f"{lever.id}: {verdict_name} — {verdict.reason}"

@@ -1,6 +1,6 @@
 """Runs in flight: kept in the hot state, interrupted when their process died, detached when a cluster runs them.
 
-A run is in flight from its first record until a status in FINAL. Its row in the hot file's `active`
+A run is in flight from its first record until a status in kinds.ENDED. Its row in the hot file's `active`
 table (run id, lever, pid, pgid, a cluster's submission id) is all that recovery reads, so opening a
 store never reads the runs journal to find the runs a dead optseq left behind, with one exception: a hot
 file rebuilt from the journals (`rebuilt_at` in its meta), by this optseq or an older one whose rebuild
@@ -16,12 +16,14 @@ from typing import Any
 
 from tinydb import Query
 
+from optseq.state.kinds import ENDED
 from optseq.state.store.layout import ACTIVE, META, META_ID, RUNS_DIR
 from optseq.state.store.locks import LeverLock, pid_alive
 from optseq.state.store.records import utc_now
 
-FINAL = ("succeeded", "failed", "cancelled", "interrupted", "unavailable", "timeout")
-"""Run statuses that end a run: such a run is no longer in flight."""
+FINAL = ENDED
+"""Run statuses that end a run (kinds.ENDED): such a run is no longer in flight. The name the sequencer and the
+store's doctor, schema and settled import."""
 FROM_JOURNAL = "from_journal"
 """An `active` row read from the runs journal (a rebuild's, or the check after one), not written by its run."""
 ELSEWHERE = "elsewhere"
@@ -124,7 +126,7 @@ class RunsInFlight:
         # rebuild's rows say so now, for their pids are history's as well
         active.update({FROM_JOURNAL: True})
         for run_id, record in sorted(self._records("runs").items()):
-            if record.get("status") and record.get("status") not in FINAL and run_id not in rows:
+            if record.get("status") and record.get("status") not in ENDED and run_id not in rows:
                 active.insert({**in_flight_row(run_id, record), FROM_JOURNAL: True})
         self._db.table(META).update({CHECKED: rebuilt}, doc_ids=[META_ID])
 
@@ -141,7 +143,7 @@ class RunsInFlight:
 
         active, q = self._db.table(ACTIVE), Query().run == doc_id
         status = fields.get("status")
-        if status in FINAL:
+        if status in ENDED:
             active.remove(q)
         elif new and status and elsewhere:  # another writer's run: its pid is another machine's
             active.insert({"run": doc_id, "lever": fields.get("lever"), ELSEWHERE: elsewhere})

@@ -7,9 +7,8 @@ from typing import Any
 
 import msgspec
 
-from optseq.state.store.shapes import (
-    FIELDS, HOT, LEVER_STATES, REQUIRED, RUN_STATUSES, SNAPSHOT_VERSION, Line, SnapshotData, Stored,
-)
+from optseq.state.kinds import LeverState, RunStatus
+from optseq.state.store.shapes import FIELDS, HOT, REQUIRED, SNAPSHOT_VERSION, Line, SnapshotData, Stored
 from optseq.state.store.storage import StoreCorrupt
 
 
@@ -34,7 +33,7 @@ def loads(text: bytes) -> Any:
         return json.loads(text)
 
 
-ENUMS = {"status": RUN_STATUSES, "state": LEVER_STATES, "outcome": ("pass", "fail"), "op": ("i", "u", "r"),
+ENUMS = {"status": tuple(RunStatus), "state": tuple(LeverState), "outcome": ("pass", "fail"), "op": ("i", "u", "r"),
          "table": ("decisions", "events", "criteria", "facts")}
 """The values a field of an enum may take, said with a refusal of another (msgspec names the value only)."""
 _AT = re.compile(r"^(?P<problem>.*?)(?: - at `\$(?P<where>[^`]*)`)?$", re.S)
