@@ -80,7 +80,7 @@ class Testbed(_Shape):
 class RunFields(_Shape):
     lever: str | None | UnsetType = UNSET
     kind: str | UnsetType = UNSET
-    status: Run | UnsetType = UNSET  # type: ignore[valid-type]
+    status: Run | UnsetType = UNSET
     verdict: str | None | UnsetType = UNSET
     argv: list[str] | UnsetType = UNSET
     pid: int | None | UnsetType = UNSET
