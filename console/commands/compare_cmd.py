@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from optseq.state import atomic
 from optseq.state.errors import InputError
 
 BAD_INPUT, INTERRUPTED = 2, 130
@@ -161,10 +162,8 @@ def _append(path: str, text: str) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.optseq-tmp")
     try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.replace(path, (text + "\n").encode("utf-8"), keep_mode=False, suffix=".optseq-tmp", fsync=False,
+                       sync_dir="no")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"--summary {path}: {exc.strerror or exc}") from None
