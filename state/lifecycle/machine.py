@@ -7,6 +7,8 @@ until the device changes. What those moves derive (stale, superseded) is handed 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from optseq.state.plan import gates
 from optseq.state.plan.definition import definition
 from optseq.state.plan.model import KINDS, Plan
@@ -33,7 +35,7 @@ class PlanMachine(RecordMoves):
         self.effects: list[dict] = []
         """Derived events of the record being applied (stale, superseded), for the store to keep."""
         self.depends = _depends(plan)
-        self.cannot_run = None
+        self.cannot_run: Callable[[str], str | None] | None = None
         """lever id -> why it cannot run though ready (a branch merged before it ran), or None: git's answer, which
         the sequencer gives (Sequencer.cannot_run); `next` and the group runs skip such a lever."""
         self.definitions = {lever.id: definition(lever, plan.path) for lever in plan.levers}
