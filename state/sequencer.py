@@ -104,7 +104,13 @@ class Sequencer:
         """Runs the store found in flight with their process gone: state/recovery.py."""
         from optseq.state.recovery import recover
 
-        recover(self)
+        recover(self.store, self.warnings, self._finish_from_logs)
+
+    def _finish_from_logs(self, run_id: int) -> RunReport | None:
+        """A run whose passes all ran, decided from their logs: state/runs/ is handed this whole sequencer."""
+        from optseq.state.runs.finish_logs import finish_from_logs  # only when a run was found in flight
+
+        return finish_from_logs(self, run_id)
 
     def reload_plan(self) -> bool:
         """Read the plan file again when it changed since it was read (an edit while `--run ready` goes, or while
