@@ -28,7 +28,7 @@ class ReadViews:
     def __init__(self, held: Held):
         self.held = held
 
-    def lever_views(self) -> list[dict]:
+    def lever_views(self) -> list[dict[str, Any]]:
         """Every lever as status, the console and the snapshot show it; from the machine alone, never the history."""
         views = []
         measured = screened.lever_facts(self.held.machine.runs.screens)  # interactions are derived, never stored
@@ -98,7 +98,7 @@ class ReadViews:
         """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
         return self.held.store.detached_runs()
 
-    def branch_view(self, lever_id: str) -> dict | None:
+    def branch_view(self, lever_id: str) -> dict[str, Any] | None:
         """A branch lever's code as it stands (state/branch_views.py); None for any other lever."""
         return branch_views.branch_view(self.held.plan, self.held.machine, lever_id)
 
@@ -108,7 +108,7 @@ class ReadViews:
         cache = self.held.git
         return branch_views.branch_warnings(self.held.plan, self.held.machine, model, cache)
 
-    def repo_now(self, root: str) -> dict | None:
+    def repo_now(self, root: str) -> dict[str, Any] | None:
         """The repository's state now, asked of git once per process and store change (the cache is the
         sequencer's: reload() drops it when another process wrote)."""
         cache = self.held.git
@@ -116,13 +116,13 @@ class ReadViews:
             cache[root] = repo.state(root)
         return cache[root]
 
-    def status(self, hours: bool = True) -> dict:
+    def status(self, hours: bool = True) -> dict[str, Any]:
         """The plan's levers, what is next and the facts. `hours=False` leaves each lever's `hours_saved`
         out (the calculus not imported nor run): the console's first screen paints before it fills that column."""
         with self.held.lock:
             return self._status(hours)
 
-    def _status(self, hours: bool = True) -> dict:
+    def _status(self, hours: bool = True) -> dict[str, Any]:
         fired = self.held.machine.fired
         levers = self.lever_views()
         if hours:
@@ -149,7 +149,7 @@ class ReadViews:
             **self.screen_status(),
         }
 
-    def screen_status(self) -> dict:
+    def screen_status(self) -> dict[str, Any]:
         """`screen`: the newest screen (in flight or ended) as status says it; `screen_claims`: where the screens'
         data contradicts the plan's `requires` / `remeasure_when` between two screened levers, one sentence each."""
         screens = self.held.machine.runs.screens
@@ -158,18 +158,18 @@ class ReadViews:
                 "screen_claims": [{**c, "text": screened.text(c["said"])}
                                   for c in screened.claims_beside_data(self.held.plan, screens)]}
 
-    def whatif(self, search: bool = True) -> dict:
+    def whatif(self, search: bool = True) -> dict[str, Any]:
         """The hours-saved calculus on the current state (optseq.state.calculus.whatif.compute)."""
         from optseq.state.calculus import whatif
 
         with self.held.lock:
             return whatif.compute(self.held.plan, self.held.machine, search=search)
 
-    def history(self, lever_id: str | None = None) -> dict:
+    def history(self, lever_id: str | None = None) -> dict[str, Any]:
         with self.held.lock:
             return self._history(lever_id)
 
-    def _history(self, lever_id: str | None) -> dict:
+    def _history(self, lever_id: str | None) -> dict[str, Any]:
         if lever_id is not None:
             self.held.lever(lever_id)
 
@@ -184,7 +184,7 @@ class ReadViews:
             "events": mine(self.held.store.all("events")),
         }
 
-    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict]]]:
+    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict[str, Any]]]]:
         """`history` as it is read: its keys in order, each with its records as the store gives them out
         (Store.stream), so a caller can write the first run before the last is read."""
         if lever_id is not None:
@@ -199,10 +199,10 @@ class ReadViews:
                 chains["decisions"] = [marks.mark(d) for d in chains["decisions"]]
                 return [(t, iter(chains[t])) for t in tables]
 
-        def mine(records: Iterable[dict]) -> Iterator[dict]:
+        def mine(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             return (r for r in records if lever_id is None or r.get("lever") == lever_id)
 
-        def decisions() -> Iterator[dict]:  # a generator: nothing is read before the runs are written
+        def decisions() -> Iterator[dict[str, Any]]:  # a generator: nothing is read before the runs are written
             # compact, its events' texts in a temporary file: memory bounded at any history's length
             marks = Marks(self.held.store.stream("decisions"), self.held.store.stream("events"), spill=True)
             yield from (marks.mark(d) for d in mine(self.held.store.stream("decisions")))
@@ -212,7 +212,7 @@ class ReadViews:
                 ("criteria", mine(store.stream("criteria"))), ("events", mine(store.stream("events")))]
 
     @staticmethod
-    def _marked(decisions: list[dict], events: list[dict]) -> list[dict]:
+    def _marked(decisions: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Decisions with `superseded` (bool) and `superseded_by` (what superseded it: state/supersession.py)."""
         marks = Marks(decisions, events)
         return [marks.mark(d) for d in decisions]
@@ -261,7 +261,7 @@ class ReadViews:
                     items.append(f"{lid}: stale, waits for: {'; '.join(gates.unmet(lever.requires, ctx))}")
             return items
 
-    def lever_history(self, lever_id: str) -> dict:
+    def lever_history(self, lever_id: str) -> dict[str, Any]:
         """What the console's detail pane shows of one lever: its newest runs (from the machine, never the runs
         journal) and its decisions, superseded ones marked."""
         with self.held.lock:
@@ -276,12 +276,12 @@ class ReadViews:
         with self.held.lock:
             return export.render(self.held.plan, self.held.machine, self.export_records(), lang=lang, today=today)
 
-    def export_records(self) -> dict[str, list[dict]]:
+    def export_records(self) -> dict[str, list[dict[str, Any]]]:
         """What the export reads: each lever's latest runs from the machine, and of the other tables the newest
         records of each lever, type and name that the store keeps in its hot file (state/store/digest.py), with
         each lever's standing decision and how many older decisions are left out (`decisions_hidden`): no
         journal is read, however long the history. A table the store keeps no digest of is read whole."""
-        out: dict[str, list[dict]] = {"runs": self.latest_runs()}
+        out: dict[str, list[dict[str, Any]]] = {"runs": self.latest_runs()}
         for table in ("decisions", "events", "criteria", "facts"):
             groups = self.held.store.recent(table)
             if groups is None:
@@ -303,7 +303,7 @@ class ReadViews:
         from optseq.state.sync.conflicts import conflicts  # decisions two writers made concurrently (optseq sync)
         return {**out, "conflicts": conflicts(self.held.store)}
 
-    def latest_runs(self) -> list[dict]:
+    def latest_runs(self) -> list[dict[str, Any]]:
         """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""
         runs = {}
         for lever in self.held.plan.levers:
@@ -323,7 +323,7 @@ LONG_STATS = ("ratios", "units", "looks")
 """Per-pair and per-look lists, left out of a view: the run's record has them."""
 
 
-def _run_brief(record: dict | None) -> dict | None:
+def _run_brief(record: dict[str, Any] | None) -> dict[str, Any] | None:
     """The lever's latest run as status shows it: how it ended, its figures (per-arm ones included), its noise."""
     if not record:
         return None
@@ -335,7 +335,7 @@ def _run_brief(record: dict | None) -> dict | None:
     return brief
 
 
-def _screen_fact(fact: dict | None) -> dict | None:
+def _screen_fact(fact: dict[str, Any] | None) -> dict[str, Any] | None:
     """A lever's measured facts from the screens (lifecycle/screened.py), each sentence said in English beside
     its said (the export says it in its own language)."""
     if fact is None:
@@ -344,7 +344,7 @@ def _screen_fact(fact: dict | None) -> dict | None:
             "interactions": [{**i, "text": screened.text(i["said"])} for i in fact["interactions"]]}
 
 
-def _public(decision: dict | None) -> dict | None:
+def _public(decision: dict[str, Any] | None) -> dict[str, Any] | None:
     if decision is None:
         return None
     return {k: v for k, v in decision.items() if k not in ("doc_id",)}
