@@ -38,10 +38,6 @@ if TYPE_CHECKING:
     from optseq.state.lever_runs import Runner
     from optseq.state.runs.lever_run import RunReport
 
-REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
-"""Tables whose records drive the machine, replayed together in `seq` order (follow.py's)."""
-
-
 class Sequencer:
     """The plan, the store and the lever machine, kept in step.
 
