@@ -405,15 +405,15 @@ def _exit_as(code: int | None) -> None:
     if code >= 0:
         os._exit(code)
     sig = -code
-    try:
-        import resource
+    if sig != signal.SIGKILL:
+        try:
+            import resource
 
-        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-        os.kill(os.getpid(), sig)
-    except (OSError, ValueError):
-        pass
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    os.kill(os.getpid(), sig)
     os._exit(128 + sig)  # a signal whose default is not to end a process
 
 
