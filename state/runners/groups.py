@@ -1,5 +1,5 @@
-"""Process groups on this OS: find a group's live members, signal and reap it (the Linux requests that keep a
-lever's processes from outliving optseq are the shim's: shim.py).
+"""Process groups on this OS: find a group's live members, signal and reap it; the death signal a child of optseq
+asks for (the shim's, shim.py: it keeps a lever's processes from outliving optseq).
 
 A run record keeps its group (`pgid`), so a later optseq can find a dead run's leftovers with `group_alive`
 and end them with `kill_group`; `run_id` checks the OPTSEQ_RUN_ID in each member's environment, because a
@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from optseq.state.runners import shim
 
 
 def kill_group(pgid: int, run_id: str | None = None, sig: int = signal.SIGKILL) -> bool:
@@ -109,3 +112,20 @@ def reap_group(pgid: int, within_s: float) -> bool:
         if time.monotonic() >= end:
             return not group_alive(pgid)
         time.sleep(0.01)
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A preexec_fn asking the kernel for `sig` to the child when the forking thread dies (Linux)."""
+    fn = shim.prctl()
+    if fn is None:
+        return None
+    parent = os.getpid()
+    number = int(sig)
+
+    def setup() -> None:
+        # Runs in the child between fork and exec: two calls, nothing that allocates or locks.
+        fn(shim.PR_SET_PDEATHSIG, number, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(137)  # the parent died before the request took hold
+
+    return setup

@@ -29,7 +29,7 @@ from typing import Any
 from optseq.state.runners import leftovers, shim
 from optseq.state.runners.interface import RunOutcome, RunSpec, log_file
 from optseq.state.runners.protocol import Transcript
-from optseq.state.runners.shim_link import Report, ShimLink
+from optseq.state.runners.shim_link import ShimLink
 
 DRAIN_S = 1.0
 """How long to keep reading after the launch ended: a process outside the lever's tree may hold the pipe."""
@@ -143,8 +143,8 @@ class Launcher:
                     elif key.data == "wake":
                         _read(self._wake_r)
                     else:
-                        for report in link.read():
-                            self._take(report, link, transcript, on_start)
+                        for kind in link.read():
+                            self._take(kind, link, transcript, on_start)
                 if not (self.pid is not None and link.code is None):
                     continue  # not started yet, or ended: the shim is sweeping
                 now = time.monotonic()
@@ -168,34 +168,33 @@ class Launcher:
             sel.close()
         return stopped, killed
 
-    def _take(self, report: Report, link: ShimLink, transcript: Transcript,
+    def _take(self, kind: str, link: ShimLink, transcript: Transcript,
               on_start: Callable[[int, int], None] | None) -> None:
         """One of the shim's reports (shim.py lists them), said where the run says it."""
-        if "start" in report:
+        if kind == "start" and link.pid is not None:
             # the lever leads a new session and group of its own, so pgid == pid
-            self.pid = self.pgid = int(report["start"])
+            self.pid = self.pgid = link.pid
             if on_start is not None:
                 on_start(self.pid, self.pgid)
-        elif "group" in report:
+        elif kind == "group":
             transcript.note(f"the lever left processes running in group {self.pgid}: SIGKILL to the group")
-        elif "group_stuck" in report and link.code is not None:
+        elif kind == "group_stuck" and link.code is not None:
             transcript.note(f"process group {self.pgid} still has members {shim.REAP_S:g} s after SIGKILL")
-        elif "left" in report:
-            self._said_left(transcript, report)
+        elif kind == "swept":
+            self._said_left(transcript, link)
 
-    def _said_left(self, transcript: Transcript, report: Report) -> None:
+    def _said_left(self, transcript: Transcript, link: ShimLink) -> None:
         """Processes the lever left outside its group (setsid, a daemon, one that wiped its environment) outlive
         the group's kill: the shim stopped and reaped them; said on the run."""
         lead = self.pid or 0
-        stopped = [(int(pid), str(cmd)) for pid, cmd in report["left"]]
-        if stopped:
-            text = leftovers.said(lead, stopped)
+        if link.left:
+            text = leftovers.said(lead, link.left)
             transcript.note(text)
             transcript.warn(text)
-            self.left.extend({"pid": pid, "cmd": cmd, "launch": lead} for pid, cmd in stopped)
-        if report.get("stuck"):
+            self.left.extend({"pid": pid, "cmd": cmd, "launch": lead} for pid, cmd in link.left)
+        if link.stuck:
             transcript.note(f"processes left outside the group still alive {shim.REAP_S:g} s after SIGKILL: "
-                            + ", ".join(f"pid {pid}" for pid in report["stuck"]))
+                            + ", ".join(f"pid {pid}" for pid in link.stuck))
 
     def _end(self, link: ShimLink, transcript: Transcript, drain: bool) -> None:
         """The shim ends the launch (at once, where the run was given up: a raising callback, Ctrl-C); what it
@@ -203,8 +202,8 @@ class Launcher:
         try:
             if not link.ended:
                 link.give_up()
-                for report in link.read_all():
-                    self._take(report, link, transcript, None)
+                for kind in link.read_all():
+                    self._take(kind, link, transcript, None)
             link.wait()
             if drain:
                 self._drain(link.out, transcript)

@@ -33,6 +33,8 @@ from optseq.state.runners.interface import RunnerError
 from optseq.state.runners.protocol import Transcript
 
 if TYPE_CHECKING:
+    from ray.job_submission import JobSubmissionClient  # Ray is imported where a cluster is reached
+
     from optseq.state.runners.ray_trees import Shipment  # imported where a pass ships, not with the runner
 
 BENCH_RESOURCE = "optseq_bench"
@@ -53,7 +55,7 @@ class RayRunner:
 
     def __init__(self, config: RunnerConfig):
         self.config = config
-        self._client = None
+        self._client: JobSubmissionClient | None = None
         self._lock = threading.Lock()
 
     def client(self):

@@ -2,6 +2,7 @@
 held at known points by a stand-in lever (tree.py), FIFOs and files for events, never a clock."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 
 from optseq.state.runners import shim
 from optseq.state.runners.interface import RunSpec
-from optseq.state.runners.shim_link import Report, ShimLink
+from optseq.state.runners.shim_link import ShimLink
 from tests.state.test_runner import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc")
@@ -26,17 +27,18 @@ TREE = HERE / "tree.py"
 def folder(tmp_path: Path) -> Iterator[Path]:
     """Where the stand-in writes its pids; whatever a failing test leaves running is ended after it."""
     yield tmp_path
-    for role in tmp_path.iterdir():
-        if role.name.isalpha() and role.is_file() and alive(int(role.read_text()), tmp_path):
-            os.kill(int(role.read_text()), signal.SIGKILL)
+    for role in tmp_path.rglob("*"):
+        pid = role.read_text() if role.is_file() else ""
+        if pid.isdigit() and alive(int(pid), tmp_path):
+            os.kill(int(pid), signal.SIGKILL)
 
 
 def launch(folder: Path, *args: str) -> ShimLink:
     return ShimLink.start(RunSpec(["python", str(TREE), str(folder), *args], grace_s=30))
 
 
-def ended(link: ShimLink) -> list[Report]:
-    """Every report of the launch, once its shim has ended it; the shim reaped."""
+def ended(link: ShimLink) -> list[str]:
+    """The kinds of the launch's reports, in order, once its shim has ended it; the shim reaped."""
     try:
         return link.read_all()
     finally:
@@ -87,7 +89,7 @@ def test_a_grandchild_orphaned_by_its_parent_comes_back_to_its_launchs_shim_and_
         release(folder / "hold")
     finally:
         reports = ended(link)
-    assert reports[1:] == [{"exit": 0}, {"left": [], "stuck": []}], reports
+    assert reports[1:] == ["exit", "swept"] and (link.code, link.left) == (0, []), reports
     assert link.proc.returncode == 0
 
 
@@ -104,16 +106,16 @@ def test_what_a_lever_leaves_is_its_own_launchs_stopped_reaped_and_reported(fold
         link = launch(second, "leave")
         reports = ended(link)
         lead, child, daemon = (pid_of(second, role) for role in ("lead", "child", "daemon"))
-        assert reports[:3] == [{"start": lead}, {"exit": 0}, {"group": 1}], reports  # the child, SIGKILLed
-        assert [(pid, str(TREE) in cmd) for pid, cmd in reports[-1]["left"]] == [(daemon, True)], reports
-        assert reports[-1]["stuck"] == []
+        assert reports == ["start", "exit", "group", "left", "swept"], reports
+        assert (link.pid, link.code, link.group) == (lead, 0, 1)  # the child in its group, SIGKILLed
+        assert [(pid, str(TREE) in cmd) for pid, cmd in link.left] == [(daemon, True)] and link.stuck == []
         assert not any(alive(pid, second) for pid in (lead, child, daemon))
         assert alive(held_daemon, first)  # the other launch's: none of this one's
         held.ask(shim.TERM)
     finally:
         held_reports = ended(held)
-    assert {"exit": -signal.SIGTERM} in held_reports and not any("group" in r for r in held_reports), held_reports
-    assert [pid for pid, _ in held_reports[-1]["left"]] == [held_daemon], held_reports
+    assert held_reports == ["start", "exit", "left", "swept"] and held.code == -signal.SIGTERM, held_reports
+    assert [pid for pid, _ in held.left] == [held_daemon]  # asked to stop: its group's child is no leftover
     assert not any(alive(pid_of(first, role), first) for role in ("lead", "child", "daemon"))
 
 
@@ -121,9 +123,39 @@ def test_what_a_lever_leaves_is_its_own_launchs_stopped_reaped_and_reported(fold
                                          (("signal", "9"), -9)], ids=["0", "3", "SIGTERM", "SIGKILL"])
 def test_the_shims_exit_status_is_the_levers(folder, args, code):
     link = launch(folder, *args)
-    reports = ended(link)
-    assert {"exit": code} in reports, reports
+    assert "exit" in ended(link) and link.code == code
     assert link.proc.returncode == code
+
+
+def test_a_lever_that_cannot_start_is_said_as_subprocess_says_it(tmp_path):
+    link = ShimLink.start(RunSpec(["optseq-no-such-command-xyz", "x"]))
+    assert ended(link) == ["error"]
+    assert link.error == "[Errno 2] No such file or directory: 'optseq-no-such-command-xyz'" and link.pid is None
+
+
+def test_the_lever_gets_its_arguments_whole(folder):
+    args = ["a b", "", "two\nlines", "caf\u00e9", "-"]  # through the control pipe, whatever they hold
+    assert ended(launch(folder, "says", *args)) == ["start", "exit", "swept"]
+    assert json.loads((folder / "argv").read_text()) == args
+
+
+IGNORED = ["sh", "-c", 'grep SigIgn /proc/$$/status > "$1"', "sh"]
+"""A lever that is no Python (which ignores SIGPIPE for itself): writes the signals it ignores to $1."""
+
+
+def test_the_lever_ignores_the_signals_a_bare_launch_would(folder):
+    """Those its parent ignored still ignored (`nohup optseq …`), those Python ignores for itself (SIGPIPE, in
+    the shim) back at their defaults: as Popen gives them."""
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        subprocess.run([*IGNORED, str(folder / "bare")], check=True)
+        link = ShimLink.start(RunSpec([*IGNORED, str(folder / "shimmed")]))
+        assert ended(link) == ["start", "exit", "swept"] and link.code == 0
+    finally:
+        signal.signal(signal.SIGHUP, old)
+    ignored = int((folder / "shimmed").read_text().split()[1], 16)
+    assert ignored == int((folder / "bare").read_text().split()[1], 16)
+    assert ignored & 1 << (signal.SIGHUP - 1) and not ignored & 1 << (signal.SIGPIPE - 1)
 
 
 @pytest.mark.parametrize("how", ["signal", "request"])
@@ -137,7 +169,7 @@ def test_a_signal_to_the_shim_or_a_request_reaches_the_levers_group(folder, how)
             link.ask(shim.TERM)
     finally:
         reports = ended(link)
-    assert {"exit": -signal.SIGTERM} in reports, reports
+    assert "exit" in reports and link.code == -signal.SIGTERM, reports
     assert link.proc.returncode == -signal.SIGTERM
 
 
@@ -149,8 +181,8 @@ def test_a_launch_given_up_is_ended_at_once_with_what_it_left(folder):
         link.give_up()
     finally:
         reports = ended(link)
-    assert not any("exit" in r for r in reports), reports  # nobody waits for the lever's own end
-    assert [pid for pid, _ in reports[-1]["left"]] == [daemon], reports
+    assert reports == ["start", "left", "swept"], reports  # no exit of its own: nobody waited for it
+    assert [pid for pid, _ in link.left] == [daemon]
     assert link.proc.returncode == -signal.SIGKILL  # the lead's: the group was SIGKILLed
     assert not any(alive(pid, folder) for pid in (lead, child, daemon))
 

@@ -7,7 +7,9 @@
                               blocked for good; the lead exits 0 once they are up (with "hold": blocks instead)
     tree.py FOLDER exit N     exits N;   tree.py FOLDER signal N   kills itself with signal N
     tree.py FOLDER wait       blocks until a signal ends it
+    tree.py FOLDER says ARG…  writes FOLDER/argv (its arguments after "says", as JSON) and exits 0
 """
+import json
 import os
 import signal
 import sys
@@ -69,6 +71,9 @@ if __name__ == "__main__":
         sys.exit(int(sys.argv[3]))
     elif mode == "signal":
         os.kill(os.getpid(), int(sys.argv[3]))
+    elif mode == "says":
+        with open(os.path.join(folder, "argv"), "w") as f:
+            json.dump(sys.argv[3:], f)
     elif mode == "wait":
         write(folder, "lead", os.getpid())
         while True:
