@@ -68,8 +68,10 @@ class ShimLink:
         os.close(control_r)
         os.close(reports_w)
         argv = b"\0".join(os.fsencode(arg) for arg in spec.command())
+        header = memoryview(f"{float(spec.grace_s)!r} {reports_w} {len(argv)}\n".encode() + argv)
         try:
-            os.write(control_w, f"{float(spec.grace_s)!r} {reports_w} {len(argv)}\n".encode() + argv)
+            while header:  # a long argv fills the pipe: the shim reads it as it comes
+                header = header[os.write(control_w, header):]
         except OSError:
             pass  # the shim died before it read it: its report pipe ends, and its exit status says how
         assert proc.stdout is not None

@@ -134,7 +134,8 @@ def test_a_lever_that_cannot_start_is_said_as_subprocess_says_it(tmp_path):
 
 
 def test_the_lever_gets_its_arguments_whole(folder):
-    args = ["a b", "", "two\nlines", "caf\u00e9", "-"]  # through the control pipe, whatever they hold
+    # through the control pipe, whatever they hold, and more than its buffer holds at once
+    args = ["a b", "", "two\nlines", "caf\u00e9", "-", *[str(i) * 1000 for i in range(100)]]
     assert ended(launch(folder, "says", *args)) == ["start", "exit", "swept"]
     assert json.loads((folder / "argv").read_text()) == args
 
