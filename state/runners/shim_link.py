@@ -1,7 +1,8 @@
 """optseq's end of a launch's shim (shim.py): it starts the shim, asks it to stop the lever, reads its reports.
 
-The shim is run with this interpreter in isolated mode without site (`python -I -S shim.py`): it imports only
-the standard library, so neither the lever's PYTHONPATH nor the site's start-up is its business. Its pipes:
+The shim is run with this interpreter in isolated mode without site (`python -I -S -c ...`, COMMAND): it imports
+only the standard library, so neither the lever's PYTHONPATH nor the site's start-up is its business, and shim.py
+is imported, not run as a script, so its bytecode is compiled once, not at every launch. Its pipes:
   fd 0     the control pipe: a header line `GRACE_S REPORTS_FD N`, then the lever's argv in N bytes (NUL between
            arguments), then one byte per request: T (SIGTERM to the lever's process group) or K (SIGKILL to it).
            Its end of file means optseq is gone, or gave the launch up: the group is SIGKILLed at once and the rest
@@ -22,6 +23,11 @@ import sys
 
 from optseq.state.runners import groups, shim
 from optseq.state.runners.interface import RunSpec
+
+
+COMMAND = ("import sys; sys.path.append({folder!r}); import shim; shim.main()"
+           .format(folder=os.path.dirname(os.path.abspath(shim.__file__))))
+"""The shim's folder after the standard library's on its path: no module of that folder shadows one of those."""
 
 
 class ShimLink:
@@ -58,7 +64,7 @@ class ShimLink:
         reports_r, reports_w = os.pipe()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", shim.__file__], cwd=spec.cwd, env=spec.environment(),
+                [sys.executable, "-I", "-S", "-c", COMMAND], cwd=spec.cwd, env=spec.environment(),
                 stdin=control_r, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(reports_w,),
                 start_new_session=True, preexec_fn=groups.die_with_parent(signal.SIGTERM), bufsize=0)
         except BaseException:

@@ -448,7 +448,7 @@ def test_a_sigkilled_parent_takes_its_lever_and_the_levers_children_with_it():
 def test_what_a_sigkilled_shim_leaves_can_be_recovered_by_run_id():
     with held_launch() as (parent, lever_pid, pgid, grandchild):
         shim_pid = int(Path(f"/proc/{lever_pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
-        assert b"shim.py" in Path(f"/proc/{shim_pid}/cmdline").read_bytes()
+        assert b"import shim" in Path(f"/proc/{shim_pid}/cmdline").read_bytes()
         os.kill(shim_pid, signal.SIGKILL)  # nothing can end the tree then but the lever's own PDEATHSIG
         assert wait_until(lambda: dead(lever_pid)), "PDEATHSIG did not kill the lever"
         # The death signal is not inherited: the lever's own child is still in the group.
