@@ -97,7 +97,10 @@ def render(found: dict[str, list[float]], command: str, load: tuple[float, float
         "shim waited for. Launcher.run: the whole local launch, its transcript and callbacks included. The shim "
         "runs `python -I -S` (the standard library only): its interpreter beside one with site, as optseq's "
         "venv has it:", "",
-        "| interpreter | median |", "| --- | --- |", *rows,
+        "| interpreter | median |", "| --- | --- |", *rows, "",
+        "Beyond its interpreter, the shim costs its imports (ctypes for prctl, signal) and its looks at /proc once "
+        "the lever has ended. A lever's launch is a benchmark of seconds (a Python ML bench's imports alone take "
+        "longer than this), so the shim stays plain Python: a C one would save tens of milliseconds per launch.",
         f"<!-- /section:{SECTION} -->"])
 
 
@@ -108,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.launches < 1:
         p.exit(2, f"optseq.state.bench.launch: --launches {args.launches}: must be at least 1\n")
-    command = "python -m optseq.state.bench.launch" + (
-        f" --launches {args.launches}" if args.launches != 40 else "") + (f" --write {args.write}" if args.write else "")
+    command = ("python -m optseq.state.bench.launch" + (f" --launches {args.launches}" if args.launches != 40 else "")
+               + (f" --write {args.write}" if args.write else ""))
     before = os.getloadavg()[0]
     found = measure(args.launches)
     section = render(found, command, (before, os.getloadavg()[0]))
