@@ -130,9 +130,8 @@ class Launcher:
         try:
             while not link.ended:
                 now = time.monotonic()
-                running = self.pid is not None and link.code is None
                 due = [t for t in (None if stopped else deadline, None if killed else kill_at) if t is not None]
-                wait = min([max(0.0, t - now) for t in due], default=None) if running else None
+                wait = min([max(0.0, t - now) for t in due], default=None) if self._running(link) else None
                 for key, _ in sel.select(wait):
                     if key.data == "out":
                         chunk = _read(out)
@@ -145,7 +144,7 @@ class Launcher:
                     else:
                         for kind in link.read():
                             self._take(kind, link, transcript, on_start)
-                if not (self.pid is not None and link.code is None):
+                if not self._running(link):
                     continue  # not started yet, or ended: the shim is sweeping
                 now = time.monotonic()
                 if stopped is None:
@@ -168,9 +167,12 @@ class Launcher:
             sel.close()
         return stopped, killed
 
+    def _running(self, link: ShimLink) -> bool:
+        return self.pid is not None and link.code is None
+
     def _take(self, kind: str, link: ShimLink, transcript: Transcript,
               on_start: Callable[[int, int], None] | None) -> None:
-        """One of the shim's reports (shim.py lists them), said where the run says it."""
+        """One of the shim's reports (shim_link.py lists them), said where the run says it."""
         if kind == "start" and link.pid is not None:
             # the lever leads a new session and group of its own, so pgid == pid
             self.pid = self.pgid = link.pid

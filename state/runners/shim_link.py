@@ -31,7 +31,7 @@ COMMAND = ("import sys; sys.path.append({folder!r}); import shim; shim.main()"
 
 
 class ShimLink:
-    """One launch's shim, seen from optseq: its pipes, and what it reported so far (shim.py lists the reports)."""
+    """One launch's shim, seen from optseq: its pipes, and what it reported so far (the module says the reports)."""
 
     def __init__(self, proc: subprocess.Popen[bytes], control: int, reports: int) -> None:
         self.proc = proc
