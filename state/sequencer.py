@@ -10,7 +10,7 @@ from pathlib import Path
 
 from optseq.state import branch_views
 from optseq.state.actions import Actions
-from optseq.state.errors import InputError
+from optseq.state.errors import InputError, UnknownLever
 from optseq.state.first_write import FirstWrite, made_later
 from optseq.state.lifecycle import snapshot
 from optseq.state.lifecycle.machine import PlanMachine
@@ -343,7 +343,7 @@ class Sequencer(Actions, ReadViews, FirstWrite):
             from optseq.state.plan.fields import did_you_mean
 
             ids = [l.id for l in self.plan.levers]
-            raise InputError(f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids)} (plan {self.plan.path} has: "
+            raise UnknownLever(f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids)} (plan {self.plan.path} has: "
                              f"{', '.join(ids)})") from None
 
 

@@ -1,6 +1,6 @@
-"""`optseq compare BASE [HEAD]`: the commit gate. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed,
-5 a guard failed, 2 bad input, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP); the verdict line on stdout, progress on
-stderr, `--json` for machines and a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
+"""`optseq compare BASE [HEAD]`: the commit gate. Exit 0 not slower, 7 slower, 8 inconclusive, 1 the run failed,
+5 a guard failed, 2 bad input, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP), numbered for every command in state/exits.py;
+the verdict line on stdout, progress on stderr, `--json` for machines and a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
 from __future__ import annotations
 
 import argparse
@@ -9,9 +9,9 @@ import os
 import sys
 from pathlib import Path
 
-from optseq.state.errors import InputError
+from optseq.state.api import InputError
+from optseq.state.api import Exit
 
-BAD_INPUT, INTERRUPTED = 2, 130
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
@@ -20,8 +20,8 @@ def add_compare_parser(sub, common) -> None:
                        help="the commit gate: is HEAD slower than BASE? (the workload at two commits, paired)",
                        description="Measures the plan's workload (or --lever ID's candidate arm) at two commits as "
                                    "the two arms, counterbalanced and sequential, each commit in a worktree of its "
-                                   "own. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed, 5 a guard "
-                                   "failed, 2 bad input.")
+                                   "own. Exit 0 not slower, 7 slower, 8 inconclusive, 1 the run failed, 5 a guard "
+                                   "failed, 2 bad input (docs/exit-codes.md).")
     s.add_argument("base", metavar="BASE", help="the commit HEAD is held to (a branch, tag or commit: origin/main)")
     s.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the commit measured (default: HEAD)")
     s.add_argument("--lever", metavar="ID", default=None,
@@ -45,9 +45,9 @@ def add_compare_parser(sub, common) -> None:
 def run_compare(seq, args) -> int:
     from optseq.console.commands.ending import cancelling
     from optseq.console.commands.run_cmd import Progress
-    from optseq.state.runs.commit_gate import ToleranceError, parse_tolerance
-    from optseq.state.runs.compare_run import COMPARE_ID, compare, length_line, notices, prepare
-    from optseq.state.runs.lever_run import RunControl
+    from optseq.state.api import ToleranceError, parse_tolerance
+    from optseq.state.api import COMPARE_ID, compare, length_line, notices, prepare_compare as prepare
+    from optseq.state.api import RunControl
 
     try:
         tolerance = parse_tolerance(args.tolerance) if args.tolerance is not None else None
@@ -62,7 +62,7 @@ def run_compare(seq, args) -> int:
     # a new store is said as the compare makes it (its first record, before any launch), not after hours
     seq.on_made = getattr(args, "announce_store", None)
     control = RunControl()
-    from optseq.state.plan.model import Lever
+    from optseq.state.api import Lever
 
     spec = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, rule=found.rule, arms=found.arms)
     progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
@@ -81,18 +81,18 @@ def run_compare(seq, args) -> int:
         print(json.dumps(data, ensure_ascii=False, indent=2), flush=True)
     else:
         print(verdict_line(data), flush=True)
-    markdown = None
-    if args.summary is not None or os.environ.get(SUMMARY_ENV):
-        from optseq.state.report.compare_doc import render
+    step_summary = os.environ.get(SUMMARY_ENV)
+    if args.summary is not None or step_summary:
+        from optseq.state.api import compare_doc as render
 
         markdown = render(data)
-    # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the verdict's
-    # exit code stands: it is the gate
-    if args.summary is not None:
-        _said(lambda: _write(args.summary, markdown))
-    if os.environ.get(SUMMARY_ENV):
-        _said(lambda: _append(os.environ[SUMMARY_ENV], markdown))
-    return ended.code or (INTERRUPTED if control.cancelled else report.exit_code)
+        # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the
+        # verdict's exit code stands: it is the gate
+        if args.summary is not None:
+            _said(lambda: _write(args.summary, markdown))
+        if step_summary:
+            _said(lambda: _append(step_summary, markdown))
+    return ended.code or (Exit.INTERRUPTED if control.cancelled else report.exit_code)
 
 
 def _interrupt(progress, control, why: str) -> None:
@@ -110,7 +110,7 @@ def verdict_line(data: dict) -> str:
     reason = str(data.get("reason") or "")
     figures = ""
     if stats.get("estimate") is not None:
-        from optseq.state.text import ratio_text
+        from optseq.state.api import ratio_text
 
         figures = f": {ratio_text(stats['estimate'], 3)}×"
         if stats.get("ci_low") is not None:

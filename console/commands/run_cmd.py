@@ -7,25 +7,14 @@ import shutil
 import sys
 import time
 
-from optseq.state.runs.lever_run import RunControl, RunReport
-from optseq.state.runs.passes import asks
-from optseq.state.runs.progress import RunProgress, p_text
-from optseq.state.errors import InputError
-from optseq.state.plan.model import PlanError
-from optseq.state.sequencer import Sequencer
+from optseq.state.api import (Exit, InputError, PlanError, RunControl, RunProgress, RunReport, Sequencer, UnknownLever,
+                              asks, p_text)
 
 # back to the line's start and erase it: the bar never leaves characters behind, however short the next text;
 # the one escape optseq writes itself, and the one the output filter lets through
 from optseq.console.commands.safe_stream import CLEAR_LINE  # noqa: E402
 from optseq.console.commands.ending import cancelling  # noqa: E402
-from optseq.state.text import ratio_text  # noqa: E402
-
-OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
-ERODED = 6
-"""`--run watch` found an adopted gain eroded (a nightly job fails on it); 1 still means a run failed."""
-INTERRUPTED = 130
-"""Ctrl-C ended the runs (128 + SIGINT, as a shell says it): whatever the run it cancelled came to. SIGTERM and
-SIGHUP end them the same way, with their own codes (143, 129: ending.py)."""
+from optseq.state.api import ratio_text  # noqa: E402
 
 
 class Progress:
@@ -125,13 +114,13 @@ class Progress:
 
 
 def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, echo: bool = False) -> int:
-    from optseq.state.runners.interface import RunnerError
+    from optseq.state.api import RunnerError
 
     try:
         seq.runner  # a runner that cannot be set up is bad input, before anything is picked or recorded
     except RunnerError as exc:
         print(f"optseq: {exc}", file=sys.stderr)
-        return BAD_INPUT
+        return Exit.BAD_INPUT
     control = RunControl()
     # Ctrl-C, SIGTERM or SIGHUP cancels the run under way (its process group or job stopped with its grace), never
     # optseq itself
@@ -180,7 +169,7 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
     try:
         seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed refuses the run before it starts
     except InputError as exc:
-        return _refused(seq, target, str(exc), as_json, BAD_INPUT)
+        return _refused(seq, target, str(exc), as_json, Exit.BAD_INPUT)
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
     for detached in seq.detached_runs():
         if (group or detached["lever"] == target) and not control.cancelled:
@@ -193,24 +182,26 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
         first = seq.pick(target) if group else target
         if not group:
             seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
-    except InputError as exc:
-        return _refused(seq, target, str(exc), as_json, NOTHING if "unknown lever" not in str(exc) else BAD_INPUT)
+    except UnknownLever as exc:
+        return _refused(seq, target, str(exc), as_json, Exit.BAD_INPUT)
+    except InputError as exc:  # a lever the plan has that cannot run now, or a group with none to run
+        return _refused(seq, target, str(exc), as_json, Exit.NOTHING)
     if not group:
         try:
             seq.check_refs(target)  # a branch lever's refs: the plan's input, refused before the run says it starts
         except InputError as exc:
-            return _refused(seq, target, str(exc), as_json, BAD_INPUT)
+            return _refused(seq, target, str(exc), as_json, Exit.BAD_INPUT)
     elsewhere = seq.watch_refusals() if target == "watch" else []
     for line in elsewhere[:-1] if first is None and not reports else elsewhere:
         print(f"optseq: {line}", file=sys.stderr, flush=True)
     if first is None and not reports:
         # a watch that leaves every adopted gain to another testbed says so, one line each, and nothing more
         return _refused(seq, target, elsewhere[-1] if elsewhere else
-                        f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
+                        f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, Exit.NOTHING)
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
     if target == "watch" and first is not None:
-        from optseq.state.runs.watch_cost import preamble
+        from optseq.state.api import watch_preamble as preamble
 
         for line in preamble(seq):
             print(f"optseq: {line}", file=sys.stderr, flush=True)
@@ -229,7 +220,7 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
                 print(f"optseq: {seq.plan.path} changed on disk: read again before the next lever", file=sys.stderr)
         except PlanError as exc:
             print(f"optseq: {exc}", file=sys.stderr)
-            return BAD_INPUT
+            return Exit.BAD_INPUT
         lever_id = seq.pick(target, done=ran)
     return _summarise(seq, target, reports, as_json)
 
@@ -263,20 +254,20 @@ def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int
             for item in status["todo"]:
                 print(f"to do: {item}")
     if not reports:
-        return NOTHING
+        return Exit.NOTHING
     if any(r.verdict == "eroded" for r in reports):
-        return ERODED
-    if any(r.exit_code == RUN_FAILED for r in reports):
-        return RUN_FAILED
-    if all(r.exit_code == NOTHING for r in reports):
-        return NOTHING
-    return OK
+        return Exit.ERODED
+    if any(r.exit_code == Exit.RUN_FAILED for r in reports):
+        return Exit.RUN_FAILED
+    if all(r.exit_code == Exit.NOTHING for r in reports):
+        return Exit.NOTHING
+    return Exit.OK
 
 
 def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, reports: list,
                   echo: bool = False) -> None:
     """Up to `width` levers of the group at once (state/runs/parallel.py), each printed as it lands."""
-    from optseq.state.runs.parallel import GroupRun
+    from optseq.state.api import GroupRun
 
     def sinks(lever_id: str):
         # several runs: lines, not one bar

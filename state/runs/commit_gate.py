@@ -10,6 +10,7 @@ does P(`slower`) at a true ratio on the threshold's other side.
 """
 from __future__ import annotations
 
+from optseq.state.exits import Exit
 from optseq.state.plan.compare import MAX_TOLERANCE, ToleranceError, parse_tolerance  # noqa: F401 (the gate's words)
 from optseq.state.plan.model import Guard, Rule
 
@@ -22,8 +23,9 @@ DEFAULT_MAX_REPEATS = 160
 
 VERDICTS = {"adopt": "not slower", "reject": "slower", "inconclusive": "inconclusive"}
 """The rule's outcome -> the gate's verdict."""
-EXIT = {"not slower": 0, "slower": 1, "inconclusive": 3, "failed": 4, "guard": 5}
-"""`optseq compare`'s exit code per verdict (2 is bad input, 130 Ctrl-C, as for every command)."""
+EXIT = {"not slower": Exit.OK, "slower": Exit.SLOWER, "inconclusive": Exit.INCONCLUSIVE, "failed": Exit.RUN_FAILED,
+        "guard": Exit.GUARD_FAILED}
+"""`optseq compare`'s exit code per verdict (state/exits.py: bad input and Ctrl-C as for every command)."""
 
 
 def threshold(tolerance: float) -> float:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from optseq.state.code import branch
 from optseq.state.errors import InputError
 from optseq.state.plan.arms import guard_rules
-from optseq.state.plan.model import Lever
+from optseq.state.plan.model import Lever, Rule
 from optseq.state.plan.testbed import of as testbed_of
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
@@ -39,7 +39,7 @@ class Gate:
     target: str
     """`workload`, or the lever whose candidate arm is measured."""
     tolerance: float
-    rule: object
+    rule: Rule
     timeout_s: float
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optseq.state.errors import InputError
+from optseq.state.exits import Exit
 from optseq.state.runs.measured_on import stack
 from optseq.state.runners.interface import store_tag
 from optseq.state.runs.run_pass import (Collected, EventSink, Go, LogSink, Pass, Resume, experiment_length, launch,
@@ -17,8 +18,8 @@ from optseq.state.runs.run_record import finish
 from optseq.state.store.records import utc_now
 from optseq.state.store.storage import StoreUnwritable
 
-EXIT = {"succeeded": 0, "inconclusive": 0, "failed": 1, "timeout": 1, "cancelled": 1,
-        "unavailable": 3, "interrupted": 1}
+EXIT = {"succeeded": Exit.OK, "inconclusive": Exit.OK, "failed": Exit.RUN_FAILED, "timeout": Exit.RUN_FAILED,
+        "cancelled": Exit.RUN_FAILED, "unavailable": Exit.NOTHING, "interrupted": Exit.RUN_FAILED}
 """CLI exit code for each way a run ends."""
 
 
@@ -77,7 +78,7 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        return EXIT.get(self.status, 1)
+        return EXIT.get(self.status, Exit.RUN_FAILED)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "lever": self.lever, "status": self.status, "verdict": self.verdict,
