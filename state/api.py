@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from optseq.state.runs.passes import asks as asks, first_look as first_look, replicate_of as replicate_of
     from optseq.state.runs.progress import RunProgress as RunProgress, p_text as p_text
     from optseq.state.runs.stats import arms_text as arms_text
+    from optseq.state.runs.words import WORDS as RUN_WORDS
+    from optseq.state.said import text as said_text
     from optseq.state.runs.testbed import local as testbed_local, text as testbed_text
     from optseq.state.runs.watch_cost import preamble as watch_preamble
     from optseq.state.sequencer import Sequencer as Sequencer
@@ -86,6 +88,8 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "ratio_text": ("optseq.state.text", "ratio_text"),
     "terminal_safe": ("optseq.state.text", "terminal_safe"),
     "did_you_mean": ("optseq.state.plan.fields", "did_you_mean"),
+    "said_text": ("optseq.state.said", "text"),
+    "RUN_WORDS": ("optseq.state.runs.words", "WORDS"),
     "fmt_h": ("optseq.state.calculus.whatif", "fmt_h"),
     "order_text": ("optseq.state.calculus.whatif", "order_text"),
     "sequencing_text": ("optseq.state.calculus.whatif", "sequencing_text"),

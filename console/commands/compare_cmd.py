@@ -106,17 +106,19 @@ def _interrupt(progress, control, why: str) -> None:
 def verdict_line(data: dict) -> str:
     """`compare 3: not slower: fast (41b7152) is not slower than main (974f1b9): 1.011× [0.974, 1.051] n=10,
     tolerance 3% (95% lower bound clears 0.97×: …)`."""
-    stats = (data.get("summary") or {}).get("stats") or {}
+    summary = data.get("summary") or {}
+    stats = summary.get("stats") or {}
     reason = str(data.get("reason") or "")
     figures = ""
     if stats.get("estimate") is not None:
+        from optseq.console.words.verdicts import conclusion
         from optseq.state.api import ratio_text
 
         figures = f": {ratio_text(stats['estimate'], 3)}×"
         if stats.get("ci_low") is not None:
             figures += f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
         figures += f" n={stats.get('n')}"
-        reason = reason.split(": ", 1)[-1]  # its head repeats the figures
+        reason = conclusion(summary.get("verdict")) or reason  # said without the figures printed before it
     return (f"compare {data['run_id']}: {data['verdict']}: {data['message']}{figures}, tolerance "
             f"{data['tolerance'] * 100:.4g}% ({reason})")
 

@@ -299,11 +299,25 @@ def summary_line(report: RunReport) -> str:
     decided = f"  → {report.decision}" if report.decision else (
         f"  → {report.verdict}" if report.verdict in ("inconclusive", "holds", "eroded") else "")
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
-    why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
+    why = _conclusion(report) if figures else report.message.removeprefix(f"{report.lever}: ")
     noise = stats.get("noise") or (report.summary or {}).get("noise")
     said = f"  ({why})" if why and why != report.status else ""  # not `cancelled  (cancelled)`
     return (f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}{said}"
             + (f"\n  warning: {noise}" if noise else ""))
+
+
+def _conclusion(report: RunReport) -> str:
+    """The rule's conclusion from the verdict's said, with what the run's message adds after the rule's reason (a
+    decision refused, another testbed's numbers); the message whole where the verdict kept no said."""
+    from optseq.console.words.verdicts import conclusion
+
+    verdict = (report.summary or {}).get("verdict")
+    said = conclusion(verdict)
+    reason = verdict.get("reason") if isinstance(verdict, dict) else None
+    written = f"{report.lever}: {report.verdict} — {reason}"  # how the run wrote it: run_record.finish
+    if said is None or not report.message.startswith(written):
+        return report.message.removeprefix(f"{report.lever}: ")
+    return said + report.message.removeprefix(written)
 
 
 def _lever(seq: Sequencer, lever_id: str):
