@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -26,12 +27,18 @@ def add_compare_parser(sub, common) -> None:
     s.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the commit measured (default: HEAD)")
     s.add_argument("--lever", metavar="ID", default=None,
                    help="measure this command-pair lever's candidate arm instead of the plan's [workload]")
+    s.add_argument("--min-speedup", metavar="R", default=None,
+                   help="the speed HEAD must keep, over BASE's, as a lever's rule says it: 0.97 lets HEAD be 3%% "
+                        "slower and pass (default: the plan's [compare] tolerance, else 5%%: 0.952)")
     s.add_argument("--tolerance", metavar="T", default=None,
-                   help="how much slower HEAD may be and pass: 3%% or 0.03 (default: the plan's [compare] "
-                        "tolerance, else 5%%)")
+                   help="the same bar in its old spelling, how much slower HEAD may be: 3%% or 0.03")
     s.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    s.add_argument("--export-json", metavar="FILE", type=Path, default=None,
+                   help="also write the JSON result to FILE (hyperfine's name)")
+    s.add_argument("--export-markdown", metavar="FILE", type=Path, default=None,
+                   help="also write the markdown summary to FILE (it is appended to $GITHUB_STEP_SUMMARY when set)")
     s.add_argument("--summary", metavar="FILE", type=Path, default=None,
-                   help="also write the markdown summary here (it is appended to $GITHUB_STEP_SUMMARY when set)")
+                   help="the old name of --export-markdown")
     s.add_argument("-v", "--verbose", action="store_true",
                    help="echo every line the arms print (`compare| line`, on stderr)")
     # also after the subcommand, as a CI line reads best (`optseq compare main HEAD --runner ray`); SUPPRESS keeps
@@ -49,13 +56,19 @@ def run_compare(seq, args) -> int:
     from optseq.state.api import COMPARE_ID, compare, length_line, notices, prepare_compare as prepare
     from optseq.state.api import RunControl
 
+    if args.min_speedup is not None and args.tolerance is not None:
+        raise InputError("--min-speedup and --tolerance say one bar two ways: give one (--tolerance 3% is "
+                         "--min-speedup 0.971)")
     try:
         tolerance = parse_tolerance(args.tolerance) if args.tolerance is not None else None
     except ToleranceError as exc:
         raise InputError(f"--tolerance: {exc}") from None
+    if args.min_speedup is not None:
+        tolerance = tolerance_of(args.min_speedup)
     # where the verdict goes is checked before the run: a summary that cannot be written must not lose it after
-    if args.summary is not None:
-        _check_summary(args.summary, "--summary", replace=True)
+    exports = _exports(args)
+    for flag, path in exports.items():
+        _check_summary(path, flag, replace=True)
     if os.environ.get(SUMMARY_ENV):
         _check_summary(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
     found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
@@ -82,14 +95,19 @@ def run_compare(seq, args) -> int:
     else:
         print(verdict_line(data), flush=True)
     step_summary = os.environ.get(SUMMARY_ENV)
-    if args.summary is not None or step_summary:
+    # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the verdict's
+    # exit code stands: it is the gate
+    for flag, path in exports.items():
+        if flag == "--export-json":
+            written = json.dumps(data, ensure_ascii=False, indent=2)
+            _said(lambda: _write(path, written, flag))
+    markdown_to = next(((flag, path) for flag, path in exports.items() if flag != "--export-json"), None)
+    if markdown_to is not None or step_summary:
         from optseq.state.api import compare_doc as render
 
         markdown = render(data)
-        # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the
-        # verdict's exit code stands: it is the gate
-        if args.summary is not None:
-            _said(lambda: _write(args.summary, markdown))
+        if markdown_to is not None:
+            _said(lambda: _write(markdown_to[1], markdown, markdown_to[0]))
         if step_summary:
             _said(lambda: _append(step_summary, markdown))
     return ended.code or (Exit.INTERRUPTED if control.cancelled else report.exit_code)
@@ -161,11 +179,48 @@ def _append(path: str, text: str) -> None:
         raise InputError(f"${SUMMARY_ENV} {path}: {exc.strerror or exc}") from None
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str, flag: str) -> None:
     tmp = path.with_name(f".{path.name}.optseq-tmp")
     try:
         tmp.write_text(text + "\n", encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise InputError(f"--summary {path}: {exc.strerror or exc}") from None
+        raise InputError(f"{flag} {path}: {exc.strerror or exc}") from None
+
+
+def _exports(args) -> dict[str, Path]:
+    """The files the result is written to, by the flag that named each: --export-json, and --export-markdown or its
+    old name --summary (one of the two). InputError for one file named twice."""
+    if args.export_markdown is not None and args.summary is not None:
+        raise InputError("--export-markdown and --summary name one output two ways: give one (--summary is its "
+                         "old name)")
+    exports = {flag: path for flag, path in (("--export-json", args.export_json),
+                                             ("--export-markdown", args.export_markdown),
+                                             ("--summary", args.summary)) if path is not None}
+    if len({path.resolve() for path in exports.values()}) < len(exports):
+        raise InputError(f"{' and '.join(exports)} name one file: the JSON and the markdown need one each")
+    return exports
+
+
+def tolerance_of(text: str) -> float:
+    """`--min-speedup 0.97` as the tolerance the gate keeps (1 / 0.97 - 1: HEAD 3.09% slower still passes): the
+    lever's word for a bar, HEAD's speed over BASE's, as every figure of a compare is said. InputError outside
+    the gate's range."""
+    from optseq.state.api import commit_gate
+
+    lowest = 1 / (1 + commit_gate.MAX_TOLERANCE)
+    try:
+        ratio = float(text.removesuffix("×").removesuffix("x"))
+    except ValueError:
+        ratio = math.nan
+    if not math.isfinite(ratio):
+        raise InputError(f"--min-speedup {text!r}: expected HEAD's speed over BASE's, such as 0.97 (HEAD may be 3% "
+                         "slower)")
+    if ratio >= 1:
+        raise InputError(f"--min-speedup {text}: a compare passes HEAD up to a tolerance slower than BASE: give a "
+                         "ratio below 1 (0.97 lets it be 3% slower)")
+    if ratio < lowest:
+        raise InputError(f"--min-speedup {text}: at least {lowest:.3g} (a lower bar lets HEAD take more than "
+                         f"{1 + commit_gate.MAX_TOLERANCE:g}× BASE's time and pass: no gate)")
+    return 1 / ratio - 1

@@ -1,0 +1,67 @@
+"""`optseq compare` in the words users know: hyperfine's `--export-json FILE` and `--export-markdown FILE` beside
+`--json` and `--summary` (its old name, still read), and its bar as a lever's rule writes one, `--min-speedup`
+(HEAD's speed over BASE's, as the verdict line says its bound), beside the old `--tolerance`. Through the CLI on
+tests/code_repo.py's repository; the refusals come in one line before any launch."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.code_repo import make_repo
+from tests.state.test_branch_levers import cli
+
+
+def one_line(proc: subprocess.CompletedProcess) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+@pytest.mark.slow  # a compare launches its arms as processes
+def test_the_result_is_exported_as_json_and_markdown_and_the_bar_is_a_min_speedup(tmp_path):
+    repo = make_repo(tmp_path)
+    db, as_json, as_md = tmp_path / "db", tmp_path / "out" / "compare.json", tmp_path / "out" / "compare.md"
+    as_json.parent.mkdir()
+    proc = cli(repo, db, "compare", "main", "fast", "--min-speedup", "0.96", "--export-json", str(as_json),
+               "--export-markdown", str(as_md), code=0)
+    data = json.loads(as_json.read_text(encoding="utf-8"))
+    assert data["verdict"] == "not slower" and data["exit_code"] == 0, data
+    assert abs(data["tolerance"] - (1 / 0.96 - 1)) < 1e-12  # the bar the gate holds HEAD to is 0.96×
+    assert f"95% lower bound clears {0.96:.3g}×" in data["reason"], data["reason"]
+    # stdout keeps the verdict line (--json would print the JSON there too), and the markdown is the summary's
+    assert proc.stdout.startswith(f"compare {data['run_id']}: not slower: ") and "tolerance 4.167%" in proc.stdout
+    assert as_md.read_text(encoding="utf-8").startswith("## optseq compare: ✅ not slower")
+
+
+def test_the_new_words_are_refused_in_one_line_before_any_launch(tmp_path):
+    repo = make_repo(tmp_path)
+    db = tmp_path / "db"
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for args, said in (
+            (("--min-speedup", "1.2"), "--min-speedup 1.2: a compare passes HEAD up to a tolerance slower than BASE: "
+                                       "give a ratio below 1"),
+            (("--min-speedup", "0.5"), "--min-speedup 0.5: at least 0.667"),
+            (("--min-speedup", "fast"), "--min-speedup 'fast': expected HEAD's speed over BASE's, such as 0.97"),
+            (("--min-speedup", "0.97", "--tolerance", "3%"), "--min-speedup and --tolerance say one bar two ways"),
+            (("--export-markdown", "a.md", "--summary", "b.md"), "--export-markdown and --summary name one output "
+                                                                 "two ways"),
+            (("--export-json", str(folder / "r"), "--export-markdown", str(folder / "r")),
+             "--export-json and --export-markdown name one file"),
+            (("--export-json", str(folder)), f"--export-json {folder}: it is a folder"),
+            (("--export-markdown", str(tmp_path / "no" / "s.md")), f"its folder {tmp_path / 'no'} does not exist")):
+        refused = one_line(cli(repo, db, "compare", "main", "fast", *args, code=2))
+        assert refused.startswith("optseq: ") and said in refused, (args, refused)
+    assert not (db / "journal" / "runs.jsonl").exists()  # nothing was launched or recorded
+
+
+def test_help_names_the_old_spellings_beside_the_new(tmp_path):
+    repo = make_repo(tmp_path)
+    text = " ".join(cli(repo, tmp_path / "db", "compare", "--help").stdout.split())
+    for said in ("--export-json FILE also write the JSON result to FILE (hyperfine's name)",
+                 "--summary FILE the old name of --export-markdown",
+                 "--tolerance T the same bar in its old spelling",
+                 "--min-speedup R the speed HEAD must keep, over BASE's, as a lever's rule says it"):
+        assert said in text, said
