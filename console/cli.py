@@ -130,6 +130,13 @@ def _main(args) -> int:
                          f"(got {'--run ' + args.run if args.run else args.command})")
         if args.verbose and args.run is None and args.command != "compare":
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
+        if args.run_export_json is not None:
+            if args.run is None:
+                return _fail("--export-json before a command applies to --run (compare takes its own: optseq "
+                             "compare BASE --export-json FILE)")
+            from optseq.console.commands.outputs import check_target
+
+            check_target(args.run_export_json, "--export-json", replace=True)  # before anything runs, not after
         if args.budget is not None and args.run != "screen":
             return _fail("--budget applies to --run screen (the launches its design may spend)")
         if args.run is not None and args.command is not None:
@@ -200,12 +207,12 @@ def _command_on(seq, args) -> int:
         from optseq.console.commands.screen_cmd import run_screen_target
 
         collector.collecting()
-        return run_screen_target(seq, args.screen, args.budget, args.json, args.verbose)
+        return run_screen_target(seq, args.screen, args.budget, _json_out(args), args.verbose)
     if args.run is not None:
         from optseq.console.commands.run_cmd import run_target
 
         collector.collecting()
-        return run_target(seq, args.run, args.json, args.parallel, args.verbose)
+        return run_target(seq, args.run, _json_out(args), args.parallel, args.verbose)
     command = args.command or "status"
     if command == "status":
         status = seq.status()
@@ -262,6 +269,12 @@ def _command_on(seq, args) -> int:
         collector.collecting()
         return run_compare(seq, args)
     raise AssertionError(command)
+
+
+def _json_out(args):
+    from optseq.console.commands.outputs import JsonOut
+
+    return JsonOut(args.json, args.run_export_json)
 
 
 def _say(lines: list[str]) -> int:

@@ -4,13 +4,13 @@ the verdict line on stdout, progress on stderr, `--json` for machines and a mark
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 from pathlib import Path
 
 from optseq.state.api import InputError
+from optseq.console.commands.outputs import append_file, check_target, emit_json, warned, write_file
 from optseq.state.api import Exit
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -68,9 +68,9 @@ def run_compare(seq, args) -> int:
     # where the verdict goes is checked before the run: a summary that cannot be written must not lose it after
     exports = _exports(args)
     for flag, path in exports.items():
-        _check_summary(path, flag, replace=True)
+        check_target(path, flag, replace=True)
     if os.environ.get(SUMMARY_ENV):
-        _check_summary(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
+        check_target(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
     found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
     # a new store is said as the compare makes it (its first record, before any launch), not after hours
     seq.on_made = getattr(args, "announce_store", None)
@@ -90,26 +90,21 @@ def run_compare(seq, args) -> int:
     finally:
         progress.close()
     data = report.to_dict()
-    if args.json:  # the verdict first: a summary that fails to write now (a full disk) does not take it along
-        print(json.dumps(data, ensure_ascii=False, indent=2), flush=True)
-    else:
+    # the verdict first: a file that fails to write now (a full disk) does not take it along; one that fails now all
+    # the same was checked before the run, so it is said, and the verdict's exit code stands: it is the gate
+    if not args.json:
         print(verdict_line(data), flush=True)
+    emit_json(data, args.json, exports.get("--export-json"))
     step_summary = os.environ.get(SUMMARY_ENV)
-    # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the verdict's
-    # exit code stands: it is the gate
-    for flag, path in exports.items():
-        if flag == "--export-json":
-            written = json.dumps(data, ensure_ascii=False, indent=2)
-            _said(lambda: _write(path, written, flag))
     markdown_to = next(((flag, path) for flag, path in exports.items() if flag != "--export-json"), None)
     if markdown_to is not None or step_summary:
         from optseq.state.api import compare_doc as render
 
         markdown = render(data)
         if markdown_to is not None:
-            _said(lambda: _write(markdown_to[1], markdown, markdown_to[0]))
+            warned(lambda: write_file(markdown_to[1], markdown, markdown_to[0]))
         if step_summary:
-            _said(lambda: _append(step_summary, markdown))
+            warned(lambda: append_file(step_summary, markdown, f"${SUMMARY_ENV}"))
     return ended.code or (Exit.INTERRUPTED if control.cancelled else report.exit_code)
 
 
@@ -139,54 +134,6 @@ def verdict_line(data: dict) -> str:
         reason = conclusion(summary.get("verdict")) or reason  # said without the figures printed before it
     return (f"compare {data['run_id']}: {data['verdict']}: {data['message']}{figures}, tolerance "
             f"{data['tolerance'] * 100:.4g}% ({reason})")
-
-
-def _check_summary(path: Path, where: str, replace: bool) -> None:
-    """InputError now, before any launch, for a summary path the verdict could not be written to: a folder, no
-    folder to hold it, a file or folder this user cannot write. `replace`: written beside and renamed over it
-    (--summary), else appended to (GitHub's step summary)."""
-    if path.is_dir():
-        raise InputError(f"{where} {path}: it is a folder; give a file's path (summary.md)")
-    folder = path.parent
-    if not folder.is_dir():
-        raise InputError(f"{where} {path}: its folder {folder} does not exist")
-    if path.exists() and not path.is_file():
-        raise InputError(f"{where} {path}: it is not a regular file")
-    try:
-        if path.exists() and not replace:
-            with open(path, "a", encoding="utf-8"):  # opened to append, nothing written
-                pass
-        else:  # the summary is written beside it first, then renamed: the folder must take a new file
-            probe = folder / f".{path.name}.optseq-tmp"
-            probe.touch()
-            probe.unlink()
-    except OSError as exc:
-        raise InputError(f"{where} {path}: cannot be written ({exc.strerror or exc})") from None
-
-
-def _said(write) -> None:
-    try:
-        write()
-    except InputError as exc:
-        print(f"optseq: warning: {exc}", file=sys.stderr, flush=True)
-
-
-def _append(path: str, text: str) -> None:
-    try:
-        with open(path, "a", encoding="utf-8") as f:  # GitHub appends each step's part
-            f.write(text + "\n")
-    except OSError as exc:
-        raise InputError(f"${SUMMARY_ENV} {path}: {exc.strerror or exc}") from None
-
-
-def _write(path: Path, text: str, flag: str) -> None:
-    tmp = path.with_name(f".{path.name}.optseq-tmp")
-    try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError(f"{flag} {path}: {exc.strerror or exc}") from None
 
 
 def _exports(args) -> dict[str, Path]:

@@ -54,6 +54,8 @@ def build_parser() -> _Parser:
                    help="with --run screen: the launches its design may spend (default: what its levers' own runs "
                         "could spend one at a time)")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
+    p.add_argument("--export-json", dest="run_export_json", type=Path, default=None, metavar="FILE",
+                   help="with --run: also write the summary as JSON to FILE (hyperfine's name)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="with --run: echo every line the lever's command prints (`lever| line`, on stderr)")
     p.add_argument("--parallel", type=int, default=1, metavar="N",

@@ -1,7 +1,6 @@
 """`optseq --run TARGET`: headless lever runs with progress and a summary (no textual import)."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -14,6 +13,7 @@ from optseq.state.api import (Exit, InputError, PlanError, RunControl, RunProgre
 # the one escape optseq writes itself, and the one the output filter lets through
 from optseq.console.commands.safe_stream import CLEAR_LINE  # noqa: E402
 from optseq.console.commands.ending import cancelling  # noqa: E402
+from optseq.console.commands.outputs import JsonOut  # noqa: E402
 from optseq.state.api import ratio_text  # noqa: E402
 
 
@@ -113,7 +113,7 @@ class Progress:
             Progress.current = None
 
 
-def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, echo: bool = False) -> int:
+def run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int = 1, echo: bool = False) -> int:
     from optseq.state.api import RunnerError
 
     try:
@@ -125,7 +125,7 @@ def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, ec
     # Ctrl-C, SIGTERM or SIGHUP cancels the run under way (its process group or job stopped with its grace), never
     # optseq itself
     with cancelling(lambda ended: _interrupt(control, ended.name)) as ended:
-        code = _run_target(seq, target, as_json, parallel, control, echo)
+        code = _run_target(seq, target, out, parallel, control, echo)
     # only those signals cancel this control: the run is recorded cancelled, the summary printed, and the shell told
     return ended.code or code
 
@@ -152,24 +152,23 @@ def _interrupt(control: RunControl, why: str = "Ctrl-C") -> None:
     control.cancel()
 
 
-def _refused(seq: Sequencer, target: str, message: str, as_json: bool, code: int) -> int:
+def _refused(seq: Sequencer, target: str, message: str, out: JsonOut, code: int) -> int:
     """A run refused before it started: one line on stderr and, with --json, still a JSON object on stdout."""
     print(f"optseq: {message}", file=sys.stderr)
-    if as_json:
+    if out.wanted:
         status = seq.status()
-        print(json.dumps({"target": target, "runs": [], "refused": message, "next": status["next"],
-                          "todo": status["todo"]}, ensure_ascii=False, indent=2))
+        out.emit({"target": target, "runs": [], "refused": message, "next": status["next"], "todo": status["todo"]})
     return code
 
 
-def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, control: RunControl,
+def _run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int, control: RunControl,
                 echo: bool = False) -> int:
     group = target in seq.GROUPS
     reports: list[RunReport] = []
     try:
         seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed refuses the run before it starts
     except InputError as exc:
-        return _refused(seq, target, str(exc), as_json, Exit.BAD_INPUT)
+        return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
     for detached in seq.detached_runs():
         if (group or detached["lever"] == target) and not control.cancelled:
@@ -177,27 +176,27 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
                   file=sys.stderr, flush=True)
             _run_one(seq, detached["lever"], control, reports, echo)
     if reports and (target == "next" or not group):
-        return _summarise(seq, target, reports, as_json)
+        return _summarise(seq, target, reports, out)
     try:
         first = seq.pick(target) if group else target
         if not group:
             seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
     except UnknownLever as exc:
-        return _refused(seq, target, str(exc), as_json, Exit.BAD_INPUT)
+        return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     except InputError as exc:  # a lever the plan has that cannot run now, or a group with none to run
-        return _refused(seq, target, str(exc), as_json, Exit.NOTHING)
+        return _refused(seq, target, str(exc), out, Exit.NOTHING)
     if not group:
         try:
             seq.check_refs(target)  # a branch lever's refs: the plan's input, refused before the run says it starts
         except InputError as exc:
-            return _refused(seq, target, str(exc), as_json, Exit.BAD_INPUT)
+            return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     elsewhere = seq.watch_refusals() if target == "watch" else []
     for line in elsewhere[:-1] if first is None and not reports else elsewhere:
         print(f"optseq: {line}", file=sys.stderr, flush=True)
     if first is None and not reports:
         # a watch that leaves every adopted gain to another testbed says so, one line each, and nothing more
         return _refused(seq, target, elsewhere[-1] if elsewhere else
-                        f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, Exit.NOTHING)
+                        f"nothing to run for {target!r}: {_nothing_why(seq, target)}", out, Exit.NOTHING)
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
     if target == "watch" and first is not None:
@@ -222,7 +221,7 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
             print(f"optseq: {exc}", file=sys.stderr)
             return Exit.BAD_INPUT
         lever_id = seq.pick(target, done=ran)
-    return _summarise(seq, target, reports, as_json)
+    return _summarise(seq, target, reports, out)
 
 
 def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, echo: bool = False,
@@ -241,12 +240,12 @@ def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, 
         reports.append(report)
 
 
-def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int:
+def _summarise(seq: Sequencer, target: str, reports: list, out: JsonOut) -> int:
     status = seq.status()
-    if as_json:
-        print(json.dumps({"target": target, "runs": [r.to_dict() for r in reports],
-                          "next": status["next"], "todo": status["todo"]}, ensure_ascii=False, indent=2))
-    else:
+    if out.wanted:
+        out.emit({"target": target, "runs": [r.to_dict() for r in reports], "next": status["next"],
+                  "todo": status["todo"]})
+    if not out.stdout:
         for report in reports:
             print(summary_line(report))
         print(f"next: {status['next'] or 'nothing to run'}")

@@ -2,10 +2,10 @@
 progress on stderr and its design, blocks, calls and interactions on stdout (no textual import)."""
 from __future__ import annotations
 
-import json
 import sys
 
 from optseq.console.commands.ending import cancelling
+from optseq.console.commands.outputs import JsonOut
 from optseq.console.commands.run_cmd import Progress, _interrupt, _refused
 from optseq.state.api import InputError
 from optseq.state.api import RunControl
@@ -13,7 +13,7 @@ from optseq.state.api import ratio_text
 from optseq.state.api import Exit
 
 
-def run_screen_target(seq, named: list[str], budget: int | None, as_json: bool, echo: bool = False) -> int:
+def run_screen_target(seq, named: list[str], budget: int | None, out: JsonOut, echo: bool = False) -> int:
     from optseq.state.api import RunnerError
     from optseq.state.api import screen_run
 
@@ -22,7 +22,7 @@ def run_screen_target(seq, named: list[str], budget: int | None, as_json: bool, 
         seq.testbed  # noqa: B018 -- as is an OPTSEQ_TESTBED that names no testbed
         screen = screen_run.prepare(seq, named, budget)
     except (InputError, RunnerError) as exc:
-        return _refused(seq, "screen", str(exc), as_json, Exit.BAD_INPUT)
+        return _refused(seq, "screen", str(exc), out, Exit.BAD_INPUT)
     for line in screen.screened.left_out:
         print(f"optseq: {line}", file=sys.stderr, flush=True)
     control = RunControl()
@@ -34,13 +34,12 @@ def run_screen_target(seq, named: list[str], budget: int | None, as_json: bool, 
                                            control=control)
         except InputError as exc:  # refused at its start (a lever taken by another run meanwhile)
             progress.close()
-            return _refused(seq, "screen", str(exc), as_json, Exit.BAD_INPUT)
+            return _refused(seq, "screen", str(exc), out, Exit.BAD_INPUT)
         progress.close()
     status = seq.status()
-    if as_json:
-        print(json.dumps({"target": "screen", "runs": [report.to_dict()], "next": status["next"],
-                          "todo": status["todo"]}, ensure_ascii=False, indent=2))
-    else:
+    if out.wanted:
+        out.emit({"target": "screen", "runs": [report.to_dict()], "next": status["next"], "todo": status["todo"]})
+    if not out.stdout:
         print("\n".join(summary_lines(report)))
         print(f"next: {status['next'] or 'nothing to run'}")
     return ended.code or (Exit.OK if report.status == "succeeded" else report.exit_code)

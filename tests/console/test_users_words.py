@@ -1,15 +1,18 @@
-"""`optseq compare` in the words users know: hyperfine's `--export-json FILE` and `--export-markdown FILE` beside
-`--json` and `--summary` (its old name, still read), and its bar as a lever's rule writes one, `--min-speedup`
-(HEAD's speed over BASE's, as the verdict line says its bound), beside the old `--tolerance`. Through the CLI on
-tests/code_repo.py's repository; the refusals come in one line before any launch."""
+"""The words users know: hyperfine's `--export-json FILE` and `--export-markdown FILE` beside `--json` and
+`--summary` (compare's old name, still read), for `compare` and `--run`; compare's bar as a lever's rule writes one,
+`--min-speedup` (HEAD's speed over BASE's, as the verdict line says its bound), beside the old `--tolerance`.
+Through the CLI on tests/code_repo.py's repository and a seeded stand-in bench; the refusals come in one line
+before any launch."""
 from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from tests.code_repo import make_repo
+from tests.conftest import OPTSEQ
 from tests.state.test_branch_levers import cli
 
 
@@ -65,3 +68,53 @@ def test_help_names_the_old_spellings_beside_the_new(tmp_path):
                  "--tolerance T the same bar in its old spelling",
                  "--min-speedup R the speed HEAD must keep, over BASE's, as a lever's rule says it"):
         assert said in text, said
+
+
+GAIN_PLAN = """
+[plan]
+title = "Exported runs"
+as_of = 2026-12-04
+lang = "en"
+
+[workload]
+command = ["python", "{bench}"]
+metric = {{ name = "rate", regex = 'rate: ([0-9.]+)', unit = "items/s" }}
+warmup = 0
+
+[[levers]]
+id = "fast"
+title = "the fast path"
+kind = "speedup"
+rule = {{ metric = "rate", min_speedup = 1.2, repeats = 4, max_repeats = 4 }}
+[levers.arms]
+candidate_args = ["--fast=1"]
+"""
+
+
+def optseq(plan: Path, db: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess:
+    proc = subprocess.run([*OPTSEQ, "--plan", str(plan), "--db", str(db), *args], capture_output=True, text=True,
+                          timeout=600)
+    assert "Traceback" not in proc.stderr and proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+def test_a_runs_summary_is_exported_as_json_beside_its_lines_or_its_json(tmp_path):
+    plan, db = tmp_path / "plan.toml", tmp_path / "db"
+    plan.write_text(GAIN_PLAN.format(bench=Path(__file__).resolve().parents[1] / "state" / "lever_scripts" /
+                                     "gain_bench.py"), encoding="utf-8")
+    # refused in one line before anything runs or is made: a folder, and the option without --run
+    refused = optseq(plan, db, "--export-json", str(tmp_path), "--run", "fast", code=2)
+    assert refused.stderr == f"optseq: --export-json {tmp_path}: it is a folder; give a file's path (result.json)\n"
+    refused = optseq(plan, db, "--export-json", str(tmp_path / "s.json"), "status", code=2)
+    assert refused.stderr.startswith("optseq: --export-json before a command applies to --run") and \
+        refused.stderr.count("\n") == 1, refused.stderr
+    assert not db.exists()
+
+    lines = optseq(plan, db, "--run", "fast", "--export-json", str(tmp_path / "run.json"))
+    doc = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert doc["target"] == "fast" and [r["lever"] for r in doc["runs"]] == ["fast"], doc
+    assert lines.stdout.startswith(f"run {doc['runs'][0]['run_id']} fast: succeeded ")  # its lines stay on stdout
+
+    both = optseq(plan, db, "--run", "fast", "--json", "--export-json", str(tmp_path / "again.json"))
+    assert json.loads(both.stdout) == json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert json.loads(both.stdout)["runs"][0]["run_id"] == doc["runs"][0]["run_id"] + 1
