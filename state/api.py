@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from optseq.state.runs import commit_gate as commit_gate, screen_run as screen_run
     from optseq.state.runs.check import check as check_lever
     from optseq.state.runs.screen_run import prepare as prepare_screen, run_screen as run_screen
+    from optseq.state.plan.compare import tolerance_of_speedup as tolerance_of_speedup
     from optseq.state.runs.commit_gate import ToleranceError as ToleranceError, parse_tolerance as parse_tolerance
     from optseq.state.runs.compare_run import COMPARE_ID as COMPARE_ID, compare as compare
     from optseq.state.runs.compare_run import length_line as length_line, notices as notices
@@ -128,6 +129,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "commit_gate": ("optseq.state.runs.commit_gate", None),
     "ToleranceError": ("optseq.state.runs.commit_gate", "ToleranceError"),
     "parse_tolerance": ("optseq.state.runs.commit_gate", "parse_tolerance"),
+    "tolerance_of_speedup": ("optseq.state.plan.compare", "tolerance_of_speedup"),
     "COMPARE_ID": ("optseq.state.runs.compare_run", "COMPARE_ID"),
     "compare": ("optseq.state.runs.compare_run", "compare"),
     "prepare_compare": ("optseq.state.runs.compare_run", "prepare"),

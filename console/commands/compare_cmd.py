@@ -4,7 +4,6 @@ the verdict line on stdout, progress on stderr, `--json` for machines and a mark
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from pathlib import Path
@@ -18,7 +17,8 @@ SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 def add_compare_parser(sub, common) -> None:
     s = sub.add_parser("compare", parents=[common],
-                       help="the commit gate: is HEAD slower than BASE? (the workload at two commits, paired)",
+                       help="the commit gate, a regression check: is HEAD slower than BASE? (the workload at two commits, "
+                            "paired)",
                        description="Measures the plan's workload (or --lever ID's candidate arm) at two commits as "
                                    "the two arms, counterbalanced and sequential, each commit in a worktree of its "
                                    "own. Exit 0 not slower, 7 slower, 8 inconclusive, 1 the run failed, 5 a guard "
@@ -29,7 +29,7 @@ def add_compare_parser(sub, common) -> None:
                    help="measure this command-pair lever's candidate arm instead of the plan's [workload]")
     s.add_argument("--min-speedup", metavar="R", default=None,
                    help="the speed HEAD must keep, over BASE's, as a lever's rule says it: 0.97 lets HEAD be 3%% "
-                        "slower and pass (default: the plan's [compare] tolerance, else 5%%: 0.952)")
+                        "slower and pass (default: the plan's [compare] min_speedup, else 5%% slower: 0.952)")
     s.add_argument("--tolerance", metavar="T", default=None,
                    help="the same bar in its old spelling, how much slower HEAD may be: 3%% or 0.03")
     s.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
@@ -52,7 +52,7 @@ def add_compare_parser(sub, common) -> None:
 def run_compare(seq, args) -> int:
     from optseq.console.commands.ending import cancelling
     from optseq.console.commands.run_cmd import Progress
-    from optseq.state.api import ToleranceError, parse_tolerance
+    from optseq.state.api import ToleranceError, parse_tolerance, tolerance_of_speedup
     from optseq.state.api import COMPARE_ID, compare, length_line, notices, prepare_compare as prepare
     from optseq.state.api import RunControl
 
@@ -63,8 +63,11 @@ def run_compare(seq, args) -> int:
         tolerance = parse_tolerance(args.tolerance) if args.tolerance is not None else None
     except ToleranceError as exc:
         raise InputError(f"--tolerance: {exc}") from None
-    if args.min_speedup is not None:
-        tolerance = tolerance_of(args.min_speedup)
+    try:
+        if args.min_speedup is not None:
+            tolerance = tolerance_of_speedup(args.min_speedup)
+    except ToleranceError as exc:
+        raise InputError(f"--min-speedup: {exc}") from None
     # where the verdict goes is checked before the run: a summary that cannot be written must not lose it after
     exports = _exports(args)
     for flag, path in exports.items():
@@ -148,26 +151,3 @@ def _exports(args) -> dict[str, Path]:
     if len({path.resolve() for path in exports.values()}) < len(exports):
         raise InputError(f"{' and '.join(exports)} name one file: the JSON and the markdown need one each")
     return exports
-
-
-def tolerance_of(text: str) -> float:
-    """`--min-speedup 0.97` as the tolerance the gate keeps (1 / 0.97 - 1: HEAD 3.09% slower still passes): the
-    lever's word for a bar, HEAD's speed over BASE's, as every figure of a compare is said. InputError outside
-    the gate's range."""
-    from optseq.state.api import commit_gate
-
-    lowest = 1 / (1 + commit_gate.MAX_TOLERANCE)
-    try:
-        ratio = float(text.removesuffix("×").removesuffix("x"))
-    except ValueError:
-        ratio = math.nan
-    if not math.isfinite(ratio):
-        raise InputError(f"--min-speedup {text!r}: expected HEAD's speed over BASE's, such as 0.97 (HEAD may be 3% "
-                         "slower)")
-    if ratio >= 1:
-        raise InputError(f"--min-speedup {text}: a compare passes HEAD up to a tolerance slower than BASE: give a "
-                         "ratio below 1 (0.97 lets it be 3% slower)")
-    if ratio < lowest:
-        raise InputError(f"--min-speedup {text}: at least {lowest:.3g} (a lower bar lets HEAD take more than "
-                         f"{1 + commit_gate.MAX_TOLERANCE:g}× BASE's time and pass: no gate)")
-    return 1 / ratio - 1

@@ -27,8 +27,12 @@ def test_the_result_is_exported_as_json_and_markdown_and_the_bar_is_a_min_speedu
     repo = make_repo(tmp_path)
     db, as_json, as_md = tmp_path / "db", tmp_path / "out" / "compare.json", tmp_path / "out" / "compare.md"
     as_json.parent.mkdir()
-    proc = cli(repo, db, "compare", "main", "fast", "--min-speedup", "0.96", "--export-json", str(as_json),
-               "--export-markdown", str(as_md), code=0)
+    # the plan's bar as a lever's rule writes one, in a plan of its own beside the repository's
+    plan = repo.root / "gate.toml"
+    plan.write_text((repo.root / "optseq.toml").read_text(encoding="utf-8") + "\n[compare]\nmin_speedup = 0.96\n",
+                    encoding="utf-8")
+    proc = cli(repo, db, "compare", "main", "fast", "--export-json", str(as_json), "--export-markdown", str(as_md),
+               code=0, plan=plan)
     data = json.loads(as_json.read_text(encoding="utf-8"))
     assert data["verdict"] == "not slower" and data["exit_code"] == 0, data
     assert abs(data["tolerance"] - (1 / 0.96 - 1)) < 1e-12  # the bar the gate holds HEAD to is 0.96×
@@ -36,6 +40,9 @@ def test_the_result_is_exported_as_json_and_markdown_and_the_bar_is_a_min_speedu
     # stdout keeps the verdict line (--json would print the JSON there too), and the markdown is the summary's
     assert proc.stdout.startswith(f"compare {data['run_id']}: not slower: ") and "tolerance 4.167%" in proc.stdout
     assert as_md.read_text(encoding="utf-8").startswith("## optseq compare: ✅ not slower")
+    # the command line's bar over the plan's, in the same words
+    again = json.loads(cli(repo, db, "compare", "main", "fast", "--min-speedup", "0.97", "--json", plan=plan).stdout)
+    assert abs(again["tolerance"] - (1 / 0.97 - 1)) < 1e-12 and again["verdict"] == "not slower", again
 
 
 def test_the_new_words_are_refused_in_one_line_before_any_launch(tmp_path):
@@ -44,10 +51,11 @@ def test_the_new_words_are_refused_in_one_line_before_any_launch(tmp_path):
     folder = tmp_path / "reports"
     folder.mkdir()
     for args, said in (
-            (("--min-speedup", "1.2"), "--min-speedup 1.2: a compare passes HEAD up to a tolerance slower than BASE: "
-                                       "give a ratio below 1"),
-            (("--min-speedup", "0.5"), "--min-speedup 0.5: at least 0.667"),
-            (("--min-speedup", "fast"), "--min-speedup 'fast': expected HEAD's speed over BASE's, such as 0.97"),
+            (("--min-speedup", "1.2"), "--min-speedup: min_speedup '1.2': a compare passes HEAD up to a tolerance "
+                                       "slower than BASE: give a ratio below 1"),
+            (("--min-speedup", "0.5"), "--min-speedup: min_speedup '0.5': at least 0.667"),
+            (("--min-speedup", "fast"), "--min-speedup: min_speedup 'fast': expected HEAD's speed over BASE's, such "
+                                        "as 0.97"),
             (("--min-speedup", "0.97", "--tolerance", "3%"), "--min-speedup and --tolerance say one bar two ways"),
             (("--export-markdown", "a.md", "--summary", "b.md"), "--export-markdown and --summary name one output "
                                                                  "two ways"),
@@ -60,9 +68,25 @@ def test_the_new_words_are_refused_in_one_line_before_any_launch(tmp_path):
     assert not (db / "journal" / "runs.jsonl").exists()  # nothing was launched or recorded
 
 
+def test_the_plans_bar_is_a_min_speedup_and_its_old_spelling_is_still_read(tmp_path):
+    repo = make_repo(tmp_path)
+    base = (repo.root / "optseq.toml").read_text(encoding="utf-8")
+    for table, code, said in (("min_speedup = 0.97", 0, ": ok ("), ('tolerance = "3%"', 0, ": ok ("),
+                              ("min_speedup = 1.2", 2, "compare.min_speedup: min_speedup 1.2: a compare passes HEAD "
+                                                       "up to a tolerance slower than BASE"),
+                              ('min_speedup = 0.97\ntolerance = "3%"', 2, "compare.min_speedup: says the bar "
+                                                                          "tolerance says: give one")):
+        plan = tmp_path / "gate.toml"
+        plan.write_text(f"{base}\n[compare]\n{table}\n", encoding="utf-8")
+        proc = subprocess.run([*OPTSEQ, "validate", str(plan)], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == code and said in proc.stdout + proc.stderr, (table, proc.stdout, proc.stderr)
+
+
 def test_help_names_the_old_spellings_beside_the_new(tmp_path):
     repo = make_repo(tmp_path)
     text = " ".join(cli(repo, tmp_path / "db", "compare", "--help").stdout.split())
+    listed = " ".join(cli(repo, tmp_path / "db", "--help").stdout.split())
+    assert "compare the commit gate, a regression check: is HEAD slower than BASE?" in listed, listed
     for said in ("--export-json FILE also write the JSON result to FILE (hyperfine's name)",
                  "--summary FILE the old name of --export-markdown",
                  "--tolerance T the same bar in its old spelling",
