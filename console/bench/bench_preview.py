@@ -34,7 +34,7 @@ from textual.widgets import Footer, Input, Label, MarkdownViewer
 
 from optseq.console.tui.app import make_app
 from optseq.console.tui.screens.export_preview import ExportPreview
-from optseq.state.api import perf_doc
+from optseq.state.api import Exit, perf_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     print(section)
     if args.write is not None:
         perf_doc.write_section(args.write, section, SECTION)
-    return 0
+    return Exit.OK
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from optseq.state.api import perf_doc
+from optseq.state.api import Exit, perf_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repo (or the installed optseq package): where configs/ lies."""
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             rounds = measure(args.repeat, args.plan.resolve(), Path(tmp) / "state", say)
     except BenchError as e:
         print(f"optseq paint bench: {e}", file=sys.stderr)
-        return 1
+        return Exit.RUN_FAILED
     command = "python -m optseq.console.bench.paint_bench" + (
         f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (
         f" --plan {args.plan}" if args.plan != DEFAULT_PLAN else "") + (f" --write {args.write}" if args.write else "")
@@ -309,11 +309,11 @@ def main(argv: list[str] | None = None) -> int:
             perf_doc.write_section(args.write, section, SECTION)
         except perf_doc.SectionError as e:
             print(f"optseq paint bench: {e}", file=sys.stderr)
-            return 2
+            return Exit.BAD_INPUT
         print(f"wrote {args.write}")
     else:
         print(section)
-    return 0
+    return Exit.OK
 
 
 if __name__ == "__main__":
