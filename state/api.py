@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from optseq.state import atomic as atomic
     from optseq.state.bench import perf_doc as perf_doc
     from optseq.state.cache_root import cache_root as cache_root
     from optseq.state.calculus.whatif import fmt_h as fmt_h, order_text as order_text
@@ -108,6 +109,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "check_store": ("optseq.state.store.doctor", "check"),
     "rebuild_store": ("optseq.state.store.doctor", "rebuild"),
     "cache_root": ("optseq.state.cache_root", "cache_root"),
+    "atomic": ("optseq.state.atomic", None),
     # runs: a lever's, a group's, a screen's, a compare's, a check's, and how they are said
     "RunControl": ("optseq.state.runs.lever_run", "RunControl"),
     "RunReport": ("optseq.state.runs.lever_run", "RunReport"),

@@ -74,7 +74,8 @@ def run_compare(seq, args) -> int:
         check_target(path, flag, replace=True)
     if os.environ.get(SUMMARY_ENV):
         check_target(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
-    found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
+    # refused in one line, if at all
+    found, commits = prepare(seq.run_host, args.base, args.head, args.lever, tolerance)
     # a new store is said as the compare makes it (its first record, before any launch), not after hours
     seq.on_made = getattr(args, "announce_store", None)
     control = RunControl()
@@ -84,12 +85,12 @@ def run_compare(seq, args) -> int:
     progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
     progress.say(f"compare: {commits.candidate.text()} against {commits.baseline.text()}, tolerance "
                  f"{found.tolerance * 100:.4g}% ({'the workload' if found.target == 'workload' else found.target})")
-    for line in [*notices(commits), length_line(seq, found)]:
+    for line in [*notices(commits), length_line(seq.run_host, found)]:
         progress.say(line)
     try:
         with cancelling(lambda ended: _interrupt(progress, control, ended.name)) as ended:
-            report = compare(seq, found, commits, lever_id=args.lever, on_event=progress.event, on_log=progress.log,
-                             control=control, plan=getattr(args, "plan", None))
+            report = compare(seq.run_host, found, commits, lever_id=args.lever, on_event=progress.event,
+                             on_log=progress.log, control=control, plan=getattr(args, "plan", None))
     finally:
         progress.close()
     data = report.to_dict()

@@ -4,7 +4,6 @@ never loses a result hours later, and written whole (beside it, then renamed) or
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,12 +56,12 @@ def append_file(path: str, text: str, where: str) -> None:
 
 
 def write_file(path: Path, text: str, where: str) -> None:
-    tmp = path.with_name(f".{path.name}.optseq-tmp")
+    from optseq.state.api import atomic
+
     try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.replace(path, (text + "\n").encode("utf-8"), keep_mode=False, suffix=".optseq-tmp", fsync=False,
+                       sync_dir="no")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"{where} {path}: {exc.strerror or exc}") from None
 
 
