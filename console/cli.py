@@ -1,6 +1,7 @@
 """optseq command line. Imports neither textual nor torch: the console and lever runs load them."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -8,11 +9,7 @@ from pathlib import Path
 
 from optseq.console import collector
 from optseq.console.commands.parser import build_parser, clean_args, screen_levers
-
-OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
-"""Exit codes: ok, a run failed, bad input, nothing to run or unavailable."""
-INTERRUPTED = 130
-"""Ctrl-C, as a shell reports a command SIGINT ended (128 + 2); a run it cancelled is still recorded."""
+from optseq.state.api import Exit
 
 
 PLAN_FILE = "optseq.toml"
@@ -37,7 +34,7 @@ def default_db() -> Path:
 
 
 def _unstorable_path(path: Path) -> bool:
-    from optseq.state.text import clean_text
+    from optseq.state.api import clean_text
 
     return clean_text(str(path)) != str(path)
 
@@ -45,13 +42,15 @@ def _unstorable_path(path: Path) -> bool:
 def _safe_output() -> None:
     # a path with undecodable bytes, or old stored text, must print (escaped) rather than crash
     # `status`/`export`; stderr already does this by default
+    if not isinstance(sys.stdout, io.TextIOWrapper):  # replaced (a test's capture): it has its own handling
+        return
     try:
         sys.stdout.reconfigure(errors="backslashreplace")
-    except (AttributeError, ValueError, OSError):
+    except (ValueError, OSError):
         pass
 
 
-def _fail(message: str, code: int = BAD_INPUT) -> int:
+def _fail(message: str, code: int = Exit.BAD_INPUT) -> int:
     print(f"optseq: {message}", file=sys.stderr)
     return code
 
@@ -87,7 +86,7 @@ def _main(args) -> int:
         try:
             return run_init(args.dir, force=args.force)
         except BrokenPipeError:  # `optseq init | head`: the files are written; the rest of the advice has no reader
-            return OK
+            return Exit.OK
     # the runner is chosen per process: the console and --run read it where they build their runner
     if args.runner:
         os.environ["OPTSEQ_RUNNER"] = args.runner
@@ -95,9 +94,9 @@ def _main(args) -> int:
         os.environ["OPTSEQ_RAY_ADDRESS"] = args.ray_address
     plan_path = getattr(args, "plan", None) or default_plan()
     db = getattr(args, "db", None) or default_db()
-    from optseq.state.plan.model import PlanError
-    from optseq.state.errors import InputError
-    from optseq.state.store.store import StoreError
+    from optseq.state.api import PlanError
+    from optseq.state.api import InputError
+    from optseq.state.api import StoreError
 
     try:
         if args.command == "validate":
@@ -117,7 +116,7 @@ def _main(args) -> int:
             return _fail(NO_PLAN)
         if _unstorable_path(db):
             # the store records paths under its directory (run logs, samples): they must be storable text
-            from optseq.state.text import clean_text
+            from optseq.state.api import clean_text
 
             return _fail(f"state directory {clean_text(str(db), undecoded=True)}: its path is not valid UTF-8 "
                          "(runs record paths under it); give --db another directory")
@@ -131,12 +130,19 @@ def _main(args) -> int:
                          f"(got {'--run ' + args.run if args.run else args.command})")
         if args.verbose and args.run is None and args.command != "compare":
             return _fail("--verbose applies to --run (the console shows a run's output in its Run tab)")
+        if args.run_export_json is not None:
+            if args.run is None:
+                return _fail("--export-json before a command applies to --run (compare takes its own: optseq "
+                             "compare BASE --export-json FILE)")
+            from optseq.console.commands.outputs import check_target
+
+            check_target(args.run_export_json, "--export-json", replace=True)  # before anything runs, not after
         if args.budget is not None and args.run != "screen":
             return _fail("--budget applies to --run screen (the launches its design may spend)")
         if args.run is not None and args.command is not None:
             return _fail(f"--run takes no subcommand (got {args.command!r})")
         from optseq.console.commands.store_cmd import WRITES, create_store, no_store, where_db
-        from optseq.state.store.layout import holds_store
+        from optseq.state.api import holds_store
 
         write = args.run is not None or args.command in WRITES
         new = not holds_store(db)
@@ -162,22 +168,22 @@ def _main(args) -> int:
     except (PlanError, InputError, StoreError) as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
-        return _fail("interrupted", INTERRUPTED)
+        return _fail("interrupted", Exit.INTERRUPTED)
     except BrokenPipeError:
-        return OK
+        return Exit.OK
     except OSError as exc:  # the machine's answer about a path (a permission, a loop): one line naming it
         return _fail(f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc))
 
 
 def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
     from optseq.console.commands.store_cmd import new_store_line
-    from optseq.state.sequencer import Sequencer
-    from optseq.state.store.layout import holds_store
+    from optseq.state.api import Sequencer
+    from optseq.state.api import holds_store
 
     def waiting(text: str) -> None:
         print(f"optseq: {text}", file=sys.stderr, flush=True)
 
-    said = []
+    said: list[Path] = []
 
     def announce_store() -> None:
         if new and not said and holds_store(db):
@@ -191,7 +197,7 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
         code = _command_on(seq, args)
     # said once the command has spoken: a refusal stays its one line (the store it opened is empty, a later
     # command's to use), and a --run's own lines come first
-    if code != BAD_INPUT:
+    if code != Exit.BAD_INPUT:
         announce_store()
     return code
 
@@ -201,16 +207,16 @@ def _command_on(seq, args) -> int:
         from optseq.console.commands.screen_cmd import run_screen_target
 
         collector.collecting()
-        return run_screen_target(seq, args.screen, args.budget, args.json, args.verbose)
+        return run_screen_target(seq, args.screen, args.budget, _json_out(args), args.verbose)
     if args.run is not None:
         from optseq.console.commands.run_cmd import run_target
 
         collector.collecting()
-        return run_target(seq, args.run, args.json, args.parallel, args.verbose)
+        return run_target(seq, args.run, _json_out(args), args.parallel, args.verbose)
     command = args.command or "status"
     if command == "status":
         status = seq.status()
-        from optseq.state.sync.conflicts import conflicts, lines as conflict_lines, since_line, since_sync
+        from optseq.state.api import conflicts, conflict_lines, since_line, since_sync
 
         found, synced = conflicts(seq.store), since_sync(seq.store)
         if found:  # decisions of two writers that neither had seen (optseq sync): said, never resolved silently
@@ -226,7 +232,7 @@ def _command_on(seq, args) -> int:
             print(render_status(status, terminal_width()))
             for line in conflict_lines(found) + ([since_line(synced)] if synced else []):
                 print(line)
-        return OK
+        return Exit.OK
     if command == "whatif":
         from optseq.console.commands.whatif_cmd import run_whatif
 
@@ -243,7 +249,7 @@ def _command_on(seq, args) -> int:
     if command == "landed":
         return _say(seq.mark_landed(args.lever, args.commit, args.why))
     if command == "check":
-        from optseq.state.runs.check import check
+        from optseq.state.api import check_lever as check
 
         collector.collecting()
         return check(seq.run_host, args.lever, say=lambda line: print(line, flush=True))
@@ -265,10 +271,16 @@ def _command_on(seq, args) -> int:
     raise AssertionError(command)
 
 
+def _json_out(args):
+    from optseq.console.commands.outputs import JsonOut
+
+    return JsonOut(args.json, args.run_export_json)
+
+
 def _say(lines: list[str]) -> int:
     for line in lines:
         print(line)
-    return OK
+    return Exit.OK
 
 
 if __name__ == "__main__":

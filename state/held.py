@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from optseq.state.errors import InputError
+from optseq.state.errors import UnknownLever
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.store.store import Store
@@ -48,5 +48,5 @@ class Held:
             from optseq.state.plan.fields import did_you_mean
 
             ids = [l.id for l in self.plan.levers]
-            raise InputError(f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids)} (plan {self.plan.path} has: "
+            raise UnknownLever(f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids)} (plan {self.plan.path} has: "
                              f"{', '.join(ids)})") from None

@@ -48,6 +48,6 @@ def test_the_faster_branch_is_adopted_and_compare_says_which_commit_is_slower(tm
     fast = repo.commit("builtin-sum")
     assert next(v for v in status["levers"] if v["id"] == "builtin_sum")["note"] == \
         f"adopted — merge builtin-sum ({fast[:7]}) to put it in the stack"
-    slower = json.loads(optseq(repo.root, "compare", "builtin-sum", "main", "--json", code=1).stdout)
+    slower = json.loads(optseq(repo.root, "compare", "builtin-sum", "main", "--json", code=7).stdout)
     assert slower["verdict"] == "slower" and slower["tolerance"] == 0.05  # the plan's [compare] tolerance
     assert repo.snapshot() == before

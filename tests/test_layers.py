@@ -53,7 +53,10 @@ print(json.dumps({"modules": len(graph.modules), "circles": found}))
 def wheel_tree(tmp_path_factory):
     """The sources laid out as the wheel has them (optseq/console, ...): import-linter and grimp walk packages on
     sys.path, and the editable install maps optseq.X onto the repo's top-level folders instead."""
-    top = tmp_path_factory.mktemp("layout")
+    return _layout(tmp_path_factory.mktemp("layout"))
+
+
+def _layout(top: Path) -> Path:
     tree = top / "src" / "optseq"
     for layer in LAYERS:
         shutil.copytree(ROOT / layer, tree / layer, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
@@ -71,10 +74,24 @@ def test_import_contracts_are_kept(wheel_tree):
     assert exe, "import-linter is a dev dependency; run make test"
     proc = subprocess.run([exe], cwd=wheel_tree, env=_env(wheel_tree), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "0 broken" in proc.stdout and "Contracts: 6 kept" in proc.stdout, proc.stdout[-2000:]
+    assert "0 broken" in proc.stdout and "Contracts: 7 kept" in proc.stdout, proc.stdout[-2000:]
     for rooms in ("state's rooms import downward only", "console's rooms import downward only",
-                  "the commands never import textual or the Textual console"):
+                  "the commands never import textual or the Textual console",
+                  "the console imports state only through optseq.state.api"):
         assert f"{rooms} KEPT" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_the_console_past_the_api_breaks_its_contract(tmp_path):
+    """The contract itself: a command that imports a room of state/ instead of optseq.state.api is caught, lazily
+    too, while the same name through the API is kept."""
+    top = _layout(tmp_path)
+    fit = top / "src" / "optseq" / "console" / "commands" / "fit.py"
+    fit.write_text(fit.read_text() + "\n\ndef _late():\n    from optseq.state.text import ratio_text\n")
+    proc = subprocess.run([shutil.which("lint-imports", path=str(Path(sys.executable).parent)), "--contract",
+                           "optseq-console-api"], cwd=top, env=_env(top), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "the console imports state only through optseq.state.api BROKEN" in proc.stdout, proc.stdout[-2000:]
+    assert "optseq.console.commands.fit -> optseq.state.text" in proc.stdout, proc.stdout[-2000:]
 
 
 def test_no_import_circle_anywhere(wheel_tree):

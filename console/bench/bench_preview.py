@@ -30,11 +30,11 @@ from pathlib import Path
 
 from rich.console import Console
 from textual.screen import Screen
-from textual.widgets import Footer, Label, MarkdownViewer
+from textual.widgets import Footer, Input, Label, MarkdownViewer
 
 from optseq.console.tui.app import make_app
 from optseq.console.tui.screens.export_preview import ExportPreview
-from optseq.state.bench.perf_doc import cpu_name
+from optseq.state.api import Exit, perf_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
@@ -75,12 +75,12 @@ def _screen_text(app) -> str:
     return console.export_text()
 
 
-def _shown(app, kind: type) -> bool:
+def _shown(app, kind: type[Screen]) -> bool:
     screen = app.screen
     return isinstance(screen, kind) and not any(w.loading for w in screen.query("*")) and SEEN in _screen_text(app)
 
 
-async def _until_shown(pilot, kind: type) -> float:
+async def _until_shown(pilot, kind: type[Screen]) -> float:
     while not _shown(pilot.app, kind):
         await pilot.pause(0.005)
     return time.time()
@@ -99,7 +99,7 @@ async def _write_and_show(db: Path, out: Path) -> float:
     app = make_app(DEFAULT_PLAN, db, export_dir=out.parent)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("e")
-        app.screen.query_one("#path").value = str(out)
+        app.screen.query_one("#path", Input).value = str(out)
         await pilot.press("enter")
         seen = await _until_shown(pilot, ExportPreview)
     return seen - out.stat().st_mtime
@@ -120,7 +120,7 @@ async def _screens(db: Path, doc: str, rounds: int) -> dict[str, list[float]]:
 
 
 def _machine() -> str:
-    cpu = cpu_name()
+    cpu = perf_doc.cpu_name()
     from importlib.metadata import version
 
     return (f"{cpu} ({os.cpu_count()} cores), Python {platform.python_version()}, textual {version('textual')}, "
@@ -160,10 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     section = "\n".join(lines)
     print(section)
     if args.write is not None:
-        from optseq.state.bench.perf_doc import write_section
-
-        write_section(args.write, section, SECTION)
-    return 0
+        perf_doc.write_section(args.write, section, SECTION)
+    return Exit.OK
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from optseq.state.bench import perf_doc
+from optseq.state.api import Exit, perf_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repo (or the installed optseq package): where configs/ lies."""
@@ -174,7 +174,7 @@ def paint(tmux: str, command: list[str]) -> tuple[float, float, float]:
             if first is None and screen.strip():
                 first = now
             if keyed(screen):
-                return first, now, process_cpu(pid)
+                return (now if first is None else first), now, process_cpu(pid)
             if now > CEILING_S:
                 raise BenchError(f"{command[0]}'s keyed screen did not come in {CEILING_S:g} s; the pane:\n{screen}")
             time.sleep(POLL_S)
@@ -191,7 +191,7 @@ def measure(repeat: int, plan: Path, db: Path, say=lambda _: None) -> list[Round
     status = [*optseq, "status", "--plan", str(plan), "--db", str(db)]
     console = [*optseq, "--plan", str(plan), "--db", str(db)]
     minimal = [sys.executable, "-c", MINIMAL_APP]
-    from optseq.state.store.store import Store
+    from optseq.state.api import Store
 
     Store.open(db, mode="write").close()  # a read (status) of a --db with no store is refused: the store is made first
     # a round not counted: the files are in the page cache, .pyc files are written
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             rounds = measure(args.repeat, args.plan.resolve(), Path(tmp) / "state", say)
     except BenchError as e:
         print(f"optseq paint bench: {e}", file=sys.stderr)
-        return 1
+        return Exit.RUN_FAILED
     command = "python -m optseq.console.bench.paint_bench" + (
         f" --repeat {args.repeat}" if args.repeat != REPEAT else "") + (
         f" --plan {args.plan}" if args.plan != DEFAULT_PLAN else "") + (f" --write {args.write}" if args.write else "")
@@ -309,11 +309,11 @@ def main(argv: list[str] | None = None) -> int:
             perf_doc.write_section(args.write, section, SECTION)
         except perf_doc.SectionError as e:
             print(f"optseq paint bench: {e}", file=sys.stderr)
-            return 2
+            return Exit.BAD_INPUT
         print(f"wrote {args.write}")
     else:
         print(section)
-    return 0
+    return Exit.OK
 
 
 if __name__ == "__main__":

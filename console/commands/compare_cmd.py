@@ -1,38 +1,44 @@
-"""`optseq compare BASE [HEAD]`: the commit gate. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed,
-5 a guard failed, 2 bad input, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP); the verdict line on stdout, progress on
-stderr, `--json` for machines and a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
+"""`optseq compare BASE [HEAD]`: the commit gate. Exit 0 not slower, 7 slower, 8 inconclusive, 1 the run failed,
+5 a guard failed, 2 bad input, 130 Ctrl-C (143 SIGTERM, 129 SIGHUP), numbered for every command in state/exits.py;
+the verdict line on stdout, progress on stderr, `--json` for machines and a markdown summary for people (`$GITHUB_STEP_SUMMARY`, `--summary FILE`)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
-from optseq.state import atomic
-from optseq.state.errors import InputError
+from optseq.state.api import InputError
+from optseq.console.commands.outputs import append_file, check_target, emit_json, warned, write_file
+from optseq.state.api import Exit
 
-BAD_INPUT, INTERRUPTED = 2, 130
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def add_compare_parser(sub, common) -> None:
     s = sub.add_parser("compare", parents=[common],
-                       help="the commit gate: is HEAD slower than BASE? (the workload at two commits, paired)",
+                       help="the commit gate, a regression check: is HEAD slower than BASE? (the workload at two commits, "
+                            "paired)",
                        description="Measures the plan's workload (or --lever ID's candidate arm) at two commits as "
                                    "the two arms, counterbalanced and sequential, each commit in a worktree of its "
-                                   "own. Exit 0 not slower, 1 slower, 3 inconclusive, 4 the run failed, 5 a guard "
-                                   "failed, 2 bad input.")
+                                   "own. Exit 0 not slower, 7 slower, 8 inconclusive, 1 the run failed, 5 a guard "
+                                   "failed, 2 bad input (docs/exit-codes.md).")
     s.add_argument("base", metavar="BASE", help="the commit HEAD is held to (a branch, tag or commit: origin/main)")
     s.add_argument("head", metavar="HEAD", nargs="?", default="HEAD", help="the commit measured (default: HEAD)")
     s.add_argument("--lever", metavar="ID", default=None,
                    help="measure this command-pair lever's candidate arm instead of the plan's [workload]")
+    s.add_argument("--min-speedup", metavar="R", default=None,
+                   help="the speed HEAD must keep, over BASE's, as a lever's rule says it: 0.97 lets HEAD be 3%% "
+                        "slower and pass (default: the plan's [compare] min_speedup, else 5%% slower: 0.952)")
     s.add_argument("--tolerance", metavar="T", default=None,
-                   help="how much slower HEAD may be and pass: 3%% or 0.03 (default: the plan's [compare] "
-                        "tolerance, else 5%%)")
+                   help="the same bar in its old spelling, how much slower HEAD may be: 3%% or 0.03")
     s.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    s.add_argument("--export-json", metavar="FILE", type=Path, default=None,
+                   help="also write the JSON result to FILE (hyperfine's name)")
+    s.add_argument("--export-markdown", metavar="FILE", type=Path, default=None,
+                   help="also write the markdown summary to FILE (it is appended to $GITHUB_STEP_SUMMARY when set)")
     s.add_argument("--summary", metavar="FILE", type=Path, default=None,
-                   help="also write the markdown summary here (it is appended to $GITHUB_STEP_SUMMARY when set)")
+                   help="the old name of --export-markdown")
     s.add_argument("-v", "--verbose", action="store_true",
                    help="echo every line the arms print (`compare| line`, on stderr)")
     # also after the subcommand, as a CI line reads best (`optseq compare main HEAD --runner ray`); SUPPRESS keeps
@@ -46,25 +52,34 @@ def add_compare_parser(sub, common) -> None:
 def run_compare(seq, args) -> int:
     from optseq.console.commands.ending import cancelling
     from optseq.console.commands.run_cmd import Progress
-    from optseq.state.runs.commit_gate import ToleranceError, parse_tolerance
-    from optseq.state.runs.compare_run import COMPARE_ID, compare, length_line, notices, prepare
-    from optseq.state.runs.lever_run import RunControl
+    from optseq.state.api import ToleranceError, parse_tolerance, tolerance_of_speedup
+    from optseq.state.api import COMPARE_ID, compare, length_line, notices, prepare_compare as prepare
+    from optseq.state.api import RunControl
 
+    if args.min_speedup is not None and args.tolerance is not None:
+        raise InputError("--min-speedup and --tolerance say one bar two ways: give one (--tolerance 3% is "
+                         "--min-speedup 0.971)")
     try:
         tolerance = parse_tolerance(args.tolerance) if args.tolerance is not None else None
     except ToleranceError as exc:
         raise InputError(f"--tolerance: {exc}") from None
+    try:
+        if args.min_speedup is not None:
+            tolerance = tolerance_of_speedup(args.min_speedup)
+    except ToleranceError as exc:
+        raise InputError(f"--min-speedup: {exc}") from None
     # where the verdict goes is checked before the run: a summary that cannot be written must not lose it after
-    if args.summary is not None:
-        _check_summary(args.summary, "--summary", replace=True)
+    exports = _exports(args)
+    for flag, path in exports.items():
+        check_target(path, flag, replace=True)
     if os.environ.get(SUMMARY_ENV):
-        _check_summary(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
+        check_target(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
     # refused in one line, if at all
     found, commits = prepare(seq.run_host, args.base, args.head, args.lever, tolerance)
     # a new store is said as the compare makes it (its first record, before any launch), not after hours
     seq.on_made = getattr(args, "announce_store", None)
     control = RunControl()
-    from optseq.state.plan.model import Lever
+    from optseq.state.api import Lever
 
     spec = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, rule=found.rule, arms=found.arms)
     progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
@@ -79,22 +94,22 @@ def run_compare(seq, args) -> int:
     finally:
         progress.close()
     data = report.to_dict()
-    if args.json:  # the verdict first: a summary that fails to write now (a full disk) does not take it along
-        print(json.dumps(data, ensure_ascii=False, indent=2), flush=True)
-    else:
+    # the verdict first: a file that fails to write now (a full disk) does not take it along; one that fails now all
+    # the same was checked before the run, so it is said, and the verdict's exit code stands: it is the gate
+    if not args.json:
         print(verdict_line(data), flush=True)
-    markdown = None
-    if args.summary is not None or os.environ.get(SUMMARY_ENV):
-        from optseq.state.report.compare_doc import render
+    emit_json(data, args.json, exports.get("--export-json"))
+    step_summary = os.environ.get(SUMMARY_ENV)
+    markdown_to = next(((flag, path) for flag, path in exports.items() if flag != "--export-json"), None)
+    if markdown_to is not None or step_summary:
+        from optseq.state.api import compare_doc as render
 
         markdown = render(data)
-    # checked before the run; one that fails now all the same (a disk filled meanwhile) is said, and the verdict's
-    # exit code stands: it is the gate
-    if args.summary is not None:
-        _said(lambda: _write(args.summary, markdown))
-    if os.environ.get(SUMMARY_ENV):
-        _said(lambda: _append(os.environ[SUMMARY_ENV], markdown))
-    return ended.code or (INTERRUPTED if control.cancelled else report.exit_code)
+        if markdown_to is not None:
+            warned(lambda: write_file(markdown_to[1], markdown, markdown_to[0]))
+        if step_summary:
+            warned(lambda: append_file(step_summary, markdown, f"${SUMMARY_ENV}"))
+    return ended.code or (Exit.INTERRUPTED if control.cancelled else report.exit_code)
 
 
 def _interrupt(progress, control, why: str) -> None:
@@ -108,62 +123,32 @@ def _interrupt(progress, control, why: str) -> None:
 def verdict_line(data: dict) -> str:
     """`compare 3: not slower: fast (41b7152) is not slower than main (974f1b9): 1.011× [0.974, 1.051] n=10,
     tolerance 3% (95% lower bound clears 0.97×: …)`."""
-    stats = (data.get("summary") or {}).get("stats") or {}
+    summary = data.get("summary") or {}
+    stats = summary.get("stats") or {}
     reason = str(data.get("reason") or "")
     figures = ""
     if stats.get("estimate") is not None:
-        from optseq.state.text import ratio_text
+        from optseq.console.words.verdicts import conclusion
+        from optseq.state.api import ratio_text
 
         figures = f": {ratio_text(stats['estimate'], 3)}×"
         if stats.get("ci_low") is not None:
             figures += f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
         figures += f" n={stats.get('n')}"
-        reason = reason.split(": ", 1)[-1]  # its head repeats the figures
+        reason = conclusion(summary.get("verdict")) or reason  # said without the figures printed before it
     return (f"compare {data['run_id']}: {data['verdict']}: {data['message']}{figures}, tolerance "
             f"{data['tolerance'] * 100:.4g}% ({reason})")
 
 
-def _check_summary(path: Path, where: str, replace: bool) -> None:
-    """InputError now, before any launch, for a summary path the verdict could not be written to: a folder, no
-    folder to hold it, a file or folder this user cannot write. `replace`: written beside and renamed over it
-    (--summary), else appended to (GitHub's step summary)."""
-    if path.is_dir():
-        raise InputError(f"{where} {path}: it is a folder; give a file's path (summary.md)")
-    folder = path.parent
-    if not folder.is_dir():
-        raise InputError(f"{where} {path}: its folder {folder} does not exist")
-    if path.exists() and not path.is_file():
-        raise InputError(f"{where} {path}: it is not a regular file")
-    try:
-        if path.exists() and not replace:
-            with open(path, "a", encoding="utf-8"):  # opened to append, nothing written
-                pass
-        else:  # the summary is written beside it first, then renamed: the folder must take a new file
-            probe = folder / f".{path.name}.optseq-tmp"
-            probe.touch()
-            probe.unlink()
-    except OSError as exc:
-        raise InputError(f"{where} {path}: cannot be written ({exc.strerror or exc})") from None
-
-
-def _said(write) -> None:
-    try:
-        write()
-    except InputError as exc:
-        print(f"optseq: warning: {exc}", file=sys.stderr, flush=True)
-
-
-def _append(path: str, text: str) -> None:
-    try:
-        with open(path, "a", encoding="utf-8") as f:  # GitHub appends each step's part
-            f.write(text + "\n")
-    except OSError as exc:
-        raise InputError(f"${SUMMARY_ENV} {path}: {exc.strerror or exc}") from None
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        atomic.replace(path, (text + "\n").encode("utf-8"), keep_mode=False, suffix=".optseq-tmp", fsync=False,
-                       sync_dir="no")
-    except OSError as exc:
-        raise InputError(f"--summary {path}: {exc.strerror or exc}") from None
+def _exports(args) -> dict[str, Path]:
+    """The files the result is written to, by the flag that named each: --export-json, and --export-markdown or its
+    old name --summary (one of the two). InputError for one file named twice."""
+    if args.export_markdown is not None and args.summary is not None:
+        raise InputError("--export-markdown and --summary name one output two ways: give one (--summary is its "
+                         "old name)")
+    exports = {flag: path for flag, path in (("--export-json", args.export_json),
+                                             ("--export-markdown", args.export_markdown),
+                                             ("--summary", args.summary)) if path is not None}
+    if len({path.resolve() for path in exports.values()}) < len(exports):
+        raise InputError(f"{' and '.join(exports)} name one file: the JSON and the markdown need one each")
+    return exports

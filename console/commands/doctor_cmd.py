@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from optseq.state.api import Exit
 
-OK, DAMAGED = 0, 2
 
 
 def run_doctor(db: Path, rebuild: bool, prune: bool = False, every: bool = False, plan: Path | None = None) -> int:
-    from optseq.state.store.doctor import check, rebuild as rebuild_hot
+    from optseq.state.api import check_store as check, rebuild_store as rebuild_hot
 
     if prune:
         repo = None if every else _repository(plan)
@@ -18,14 +18,14 @@ def run_doctor(db: Path, rebuild: bool, prune: bool = False, every: bool = False
             where = plan.parent if plan is not None else Path.cwd()
             print(f"optseq: doctor --prune removes the worktrees of the plan's repository, and {where} is in no git "
                   "repository (`optseq doctor --prune --all` removes those of every repository)", file=sys.stderr)
-            return DAMAGED
+            return Exit.BAD_INPUT
         for line in prune_lines(repo):
             print(line)
-    from optseq.state.store.layout import holds_store
+    from optseq.state.api import holds_store
 
     if not holds_store(db):  # a folder with neither the hot file nor journals: a typo'd --db, or nothing made yet
         print(f"optseq: no store at {db}: nothing to check (the console or a write makes one)", file=sys.stderr)
-        return OK if prune else DAMAGED
+        return Exit.OK if prune else Exit.BAD_INPUT
     if rebuild:
         for line in rebuild_hot(db):  # a StoreError (damaged journal, sound hot file) is main's one-line refusal
             print(line)
@@ -36,14 +36,14 @@ def run_doctor(db: Path, rebuild: bool, prune: bool = False, every: bool = False
         for line in worktree_lines():
             print(line)
         print(testbed_line())
-    return OK if sound else DAMAGED
+    return Exit.OK if sound else Exit.BAD_INPUT
 
 
 def testbed_line() -> str:
     """`testbed here: vm-d53289 (vm · Xeon × 2 · Linux 6)`: what this machine's runs record as their testbed,
     its fingerprint's parts in the open (OPTSEQ_TESTBED names it otherwise; a plan's [testbed] name too)."""
-    from optseq.state.errors import InputError
-    from optseq.state.runs.testbed import local, text
+    from optseq.state.api import InputError
+    from optseq.state.api import testbed_local as local, testbed_text as text
 
     try:
         return f"testbed here: {text(local())}"
@@ -53,7 +53,7 @@ def testbed_line() -> str:
 
 def worktree_lines() -> list[str]:
     """optseq's worktrees, one line each, and what `--prune` would remove; nothing when there are none."""
-    from optseq.state.code import worktrees
+    from optseq.state.api import worktrees
 
     found = worktrees.listing()
     shipped = _shipped()
@@ -84,22 +84,22 @@ def worktree_lines() -> list[str]:
 
 
 def _shipped() -> list:
-    from optseq.state.runners.ray_trees import listing
+    from optseq.state.api import shipped_listing as listing
 
     return listing()
 
 
 def _repository(plan: Path | None) -> Path | None:
     """The repository the plan's folder (else the working folder) is in: the one whose worktrees --prune removes."""
-    from optseq.state.code import git
+    from optseq.state.api import git
 
     return git.toplevel(plan.resolve().parent if plan is not None and plan.exists() else Path.cwd())
 
 
 def prune_lines(repo: Path | None = None) -> list[str]:
-    from optseq.state.code import worktrees
+    from optseq.state.api import worktrees
 
-    from optseq.state.runners.ray_trees import prune as prune_shipped
+    from optseq.state.api import prune_shipped
 
     removed, kept = worktrees.prune(repo)
     packed = prune_shipped()
@@ -110,7 +110,7 @@ def prune_lines(repo: Path | None = None) -> list[str]:
     return lines or [f"no worktrees in {worktrees.cache_root()}" + (f" of {repo}" if repo is not None else "")]
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-NAMES = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+NAMES: dict[int | None, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
 class Ended:

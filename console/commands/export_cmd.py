@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import sys
+from optseq.state.api import Exit
 
-OK = 0
 
 
 class _DefaultTarget:
@@ -33,8 +33,8 @@ def run_export(seq, args, fail) -> int:
     if args.output is None:
         # stdout has nowhere beside it for charts: that doc links none
         sys.stdout.write(seq.export(args.lang))
-        return OK
-    from optseq.state.report.target import ExportTargetError, default_target, export_doc
+        return Exit.OK
+    from optseq.state.api import ExportTargetError, default_target, export_doc
 
     default = args.output is DEFAULT_TARGET
     path = default_target(seq.store.directory, seq.plan.title) if default else args.output
@@ -44,4 +44,4 @@ def run_export(seq, args, fail) -> int:
     except ExportTargetError as exc:
         return fail(str(exc))
     print(f"wrote {written}")
-    return OK
+    return Exit.OK

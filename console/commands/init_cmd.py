@@ -14,9 +14,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from optseq.state import atomic
-
-OK, BAD_INPUT, UNAVAILABLE = 0, 2, 3
+from optseq.state.api import Exit, atomic
 
 PLAN = "optseq.toml"
 BENCH = "optseq_bench.py"
@@ -27,7 +25,7 @@ STARTER = (PLAN, BENCH)
 class InitError(Exception):
     """One line on why init wrote nothing; `code` is the exit status."""
 
-    def __init__(self, message: str, code: int = BAD_INPUT):
+    def __init__(self, message: str, code: int = Exit.BAD_INPUT):
         super().__init__(message)
         self.code = code
 
@@ -42,7 +40,7 @@ def run_init(target: Path, force: bool = False, out=None, err=None) -> int:
         return exc.code
     except OSError as exc:  # a path the file system refuses outright (too long, ...): still one line
         print(f"optseq init: {_show(target)}: {exc.strerror or exc}", file=err)
-        return BAD_INPUT
+        return Exit.BAD_INPUT
     for path, what in zip(written, ("the plan: a fact, a decision gate and two levers on the benchmark",
                                     "a stand-in benchmark: a plain script, replace it with yours")):
         print(f"wrote {_show(path)}  ({what})", file=out)
@@ -55,7 +53,7 @@ def run_init(target: Path, force: bool = False, out=None, err=None) -> int:
         if ignored is not None:
             print(f"added {STATE_DIR} to {_show(ignored)}  (optseq's state, kept out of git)", file=out)
     print(next_steps(target), file=out)
-    return OK
+    return Exit.OK
 
 
 STATE_DIR = ".optseq/"
@@ -102,7 +100,7 @@ def templates() -> dict[str, bytes]:
             contents[name] = (root / name).read_bytes()
         except OSError:
             raise InitError(f"the starter file optseq/configs/starter/{name} is missing from this optseq install "
-                            "(reinstall optseq)", UNAVAILABLE) from None
+                            "(reinstall optseq)", Exit.NOTHING) from None
     return contents
 
 

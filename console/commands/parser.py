@@ -5,18 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
+from optseq.state.api import Exit
 
-BAD_INPUT = 2
 
 def _fail(message: str) -> int:
     print(f"optseq: {message}", file=sys.stderr)
-    return BAD_INPUT
+    return Exit.BAD_INPUT
 
 class _Parser(argparse.ArgumentParser):
     argv: list[str] = []
     """The arguments being parsed, for the hints an error gives."""
 
-    def error(self, message: str) -> None:  # one line and exit 2, like every other bad input
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, like every other bad input
         from optseq.console.words.choices import choice_hint
 
         raise SystemExit(_fail(run_hint(self.argv, message) or f"{message}{choice_hint(message)} (see optseq --help)"))
@@ -29,11 +30,11 @@ def run_hint(argv: list[str], message: str) -> str | None:
     target = rest[0] if rest and not rest[0].startswith("-") else "next"
     return f"'run' is not a command: levers run with the --run option, e.g. optseq --run {target}"
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     from optseq.console.commands.compare_cmd import add_compare_parser
     from optseq.console.commands.export_cmd import add_export_parser
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--plan", type=Path, default=argparse.SUPPRESS,
                         help="plan TOML (default: $OPTSEQ_PLAN, else ./optseq.toml, else "
                              "./configs/sequencing.toml; `optseq init` writes a starter ./optseq.toml)")
@@ -53,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --run screen: the launches its design may spend (default: what its levers' own runs "
                         "could spend one at a time)")
     p.add_argument("--json", action="store_true", help="with --run: print the summary as JSON")
+    p.add_argument("--export-json", dest="run_export_json", type=Path, default=None, metavar="FILE",
+                   help="with --run: also write the summary as JSON to FILE (hyperfine's name)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="with --run: echo every line the lever's command prints (`lever| line`, on stderr)")
     p.add_argument("--parallel", type=int, default=1, metavar="N",
@@ -182,7 +185,7 @@ def clean_args(args: argparse.Namespace) -> None:
     the user named; none is stored as text (a --db path that is not UTF-8 is refused in main: runs
     record paths under it).
     """
-    from optseq.state.text import clean_text
+    from optseq.state.api import clean_text
 
     for name, value in vars(args).items():
         if isinstance(value, str) and name not in PATH_ARGS:

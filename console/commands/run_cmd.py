@@ -1,31 +1,20 @@
 """`optseq --run TARGET`: headless lever runs with progress and a summary (no textual import)."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
 import time
 
-from optseq.state.runs.lever_run import RunControl, RunReport
-from optseq.state.runs.passes import asks
-from optseq.state.runs.progress import RunProgress, p_text
-from optseq.state.errors import InputError
-from optseq.state.plan.model import PlanError
-from optseq.state.sequencer import Sequencer
+from optseq.state.api import (Exit, InputError, PlanError, RunControl, RunProgress, RunReport, Sequencer, UnknownLever,
+                              asks, p_text)
 
 # back to the line's start and erase it: the bar never leaves characters behind, however short the next text;
 # the one escape optseq writes itself, and the one the output filter lets through
 from optseq.console.commands.safe_stream import CLEAR_LINE  # noqa: E402
 from optseq.console.commands.ending import cancelling  # noqa: E402
-from optseq.state.text import ratio_text  # noqa: E402
-
-OK, RUN_FAILED, BAD_INPUT, NOTHING = 0, 1, 2, 3
-ERODED = 6
-"""`--run watch` found an adopted gain eroded (a nightly job fails on it); 1 still means a run failed."""
-INTERRUPTED = 130
-"""Ctrl-C ended the runs (128 + SIGINT, as a shell says it): whatever the run it cancelled came to. SIGTERM and
-SIGHUP end them the same way, with their own codes (143, 129: ending.py)."""
+from optseq.console.commands.outputs import JsonOut  # noqa: E402
+from optseq.state.api import ratio_text  # noqa: E402
 
 
 class Progress:
@@ -124,19 +113,19 @@ class Progress:
             Progress.current = None
 
 
-def run_target(seq: Sequencer, target: str, as_json: bool, parallel: int = 1, echo: bool = False) -> int:
-    from optseq.state.runners.interface import RunnerError
+def run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int = 1, echo: bool = False) -> int:
+    from optseq.state.api import RunnerError
 
     try:
         seq.runner  # a runner that cannot be set up is bad input, before anything is picked or recorded
     except RunnerError as exc:
         print(f"optseq: {exc}", file=sys.stderr)
-        return BAD_INPUT
+        return Exit.BAD_INPUT
     control = RunControl()
     # Ctrl-C, SIGTERM or SIGHUP cancels the run under way (its process group or job stopped with its grace), never
     # optseq itself
     with cancelling(lambda ended: _interrupt(control, ended.name)) as ended:
-        code = _run_target(seq, target, as_json, parallel, control, echo)
+        code = _run_target(seq, target, out, parallel, control, echo)
     # only those signals cancel this control: the run is recorded cancelled, the summary printed, and the shell told
     return ended.code or code
 
@@ -163,24 +152,23 @@ def _interrupt(control: RunControl, why: str = "Ctrl-C") -> None:
     control.cancel()
 
 
-def _refused(seq: Sequencer, target: str, message: str, as_json: bool, code: int) -> int:
+def _refused(seq: Sequencer, target: str, message: str, out: JsonOut, code: int) -> int:
     """A run refused before it started: one line on stderr and, with --json, still a JSON object on stdout."""
     print(f"optseq: {message}", file=sys.stderr)
-    if as_json:
+    if out.wanted:
         status = seq.status()
-        print(json.dumps({"target": target, "runs": [], "refused": message, "next": status["next"],
-                          "todo": status["todo"]}, ensure_ascii=False, indent=2))
+        out.emit({"target": target, "runs": [], "refused": message, "next": status["next"], "todo": status["todo"]})
     return code
 
 
-def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, control: RunControl,
+def _run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int, control: RunControl,
                 echo: bool = False) -> int:
     group = target in seq.GROUPS
     reports: list[RunReport] = []
     try:
         seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed refuses the run before it starts
     except InputError as exc:
-        return _refused(seq, target, str(exc), as_json, BAD_INPUT)
+        return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
     for detached in seq.detached_runs():
         if (group or detached["lever"] == target) and not control.cancelled:
@@ -188,29 +176,31 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
                   file=sys.stderr, flush=True)
             _run_one(seq, detached["lever"], control, reports, echo)
     if reports and (target == "next" or not group):
-        return _summarise(seq, target, reports, as_json)
+        return _summarise(seq, target, reports, out)
     try:
         first = seq.pick(target) if group else target
         if not group:
             seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
-    except InputError as exc:
-        return _refused(seq, target, str(exc), as_json, NOTHING if "unknown lever" not in str(exc) else BAD_INPUT)
+    except UnknownLever as exc:
+        return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
+    except InputError as exc:  # a lever the plan has that cannot run now, or a group with none to run
+        return _refused(seq, target, str(exc), out, Exit.NOTHING)
     if not group:
         try:
             seq.check_refs(target)  # a branch lever's refs: the plan's input, refused before the run says it starts
         except InputError as exc:
-            return _refused(seq, target, str(exc), as_json, BAD_INPUT)
+            return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     elsewhere = seq.watch_refusals() if target == "watch" else []
     for line in elsewhere[:-1] if first is None and not reports else elsewhere:
         print(f"optseq: {line}", file=sys.stderr, flush=True)
     if first is None and not reports:
         # a watch that leaves every adopted gain to another testbed says so, one line each, and nothing more
         return _refused(seq, target, elsewhere[-1] if elsewhere else
-                        f"nothing to run for {target!r}: {_nothing_why(seq, target)}", as_json, NOTHING)
+                        f"nothing to run for {target!r}: {_nothing_why(seq, target)}", out, Exit.NOTHING)
     ran: list[str] = [r.lever for r in reports]
     lever_id: str | None = first
     if target == "watch" and first is not None:
-        from optseq.state.runs.watch_cost import preamble
+        from optseq.state.api import watch_preamble as preamble
 
         for line in preamble(seq.run_host):
             print(f"optseq: {line}", file=sys.stderr, flush=True)
@@ -229,9 +219,9 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
                 print(f"optseq: {seq.plan.path} changed on disk: read again before the next lever", file=sys.stderr)
         except PlanError as exc:
             print(f"optseq: {exc}", file=sys.stderr)
-            return BAD_INPUT
+            return Exit.BAD_INPUT
         lever_id = seq.pick(target, done=ran)
-    return _summarise(seq, target, reports, as_json)
+    return _summarise(seq, target, reports, out)
 
 
 def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, echo: bool = False,
@@ -250,12 +240,12 @@ def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, 
         reports.append(report)
 
 
-def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int:
+def _summarise(seq: Sequencer, target: str, reports: list, out: JsonOut) -> int:
     status = seq.status()
-    if as_json:
-        print(json.dumps({"target": target, "runs": [r.to_dict() for r in reports],
-                          "next": status["next"], "todo": status["todo"]}, ensure_ascii=False, indent=2))
-    else:
+    if out.wanted:
+        out.emit({"target": target, "runs": [r.to_dict() for r in reports], "next": status["next"],
+                  "todo": status["todo"]})
+    if not out.stdout:
         for report in reports:
             print(summary_line(report))
         print(f"next: {status['next'] or 'nothing to run'}")
@@ -263,20 +253,20 @@ def _summarise(seq: Sequencer, target: str, reports: list, as_json: bool) -> int
             for item in status["todo"]:
                 print(f"to do: {item}")
     if not reports:
-        return NOTHING
+        return Exit.NOTHING
     if any(r.verdict == "eroded" for r in reports):
-        return ERODED
-    if any(r.exit_code == RUN_FAILED for r in reports):
-        return RUN_FAILED
-    if all(r.exit_code == NOTHING for r in reports):
-        return NOTHING
-    return OK
+        return Exit.ERODED
+    if any(r.exit_code == Exit.RUN_FAILED for r in reports):
+        return Exit.RUN_FAILED
+    if all(r.exit_code == Exit.NOTHING for r in reports):
+        return Exit.NOTHING
+    return Exit.OK
 
 
 def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, reports: list,
                   echo: bool = False) -> None:
     """Up to `width` levers of the group at once (state/runs/parallel.py), each printed as it lands."""
-    from optseq.state.runs.parallel import GroupRun
+    from optseq.state.api import GroupRun
 
     def sinks(lever_id: str):
         # several runs: lines, not one bar
@@ -308,11 +298,25 @@ def summary_line(report: RunReport) -> str:
     decided = f"  → {report.decision}" if report.decision else (
         f"  → {report.verdict}" if report.verdict in ("inconclusive", "holds", "eroded") else "")
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
-    why = report.message.rsplit(": ", 1)[-1] if figures else report.message.removeprefix(f"{report.lever}: ")
+    why = _conclusion(report) if figures else report.message.removeprefix(f"{report.lever}: ")
     noise = stats.get("noise") or (report.summary or {}).get("noise")
     said = f"  ({why})" if why and why != report.status else ""  # not `cancelled  (cancelled)`
     return (f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}{said}"
             + (f"\n  warning: {noise}" if noise else ""))
+
+
+def _conclusion(report: RunReport) -> str:
+    """The rule's conclusion from the verdict's said, with what the run's message adds after the rule's reason (a
+    decision refused, another testbed's numbers); the message whole where the verdict kept no said."""
+    from optseq.console.words.verdicts import conclusion
+
+    verdict = (report.summary or {}).get("verdict")
+    said = conclusion(verdict)
+    reason = verdict.get("reason") if isinstance(verdict, dict) else None
+    written = f"{report.lever}: {report.verdict} — {reason}"  # how the run wrote it: run_record.finish
+    if said is None or not report.message.startswith(written):
+        return report.message.removeprefix(f"{report.lever}: ")
+    return said + report.message.removeprefix(written)
 
 
 def _lever(seq: Sequencer, lever_id: str):

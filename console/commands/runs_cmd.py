@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 from optseq.console.commands.fit import fit, terminal_width
-from optseq.state.text import ratio_text
+from optseq.state.api import ratio_text
 from optseq.console.words.writers import origin_text, writer_cell
-from optseq.state.plan.testbed import label
+from optseq.state.api import testbed_label as label
+from optseq.state.api import Exit
 
-OK = 0
 
 
 def print_runs(seq, lever: str | None, as_json: bool) -> int:
@@ -28,13 +28,13 @@ def print_runs(seq, lever: str | None, as_json: bool) -> int:
         return write_json([*sections, ("changes", _changes(kept))], sys.stdout)
     history = seq.history(lever)
     print(render_history(history, change_lines(history["runs"]) if lever is not None else (), terminal_width()))
-    return OK
+    return Exit.OK
 
 
 def change_lines(runs: list[dict]) -> list[str]:
     """One line per change point in a lever's runs, with the commits between its two sides counted by git: a hint
     of where to look, under the runs it falls between."""
-    from optseq.state.runs.lever_changes import change_text, changes, count_commits
+    from optseq.state.api import change_text, changes, count_commits
 
     return [change_text(change, count_commits(change)) for change in changes(runs)]
 
@@ -42,8 +42,8 @@ def change_lines(runs: list[dict]) -> list[str]:
 def _keeping(runs: Iterator[dict], kept: dict[str, list[dict]]) -> Iterator[dict]:
     """The runs as they are written, each lever's kept in `kept` as little as its change points need (its
     estimate and bounds, where it was measured, its stack and repository): a long history stays bounded."""
-    from optseq.state.lifecycle.history_points import measured_at, run_stats
-    from optseq.state.runs.lever_changes import _root
+    from optseq.state.api import measured_at, run_stats
+    from optseq.state.api import run_repo_root as _root
 
     for run in runs:
         stats = run_stats(run)
@@ -56,7 +56,7 @@ def _keeping(runs: Iterator[dict], kept: dict[str, list[dict]]) -> Iterator[dict
 
 def _changes(kept: dict[str, list[dict]]) -> Iterator[dict]:
     """Every lever's change points, as `optseq runs LEVER` prints them under its runs, for a script to read."""
-    from optseq.state.runs.lever_changes import change_text, changes, count_commits
+    from optseq.state.api import change_text, changes, count_commits
 
     for lever, runs in kept.items():
         for change in changes(runs):
@@ -82,7 +82,7 @@ def write_json(sections: Iterable[tuple[str, Iterator[dict]]], out: TextIO) -> i
         out.write("\n  ]" if count else "]")
     out.write("\n}\n")
     out.flush()
-    return OK
+    return Exit.OK
 
 
 def _ratio_text(stats) -> str:
@@ -101,8 +101,8 @@ RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", 
 def run_row(run: dict) -> tuple[str, ...]:
     """One run as the cells of RUN_COLUMNS ('-' where a run has no such figure)."""
     from optseq.console.words.figures import duration_text, outcome_text, run_note, units_text, when_text
-    from optseq.state.lifecycle.history_points import run_stats
-    from optseq.state.runs.stats import arms_text
+    from optseq.state.api import run_stats
+    from optseq.state.api import arms_text
 
     stats = run_stats(run)
     kind = run.get("kind") if run.get("kind") in ("compare", "screen") else None
@@ -130,7 +130,7 @@ def screen_text(run: dict) -> str:
     any other run."""
     if run.get("kind") != "screen" or not isinstance(run.get("screen"), dict):
         return ""
-    from optseq.state.lifecycle.screened import summary, summary_lines
+    from optseq.state.api import screen_summary as summary, screen_summary_lines as summary_lines
 
     first, *rest = summary_lines(summary(run))
     return "; ".join([first.split(" over ", 1)[-1], *(line.strip() for line in rest)])
@@ -147,7 +147,8 @@ def render_history(history: dict, changes: Iterable[str] = (), width: int | None
     `width`, no line is wider: columns go (DROPPED_FIRST) and what remains wraps under an indent."""
     lines = []
     if history["runs"]:
-        columns, rows = RUN_COLUMNS, [RUN_COLUMNS, *(run_row(run) for run in history["runs"])]
+        columns: tuple[str, ...] = RUN_COLUMNS
+        rows = [columns, *(run_row(run) for run in history["runs"])]
         testbeds = [label(run) for run in history["runs"]]
         if len(set(testbeds)) > 1:  # one machine's history needs no column saying so; several name each number's
             at = RUN_COLUMNS.index("lever") + 1
@@ -159,8 +160,8 @@ def render_history(history: dict, changes: Iterable[str] = (), width: int | None
             columns = (*columns[:at], "writer", *columns[at:])
             rows = [columns, *((*row[:at], writer, *row[at:]) for row, writer in zip(rows[1:], writers))]
         shown = list(range(len(columns) - 1))
-        for name in DROPPED_FIRST if width else ():
-            if _table_width(rows, shown) + 2 + NOTE_ROOM <= width:
+        for name in DROPPED_FIRST:
+            if not width or _table_width(rows, shown) + 2 + NOTE_ROOM <= width:
                 break
             shown.remove(columns.index(name))
         widths = {i: max(len(row[i]) for row in rows) for i in shown}

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from optseq.state.text import terminal_safe
+from optseq.state.api import terminal_safe
 
 CLEAR_LINE = "\r\x1b[K"
 """The progress bar's redraw: back to the line's start, then clear it."""
@@ -34,12 +34,14 @@ class SafeStream(io.TextIOBase):
     def isatty(self) -> bool:
         return self.raw.isatty()
 
+    # typeshed declares these plain attributes; io.TextIOBase's are read-only descriptors, which a subclass can only
+    # override as properties
     @property
-    def encoding(self) -> str:
+    def encoding(self) -> str:  # type: ignore[override]
         return self.raw.encoding
 
     @property
-    def errors(self) -> str | None:
+    def errors(self) -> str | None:  # type: ignore[override]
         return self.raw.errors
 
 

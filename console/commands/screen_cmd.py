@@ -2,26 +2,27 @@
 progress on stderr and its design, blocks, calls and interactions on stdout (no textual import)."""
 from __future__ import annotations
 
-import json
 import sys
 
 from optseq.console.commands.ending import cancelling
-from optseq.console.commands.run_cmd import BAD_INPUT, OK, Progress, _interrupt, _refused
-from optseq.state.errors import InputError
-from optseq.state.runs.lever_run import RunControl
-from optseq.state.text import ratio_text
+from optseq.console.commands.outputs import JsonOut
+from optseq.console.commands.run_cmd import Progress, _interrupt, _refused
+from optseq.state.api import InputError
+from optseq.state.api import RunControl
+from optseq.state.api import ratio_text
+from optseq.state.api import Exit
 
 
-def run_screen_target(seq, named: list[str], budget: int | None, as_json: bool, echo: bool = False) -> int:
-    from optseq.state.runners.interface import RunnerError
-    from optseq.state.runs import screen_run
+def run_screen_target(seq, named: list[str], budget: int | None, out: JsonOut, echo: bool = False) -> int:
+    from optseq.state.api import RunnerError
+    from optseq.state.api import screen_run
 
     try:
         seq.runner  # noqa: B018 -- a runner that cannot be set up is bad input, before anything is recorded
         seq.testbed  # noqa: B018 -- as is an OPTSEQ_TESTBED that names no testbed
         screen = screen_run.prepare(seq.run_host, named, budget)
     except (InputError, RunnerError) as exc:
-        return _refused(seq, "screen", str(exc), as_json, BAD_INPUT)
+        return _refused(seq, "screen", str(exc), out, Exit.BAD_INPUT)
     for line in screen.screened.left_out:
         print(f"optseq: {line}", file=sys.stderr, flush=True)
     control = RunControl()
@@ -33,16 +34,15 @@ def run_screen_target(seq, named: list[str], budget: int | None, as_json: bool, 
                                            control=control)
         except InputError as exc:  # refused at its start (a lever taken by another run meanwhile)
             progress.close()
-            return _refused(seq, "screen", str(exc), as_json, BAD_INPUT)
+            return _refused(seq, "screen", str(exc), out, Exit.BAD_INPUT)
         progress.close()
     status = seq.status()
-    if as_json:
-        print(json.dumps({"target": "screen", "runs": [report.to_dict()], "next": status["next"],
-                          "todo": status["todo"]}, ensure_ascii=False, indent=2))
-    else:
+    if out.wanted:
+        out.emit({"target": "screen", "runs": [report.to_dict()], "next": status["next"], "todo": status["todo"]})
+    if not out.stdout:
         print("\n".join(summary_lines(report)))
         print(f"next: {status['next'] or 'nothing to run'}")
-    return ended.code or (OK if report.status == "succeeded" else report.exit_code)
+    return ended.code or (Exit.OK if report.status == "succeeded" else report.exit_code)
 
 
 def summary_lines(report) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 def render_status(status: dict, width: int | None = None) -> str:
     """The status as a table; with a `width` (a terminal's), no line is wider: a long note wraps under an indent."""
     from optseq.console.commands.fit import fit
-    from optseq.state.calculus.whatif import fmt_h
+    from optseq.state.api import fmt_h
 
     hours = any(lever.get("hours_saved") is not None for lever in status["levers"])
     rows = [("lever", "state", "outcome", *(("saved h",) if hours else ()), "why / note")]
@@ -26,7 +26,7 @@ def render_status(status: dict, width: int | None = None) -> str:
     for row in rows:
         lines += fit("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1], width)
     if status.get("screen"):  # the newest screen over several levers (optseq --run screen)
-        from optseq.state.lifecycle.screened import summary_lines
+        from optseq.state.api import screen_summary_lines as summary_lines
 
         for line in summary_lines(status["screen"]):
             lines += fit(line, width)
@@ -43,7 +43,7 @@ def testbed_line(testbed: dict) -> str | None:
     """`testbed: laptop (vm-d53289: vm · Xeon × 2 · Linux 6); the plan's numbers are gpu-box's; runs from
     gpu-box, laptop`: said once the store holds another testbed's runs or the plan names the deciding one; a
     one-machine store's status has no line for it (`optseq doctor` names its parts)."""
-    from optseq.state.runs.testbed import text
+    from optseq.state.api import testbed_text as text
 
     seen, decides = sorted(testbed.get("seen") or {}), testbed.get("decides")
     if testbed.get("error"):

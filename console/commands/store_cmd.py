@@ -22,7 +22,7 @@ def no_store(db: Path, where: str) -> str:
     as a fresh plan. The default folder (.optseq beside the plan a newcomer just wrote) is made by the first
     command, a read too, which says so (new_store_line)."""
     if (db.exists() or db.is_symlink()) and not db.is_dir():
-        from optseq.state.store.store import what_path
+        from optseq.state.api import what_path
 
         return f"no store at {db} (from {where}): it is {what_path(db)}, not a folder; check the path"
     return f"no store at {db} (from {where}): check the path; the console or a write (--run, record, ...) makes one"
@@ -34,8 +34,8 @@ def new_store_line(db: Path) -> str:
 
 def create_store(plan_path: Path, db: Path) -> None:
     """Make the store the console is about to open, and say so: the plan first, so a bad one makes none."""
-    from optseq.state.plan import loader
-    from optseq.state.store.store import Store, StoreUnwritable
+    from optseq.state.api import loader
+    from optseq.state.api import Store, StoreUnwritable
 
     loader.load(plan_path)
     try:

@@ -1,24 +1,24 @@
 """`optseq sync [REMOTE]`: the store shared through a git remote (state/sync/): this store's new records pushed on
 its writer's own ref, every other writer's merged in. Says what it did in one line; exit 2 for a remote that names
-nothing, 1 for a sync refused (a damaged or rewritten segment, a push the remote refused)."""
+nothing, 4 for a sync refused (a damaged or rewritten segment, a push the remote refused): state/exits.py."""
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
+from optseq.state.api import Exit
 
-OK, REFUSED, BAD_INPUT = 0, 1, 2
 
 
 def run_sync(db: Path, plan: Path | None, remote: str) -> int:
-    from optseq.state.code.git import GitError
-    from optseq.state.store.store import Store
-    from optseq.state.sync.gitrefs import RemoteMissing
-    from optseq.state.sync.segments import SegmentRefused
-    from optseq.state.sync.sync import SyncRefused, summary, sync
+    from optseq.state.api import GitError
+    from optseq.state.api import Store
+    from optseq.state.api import RemoteMissing
+    from optseq.state.api import SegmentRefused
+    from optseq.state.api import SyncRefused, sync_summary as summary, sync
 
-    from optseq.state.store.layout import holds_store
-    from optseq.state.sync.gitrefs import check_remote, remote_url
+    from optseq.state.api import holds_store
+    from optseq.state.api import check_remote, remote_url
 
     plan_dir = plan.resolve().parent if plan is not None else Path.cwd()
     new = not holds_store(db)
@@ -29,16 +29,16 @@ def run_sync(db: Path, plan: Path | None, remote: str) -> int:
             result = sync(store, plan_dir, remote, follow=lambda lines: follow(store, plan, lines))
     except RemoteMissing as exc:
         print(f"optseq: sync: {exc}", file=sys.stderr)
-        return BAD_INPUT
+        return Exit.BAD_INPUT
     except (SyncRefused, SegmentRefused, GitError) as exc:
         print(f"optseq: sync: {exc}", file=sys.stderr)
-        return REFUSED
+        return Exit.SYNC_REFUSED
     print(summary(result))
     if new:  # a fresh checkout's first sync made the store, as any first write does: said on stderr
         from optseq.console.commands.store_cmd import new_store_line
 
         print(new_store_line(db), file=sys.stderr)
-    return OK
+    return Exit.OK
 
 
 
@@ -54,9 +54,9 @@ def follow(store, plan: Path | None, lines: list) -> None:
     with them (Sequencer.imported), where there are many and the plan loads (a sync needs no plan)."""
     if len(lines) < int(os.environ.get("OPTSEQ_TEST_FOLLOW_AT") or FOLLOW_AT) or plan is None or not plan.is_file():
         return
-    from optseq.state.plan import loader
-    from optseq.state.plan.model import PlanError
-    from optseq.state.sequencer import Sequencer
+    from optseq.state.api import loader
+    from optseq.state.api import PlanError
+    from optseq.state.api import Sequencer
 
     try:
         loaded = loader.load(plan)

@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from optseq.state.api import Exit
 
-OK = 0
-BAD_INPUT = 2
 OUTSIDE_STACK = ("its baseline and candidate are two whole commands: adopted, it cannot join the stack (later "
                  "levers are measured without it); write it as candidate_args or candidate_env on one command")
 
 
 def run_validate(path: Path) -> int:
-    from optseq.state.plan import loader as plan
+    from optseq.state.api import loader as plan
 
     loaded, problems = plan.problems(path)
-    if problems:
+    if problems or loaded is None:  # the plan comes back only where it has no problem
         for problem in problems:
             print(f"optseq: {problem}", file=sys.stderr)
-        return BAD_INPUT
+        return Exit.BAD_INPUT
     print(f"{path}: ok ({len(loaded.levers)} levers, {len(loaded.facts)} facts, "
           f"{len(loaded.decision_points)} decision points)")
     for lever in loaded.levers:
@@ -29,7 +28,7 @@ def run_validate(path: Path) -> int:
             print(f"note: {lever.id}: {OUTSIDE_STACK}")
     for key, warning in unwritten_defaults(path, first_looks(loaded)):
         print(f"optseq: warning: {path}: {key}: {warning}", file=sys.stderr)
-    return OK
+    return Exit.OK
 
 
 def unwritten_defaults(path: Path, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -66,8 +65,8 @@ def _table(raw: dict, levers: dict, table: str) -> dict:
 
 def first_looks(loaded) -> list[tuple[str, str]]:
     """(key, why) for each rule whose first look cannot decide: the levers' and the commit gate's."""
-    from optseq.state.runs import commit_gate
-    from optseq.state.runs.passes import first_look, replicate_of
+    from optseq.state.api import commit_gate
+    from optseq.state.api import first_look, replicate_of
 
     found = []
     for lever in loaded.levers:

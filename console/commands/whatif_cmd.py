@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import json
 
-from optseq.state.calculus.whatif import fmt_h, order_text, sequencing_text
-from optseq.state.text import ratio_text
+from optseq.state.api import fmt_h, order_text, sequencing_text
+from optseq.state.api import ratio_text
+from optseq.state.api import Exit
 
 
 def run_whatif(seq, as_json: bool) -> int:
     report = seq.whatif()
     print(json.dumps(report, ensure_ascii=False, indent=2) if as_json else render(report))
-    return 0
+    return Exit.OK
 
 
 def render(report: dict) -> str:

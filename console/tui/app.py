@@ -17,7 +17,7 @@ from textual.screen import Screen
 from optseq.console.tui.css_cache import CachedStylesheet, cache_file
 from optseq.console.tui.screens.main import ACTIONS, VIEWS, MainScreen
 from optseq.console.words.figures import plain_title
-from optseq.state.sequencer import Sequencer
+from optseq.state.api import Sequencer
 
 STOP_TIMEOUT_S = 20.0
 """How long closing the app waits for a cancelled run to end before it closes the store anyway."""

@@ -19,8 +19,7 @@ from pathlib import Path
 import textual
 from textual.css.stylesheet import Stylesheet
 
-from optseq.state import atomic
-from optseq.state.cache_root import cache_root
+from optseq.state.api import atomic, cache_root
 
 VERSION = 1
 """The file's layout; bumped when what it holds changes."""

@@ -314,7 +314,7 @@ def make_server(plan_path: Path, db: Path, sock: socket.socket, host: str, token
 
 def run_serve(plan_path: Path, db: Path, host: str, port: int, public: bool) -> int:
     """Check the plan and store, bind, print the URL (one line on stdout), serve until Ctrl+C."""
-    from optseq.state.sequencer import Sequencer
+    from optseq.state.api import Sequencer
 
     try:
         sock = bind(host, port, public)
@@ -349,8 +349,8 @@ def tab_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, required=True)
     args = parser.parse_args(argv)
     from optseq.console.tui.app import make_app
-    from optseq.state.plan.model import PlanError
-    from optseq.state.store.store import StoreError
+    from optseq.state.api import PlanError
+    from optseq.state.api import StoreError
 
     try:
         app = make_app(args.plan, args.db)

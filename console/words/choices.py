@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from optseq.state.plan.fields import did_you_mean
+from optseq.state.api import did_you_mean
 
 _INVALID = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
 

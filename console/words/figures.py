@@ -5,9 +5,9 @@ import math
 from typing import Any
 
 from optseq.console.words.branch_words import UNMERGED, unmerged
-from optseq.state.lifecycle.history_points import run_stats  # one reading of a run's statistics, shared with the export
-from optseq.state.runs.measured_on import at_ci_size
-from optseq.state.text import ratio_text
+from optseq.state.api import run_stats  # one reading of a run's statistics, shared with the export
+from optseq.state.api import at_ci_size
+from optseq.state.api import ratio_text
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
@@ -105,7 +105,7 @@ def run_line(run: dict) -> str:
     """One run as a line: id, outcome, when, figure, what it counted, each arm's median (IQR), why / noise."""
     # the statistics module and its dataclasses where a run is listed: the first screen of a store without
     # runs of the selected lever lists none
-    from optseq.state.runs.stats import arms_text
+    from optseq.state.api import arms_text
 
     stats = run_stats(run)
     figure = estimate_text(stats, wide=True) if stats else ""
@@ -213,7 +213,7 @@ def saved_line(view: dict, runs: list[dict]) -> str:
     hours = view.get("hours_saved")
     if _number(hours) is None:
         return ""
-    from optseq.state.calculus.whatif import fmt_h  # with the calculus that filled the figure
+    from optseq.state.api import fmt_h  # with the calculus that filled the figure
 
     stats = measured_stats(view, runs) or {}
     if _number(stats.get("estimate")) is None:

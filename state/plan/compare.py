@@ -2,7 +2,8 @@
 
 ```toml
 [compare]
-tolerance = "3%"      # HEAD may be this much slower than BASE and pass (or 0.03)
+min_speedup = 0.97    # the speed HEAD must keep, over BASE's, as a lever's rule writes its bar: 3% slower passes
+                      # (tolerance = "3%", or 0.03, is its old spelling, still read)
 repeats = 10          # pairs of arm runs the first pass measures
 max_repeats = 160     # pairs it may extend to before it says inconclusive
 timeout_s = 3600      # the whole compare, every pass together
@@ -14,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass
 
-KEYS = {"tolerance", "repeats", "max_repeats", "timeout_s"}
+KEYS = {"tolerance", "min_speedup", "repeats", "max_repeats", "timeout_s"}
 MAX_TOLERANCE = 0.5
 """A gate that lets HEAD take 1.5 times BASE's time or more guards nothing (`100%` passed HEAD at twice BASE's time);
 a typo (`--tolerance 30` meant as 30%) is refused."""
@@ -60,3 +61,29 @@ def parse_tolerance(text: str | float | int) -> float:
         raise ToleranceError(f"tolerance {shown}: expected more than 0% and at most {MAX_TOLERANCE:.0%} (a larger "
                              f"one lets HEAD take more than {1 + MAX_TOLERANCE:g}× BASE's time and pass: no gate)")
     return value
+
+
+def tolerance_of_speedup(value: str | float | int) -> float:
+    """`min_speedup = 0.97`, the compare's bar as a lever's rule writes one (the speed HEAD must keep, over BASE's:
+    the ratio every figure of a compare is said in) -> the tolerance the gate keeps, 1 / 0.97 - 1 (HEAD 3.09% slower
+    still passes). ToleranceError outside [1 / (1 + MAX_TOLERANCE), 1)."""
+    shown = repr(value)
+    ratio = math.nan
+    if isinstance(value, str):
+        try:
+            ratio = float(value.removesuffix("×").removesuffix("x"))
+        except ValueError:
+            pass
+    elif not isinstance(value, bool):
+        ratio = float(value)
+    lowest = 1 / (1 + MAX_TOLERANCE)
+    if not math.isfinite(ratio):
+        raise ToleranceError(f"min_speedup {shown}: expected HEAD's speed over BASE's, such as 0.97 (HEAD may be 3% "
+                             "slower)")
+    if ratio >= 1:
+        raise ToleranceError(f"min_speedup {shown}: a compare passes HEAD up to a tolerance slower than BASE: give a "
+                             "ratio below 1 (0.97 lets it be 3% slower)")
+    if ratio < lowest:
+        raise ToleranceError(f"min_speedup {shown}: at least {lowest:.3g} (a lower bar lets HEAD take more than "
+                             f"{1 + MAX_TOLERANCE:g}× BASE's time and pass: no gate)")
+    return 1 / ratio - 1

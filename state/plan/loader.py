@@ -10,6 +10,7 @@ from pathlib import Path
 
 from optseq.state.plan.arms import parse_workload
 from optseq.state.plan.compare import KEYS as COMPARE_KEYS, CompareSettings, ToleranceError, parse_tolerance
+from optseq.state.plan.compare import tolerance_of_speedup
 from optseq.state.plan.testbed import TestbedSettings, parse as parse_testbed
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
@@ -281,6 +282,11 @@ def parse_compare(loader, raw) -> CompareSettings:
     loader.check_keys(raw, COMPARE_KEYS, where)
     # each key read on its own: validate says every problem (loader.part)
     tolerance = loader.part(lambda: _tolerance(loader, raw, where)) if "tolerance" in raw else None
+    if "min_speedup" in raw:  # the bar as a lever's rule writes it; tolerance is its old spelling
+        if "tolerance" in raw:
+            loader.note(loader.fail(f"{where}.min_speedup", "says the bar tolerance says: give one (tolerance is "
+                                                            "its old spelling)"))
+        tolerance = loader.part(lambda: _min_speedup(loader, raw, where))
     repeats = loader.part(lambda: loader.at_most(loader.positive(raw, "repeats", where, int, None), MAX_PAIRS,
                                                  f"{where}.repeats", "pairs"))
     most = loader.part(lambda: loader.at_most(loader.positive(raw, "max_repeats", where, int, None), MAX_PAIRS,
@@ -291,6 +297,13 @@ def parse_compare(loader, raw) -> CompareSettings:
     if timeout is not None:
         timeout = float(loader.at_most(timeout, MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)"))
     return CompareSettings(tolerance=tolerance, repeats=repeats, max_repeats=most, timeout_s=timeout)
+
+
+def _min_speedup(loader, raw: dict, where: str) -> float:
+    try:
+        return tolerance_of_speedup(loader.get(raw, "min_speedup", where, (str, int, float)))
+    except ToleranceError as exc:
+        raise loader.fail(f"{where}.min_speedup", str(exc)) from None
 
 
 def _tolerance(loader, raw: dict, where: str) -> float:

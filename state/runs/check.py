@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from optseq.state.errors import InputError
+from optseq.state.exits import Exit
 from optseq.state.runners.interface import RunSpec
 from optseq.state.runners.local import Launcher
 from optseq.state.runs.host import RunHost
@@ -23,9 +24,9 @@ CHECK_RUN_ID = "check"
 """OPTSEQ_RUN_ID of a check: no run of the store has it."""
 
 
-def check(host: RunHost, lever_id: str, say: Callable[[str], None] = print) -> int:
-    """0 when both arms ran and gave their number, 1 otherwise (the reason said), 3 when the lever cannot run
-    here (unavailable)."""
+def check(host: RunHost, lever_id: str, say: Callable[[str], None] = print) -> Exit:
+    """OK when both arms ran and gave their number, RUN_FAILED otherwise (the reason said), NOTHING when the lever
+    cannot run here (unavailable)."""
     lever = host.lever(lever_id)
     if not lever.run:
         raise InputError(f"{lever_id} has no command to check (it is decided by hand or by its criteria)")
@@ -53,11 +54,11 @@ def check(host: RunHost, lever_id: str, say: Callable[[str], None] = print) -> i
                     on_log=say)
             if outcome.exit_code not in (0, 1):  # the driver says its own failure; this is a crash or a timeout
                 say(f"{lever_id}: {outcome.detail}")
-            return 0 if outcome.exit_code == 0 else 1
+            return Exit.OK if outcome.exit_code == 0 else Exit.RUN_FAILED
         return _protocol(lever, env, say)
 
 
-def _protocol(lever, env: dict, say: Callable[[str], None]) -> int:
+def _protocol(lever, env: dict, say: Callable[[str], None]) -> Exit:
     say(f"{lever.id}: argv {' '.join(lever.run)}")
     say(f"{lever.id}: env " + " ".join(f"{k}={v}" for k, v in env.items() if k != "OPTSEQ_ARTIFACTS"))
     started = time.monotonic()
@@ -70,10 +71,10 @@ def _protocol(lever, env: dict, say: Callable[[str], None]) -> int:
         say(f"{lever.id}: guard {q.get('name')} = {q.get('value'):g} (limit {q.get('limit')})")
     say(f"{lever.id}: {outcome.detail}; took {time.monotonic() - started:.3g} s")
     if outcome.status == "unavailable":
-        return 3
+        return Exit.NOTHING
     wanted = lever.rule.metric if lever.rule else None
     if outcome.status != "succeeded" or (wanted and not any(s.get("metric") == wanted for s in outcome.samples)):
         if wanted and outcome.status == "succeeded":
             say(f"{lever.id}: no sample of {wanted}, the rule's metric")
-        return 1
-    return 0
+        return Exit.RUN_FAILED
+    return Exit.OK

@@ -10,6 +10,7 @@ does P(`slower`) at a true ratio on the threshold's other side.
 """
 from __future__ import annotations
 
+from optseq.state.exits import Exit
 from optseq.state.kinds import CompareVerdict
 from optseq.state.plan.compare import MAX_TOLERANCE, ToleranceError, parse_tolerance  # noqa: F401 (the gate's words)
 from optseq.state.plan.model import Guard, Rule
@@ -21,9 +22,10 @@ DEFAULT_REPEATS = 10
 DEFAULT_MAX_REPEATS = 160
 """Pairs a compare may extend to before it says inconclusive: 10, 20, 40, 80, 160 at five looks."""
 
-EXIT = {CompareVerdict.NOT_SLOWER: 0, CompareVerdict.SLOWER: 1, CompareVerdict.INCONCLUSIVE: 3,
-        CompareVerdict.FAILED: 4, CompareVerdict.GUARD: 5}
-"""`optseq compare`'s exit code per verdict (2 is bad input, 130 Ctrl-C, as for every command)."""
+EXIT = {CompareVerdict.NOT_SLOWER: Exit.OK, CompareVerdict.SLOWER: Exit.SLOWER,
+        CompareVerdict.INCONCLUSIVE: Exit.INCONCLUSIVE, CompareVerdict.FAILED: Exit.RUN_FAILED,
+        CompareVerdict.GUARD: Exit.GUARD_FAILED}
+"""`optseq compare`'s exit code per verdict (state/exits.py: bad input and Ctrl-C as for every command)."""
 
 
 def threshold(tolerance: float) -> float:

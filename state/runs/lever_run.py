@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from optseq.state.errors import InputError
+from optseq.state.exits import Exit
 from optseq.state.kinds import LeverVerdict, RunStatus
 from optseq.state.runs.measured_on import stack
 from optseq.state.plan.model import Lever
@@ -24,8 +25,9 @@ from optseq.state.store.storage import StoreUnwritable
 if TYPE_CHECKING:  # the pass planner, imported when a run measures
     from optseq.state.runs.passes import Step
 
-EXIT = {RunStatus.SUCCEEDED: 0, LeverVerdict.INCONCLUSIVE: 0, RunStatus.FAILED: 1, RunStatus.TIMEOUT: 1,
-        RunStatus.CANCELLED: 1, RunStatus.UNAVAILABLE: 3, RunStatus.INTERRUPTED: 1}
+EXIT = {RunStatus.SUCCEEDED: Exit.OK, LeverVerdict.INCONCLUSIVE: Exit.OK, RunStatus.FAILED: Exit.RUN_FAILED,
+        RunStatus.TIMEOUT: Exit.RUN_FAILED, RunStatus.CANCELLED: Exit.RUN_FAILED, RunStatus.UNAVAILABLE: Exit.NOTHING,
+        RunStatus.INTERRUPTED: Exit.RUN_FAILED}
 """CLI exit code for each way a run ends."""
 
 
@@ -84,7 +86,7 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        return EXIT.get(self.status, 1)
+        return EXIT.get(self.status, Exit.RUN_FAILED)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "lever": self.lever, "status": self.status, "verdict": self.verdict,

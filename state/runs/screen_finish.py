@@ -8,6 +8,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
+from optseq.state.exits import Exit
 from optseq.state.plan.model import Lever
 from optseq.state.plan.workload import ARMS_RUN
 from optseq.state.runs.host import Record, RunHost
@@ -45,7 +46,7 @@ class ScreenReport:
     def exit_code(self) -> int:
         from optseq.state.runs.lever_run import EXIT
 
-        return EXIT.get(self.status, 1)
+        return EXIT.get(self.status, Exit.RUN_FAILED)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "kind": "screen", "status": self.status, "message": self.message,

@@ -107,7 +107,7 @@ def test_a_branch_lever_and_compare_run_on_the_cluster_on_their_commits_with_set
     compare_log = pass_logs(db, run["run_id"] + 1)[0]
     assert "packed before, from optseq's cache" in compare_log  # the lever's pair: nothing packed again
     proc = optseq(ray_cluster, repo, env, "compare", "fast", "main")
-    assert proc.returncode == 1 and "is slower than" in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode == 7 and "is slower than" in proc.stdout + proc.stderr, proc.stderr[-3000:]
     assert "packed now" in pass_logs(db, run["run_id"] + 2)[0]  # another pair, the same commits on the node
     assert len(setups(tmp_path)) == 2  # a second run, and a third, set nothing up again
     assert repo.snapshot() == before

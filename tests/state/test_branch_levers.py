@@ -66,9 +66,9 @@ def test_a_faster_branch_is_adopted_one_of_the_same_speed_is_not_and_compare_tel
     assert f"HEAD `fast` (`{fast[:7]}`) against BASE `main` (`{main[:7]}`)" in written
     assert "| rate | 1.5" in written and "pairs of launches" in written
     assert f"Reproduce: `optseq --plan {repo.root / 'optseq.toml'} compare main fast --tolerance 5%`" in written
-    slow = cli(repo, db, "compare", "fast", "main", "--json", code=1)
+    slow = cli(repo, db, "compare", "fast", "main", "--json", code=7)
     verdict = json.loads(slow.stdout)
-    assert verdict["verdict"] == "slower" and verdict["exit_code"] == 1
+    assert verdict["verdict"] == "slower" and verdict["exit_code"] == 7
     assert verdict["base"]["commit"] == fast and verdict["head"]["commit"] == main
     assert verdict["summary"]["stats"]["ci_high"] < 1 / 1.05  # slower than the 5% tolerance, with 95% confidence
 

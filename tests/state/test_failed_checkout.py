@@ -81,7 +81,7 @@ def test_a_checkout_or_setup_that_fails_is_a_failed_run_recorded_with_its_cause(
     assert runs[lever]["status"] == "failed" and cause in runs[lever]["message"], runs
     assert runs["flag"]["status"] == "succeeded", runs
 
-    compared = cli(repo, db, "compare", "main", "refused" if lever == "refused" else "fast", "--json", code=4,
+    compared = cli(repo, db, "compare", "main", "refused" if lever == "refused" else "fast", "--json", code=1,
                    env=env)
     verdict = json.loads(compared.stdout)
     assert verdict["status"] == "failed" and verdict["verdict"] == "failed" and cause in verdict["reason"], verdict

@@ -101,10 +101,10 @@ def test_a_remote_that_refuses_the_push(team):
     hook.write_text("#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n")
     hook.chmod(0o755)
     team.optseq("B", "fact", "eval_dense", "true")
-    team.optseq("B", "sync", code=1)  # refused too: B's records reach A only once the remote takes them
+    team.optseq("B", "sync", code=4)  # refused too: B's records reach A only once the remote takes them
     team.optseq("A", "record", "julia_port", "torch_jl", "c4", "pass")
     before = team.files("A")
-    proc = team.optseq("A", "sync", code=1)
+    proc = team.optseq("A", "sync", code=4)
     assert len(proc.stderr.splitlines()) == 1 and "remote origin refused the push" in proc.stderr, proc.stderr
     assert "pre-receive hook declined" in proc.stderr and "what was fetched is merged" in proc.stderr
     assert team.files("A") == before  # nothing of A's lost or changed
@@ -158,7 +158,7 @@ def test_a_segment_edited_by_hand_is_refused_naming_it(team, edit):
         said = "field `r.value`"
     team.optseq("B", "fact", "eval_dense", "true")
     before = team.files("B")
-    proc = team.optseq("B", "sync", code=1)
+    proc = team.optseq("B", "sync", code=4)
     assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert f"writer {team.writer('A')}'s segment 3" in proc.stderr and said in proc.stderr, proc.stderr
     if edit == "shape":
@@ -180,12 +180,12 @@ def test_a_writers_ref_rewritten_by_someone_is_refused_naming_it(team):
     team.optseq("C", "fact", "eval_dense", "true")
     git(team.remote, "update-ref", ref, git(team.remote, "commit-tree", f"{first}^{{tree}}", "-p", first, "-m", "x"))
     before = team.files("B")
-    proc = team.optseq("B", "sync", code=1)
+    proc = team.optseq("B", "sync", code=4)
     assert f"writer {team.writer('A')}'s ref was rewritten by someone" in proc.stderr, proc.stderr
     assert len(proc.stderr.splitlines()) == 1
     assert team.files("B") == before and team.records("B").keys() == got.keys()
     # and the writer whose ref it is refuses to build on it
-    proc = team.optseq("A", "sync", code=1)
+    proc = team.optseq("A", "sync", code=4)
     assert "this store's own ref" in proc.stderr and "rewritten" in proc.stderr, proc.stderr
 
 

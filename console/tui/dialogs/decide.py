@@ -4,7 +4,7 @@ from __future__ import annotations
 from textual.widgets import Input, Select, Static
 
 from optseq.console.tui.dialogs.form import FormDialog, FormInvalid, select, text_input
-from optseq.state.runs.configs import measured_configs
+from optseq.state.api import measured_configs
 
 
 class DecideDialog(FormDialog):

@@ -11,8 +11,8 @@ from textual.worker import Worker, WorkerState
 
 from optseq.console.tui.dialogs.confirm import ConfirmDialog
 from optseq.console.tui.dialogs.form import FormDialog, FormInvalid, select, text_input
-from optseq.state.report.marker import is_export
-from optseq.state.report.target import TAIL_BYTES, ExportTargetError, NotAChart, NotAnExport
+from optseq.state.api import is_export
+from optseq.state.api import TAIL_BYTES, ExportTargetError, NotAChart, NotAnExport
 
 
 def plain(exc: BaseException) -> str:

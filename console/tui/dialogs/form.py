@@ -13,8 +13,8 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from optseq.state.errors import InputError
-from optseq.state.store.store import StoreError
+from optseq.state.api import InputError
+from optseq.state.api import StoreError
 
 
 class FormInvalid(ValueError):

@@ -7,8 +7,8 @@ import re
 
 from textual.markup import escape
 
-from optseq.state.errors import InputError
-from optseq.state.store.store import StoreError
+from optseq.state.api import InputError
+from optseq.state.api import StoreError
 
 
 class Asking:
@@ -76,7 +76,7 @@ class Asking:
 
     def action_export(self) -> None:
         from optseq.console.tui.dialogs.export_path import ExportDialog
-        from optseq.state.report.target import default_target, export_doc
+        from optseq.state.api import default_target, export_doc
 
         default = default_target(self.seq.store.directory, self.seq.plan.title)
         if self.export_dir is not None:

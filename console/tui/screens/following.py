@@ -6,9 +6,9 @@ import os
 import time
 
 from optseq.console.tui.widgets.lever_table import LeverTable
-from optseq.state.errors import InputError
-from optseq.state.plan.model import PlanError
-from optseq.state.store.store import StoreError
+from optseq.state.api import InputError
+from optseq.state.api import PlanError
+from optseq.state.api import StoreError
 
 FOLLOW_S = 0.5
 """How often the console looks for other processes' writes."""

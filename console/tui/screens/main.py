@@ -26,8 +26,8 @@ from optseq.console.tui.widgets.lever_table import LeverTable
 from optseq.console.tui.widgets.next_step import lever_steps, todo_hint
 from optseq.console.tui.widgets.run_panel import RunPanel
 from optseq.console.tui.widgets.status_line import StatusLine
-from optseq.state.errors import InputError
-from optseq.state.text import terminal_safe
+from optseq.state.api import InputError
+from optseq.state.api import terminal_safe
 
 WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
           "set_fact", "decide", "sync", "screen"}
@@ -370,7 +370,7 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
 
 def _with_conflicts(status: dict, seq) -> None:
     """Decisions two writers made concurrently (optseq sync): on the status line and in the lever's warnings."""
-    from optseq.state.sync.conflicts import conflicts, lines
+    from optseq.state.api import conflicts, conflict_lines as lines
 
     with seq.lock:
         found = terminal_safe(conflicts(seq.store))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from optseq.state.errors import InputError
+from optseq.state.api import InputError
 
 
 class Screening:
@@ -38,7 +38,7 @@ class Screening:
         if panel is None:  # the tab mounts a frame after the first paint
             self.notify("the Screen tab is still opening; press s again", severity="warning")
             return
-        from optseq.state.runs.screen_run import prepare
+        from optseq.state.api import prepare_screen as prepare
 
         try:
             screen = prepare(self.seq.run_host, [], None)

@@ -19,7 +19,7 @@ class Syncing:
         if self.syncing:
             self.notify("a sync is under way", severity="warning")
             return
-        from optseq.state.sync.conflicts import last_remote
+        from optseq.state.api import last_remote
 
         self.syncing = True
         self.seq.reload()  # a sync from the CLI since the console last read the store may have named another remote
@@ -51,8 +51,8 @@ def partial_sync(screen: Syncing, remote: str):
     app = screen.app
 
     def body() -> None:
-        from optseq.state.store.store import Store
-        from optseq.state.sync.sync import summary, sync
+        from optseq.state.api import Store
+        from optseq.state.api import sync_summary as summary, sync
 
         def said(text: str) -> None:
             app.call_from_thread(screen._sync_step, text)

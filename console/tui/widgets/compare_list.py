@@ -7,7 +7,7 @@ from textual.widget import Widget
 
 from optseq.console.words.figures import estimate_text, run_stats, when_text
 from optseq.console.words.writers import writer_cell, writer_of
-from optseq.state.plan.testbed import label
+from optseq.state.api import testbed_label as label
 
 SHOWN = 3
 """Compares listed, newest first: the Run tab at 80×24 under a plan of nine levers has ten lines for everything;

@@ -10,7 +10,7 @@ from textual.widgets import Tree
 
 from optseq.console.words.branch_words import code_note
 from optseq.console.words.figures import last_estimate, mark_of, state_text
-from optseq.state.plan.gates import atoms
+from optseq.state.api import gate_atoms as atoms
 
 MARK_STYLE = {"ready": "bold green", "running": "bold green", "measured": "yellow", "blocked": "dim",
               "decided": "cyan", "unmerged": "yellow", "eroded": "bold red", "stale": "bold yellow",

@@ -5,7 +5,7 @@ import threading
 from dataclasses import dataclass
 
 from optseq.console.words.figures import ratio
-from optseq.state.runs.progress import RunProgress
+from optseq.state.api import RunProgress
 
 
 class GroupRows:

@@ -15,8 +15,8 @@ from rich.text import Text
 from textual.app import RenderResult
 from textual.widget import Widget
 
-from optseq.state.lifecycle.history_points import points
-from optseq.state.text import ratio_text
+from optseq.state.api import history_points as points
+from optseq.state.api import ratio_text
 
 Y_TICKS = 5
 """About how many y labels: enough to read a ratio off, few enough for the 10 rows of an 80x24 pane."""
@@ -132,7 +132,7 @@ class HistoryPlot(Widget):
 
     def _find_changes(self) -> None:
         """Start finding the shown runs' change points, off the UI thread; `_found` takes them."""
-        from optseq.state.runs.lever_changes import MIN_RUNS, changes
+        from optseq.state.api import MIN_RUNS, changes
 
         shown, runs = self._shown, self._runs
         if len(self.points) < MIN_RUNS:
@@ -145,7 +145,7 @@ class HistoryPlot(Widget):
     def _found(self, shown: int, found: list) -> None:
         if shown != self._shown or self._spec is None:
             return  # another lever (or new runs) since they were asked for
-        from optseq.state.runs.lever_changes import change_text
+        from optseq.state.api import change_text
 
         ids = {p[0] for p in self.points}
         self.changes = [c for c in found if c.run in ids and c.previous in ids]

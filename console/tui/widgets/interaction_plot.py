@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from optseq.state.text import ratio_text
+from optseq.state.api import ratio_text
 
 HEIGHT = 7
 """Rows of the plot's area."""

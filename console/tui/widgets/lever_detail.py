@@ -11,7 +11,7 @@ from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note
 from optseq.console.words.figures import estimate_text, plain_title, ratio, run_line, saved_line, state_text
 from optseq.console.tui.widgets.next_step import in_keys
 from optseq.console.words.writers import origin_text
-from optseq.state.plan.testbed import label
+from optseq.state.api import testbed_label as label
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -77,7 +77,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
             goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
             margin = f", margin {rule.margin:.0%}" if rule.choose and rule.margin else ""
             # an experiment repeats blocks of every config; an A/B lever counts launches, or pairs of processes
-            from optseq.state.runs.passes import asks  # the pass planner: only for a lever with a rule
+            from optseq.state.api import asks  # the pass planner: only for a lever with a rule
 
             text.append(f"rule: {goal}, {asks(lever)}{margin}\n")
             split = _latest_split(history)

@@ -163,8 +163,8 @@ def _saved(view: dict, runs: list[dict]) -> str:
         return PENDING
     if view["hours_saved"] is None:
         return "-"
-    from optseq.state.calculus.whatif import fmt_h  # imported with the calculus the column waits for
-    from optseq.state.runs.measured_on import at_ci_size
+    from optseq.state.api import fmt_h  # imported with the calculus the column waits for
+    from optseq.state.api import at_ci_size
 
     hours = view["hours_saved"]
     if not at_ci_size(measured_stats(view, runs)):

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from optseq.console.words.branch_words import UNMERGED, code_note, moved_note
-from optseq.state.plan import gates
+from optseq.state.api import gates
 
 CLI_HINT = re.compile(r"\s*\(optseq (?P<cmd>plan|decide|fact|record|--run) (?P<arg>[\w.-]+)[^()]*\)")
 KEY_OF = {"plan": "p", "decide": "d", "fact": "f", "record": "c", "--run": "r"}

@@ -16,8 +16,8 @@ from optseq.console.tui.widgets.cut_log import CutLog
 from optseq.console.words.figures import estimate_text, ratio, run_stats
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.run_tally import Tally
-from optseq.state.runs.progress import RunProgress
-from optseq.state.text import terminal_safe
+from optseq.state.api import RunProgress
+from optseq.state.api import terminal_safe
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
@@ -160,7 +160,7 @@ class RunPanel(Vertical):
 
     def start_group(self, seq, target: str, width: int) -> None:
         """Up to `width` levers of `target` at once (state/runs/parallel.py), a row each."""
-        from optseq.state.runs.parallel import GroupRun
+        from optseq.state.api import GroupRun
 
         label = f"{target} ×{width}"
         self._reset(label, f"{label}: picking levers…")
@@ -372,6 +372,6 @@ class RunPanel(Vertical):
 
 
 def _control():
-    from optseq.state.runs.lever_run import RunControl  # with the run machinery: not before the first paint
+    from optseq.state.api import RunControl  # with the run machinery: not before the first paint
 
     return RunControl()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from optseq.state.runs.pairs import BASELINE, CANDIDATE
+from optseq.state.api import BASELINE, CANDIDATE
 
 
 @dataclass

@@ -14,8 +14,8 @@ from textual.message import Message
 from textual.widgets import Label, ProgressBar, Static
 
 from optseq.console.tui.widgets.interaction_plot import InteractionPlot
-from optseq.state.lifecycle import screened
-from optseq.state.text import terminal_safe
+from optseq.state.api import screened
+from optseq.state.api import terminal_safe
 
 
 class ScreenPanel(VerticalScroll):
@@ -68,7 +68,7 @@ class ScreenPanel(VerticalScroll):
 
     # -- commands from the UI thread -----------------------------------------------------------
     def start(self, seq, screen) -> None:
-        from optseq.state.runs.lever_run import RunControl  # the run machinery: not before a screen starts
+        from optseq.state.api import RunControl  # the run machinery: not before a screen starts
 
         self.screen_run, self._control, self._samples, self._current = screen, RunControl(), [], None
         self._idle.clear()
@@ -123,7 +123,7 @@ class ScreenPanel(VerticalScroll):
     # -- the worker thread -------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="screen", exit_on_error=False)
     def _run(self, seq, screen, control) -> None:
-        from optseq.state.runs.screen_run import run_screen
+        from optseq.state.api import run_screen
 
         try:
             report = run_screen(seq.run_host, screen, on_event=self._on_event, control=control)
