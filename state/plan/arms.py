@@ -27,8 +27,9 @@ runs once in each commit's worktree before a branch lever's or a compare's arms 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from optseq.state.plan.model import Guard, Rule
 from optseq.state.plan.workload import (

@@ -1,12 +1,12 @@
 """Gate expressions: `all` / `any` over other levers' outcomes and over named facts."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Union
 
+import msgspec
 
-@dataclass(frozen=True)
-class Atom:
+
+class Atom(msgspec.Struct, frozen=True):
     """`LEVER:OUTCOME` (a lever decided that way; `decided` = any outcome) or `fact:NAME` (a fact is true)."""
 
     lever: str | None = None
@@ -17,8 +17,7 @@ class Atom:
         return f"fact:{self.fact}" if self.fact else f"{self.lever}:{self.outcome}"
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(msgspec.Struct, frozen=True):
     op: str
     """`all` or `any`."""
     items: tuple["Expr", ...]

@@ -44,7 +44,7 @@ class Resume:
 
     def runner(self, seq):
         """The cluster the run was sent to, whatever this optseq would send new runs to."""
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         from optseq.state.runners.choose import configure, make
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from msgspec.structs import replace
 
 from optseq.state.errors import InputError
 from optseq.state.plan.model import Lever
