@@ -15,6 +15,7 @@ from optseq.state.plan.model import Lever
 from optseq.state.plan.workload import ARMS_RUN
 from optseq.state.runs.measured_on import fingerprint
 from optseq.state.store.records import utc_now
+from optseq.state.text import ratio_text
 
 CONFIRM_ID = "confirm"
 """The name a confirmation's pseudo-lever goes by in its progress lines."""
@@ -164,7 +165,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
                 outcome = "reject" if isinstance(high, (int, float)) and high < lever.rule.min_speedup else \
                     "inconclusive"
                 reason = (f"{reason}; {' + '.join(confirmed['levers'])} confirmed (run {confirmed['run']}), but "
-                          f"with the others on its own gain is {own:.3g}×, under its {lever.rule.min_speedup:g}×")
+                          f"with the others on its own gain is {ratio_text(own, 3)}×, under its {lever.rule.min_speedup:g}×")
             else:
                 best = best_gain(fit, lever.id, screen.screened.ids) if fit is not None else None
                 high = call.get("high")
@@ -176,7 +177,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
                 reason = (f"{reason}; not confirmed" + (
                     f" with {' + '.join(confirmed['levers'])} (run {confirmed['run']}, {confirmed['outcome']}): "
                     f"{confirmed['reason']}" if confirmed else "")
-                    + (f"; its gain beside any one lever is {best:.3g}× at most, under its "
+                    + (f"; its gain beside any one lever is {ratio_text(best, 3)}× at most, under its "
                        f"{lever.rule.min_speedup:g}×" if under else ""))
         broken = guards.get(lever.id)
         if broken and outcome in ("adopt", "inconclusive", None, "confirm"):
@@ -265,8 +266,6 @@ def _fit_so_far(screen, samples: list) -> dict | None:
 
 def what_measured(screen, measured, fit: dict | None) -> str:
     """What a screen that ended early measured: blocks done, launches, the effects so far."""
-    from optseq.state.text import ratio_text
-
     # launches that gave their number (warm-ups too): a launch that failed or was stopped measured nothing
     n = measured.launches
     done = f"{len(measured.blocks)} block{'s' * (len(measured.blocks) != 1)} done, {n} launch{'es' * (n != 1)} measured"
