@@ -52,7 +52,7 @@ class Orders(Inputs):
             if isinstance(expr, Atom):
                 if expr.fact:
                     return True
-                dep = expr.lever
+                dep = expr.named
                 if dep in self.items:
                     return dep in placed or (skip and self.plan.lever(dep).kind in SPEEDUP_KINDS)
                 if self.state(dep) in ("decided", "adopted", "rejected", "deferred", "closed") or dep in seen:
@@ -119,9 +119,9 @@ class Orders(Inputs):
         """The order that saves most (`before`: with before[0] ahead of before[1]); with how many were tried."""
         if len(self.items) <= EXHAUSTIVE:
             best, count = None, 0
-            for order in self._orders([], set(self.items), relaxed, before):
+            for tried in self._orders([], set(self.items), relaxed, before):
                 count += 1
-                result = self.evaluate(order)
+                result = self.evaluate(tried)
                 if best is None or self.key(result) < self.key(best):
                     best = result
             return best, count, "every order"

@@ -6,6 +6,7 @@ reads the plan through `localized(plan, lang)`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import msgspec
@@ -13,6 +14,9 @@ import msgspec
 
 class Prose(str):
     """The text in the plan's language; `texts` holds it in every language the plan gives (that one too)."""
+
+    texts: Mapping[str, str]
+    lang: str
 
     def __new__(cls, texts: dict[str, str], lang: str) -> "Prose":
         self = super().__new__(cls, texts[lang])
@@ -56,8 +60,8 @@ def localized(value, lang: str):
             return value
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, dict):
-        items = {key: localized(item, lang) for key, item in value.items()}
-        if all(items[key] is item for key, item in value.items()):
+        entries = {key: localized(item, lang) for key, item in value.items()}
+        if all(entries[key] is item for key, item in value.items()):
             return value
-        return items
+        return entries
     return value

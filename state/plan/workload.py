@@ -163,6 +163,12 @@ class Workload(msgspec.Struct, frozen=True):
     setup: tuple[str, ...] = ()
     """Run once in each commit's worktree (a branch lever's, a compare's) before the command runs there."""
 
+    def measured(self) -> tuple[str, Source, str, bool] | None:
+        """(metric, source, unit, higher_is_better) where the workload declares its metric: the four come together."""
+        if self.metric is None or self.source is None or self.higher_is_better is None:
+            return None
+        return self.metric, self.source, self.unit, self.higher_is_better
+
 
 class Stack(msgspec.Struct, frozen=True):
     """The adopted levers' changes in adoption order: what both arms of the next lever run with."""
@@ -187,7 +193,10 @@ class Stack(msgspec.Struct, frozen=True):
 def compose(adopted: list[tuple[str, "Arms | None"]]) -> Stack:
     """The stack of these adopted levers, in adoption order; a later change of one key replaces an earlier one
     (the adopt refuses two adopted levers that set one key differently, so that only happens on purpose)."""
-    levers, outside, args, env = [], [], (), {}
+    levers: list[str] = []
+    outside: list[str] = []
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = {}
     for lever_id, arms in adopted:
         if arms is None:
             continue  # a protocol lever reaches later runs through OPTSEQ_INFRA

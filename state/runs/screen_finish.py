@@ -165,7 +165,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
                 outcome = "reject" if isinstance(high, (int, float)) and high < lever.rule.min_speedup else \
                     "inconclusive"
                 reason = (f"{reason}; {' + '.join(confirmed['levers'])} confirmed (run {confirmed['run']}), but "
-                          f"with the others on its own gain is {ratio_text(own, 3)}×, under its {lever.rule.min_speedup:g}×")
+                          f"with the others on its own gain is {_x(own)}, under its {lever.rule.min_speedup:g}×")
             else:
                 best = best_gain(fit, lever.id, screen.screened.ids) if fit is not None else None
                 high = call.get("high")
@@ -177,7 +177,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
                 reason = (f"{reason}; not confirmed" + (
                     f" with {' + '.join(confirmed['levers'])} (run {confirmed['run']}, {confirmed['outcome']}): "
                     f"{confirmed['reason']}" if confirmed else "")
-                    + (f"; its gain beside any one lever is {ratio_text(best, 3)}× at most, under its "
+                    + (f"; its gain beside any one lever is {_x(best)} at most, under its "
                        f"{lever.rule.min_speedup:g}×" if under else ""))
         broken = guards.get(lever.id)
         if broken and outcome in ("adopt", "inconclusive", None, "confirm"):
@@ -329,3 +329,8 @@ def confirm(seq, screen, screen_run: int, levers: tuple[str, ...], go) -> dict:
         with seq.writing():
             seq.store.update("runs", record["id"], fields)
     return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status}
+
+
+def _x(gain: float | None) -> str:
+    """A gain in a reason, by the one rule for ratios (state/text.py); its branch has it, else `?`."""
+    return "?" if gain is None else f"{ratio_text(gain, 3)}×"
