@@ -2,7 +2,7 @@
 `worktree add` and `worktree remove` (worktrees.py), which write only under git's own directory and optseq's cache.
 Every git that optseq's state/ and console/ run goes through `git` or `raw` here (the Ray runner's file reads too);
 the arms driver (engine/arms/trees.py) runs apart from optseq and may not import it, so it sets the same
-GIT_OPTIONAL_LOCKS=0 itself.
+GIT_OPTIONAL_LOCKS=0 itself, and the sync bench times a bare `git fetch` as a child, the floor it measures against.
 
 Every call runs with GIT_OPTIONAL_LOCKS=0, so that no read refreshes the user's index behind their back, and
 with stdin closed and a hang guard. GIT_OPTIONAL_LOCKS=0 is not enough for every porcelain command: `git diff`
