@@ -41,7 +41,7 @@ class Screening:
         from optseq.state.runs.screen_run import prepare
 
         try:
-            screen = prepare(self.seq, [], None)
+            screen = prepare(self.seq.run_host, [], None)
         except InputError as exc:
             self.notify(str(exc), severity="error", timeout=8, markup=False)
             return
