@@ -68,7 +68,8 @@ def estimate_text(stats: dict | None, prior: float | None = None, wide: bool = F
     stats = stats or {}
     estimate, low, high = (_number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high"))
     if estimate is None:
-        return f"{ratio(prior)}× (plan)" if _number(prior) is not None else "-"
+        planned = _number(prior)
+        return f"{ratio(planned)}× (plan)" if planned is not None else "-"
     size = " at CI size" if at_ci_size(stats) else ""
     if low is None or high is None or (size and not wide):
         return f"{ratio(estimate)}×{size}"
@@ -82,8 +83,8 @@ def measured_stats(view: dict, runs: list[dict]) -> dict | None:
         stats = run_stats(run)
         if _number(stats.get("estimate")) is not None:
             return stats
-    stats = (view.get("decision") or {}).get("stats")
-    return stats if isinstance(stats, dict) else None
+    decided = (view.get("decision") or {}).get("stats")
+    return decided if isinstance(decided, dict) else None
 
 
 def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
@@ -118,7 +119,7 @@ def run_line(run: dict) -> str:
 
 
 def _summary(run: dict) -> dict:
-    return run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    return found if isinstance(found := run.get("summary"), dict) else {}
 
 
 def when_text(run: dict) -> str:
@@ -143,7 +144,7 @@ def run_note(run: dict) -> str:
     """Why a run ended as it did when the outcome alone does not say: a failure's detail, an undecided run's
     reason; then its noise warning. One line."""
     summary, status = _summary(run), run.get("status")
-    verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else {}
+    verdict = found if isinstance(found := summary.get("verdict"), dict) else {}
     if status not in ("succeeded", "running", "queued"):
         why = str(run.get("reason") or run.get("detail") or "")
         last = last_error_line(run.get("log_tail"))

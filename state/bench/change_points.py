@@ -17,7 +17,7 @@ import argparse
 import math
 import random
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from optseq.state.bench import perf_doc
@@ -124,9 +124,9 @@ class Row:
     profile: Profile
     step: float
     histories: int = 0
-    found: dict[str, int] | None = None
+    found: dict[str, int] = field(default_factory=dict)
     """Per detector: step histories with a change reported within WITHIN runs of the true one."""
-    other: dict[str, int] | None = None
+    other: dict[str, int] = field(default_factory=dict)
     """Per detector: histories with a change reported away from any true one (every change, without a step)."""
 
     def pct(self, counts: dict[str, int], name: str) -> str:
@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--histories {args.histories}: needs at least one history")
     if args.pool < RUNS:
         p.error(f"--pool {args.pool}: a history draws {RUNS} runs from it, so it needs at least {RUNS}")
-    rows, first = [], None
+    rows: list[Row] = []
+    first: list[Point] = []  # the first profile's runs without a change: the calibration's
     for i, profile in enumerate(PROFILES, 1):
         if sys.stderr.isatty():
             print(f"\rchange points: profile {i}/{len(PROFILES)}", end="", file=sys.stderr, flush=True)

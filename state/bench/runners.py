@@ -68,7 +68,8 @@ def measure(runs: int, root: Path, address: str | None = None) -> dict[str, list
     plan.write_text(plan_text(), encoding="utf-8")
     cluster = None if address else Cluster(root / "ray").start()
     try:
-        address = address or cluster.address
+        if cluster is not None:
+            address = cluster.address
         runners = {"local": make(RunnerConfig()), "ray": make(RunnerConfig(kind="ray", address=address))}
         found: dict[str, list[dict]] = {"local": [], "ray": []}
         for i in range(runs):

@@ -134,7 +134,7 @@ def screen(name: str, plan: Path, levers: tuple[str, ...], budget: int | None, l
         summary = json.loads(out)
         found.report = summary["runs"][0]
     except (ValueError, KeyError, IndexError, TypeError):
-        found.error = (proc.stdout.strip().splitlines() or ["no output"])[-1]
+        found.error = (out.strip().splitlines() or ["no output"])[-1]
     return found
 
 

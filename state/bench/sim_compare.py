@@ -111,7 +111,8 @@ class Row:
 def draw(rule, ratio: float, work: Workload, rng: random.Random) -> tuple:
     """One compare: (outcome, arm runs, pairs, seconds, first pair alerts, second pair alerts)."""
     passes = ABPasses(rule, replicate="pair")
-    runs, seconds, alerts = 0, 0.0, []
+    runs, seconds = 0, 0.0
+    alerts: list[bool] = []
     while True:
         token = f"{rng.getrandbits(64):016x}"
         samples, made, took = arm_runs(work, ratio, passes.requested, passes.passes + 1, token, rng)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,7 +166,7 @@ def table(draws: int = DRAWS, progress=None) -> list[Row]:
     return perf_doc.rows_of(settings(), lambda setting: simulate(setting, draws), progress)
 
 
-def render(rows: list[Row], command: str, costs: list[str] = ()) -> str:
+def render(rows: list[Row], command: str, costs: Sequence[str] = ()) -> str:
     noise = rows[0].setting.noise
     lines = [f"<!-- section:{SECTION} -->", "## Decision quality (simulated)", "",
              f"Written by `{command}`; seeded, so the same command gives the same table. Each draw is one lever run",
@@ -241,11 +242,11 @@ def main(argv: list[str] | None = None) -> int:
 
     shown = progress if sys.stderr.isatty() else None
     rows = table(args.draws, shown)
-    compared = sim_compare.table(args.draws, shown and (lambda done, total: progress(done, total, "compare")))
+    compared = sim_compare.table(args.draws, (lambda done, total: progress(done, total, "compare")) if shown else None)
     # a screen draw decides k levers twice (the screen, and each alone): half the draws keep its rows' time near
     # the others'
     screened = sim_screen.table(max(1, args.draws // 2),
-                                shown and (lambda done, total: progress(done, total, "screen")))
+                                (lambda done, total: progress(done, total, "screen")) if shown else None)
     command = "python -m optseq.state.bench.simulate" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
         f" --write {args.write}" if args.write else "")
     sections = {SECTION: render(rows, command, sim_costs.comparison(rows)),

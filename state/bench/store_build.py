@@ -189,7 +189,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                 progress(built.runs, runs)
         built.decisions = len(seq.store.all("decisions"))
         for event in seq.store.all("events"):
-            built.events[event.get("type")] = built.events.get(event.get("type"), 0) + 1
+            kind = str(event.get("type"))
+            built.events[kind] = built.events.get(kind, 0) + 1
     built.seconds = time.perf_counter() - started_at
     return built
 
@@ -203,7 +204,7 @@ def _passes(rule, lever, pattern: tuple, seed: int) -> list[tuple[list[dict], di
     rng = random.Random(f"{seed}:{pattern!r}")
     passes = ABPasses(rule)
     qualities: list[dict] = []
-    out = []
+    out: list[tuple[list[dict], dict, object]] = []
     pass_no = 0
     while True:
         pass_no += 1

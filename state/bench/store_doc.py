@@ -77,7 +77,7 @@ def render(rows: list[Row], *, command: str, repeat: int, startup_s: float, abou
 
 def check_table(rows: list[Row], repeat: int) -> list[str]:
     """The schema check's cost (store_measure.Check) by store size, beside the parse it follows."""
-    checked = [r for r in rows if r.check is not None]
+    checked = [(r, r.check) for r in rows if r.check is not None]
     if not checked:
         return []
     about = (
@@ -92,8 +92,7 @@ def check_table(rows: list[Row], repeat: int) -> list[str]:
     head = ["runs", "journal lines", "hot file check", "lines: `json.loads` (before)", "lines: msgspec parse",
             "lines: schema check", "msgspec parse + check vs `json.loads`", "per line: before → now"]
     out = ["", *textwrap.wrap(about, 110), "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in checked:
-        c = r.check
+    for r, c in checked:
         now = c.decode_s + c.check_s
         per = f"{c.loads_s / c.lines * 1e6:.1f} → {now / c.lines * 1e6:.1f} µs" if c.lines else "—"
         out.append("| " + " | ".join([f"{r.runs:,}", f"{c.lines:,}", _ms(c.hot_s), _ms(c.loads_s),

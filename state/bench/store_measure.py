@@ -1,6 +1,7 @@
 """Timing a built store: each command as fresh processes of the real CLI, the RSS of `status`, in-process writes."""
 from __future__ import annotations
 
+import io
 import os
 import statistics
 import subprocess
@@ -106,7 +107,9 @@ def streamed(argv: list[str]) -> tuple[float, float]:
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(argv, cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=err)
-        while chunk := proc.stdout.read1(1 << 16):
+        stream = proc.stdout
+        assert isinstance(stream, io.BufferedReader)  # stdout=PIPE, buffered: read1 returns what one read gives
+        while chunk := stream.read1(1 << 16):
             if first is None:
                 seen = seen[-len(FIRST_END):] + chunk
                 if FIRST_END in seen:

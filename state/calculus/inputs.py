@@ -166,8 +166,8 @@ class Inputs:
         """The chosen config's median `metric` in the experiment's latest run that has it (the mean over configs
         while none is chosen), in seconds."""
         for run in reversed(self.m.runs.recent.get(lever_id, [])):
-            summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-            arms = summary.get("arms") if isinstance(summary.get("arms"), dict) else {}
+            summary = found if isinstance(found := run.get("summary"), dict) else {}
+            arms = found if isinstance(found := summary.get("arms"), dict) else {}
             cells = {name: row[metric] for name, row in arms.items() if isinstance(row, dict)
                      and isinstance(row.get(metric), dict) and _number(row[metric].get("median")) is not None}
             if not cells:
@@ -177,8 +177,9 @@ class Inputs:
             # measured with levers adopted since the plan: back to the plan's stack, which the volume is counted on
             stack = 1.0
             for other in (run.get("infra") or {}).get("adopted") or ():
-                if other in self.fixed and self.levers[other].f is not None:
-                    stack *= 1 - self.levers[other].f
+                f = self.levers[other].f if other in self.fixed else None
+                if f is not None:
+                    stack *= 1 - f
             scale = {"s": 1.0, "": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}.get(str(picked[0].get("unit") or ""))
             if at_ci_size(summary):
                 self.assumptions.append(Said("s_per_iter_ci_size", lever=lever_id, metric=metric))
@@ -191,6 +192,8 @@ class Inputs:
 
     def _work(self) -> list[Work]:
         volume = self.plan.volume
+        if volume is None:  # a plan without [volume] plans no experiments
+            return []
         infra = frozenset(lv.id for lv in self.plan.levers if lv.kind == "infra")
         out = []
         for e in volume.experiments:

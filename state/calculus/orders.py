@@ -2,7 +2,7 @@
 the best against the plan's own, and the verdict in words."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from optseq.state.calculus.inputs import Inputs
 from optseq.state.calculus.words import Said, plural
@@ -15,14 +15,13 @@ EPS_H = 0.005
 """Hours two orders may differ by and still count as saving the same (what a table shows at two decimals)."""
 
 
-@dataclass
-class OrderResult:
+class OrderResult(msgspec.Struct):
     order: tuple[str, ...]
     saved_h: float
     cost_h: float
-    reruns: list[dict] = field(default_factory=list)
+    reruns: list[dict] = msgspec.field(default_factory=list)
     """{experiment, lever, hours (None when unknown)} for each re-run the order forces."""
-    per_lever: dict[str, tuple[float, float | None]] = field(default_factory=dict)
+    per_lever: dict[str, tuple[float, float | None]] = msgspec.field(default_factory=dict)
     """lever -> (V, H) in this order."""
 
     @property
@@ -53,7 +52,7 @@ class Orders(Inputs):
             if isinstance(expr, Atom):
                 if expr.fact:
                     return True
-                dep = expr.lever
+                dep = expr.named
                 if dep in self.items:
                     return dep in placed or (skip and self.plan.lever(dep).kind in SPEEDUP_KINDS)
                 if self.state(dep) in ("decided", "adopted", "rejected", "deferred", "closed") or dep in seen:
@@ -120,9 +119,9 @@ class Orders(Inputs):
         """The order that saves most (`before`: with before[0] ahead of before[1]); with how many were tried."""
         if len(self.items) <= EXHAUSTIVE:
             best, count = None, 0
-            for order in self._orders([], set(self.items), relaxed, before):
+            for tried in self._orders([], set(self.items), relaxed, before):
                 count += 1
-                result = self.evaluate(order)
+                result = self.evaluate(tried)
                 if best is None or self.key(result) < self.key(best):
                     best = result
             return best, count, "every order"

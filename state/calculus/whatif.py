@@ -19,6 +19,8 @@ order search in orders.py.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from optseq.state.calculus.orders import EPS_H, OrderResult, Orders, verdict
 from optseq.state.calculus.words import Said, plural
 from optseq.state.plan.model import Plan
@@ -49,7 +51,7 @@ class Calculus(Orders):
         planned = self.plan_order()
         shown = self.fixed + [lid for lid in planned.order if lid in self.levers]
         shown += [lid for lid in self.levers if lid not in shown]  # rejected: in no order, their cost stands
-        out = {"formula": FORMULA, "volume": self.volume_dict(), "plan_order": planned.to_dict(), "stack": self.fixed,
+        out: dict[str, Any] = {"formula": FORMULA, "volume": self.volume_dict(), "plan_order": planned.to_dict(), "stack": self.fixed,
                "levers": [self.levers[lid].to_dict() for lid in shown],
                "best_order": None, "agrees": None, "verdict": None, "sequencing": []}
         if search and self.work:
@@ -61,9 +63,9 @@ class Calculus(Orders):
                 out["verdict"] = verdict(planned, best, count, method, agrees)
             out["sequencing"] = self.sequencing()
         for lid in self.levers:
-            fig = self.levers[lid]
-            if fig.straddles_one:
-                self.notes.append(Said("straddles", lever=lid, low=ratio_text(fig.s_low), high=ratio_text(fig.s_high)))
+            low, high = self.levers[lid].s_low, self.levers[lid].s_high
+            if low is not None and high is not None and low < 1 < high:  # LeverFigures.straddles_one
+                self.notes.append(Said("straddles", lever=lid, low=ratio_text(low), high=ratio_text(high)))
         out.update(assumptions=self.assumptions, defaults=self.defaults, notes=self.notes, missing=self.missing)
         return out
 

@@ -8,6 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from optseq.state.code import git as g
 from optseq.state.said import say
@@ -120,7 +121,7 @@ def trees(commits: Commits, setup: tuple[str, ...] | list[str], hold) -> dict:
     ExitStack the run closes when it ends); InputError when git cannot make one."""
     from optseq.state.code import worktrees
 
-    spec = {"rel": commits.rel, "setup": list(setup) or None}
+    spec: dict[str, Any] = {"rel": commits.rel, "setup": list(setup) or None}
     for arm, side in (("baseline", commits.baseline), ("candidate", commits.candidate)):
         try:
             tree = worktrees.ensure(commits.repo, side.commit, side.ref, hold)

@@ -1,5 +1,8 @@
 """Git, asked through its command line: one small function per question, each a read of the repository except
 `worktree add` and `worktree remove` (worktrees.py), which write only under git's own directory and optseq's cache.
+Every git that optseq's state/ and console/ run goes through `git` or `raw` here (the Ray runner's file reads too);
+the arms driver (engine/arms/trees.py) runs apart from optseq and may not import it, so it sets the same
+GIT_OPTIONAL_LOCKS=0 itself, and the sync bench times a bare `git fetch` as a child, the floor it measures against.
 
 Every call runs with GIT_OPTIONAL_LOCKS=0, so that no read refreshes the user's index behind their back, and
 with stdin closed and a hang guard. GIT_OPTIONAL_LOCKS=0 is not enough for every porcelain command: `git diff`
@@ -33,6 +36,13 @@ def git(cwd: str | Path, *args: str, ok: tuple[int, ...] = (0,), timeout: float 
     return proc.stdout.strip() if strip else proc.stdout
 
 
+def raw(cwd: str | Path, *args: str, timeout: float = GIT_WAIT_S) -> subprocess.CompletedProcess[bytes]:
+    """`git -C cwd ARGS` in the same environment, its exit, stdout and stderr as bytes: a blob byte for byte, and
+    an exit the caller reads itself (`cat-file -e` says "no such file" by one). GitError only where git cannot
+    run or hangs."""
+    return _call(cwd, args, timeout, binary=True)
+
+
 def cause(stderr: str) -> str:
     """The line of git's stderr that says why: a full disk first (git's last line after one is a consequence,
     `Could not reset index file`), then the first `fatal:`, then the last line."""
@@ -44,12 +54,13 @@ def cause(stderr: str) -> str:
 
 
 def _call(cwd: str | Path, args: tuple[str, ...], timeout: float, keep: tuple[int, ...] = (),
-          given: str | None = None, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+          given: str | None = None, extra: dict[str, str] | None = None,
+          binary: bool = False) -> subprocess.CompletedProcess:
     env = {**os.environ, **(extra or {}), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=timeout,
+        return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=not binary, timeout=timeout,
                               stdin=subprocess.DEVNULL if given is None else None, input=given, env=env,
-                              errors="replace", pass_fds=keep)
+                              errors=None if binary else "replace", pass_fds=keep)
     except FileNotFoundError:
         raise GitError("git is not installed (a branch lever and optseq compare ask git for commits)") from None
     except subprocess.TimeoutExpired:

@@ -6,9 +6,10 @@ elsewhere, so a snapshot of another plan is never used; the caller replays from 
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from typing import Any
+
+import msgspec
 
 from optseq.state.kinds import LeverState
 from optseq.state.lifecycle.machine import PlanMachine
@@ -26,7 +27,7 @@ saids are optional (the export falls back to the stored text), so such a snapsho
 
 def plan_key(plan: Plan) -> str:
     """Identifies the plan's content, wherever its file lies."""
-    return hashlib.sha256(repr(dataclasses.replace(plan, path="")).encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(repr(msgspec.structs.replace(plan, path="")).encode("utf-8")).hexdigest()[:16]
 
 
 def dump(machine: PlanMachine, plan: Plan) -> dict[str, Any]:

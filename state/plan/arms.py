@@ -27,8 +27,9 @@ runs once in each commit's worktree before a branch lever's or a compare's arms 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from optseq.state.plan.model import Guard, Rule
 from optseq.state.plan.workload import (
@@ -109,10 +110,11 @@ def parse_arms(loader, raw, where: str, plan_dir: Path, rule: Rule | None,
         raise loader.fail(f"{where}.candidate_args" if candidate_args else f"{where}.candidate_env",
                           "the two arms are the same command with the same environment")
     inherited = workload if workload is not None and not whole else None
-    if "metric" in raw or inherited is None or inherited.source is None:
+    measured = inherited.measured() if inherited is not None and "metric" not in raw else None
+    if measured is None:
         name, source, unit, higher = _metric(loader, raw, where, rule)
     else:
-        name, source, unit, higher = inherited.metric, inherited.source, inherited.unit, inherited.higher_is_better
+        name, source, unit, higher = measured
         if name != rule.metric:
             raise loader.fail(f"{where}.metric", f"missing: the workload's metric is {name!r}, the rule's "
                                                  f"{rule.metric!r} (give this lever its own metric table)")
@@ -155,13 +157,14 @@ def _metric(loader, raw: dict, where: str, rule: Rule | None) -> tuple[str, Sour
     unit = loader.get(metric, "unit", mw, str, "s" if source.kind == "wall_time" else "")
     declared = loader.get(metric, "higher_is_better", mw, bool, None)
     implied = False if source.kind == "wall_time" else direction_of(unit)
-    if declared is None and implied is None:
+    higher = declared if declared is not None else implied
+    if higher is None:
         raise loader.fail(f"{mw}.higher_is_better", f"missing: unit {unit!r} does not say which way is better "
                                                     "(true for a rate such as samples/s, false for a time)")
     if declared is not None and implied is not None and declared != implied:
         what = "a time: lower is better" if implied is False else "a rate: higher is better"
         raise loader.fail(f"{mw}.higher_is_better", f"{str(declared).lower()} contradicts unit {unit!r} ({what})")
-    return name, source, unit, declared if declared is not None else implied
+    return name, source, unit, higher
 
 
 def _flags(loader, raw: dict, where: str) -> tuple[str, ...]:

@@ -31,13 +31,14 @@ def cross_check(loader: FieldReader, plan: Plan) -> None:
             if atom.lever == lever.id:
                 loader.note(loader.fail(f"{where}.requires", "a lever cannot require itself"))
                 continue
-            if not known(atom.lever, f"{where}.requires"):
+            if not known(atom.named, f"{where}.requires"):
                 continue
-            target = plan.lever(atom.lever)
-            if atom.outcome != "decided" and atom.outcome not in target.outcomes:
+            target = plan.lever(atom.named)
+            outcome = atom.outcome or ""
+            if outcome != "decided" and outcome not in target.outcomes:
                 loader.note(loader.fail(f"{where}.requires",
                                         f"unknown outcome {atom.outcome!r} for {target.id}"
-                                        f"{did_you_mean(atom.outcome, ('decided', *target.outcomes))} "
+                                        f"{did_you_mean(outcome, ('decided', *target.outcomes))} "
                                         f"(one of decided, {', '.join(target.outcomes)})"))
         for other in lever.remeasure_when:
             known(other, f"{where}.remeasure_when")
@@ -52,8 +53,8 @@ def cross_check(loader: FieldReader, plan: Plan) -> None:
     for i, item in enumerate(plan.order):
         for lever_id in item.levers:
             known(lever_id, f"order[{i}].levers")
-    for i, item in enumerate(plan.status):
-        known(item.lever, f"status[{i}].lever")
+    for i, said in enumerate(plan.status):
+        known(said.lever, f"status[{i}].lever")
     loader.part(lambda: no_duplicates(loader, [p.id for p in plan.decision_points], "decision_points",
                                       "decision point"))
     for i, point in enumerate(plan.decision_points):

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 KEYS = {"tolerance", "min_speedup", "repeats", "max_repeats", "timeout_s"}
 MAX_TOLERANCE = 0.5
@@ -22,8 +23,7 @@ a typo (`--tolerance 30` meant as 30%) is refused."""
 FORMS = "a fraction such as 0.03 or a percentage such as 3%"
 
 
-@dataclass(frozen=True)
-class CompareSettings:
+class CompareSettings(msgspec.Struct, frozen=True):
     tolerance: float | None = None
     """A fraction (0.03 = 3%); None = the gate's default."""
     repeats: int | None = None

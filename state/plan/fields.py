@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from difflib import get_close_matches
 from pathlib import Path
 
 from optseq.state.plan.model import LANGS, PlanError
@@ -119,6 +118,8 @@ class FieldReader:
 
 def closest(name: str, known) -> str | None:
     """The name among `known` that `name` is most likely a misspelling of, if any is close (difflib's ratio 0.6)."""
+    from difflib import get_close_matches  # only a misspelt plan asks: not every plan load pays its import
+
     close = get_close_matches(name, sorted(known), n=1) if isinstance(name, str) else []
     return close[0] if close else None
 

@@ -1,12 +1,12 @@
 """Gate expressions: `all` / `any` over other levers' outcomes and over named facts."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Union
 
+import msgspec
 
-@dataclass(frozen=True)
-class Atom:
+
+class Atom(msgspec.Struct, frozen=True):
     """`LEVER:OUTCOME` (a lever decided that way; `decided` = any outcome) or `fact:NAME` (a fact is true)."""
 
     lever: str | None = None
@@ -16,9 +16,13 @@ class Atom:
     def text(self) -> str:
         return f"fact:{self.fact}" if self.fact else f"{self.lever}:{self.outcome}"
 
+    @property
+    def named(self) -> str:
+        """The fact of `fact:NAME`, else the lever of `LEVER:OUTCOME` (the reader gives every atom one of them)."""
+        return self.fact or self.lever or ""
 
-@dataclass(frozen=True)
-class Gate:
+
+class Gate(msgspec.Struct, frozen=True):
     op: str
     """`all` or `any`."""
     items: tuple["Expr", ...]
@@ -45,9 +49,9 @@ def holds(expr: Expr | None, ctx: Context) -> bool:
     if isinstance(expr, Atom):
         if expr.fact:
             return ctx.fact_of(expr.fact)
-        if ctx.pending_of(expr.lever):
+        if ctx.pending_of(expr.named):
             return False  # adopted, but its code is not in the baseline yet: nothing built on it can stand
-        outcome = ctx.outcome_of(expr.lever)
+        outcome = ctx.outcome_of(expr.named)
         if expr.outcome == "decided":
             return outcome is not None
         return outcome == expr.outcome
@@ -62,12 +66,12 @@ def unmet(expr: Expr | None, ctx: Context) -> list[str]:
     if isinstance(expr, Atom):
         if expr.fact:
             return [f"fact {expr.fact} is not set true (optseq fact {expr.fact} true)"]
-        if ctx.pending_of(expr.lever):
-            return [f"{expr.lever} is {ctx.pending_of(expr.lever)}"]
-        outcome = ctx.outcome_of(expr.lever)
+        if ctx.pending_of(expr.named):
+            return [f"{expr.lever} is {ctx.pending_of(expr.named)}"]
+        outcome = ctx.outcome_of(expr.named)
         want = "a decision" if expr.outcome == "decided" else expr.outcome
         if outcome is None:
-            return [f"{expr.lever} is not decided yet ({ctx.state_of(expr.lever)}); needs {want}"]
+            return [f"{expr.lever} is not decided yet ({ctx.state_of(expr.named)}); needs {want}"]
         return [f"{expr.lever} was decided {outcome}; needs {want}"]
     if expr.op == "all":
         return [reason for item in expr.items for reason in unmet(item, ctx)]

@@ -68,6 +68,7 @@ class LeverReader(FieldReader):
                 raise self.fail(f"{where}.configs[{i}]", f"{name!r} is reserved; name the config otherwise")
             if name in configs[:i]:
                 raise self.fail(f"{where}.configs[{i}]", f"duplicate config {name!r}")
+        outcomes: tuple[str, ...]
         if kind == "decision":
             outcomes = DECISION_OUTCOMES
         elif kind == "experiment":

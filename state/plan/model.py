@@ -1,9 +1,14 @@
-"""The plan: typed classes loaded from TOML, validated with one-line errors naming file and key."""
+"""The plan: typed classes loaded from TOML, validated with one-line errors naming file and key.
+
+The classes are frozen msgspec Structs, not dataclasses: a Struct class is made in C when the module loads, where
+the plan's 26 frozen dataclasses generated and compiled their methods at every start (a fifth of `status`).
+Change one with `msgspec.structs.replace`."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from optseq.state.plan.compare import CompareSettings
 from optseq.state.plan.testbed import TestbedSettings
@@ -47,8 +52,7 @@ class PlanError(Exception):
         super().__init__(f"{self.path}: {self.key}: {self.problem}{at}" if key else f"{self.path}: {self.problem}{at}")
 
 
-@dataclass(frozen=True)
-class Guard:
+class Guard(msgspec.Struct, frozen=True):
     """A quality limit a run must respect (e.g. parity mismatches ≤ 0)."""
 
     name: str
@@ -56,8 +60,7 @@ class Guard:
     min: float | None = None
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """How a lever's samples turn into a decision."""
 
     metric: str
@@ -87,33 +90,29 @@ class Rule:
     the best; None = 0, only a config shown best by the statistics wins."""
 
 
-@dataclass(frozen=True)
-class Criterion:
+class Criterion(msgspec.Struct, frozen=True):
     id: str
     title: str
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(msgspec.Struct, frozen=True):
     id: str
     title: str
-    results: dict[str, str] = field(default_factory=dict)
+    results: dict[str, str] = msgspec.field(default_factory=dict)
     """Results known when the plan was written: criterion id -> pass | fail."""
     verdict: str | None = None
     """`fail` when the candidate failed as a whole (which criterion is not recorded)."""
     evidence: str = ""
 
 
-@dataclass(frozen=True)
-class Branch:
+class Branch(msgspec.Struct, frozen=True):
     outcome: str
     label: str
     opens: tuple[str, ...] = ()
     closes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class CriteriaGate:
+class CriteriaGate(msgspec.Struct, frozen=True):
     """Candidates × criteria; GO when one candidate passes all, NO-GO when every candidate failed."""
 
     candidates: tuple[Candidate, ...]
@@ -124,8 +123,7 @@ class CriteriaGate:
         return next((b for b in self.branches if b.outcome == outcome), None)
 
 
-@dataclass(frozen=True)
-class Prior:
+class Prior(msgspec.Struct, frozen=True):
     """A decision the plan already records (measured before optseq kept the plan)."""
 
     outcome: str
@@ -133,8 +131,7 @@ class Prior:
     estimate: float | None = None
 
 
-@dataclass(frozen=True)
-class Expect:
+class Expect(msgspec.Struct, frozen=True):
     """What the plan expects of a lever nobody has measured yet: a prior, used (and marked `prior`) until a run."""
 
     speedup: float | None = None
@@ -144,8 +141,7 @@ class Expect:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class PlannedExperiment:
+class PlannedExperiment(msgspec.Struct, frozen=True):
     """Training work the plan expects to run: `runs` × `configs` × `iterations` iterations."""
 
     id: str
@@ -166,8 +162,7 @@ class PlannedExperiment:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Volume:
+class Volume(msgspec.Struct, frozen=True):
     """The plan's `[volume]`: the planned experiments and the time an iteration takes."""
 
     experiments: tuple[PlannedExperiment, ...]
@@ -179,8 +174,7 @@ class Volume:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Lever:
+class Lever(msgspec.Struct, frozen=True):
     id: str
     title: str
     kind: str
@@ -219,15 +213,13 @@ class Lever:
         return self.plan_doc is None and self.code == "none" and not (self.arms is not None and self.arms.branch)
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(msgspec.Struct, frozen=True):
     id: str
     description: str = ""
     value: bool = False
 
 
-@dataclass(frozen=True)
-class OrderItem:
+class OrderItem(msgspec.Struct, frozen=True):
     title: str
     text: str = ""
     levers: tuple[str, ...] = ()
@@ -236,16 +228,14 @@ class OrderItem:
     decided, where `(in progress now) ✅` said two things at once."""
 
 
-@dataclass(frozen=True)
-class StatusItem:
+class StatusItem(msgspec.Struct, frozen=True):
     lever: str
     text: str
     about: str = "state"
     """`state`: the lever's progress; `code`: whether its code is merged."""
 
 
-@dataclass(frozen=True)
-class DecisionPoint:
+class DecisionPoint(msgspec.Struct, frozen=True):
     id: str
     lever: str
     on: str
@@ -254,8 +244,7 @@ class DecisionPoint:
     reopens: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(msgspec.Struct, frozen=True):
     path: str
     title: str
     as_of: dt.date
@@ -276,9 +265,9 @@ class Plan:
     """The plan's `[workload]`: the command its command-pair levers change, and how it is measured."""
     code_changes: str = "warn"
     """`[plan] code_changes`: "warn" shows a code change since a lever's run in status; "stale" re-queues it."""
-    compare: CompareSettings = field(default_factory=CompareSettings)
+    compare: CompareSettings = msgspec.field(default_factory=CompareSettings)
     """The plan's `[compare]`: the commit gate's tolerance and budget."""
-    testbed: TestbedSettings = field(default_factory=TestbedSettings)
+    testbed: TestbedSettings = msgspec.field(default_factory=TestbedSettings)
     """The plan's `[testbed]`: this checkout's testbed name and the testbed whose numbers decide."""
 
     def lever(self, lever_id: str) -> Lever:

@@ -6,12 +6,17 @@ reads the plan through `localized(plan, lang)`.
 """
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Mapping
 from types import MappingProxyType
+
+import msgspec
 
 
 class Prose(str):
     """The text in the plan's language; `texts` holds it in every language the plan gives (that one too)."""
+
+    texts: Mapping[str, str]
+    lang: str
 
     def __new__(cls, texts: dict[str, str], lang: str) -> "Prose":
         self = super().__new__(cls, texts[lang])
@@ -36,29 +41,27 @@ def in_lang(text: str, lang: str) -> str:
 def localized(value, lang: str):
     """`value` (a Plan, or any part of one) with every Prose replaced by its text in `lang`.
 
-    Dataclasses, tuples, lists and dicts are rebuilt only where something inside changed, so a part without
-    prose (a gate, a workload) is the same object after as before.
+    Structs, tuples, lists and dicts are rebuilt only where something inside changed, so a part without prose (a
+    gate, a workload) is the same object after as before.
     """
     if isinstance(value, Prose):
         return value.in_lang(lang)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if isinstance(value, msgspec.Struct):
         changed = {}
-        for f in dataclasses.fields(value):
-            if not f.init:
-                continue
-            old = getattr(value, f.name)
+        for name in value.__struct_fields__:
+            old = getattr(value, name)
             new = localized(old, lang)
             if new is not old:
-                changed[f.name] = new
-        return dataclasses.replace(value, **changed) if changed else value
+                changed[name] = new
+        return msgspec.structs.replace(value, **changed) if changed else value
     if isinstance(value, (tuple, list)):
         items = [localized(item, lang) for item in value]
         if all(a is b for a, b in zip(items, value)):
             return value
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, dict):
-        items = {key: localized(item, lang) for key, item in value.items()}
-        if all(items[key] is item for key, item in value.items()):
+        entries = {key: localized(item, lang) for key, item in value.items()}
+        if all(entries[key] is item for key, item in value.items()):
             return value
-        return items
+        return entries
     return value

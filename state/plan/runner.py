@@ -14,13 +14,12 @@ resources = { gpus = 1 }             # whole GPUs only: a shared device spoils t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 RUNNERS = ("local", "ray")
 
 
-@dataclass(frozen=True)
-class RunnerConfig:
+class RunnerConfig(msgspec.Struct, frozen=True):
     """The plan's `[runner]` table, overridden by --runner / --ray-address / $OPTSEQ_RAY_ADDRESS."""
 
     kind: str = "local"

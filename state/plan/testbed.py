@@ -13,7 +13,8 @@ changes no state when read now (its numbers all came from the one machine that s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 KEYS = {"name", "decides"}
 UNKNOWN = "unknown"
@@ -22,8 +23,7 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """A testbed's name: what a user types in OPTSEQ_TESTBED or the plan, and reads in a table's column."""
 
 
-@dataclass(frozen=True)
-class TestbedSettings:
+class TestbedSettings(msgspec.Struct, frozen=True):
     name: str | None = None
     """`[testbed] name`: this checkout's testbed, unless OPTSEQ_TESTBED names another."""
     decides: str | None = None

@@ -3,7 +3,7 @@ lever as a change to it (flags and environment), composed in adoption order into
 two arms carry."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 SOURCES = ("regex", "json", "file", "wall_time")
 """Where a command-pair lever's number comes from: a regex over the arm's output, a key of its last JSON line
@@ -11,8 +11,7 @@ holding that key, a key of a JSON file it writes, or its wall time."""
 ARM_ORDERS = ("alternate", "random")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(msgspec.Struct, frozen=True):
     """Where one number comes from in one arm's run."""
 
     kind: str
@@ -32,8 +31,7 @@ class Source:
         return {"kind": self.kind, "pattern": self.pattern, "key": self.key, "path": self.path}
 
 
-@dataclass(frozen=True)
-class ArmGuard:
+class ArmGuard(msgspec.Struct, frozen=True):
     """A quality number read from both arms, with a bound on the candidate or on the difference."""
 
     name: str
@@ -56,8 +54,7 @@ class ArmGuard:
         return {"name": self.name, "source": self.source.to_dict(), "bound": kind, "limit": value}
 
 
-@dataclass(frozen=True)
-class Arms:
+class Arms(msgspec.Struct, frozen=True):
     """A command-pair lever: optseq runs the two arms itself, interleaved, and reads the number from each.
 
     Written as a change to one command (the plan's workload's, or its own `command`): `candidate_args` and
@@ -149,8 +146,7 @@ class Arms:
                 "guards": [g.to_dict() for g in self.guards]}
 
 
-@dataclass(frozen=True)
-class Workload:
+class Workload(msgspec.Struct, frozen=True):
     """The plan's `[workload]`: the one command every command-pair lever changes, and how it is measured."""
 
     command: tuple[str, ...]
@@ -167,9 +163,14 @@ class Workload:
     setup: tuple[str, ...] = ()
     """Run once in each commit's worktree (a branch lever's, a compare's) before the command runs there."""
 
+    def measured(self) -> tuple[str, Source, str, bool] | None:
+        """(metric, source, unit, higher_is_better) where the workload declares its metric: the four come together."""
+        if self.metric is None or self.source is None or self.higher_is_better is None:
+            return None
+        return self.metric, self.source, self.unit, self.higher_is_better
 
-@dataclass(frozen=True)
-class Stack:
+
+class Stack(msgspec.Struct, frozen=True):
     """The adopted levers' changes in adoption order: what both arms of the next lever run with."""
 
     levers: tuple[str, ...] = ()
@@ -192,7 +193,10 @@ class Stack:
 def compose(adopted: list[tuple[str, "Arms | None"]]) -> Stack:
     """The stack of these adopted levers, in adoption order; a later change of one key replaces an earlier one
     (the adopt refuses two adopted levers that set one key differently, so that only happens on purpose)."""
-    levers, outside, args, env = [], [], (), {}
+    levers: list[str] = []
+    outside: list[str] = []
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = {}
     for lever_id, arms in adopted:
         if arms is None:
             continue  # a protocol lever reaches later runs through OPTSEQ_INFRA

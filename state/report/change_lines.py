@@ -3,10 +3,11 @@ around the change (state/runs/lever_changes.py finds them; `optseq runs LEVER` h
 from __future__ import annotations
 
 from optseq.state.report.escape import bullet, code, heading, one_line
+from optseq.state.report.lever_words import LeverWords
 from optseq.state.text import ratio_text
 
 
-class ChangeLines:
+class ChangeLines(LeverWords):
     """Section 6's change points, from the machine's recent runs of each lever (what the history plot shows)."""
 
     def change_lines(self) -> list[str]:

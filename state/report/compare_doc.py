@@ -20,7 +20,8 @@ def render(report: dict) -> str:
     lines = [f"## optseq compare: {MARK.get(verdict, '')} {WORDS.get(verdict, verdict)}", "",
              f"HEAD {code(head.get('ref', '?'))} ({code(str(head.get('commit', ''))[:7])}) against BASE "
              f"{code(base.get('ref', '?'))} ({code(str(base.get('commit', ''))[:7])}), tolerance "
-             f"{_pct(tolerance)}: HEAD is slower when its speed is below {_x(1 / (1 + tolerance))} BASE's "
+             f"{_pct(tolerance)}: HEAD is slower when its speed is below "
+             f"{_x(1 / (1 + tolerance)) if isinstance(tolerance, (int, float)) else '-'} BASE's "
              "with 95% confidence, and not slower when above it.", ""]
     if stats.get("estimate") is not None:
         metric = stats.get("metric", "")

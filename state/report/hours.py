@@ -7,13 +7,14 @@ from optseq.state.report.labels import LABELS
 from optseq.state.report.lever_words import LeverWords
 from optseq.state.text import ratio_text
 
-HOURS_WORDS = {
+COLS = ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)")
+"""The table's columns, the calculus's symbols in every language."""
+HOURS_WORDS: dict[str, dict[str, str]] = {
     "ko": {
         "heading": "시간 절약 (hours saved)",
         "intro": "{formula} — S: 측정값 또는 prior, q: 채택 확률, share: lever가 빠르게 하는 iteration 비율, "
                  "V: lever 뒤에 남은 계획 실험 시간, C: run 시간 + effort. 계획 volume {hours} h, "
                  "iteration당 {s} s ({source}).",
-        "cols": ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)"),
         "measured": "측정", "prior": "prior", "adopted": "adopt", "rejected": "reject", "declared": "선언",
         "missing": "없음", "assumed": "가정", "default": "기본값",
         "plan_order": "권장 순서 (plan)", "best_order": "최대 절약 순서",
@@ -27,7 +28,6 @@ HOURS_WORDS = {
         "intro": "{formula} — S: measured or a prior, q: the chance of adoption, share: the part of an iteration "
                  "the lever speeds up, V: planned experiment hours after the lever, C: its runs' hours plus "
                  "effort. Planned volume {hours} h at {s} s per iteration ({source}).",
-        "cols": ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)"),
         "measured": "measured", "prior": "prior", "adopted": "adopted", "rejected": "rejected",
         "declared": "declared", "missing": "missing", "assumed": "assumed", "default": "default",
         "plan_order": "Plan's order", "best_order": "Order that saves most",
@@ -62,7 +62,7 @@ class Hours(LeverWords):
         if at_ci:  # the headline says it: a CI bench's ratio credits hours the plan's workload may never see
             lines += ["", block(w["ci_size_head"].format(levers=", ".join(at_ci)))]
         if report["levers"]:
-            lines += ["", "| " + " | ".join(w["cols"]) + " |", "|" + " --- |" * len(w["cols"])]
+            lines += ["", "| " + " | ".join(COLS) + " |", "|" + " --- |" * len(COLS)]
             for lv in report["levers"]:
                 source = w["ci_size"] if lv.get("s_ci_size") else w[lv["s_source"]]
                 s_text = "—" if lv["s"] is None else f"{ratio_text(lv['s'])}× {source}"

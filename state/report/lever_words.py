@@ -133,8 +133,9 @@ class LeverWords:
         testbed = next((t for t in (self.m.runs.testbed(r) for r in runs) if t), None)
         where = self.w["testbed"].format(name=testbed["name"]) if testbed else ""
         # a decision another writer made (merged by optseq sync) names it, as the testbed of its numbers is named
-        origin = record.get("origin") if isinstance(record.get("origin"), dict) else {}
-        by = self.w["writer"].format(writer=origin["writer"]) if origin.get("writer") else ""
+        origin = record.get("origin")
+        by = self.w["writer"].format(writer=origin["writer"]) if isinstance(origin, dict) and origin.get("writer") \
+            else ""
         meta = ", ".join(x for x in (utc_day(record.get("at")), where, by, how + (f": {why}" if why else "")) if x)
         return f"{outcome}{figure} ({meta})"
 
@@ -151,10 +152,12 @@ class LeverWords:
         return self.w["measured_inconclusive"].format(run=run.get("id"), reason=reason)
 
     def candidates(self, lever_id: str) -> str:
-        lever = self.lever(lever_id)
+        criteria = self.lever(lever_id).criteria
+        if criteria is None:  # a lever with no criteria gate has no candidates
+            return ""
         words = {"pass": self.w["cand_pass"], "fail": self.w["cand_fail"], "pending": self.w["cand_pending"]}
         return ", ".join(f"{c.title or c.id} {words[self.m.candidate_status(lever_id, c)]}"
-                         for c in lever.criteria.candidates)
+                         for c in criteria.candidates)
 
     def unmet(self, expr) -> list[str]:
         """Why a gate does not hold, in the doc's language (gates.unmet says it in English for the CLI)."""
@@ -165,11 +168,11 @@ class LeverWords:
         if isinstance(expr, Atom):
             if expr.fact:
                 return [w["needs_fact"].format(fact=expr.fact)]
-            unmerged = self.m.unmerged(expr.lever)
+            unmerged = self.m.unmerged(expr.named)
             if unmerged:
                 return [w["needs_merge"].format(lever=expr.lever, ref=unmerged["ref"],
                                                 commit=str(unmerged.get("commit") or "?")[:7])]
-            got = ctx.outcome_of(expr.lever)
+            got = ctx.outcome_of(expr.named)
             if got is None:
                 if expr.outcome == "decided":
                     return [w["needs_decided"].format(lever=expr.lever)]

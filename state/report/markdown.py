@@ -8,8 +8,6 @@ from optseq.state.lifecycle.states import DECIDED
 from optseq.state.plan.gates import Atom
 from optseq.state.plan.model import Plan
 from optseq.state.plan.prose import localized
-from optseq.state.report.change_lines import ChangeLines
-from optseq.state.report.screen_lines import ScreenLines
 from optseq.state.report.escape import block, bullet, heading, one_line
 from optseq.state.report.graph import Graph
 from optseq.state.report.hours import Hours
@@ -35,7 +33,7 @@ def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | No
     return doc.render(today)
 
 
-class _Doc(Tables, Graph, Hours, ChangeLines, ScreenLines):
+class _Doc(Tables, Graph, Hours):
     def render(self, today) -> str:
         # a section with nothing to say is left out: a plan without order or decision points (a team's
         # starter plan) must not export empty headings as if the doc had lost them
@@ -96,6 +94,8 @@ class _Doc(Tables, Graph, Hours, ChangeLines, ScreenLines):
             if event.get("type") != "decision_point":
                 continue
             point = event.get("point", event.get("id"))
+            if not isinstance(point, str):
+                continue
             if point not in fired or event.get("seq", 0) >= fired[point].get("seq", 0):
                 fired[point] = event
         lines = [heading(2, self.w['points']), "", self.w["points_intro"]]

@@ -6,9 +6,10 @@ from __future__ import annotations
 from optseq.state.lifecycle import screened
 from optseq.state.report.escape import bullet, heading, one_line
 from optseq.state.report.labels import MARKS
+from optseq.state.report.lever_words import LeverWords
 
 
-class ScreenLines:
+class ScreenLines(LeverWords):
     """Section 6's screen facts, from the machine's kept screens; [] where no screen has ended with a fit."""
 
     def screen_lines(self) -> list[str]:

@@ -94,15 +94,15 @@ def render(plot: Plot) -> bytes:
                    f'stroke-dasharray="4,3"/>\n')
     # the bars, then the points over them
     for i, (est, low, high) in enumerate(zip(plot.estimates, plot.lows, plot.highs)):
-        xx = x(i)
+        at = x(i)
         # a bound missing, or one a sequential interval left on the wrong side of the estimate, draws no half-bar
         ends = [v for v in (low if low is not None and low < est else None,
                             high if high is not None and high > est else None) if v is not None]
         if not ends:
             continue
-        out.append(f'<path d="M{_f(xx)} {_f(y(min(est, *ends)))}V{_f(y(max(est, *ends)))}" stroke="{BAR}" '
+        out.append(f'<path d="M{_f(at)} {_f(y(min(est, *ends)))}V{_f(y(max(est, *ends)))}" stroke="{BAR}" '
                    f'stroke-width="1.5" fill="none"/>\n')
-        out.extend(f'<path d="M{_f(xx - CAP)} {_f(y(v))}H{_f(xx + CAP)}" stroke="{BAR}" stroke-width="1.5"/>\n'
+        out.extend(f'<path d="M{_f(at - CAP)} {_f(y(v))}H{_f(at + CAP)}" stroke="{BAR}" stroke-width="1.5"/>\n'
                    for v in ends)
     for i, est in enumerate(plot.estimates):
         out.append(f'<circle cx="{_f(x(i))}" cy="{_f(y(est))}" r="3.5" fill="{POINT}"/>\n')

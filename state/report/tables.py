@@ -6,18 +6,23 @@ import re
 from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.lifecycle.words import said_in
+from optseq.state.plan.model import Lever
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
-from optseq.state.report.lever_words import LeverWords, number, utc_day
+from optseq.state.report.change_lines import ChangeLines
+from optseq.state.report.lever_words import number, utc_day
+from optseq.state.report.screen_lines import ScreenLines
 from optseq.state.runs.stats import arms_text
 from optseq.state.report.labels import RUNS, STORED
 from optseq.state.text import ratio_text
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
+Past = tuple[int, Lever, "str | None", dict]
+"""A decision of the history: its seq, the lever, its outcome, its record (or the plan's prior, or a count)."""
 
 
-class Tables(LeverWords):
-    """Section 1's table and section 6, the results."""
+class Tables(ChangeLines, ScreenLines):
+    """Section 1's table and section 6, the results (with its change points and screens)."""
 
     # -- 1. the pending-levers table --------------------------------------------------------------------------
     def table(self) -> str:
@@ -52,7 +57,8 @@ class Tables(LeverWords):
     # -- 6. results ---------------------------------------------------------------------------------------------
     def results(self) -> str:
         w = self.w
-        rows, history = [], []
+        rows: list[list] = []
+        history: list[Past] = []
         decisions = [r for r in self.records.get("decisions", ()) if self.plan.has_lever(r.get("lever", ""))]
         replaced = {r.get("supersedes") for r in decisions if r.get("supersedes") is not None}
         for lever in self.plan.levers:
@@ -75,8 +81,8 @@ class Tables(LeverWords):
                 cells = self.stats_cells(stats) if stats else ["—"] * 5
                 rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.get("ended") or run.get("at")),
                              w["auto"], _joined(self.inconclusive_text(model), figures_note(stats, self.lang))])
-            past = [(0, lever, lever.prior.outcome, {"source": "plan"})] if lever.prior and model.decision_seq != 0 \
-                else []
+            past: list[Past] = [(0, lever, lever.prior.outcome, {"source": "plan"})] \
+                if lever.prior and model.decision_seq != 0 else []
             for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
                 if r.get("superseded") or r.get("id") in replaced or r.get("seq") != model.decision_seq:
                     past.append((r.get("seq", 0), lever, r.get("outcome"), r))

@@ -25,13 +25,13 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from optseq.state import atomic
+from optseq.state.code import git
 from optseq.state.runners.interface import RunnerError
 
 LIMIT = 100 * 1024 * 1024
@@ -194,12 +194,10 @@ def _blob(root: Path, commit: str, rel: str, filtered: bool) -> bytes | None:
 
 def _git(root: Path, *args: str, ok: tuple[int, ...] = (0,)) -> bytes | None:
     """git's stdout; None for an exit in `ok` other than 0; RunnerError for any other."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, stdin=subprocess.DEVNULL,
-                              env=env, timeout=GIT_WAIT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RunnerError(f"cannot read the files to ship to Ray from {root}: git {args[0]}: {exc}") from None
+        proc = git.raw(root, *args, timeout=GIT_WAIT_S)
+    except git.GitError as exc:
+        raise RunnerError(f"cannot read the files to ship to Ray from {root}: {exc}") from None
     if proc.returncode == 0:
         return proc.stdout
     if proc.returncode in ok:

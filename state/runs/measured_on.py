@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from optseq.state.plan.model import Plan
 from optseq.state.plan.workload import Stack, compose

@@ -46,7 +46,7 @@ class Resume:
 
     def runner(self, host: RunHost) -> Runner:
         """The cluster the run was sent to, whatever this optseq would send new runs to."""
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         from optseq.state.runners.choose import configure, make
         from optseq.state.runners.ray_jobs import RayRunner

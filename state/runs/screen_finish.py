@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from msgspec.structs import replace
 
 from optseq.state.exits import Exit
 from optseq.state.plan.model import Lever
@@ -17,6 +19,7 @@ from optseq.state.runs.run_end import Decision, Ending, Move, finish_run
 from optseq.state.runs.run_pass import Go
 from optseq.state.runs.screen_levers import Measured, Screen, arms_of, rule_of
 from optseq.state.store.records import utc_now
+from optseq.state.text import ratio_text
 
 CONFIRM_ID = "confirm"
 """The name a confirmation's pseudo-lever goes by in its progress lines."""
@@ -153,7 +156,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
                 outcome = "reject" if isinstance(high, (int, float)) and high < lever.rule.min_speedup else \
                     "inconclusive"
                 reason = (f"{reason}; {' + '.join(confirmed['levers'])} confirmed (run {confirmed['run']}), but "
-                          f"with the others on its own gain is {own:.3g}×, under its {lever.rule.min_speedup:g}×")
+                          f"with the others on its own gain is {_x(own)}, under its {lever.rule.min_speedup:g}×")
             else:
                 best = best_gain(fit, lever.id, screen.screened.ids) if fit is not None else None
                 high = call.get("high")
@@ -165,7 +168,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
                 reason = (f"{reason}; not confirmed" + (
                     f" with {' + '.join(confirmed['levers'])} (run {confirmed['run']}, {confirmed['outcome']}): "
                     f"{confirmed['reason']}" if confirmed else "")
-                    + (f"; its gain beside any one lever is {best:.3g}× at most, under its "
+                    + (f"; its gain beside any one lever is {_x(best)} at most, under its "
                        f"{lever.rule.min_speedup:g}×" if under else ""))
         broken = guards.get(lever.id)
         if broken and outcome in ("adopt", "inconclusive", None, "confirm"):
@@ -253,8 +256,6 @@ def _fit_so_far(screen, samples: list) -> dict | None:
 
 def what_measured(screen, measured, fit: dict | None) -> str:
     """What a screen that ended early measured: blocks done, launches, the effects so far."""
-    from optseq.state.text import ratio_text
-
     # launches that gave their number (warm-ups too): a launch that failed or was stopped measured nothing
     n = measured.launches
     done = f"{len(measured.blocks)} block{'s' * (len(measured.blocks) != 1)} done, {n} launch{'es' * (n != 1)} measured"
@@ -319,3 +320,8 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
     # a run of no lever: the screen's end moves its levers and decides
     finish_run(host, Ending(record["id"], status, verdict, fields, marks_stack=False))
     return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status}
+
+
+def _x(gain: float | None) -> str:
+    """A gain in a reason, by the one rule for ratios (state/text.py); its branch has it, else `?`."""
+    return "?" if gain is None else f"{ratio_text(gain, 3)}×"

@@ -71,7 +71,7 @@ def _order(d: dict[str, Any], me: str) -> tuple[str, str]:
 
 def _writer(d: dict[str, Any], me: str) -> str:
     origin = d.get("origin")
-    return origin.get("writer") if isinstance(origin, dict) and origin.get("writer") else me
+    return str(origin["writer"]) if isinstance(origin, dict) and origin.get("writer") else me
 
 
 def _saw(x: dict[str, Any], y: dict[str, Any], me: str, through: list[int]) -> bool:
@@ -89,7 +89,7 @@ def _saw(x: dict[str, Any], y: dict[str, Any], me: str, through: list[int]) -> b
 
 
 def _said(d: dict[str, Any], me: str) -> dict[str, Any]:
-    origin = d.get("origin") if isinstance(d.get("origin"), dict) else {}
+    origin = found if isinstance(found := d.get("origin"), dict) else {}
     return {"id": d.get("id"), "outcome": d.get("outcome"), "why": d.get("why"), "writer": _writer(d, me),
             "at": origin.get("at") or d.get("at")}
 

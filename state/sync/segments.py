@@ -107,10 +107,9 @@ def checked(writer: str, commit: str, manifest: dict[str, Any], raw: bytes, expe
             raise SegmentRefused(f"{where}, line {i}: not JSON; refused, nothing of it imported") from None
         problem = frame_problem(line)
         table = line.get("t") if isinstance(line, dict) else None
-        if problem is None and table not in HISTORY:
-            problem = f"table {table!r} is none of {', '.join(HISTORY)}"
         if problem is None:
-            problem = shape_problem(table, line)
+            problem = shape_problem(table, line) if isinstance(table, str) and table in HISTORY else \
+                f"table {table!r} is none of {', '.join(HISTORY)}"
         if problem is None and not isinstance(line.get("x", {}), dict):
             problem = "its references (x) are not an object"
         if problem:

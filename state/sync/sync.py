@@ -108,7 +108,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
                 follow(written)
             imported = int(store.meta().get("seq") or 0)
             # a sync is the last one once nothing of this store's waits: here, or after its push below
-            last = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
+            last: dict[str, Any] = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
                 state["pushed"] = {**state["pushed"], "ends": ends}
             # the remote as the console's S finds it again: a remote's name, or a path or URL made absolute

@@ -9,12 +9,12 @@ language.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
 import subprocess
 
+import msgspec
 import pytest
 
 from optseq.state.plan import loader as plan_loader
@@ -43,9 +43,9 @@ def plan_strings(lang: str) -> list[str]:
     def walk(value):
         if isinstance(value, str):
             found.extend([value, *re.findall(r"\*\*(.+?)\*\*", value)])  # a title's bold part: its short name
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            for f in dataclasses.fields(value):
-                walk(getattr(value, f.name))
+        elif isinstance(value, msgspec.Struct):
+            for name in value.__struct_fields__:
+                walk(getattr(value, name))
         elif isinstance(value, dict):
             for k, v in value.items():
                 walk(k)

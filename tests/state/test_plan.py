@@ -1,5 +1,4 @@
 """The plan loader: the default plan's content, and one clean one-line error per malformed plan."""
-import dataclasses
 import datetime as dt
 import pickle
 import re
@@ -7,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from optseq.state.plan.model import DECISION_OUTCOMES, PAIRED_OUTCOMES, PlanError
@@ -75,12 +75,12 @@ HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
 
 def prose(value):
-    """Every text of a plan (or a part of one), wherever it sits in the dataclasses."""
+    """Every text of a plan (or a part of one), wherever it sits in its Structs."""
     if isinstance(value, str):
         yield value
-    elif dataclasses.is_dataclass(value):
-        for f in dataclasses.fields(value):
-            yield from prose(getattr(value, f.name))
+    elif isinstance(value, msgspec.Struct):
+        for name in value.__struct_fields__:
+            yield from prose(getattr(value, name))
     elif isinstance(value, (tuple, list)):
         for item in value:
             yield from prose(item)

@@ -41,3 +41,23 @@ def test_the_cli_prints_far_ratios_readably(tmp_path, cli_env):
     assert re.search(rf"reject {small}× \[{small}, {small}\] \(", doc), doc
     for text in (doc, optseq(env, "status").stdout):
         assert "0.00×" not in text and "0.000×" not in text and not re.search(r"\d{5}\.\d+×", text), text
+
+
+FIXED_BEFORE_TIMES = re.compile(r"\{([^{}]*):\.\d+[fg]\}×")
+"""A figure given a fixed precision right before its `×`: `{own:.3g}×` said 2.5e+03× of a 2,500× gain."""
+
+
+def test_no_measured_ratio_is_printed_with_a_fixed_precision_of_its_own():
+    """Every measured ratio goes through ratio_text; a plan's threshold (`min_speedup`) prints as the plan wrote
+    it, and the benches write their own tables."""
+    from tests.conftest import ROOT
+
+    found = []
+    for room in ("state", "console"):
+        for path in sorted((ROOT / room).rglob("*.py")):
+            if "bench" in path.relative_to(ROOT).parts:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                found += [f"{path.relative_to(ROOT)}:{number}: {m.group(0)}" for m in FIXED_BEFORE_TIMES.finditer(line)
+                          if not m.group(1).endswith("min_speedup")]
+    assert not found, "\n".join(found)
