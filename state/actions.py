@@ -199,7 +199,8 @@ class Actions:
         return list(lever.outcomes)
 
     def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
-                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None, config: str | None = None,
+                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
+                        config: dict[str, Any] | None = None,
                         why_said: dict[str, Any] | None = None, source: str | None = None) -> dict[str, Any]:
         try:
             self.held.machine.check_decidable(lever_id, outcome)

@@ -3,7 +3,7 @@ one may run (or be watched) here, its run lock, and where this process sends its
 state/runs/lever_run.py's, launched by the Sequencer."""
 from __future__ import annotations
 
-from collections.abc import Callable, Container
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from optseq.state import testbed_views
@@ -148,7 +148,7 @@ class LeverRuns:
                                 and not m.landed and m.unavailable is None and m.state != "running"
                                 and self.watch_refusal(lid) is None)
 
-    def pick(self, target: str, done: Container[str] = ()) -> str | None:
+    def pick(self, target: str, done: Collection[str] = ()) -> str | None:
         """The next lever of group `target` from the current state, skipping those in `done`: a run may
         make others ready or stale, and no lever runs twice in one invocation."""
         return next((lid for lid in self.targets(target) if lid not in done), None)

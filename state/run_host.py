@@ -6,7 +6,7 @@ it uses of the Sequencer is spelled out as `Sequencing` below, so the two stay a
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,8 +55,9 @@ class Sequencing(Protocol):
     def fire_points(self, table: str, record: dict) -> None: ...
 
     def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
-                        runs: Sequence[int] = (), stats: dict | None = None, config: dict | None = None,
-                        why_said: dict | None = None, source: str | None = None) -> dict: ...
+                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
+                        config: dict[str, Any] | None = None, why_said: dict[str, Any] | None = None,
+                        source: str | None = None) -> dict[str, Any]: ...
 
     # the values of a criterion event, as a lever's command printed them (JSON): this method checks each
     def record_criterion_in_batch(self, lever_id: str, candidate: Any, criterion: Any, outcome: Any,
@@ -72,7 +73,7 @@ class Sequencing(Protocol):
 
     def watchable(self) -> list[str]: ...
 
-    def pick(self, target: str, done: Iterable[str] = ()) -> str | None: ...
+    def pick(self, target: str, done: Collection[str] = ()) -> str | None: ...
 
     def detached_runs(self) -> list[dict]: ...
 
@@ -134,7 +135,7 @@ class SequencerHost:
     def watchable(self) -> list[str]:
         return self._seq.watchable()
 
-    def pick(self, target: str, done: Iterable[str] = ()) -> str | None:
+    def pick(self, target: str, done: Collection[str] = ()) -> str | None:
         return self._seq.pick(target, done=done)
 
     # -- what a run does -----------------------------------------------------------------------------------------

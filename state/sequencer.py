@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -233,7 +233,8 @@ class Sequencer:
     def outcomes_of(self, lever: Lever) -> list[str]:
         return self.actions.outcomes_of(lever)
     def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
-                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None, config: str | None = None,
+                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
+                        config: dict[str, Any] | None = None,
                         why_said: dict[str, Any] | None = None, source: str | None = None) -> dict[str, Any]:
         return self.actions.decide_in_batch(lever_id, outcome, why=why, auto=auto, rule=rule, runs=runs, stats=stats,
                                             config=config, why_said=why_said, source=source)
@@ -262,7 +263,7 @@ class Sequencer:
         return self.lever_runs.targets(target)
     def watchable(self) -> list[str]:
         return self.lever_runs.watchable()
-    def pick(self, target: str, done: Container[str] = ()) -> str | None:
+    def pick(self, target: str, done: Collection[str] = ()) -> str | None:
         return self.lever_runs.pick(target, done)
 
     @property

@@ -107,6 +107,8 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                         raise BenchError(f"run {k + 1}: none of {', '.join(LEVERS)} can run on this plan")
                     lever = seq.lever(lever_id)
                     rule = lever.rule
+                    if rule is None:  # the bench's plan gives each of its levers a rule
+                        raise BenchError(f"{lever_id}: the plan gives it no [levers.rule] to run by")
                     j = per_lever.get(lever_id, 0)  # the lever's decided runs so far
                     want = "inconclusive" if k % 10 == 9 else ("adopt" if j % 2 == 0 else "reject")
                     per_lever[lever_id] = j + (want != "inconclusive")

@@ -22,7 +22,7 @@ DEFAULT_REPEATS = 10
 DEFAULT_MAX_REPEATS = 160
 """Pairs a compare may extend to before it says inconclusive: 10, 20, 40, 80, 160 at five looks."""
 
-EXIT = {CompareVerdict.NOT_SLOWER: Exit.OK, CompareVerdict.SLOWER: Exit.SLOWER,
+EXIT: dict[str, Exit] = {CompareVerdict.NOT_SLOWER: Exit.OK, CompareVerdict.SLOWER: Exit.SLOWER,
         CompareVerdict.INCONCLUSIVE: Exit.INCONCLUSIVE, CompareVerdict.FAILED: Exit.RUN_FAILED,
         CompareVerdict.GUARD: Exit.GUARD_FAILED}
 """`optseq compare`'s exit code per verdict (state/exits.py: bad input and Ctrl-C as for every command)."""

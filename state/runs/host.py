@@ -7,7 +7,7 @@ final record moves it on replay, a decision, a criterion, the stack's staleness 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -108,7 +108,7 @@ class RunHost(Protocol):
     def watchable(self) -> list[str]:
         """The levers `--run watch` re-checks, in dependency order."""
 
-    def pick(self, target: str, done: Iterable[str] = ()) -> str | None:
+    def pick(self, target: str, done: Collection[str] = ()) -> str | None:
         """The next lever of a group run (`ready`, `stale`, `watch`) as things stand, skipping `done`."""
 
     # -- what a run does -----------------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ from optseq.state.store.storage import StoreUnwritable
 if TYPE_CHECKING:  # the pass planner, imported when a run measures
     from optseq.state.runs.passes import Step
 
-EXIT = {RunStatus.SUCCEEDED: Exit.OK, LeverVerdict.INCONCLUSIVE: Exit.OK, RunStatus.FAILED: Exit.RUN_FAILED,
-        RunStatus.TIMEOUT: Exit.RUN_FAILED, RunStatus.CANCELLED: Exit.RUN_FAILED, RunStatus.UNAVAILABLE: Exit.NOTHING,
-        RunStatus.INTERRUPTED: Exit.RUN_FAILED}
+EXIT: dict[str, Exit] = {
+    RunStatus.SUCCEEDED: Exit.OK, LeverVerdict.INCONCLUSIVE: Exit.OK, RunStatus.FAILED: Exit.RUN_FAILED,
+    RunStatus.TIMEOUT: Exit.RUN_FAILED, RunStatus.CANCELLED: Exit.RUN_FAILED, RunStatus.UNAVAILABLE: Exit.NOTHING,
+    RunStatus.INTERRUPTED: Exit.RUN_FAILED}
 """CLI exit code for each way a run ends."""
 
 
