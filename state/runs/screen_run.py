@@ -11,6 +11,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from optseq.state.errors import InputError
 from optseq.state.plan.model import Lever
@@ -21,6 +22,9 @@ from optseq.state.runs.lever_run import RunControl
 from optseq.state.runs.run_pass import Collected, Go, Pass, launch, launch_token
 from optseq.state.store.records import utc_now
 
+if TYPE_CHECKING:
+    from optseq.state.screen.design import Design
+
 SCREEN_ID = "screen"
 """The name the screen's pseudo-lever goes by in its progress lines; no lever may be a run keyword, nor this."""
 
@@ -30,8 +34,7 @@ class Screen:
     """A screen about to run: its levers, its design and what it may spend."""
 
     screened: screen_levers.Screened
-    design: object
-    """state.screen.design.Design."""
+    design: Design
     budget: int
     """Launches of the design's runs the screen may spend (warm-ups come on top: `warmup` a pass)."""
     seed: int

@@ -4,7 +4,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.containers import Horizontal, Vertical
@@ -15,9 +17,15 @@ from optseq.console.tui.widgets.compare_list import CompareList
 from optseq.console.tui.widgets.cut_log import CutLog
 from optseq.console.words.figures import estimate_text, ratio, run_stats
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
+from optseq.console.tui.widgets.reported import Reported
 from optseq.console.tui.widgets.run_tally import Tally
 from optseq.state.runs.progress import RunProgress
 from optseq.state.text import terminal_safe
+
+if TYPE_CHECKING:
+    from optseq.state.runs.lever_run import RunControl
+    from optseq.state.runs.parallel import GroupRun
+    from optseq.state.sequencer import Sequencer
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
@@ -76,7 +84,7 @@ class RunPanel(Vertical):
         """One run of a parallel group ended (the group goes on): `report`, or `error` when it did not run."""
 
         lever: str
-        report: object | None
+        report: Reported | None
         error: str | None = None
 
     @dataclass
@@ -84,18 +92,18 @@ class RunPanel(Vertical):
         """The run ended: `report` is the state's RunReport, or None with `error` when it could not run."""
 
         lever: str
-        report: object | None
+        report: Reported | None
         error: str | None = None
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.lever: str | None = None
         """The lever running now, None when idle."""
-        self.last_report = None
+        self.last_report: Reported | None = None
         self.group_rows = GroupRows()
-        self._control = None
+        self._control: RunControl | None = None
         """The RunControl of the run going on (state.runs.lever_run, imported when a run starts)."""
-        self._group = None
+        self._group: GroupRun | None = None
         """The parallel group running now (start_group), whose runs x can stop one at a time."""
         self._lines: deque[str] = deque(maxlen=LOG_LINES)
         self._tally = Tally()
@@ -104,7 +112,7 @@ class RunPanel(Vertical):
         self._idle.set()
         self._progress = RunProgress()
         """The run's count over all its passes; written by the worker thread only, shown through messages."""
-        self._seq = None
+        self._seq: Sequencer | None = None
         """The Sequencer of the group under way, for each lever's rule."""
         self.add_class("-idle", update=False)  # styled as it is registered: none before (it is not mounted yet)
 
@@ -133,7 +141,7 @@ class RunPanel(Vertical):
             return self.group_rows.running()
         return {self.lever} if self.lever else set()
 
-    def show_store(self, runs: list[dict], readonly: bool, compares: list[dict] = (), testbeds: bool = False) -> None:
+    def show_store(self, runs: list[dict], readonly: bool, compares: Sequence[dict] = (), testbeds: bool = False) -> None:
         """The newest compares (each naming its testbed where the store holds several); idle and before any run of
         this console, what the store holds, and how to start a run if one can."""
         self.query_one(CompareList).show(list(compares), testbeds)
@@ -148,7 +156,7 @@ class RunPanel(Vertical):
         how = "read-only: this console cannot run levers" if readonly else "r runs the selected lever, n the next one"
         self.query_one("#run-title", Label).update(f"{held} · {how}")
 
-    def start(self, seq, lever_id: str) -> None:
+    def start(self, seq: Sequencer, lever_id: str) -> None:
         self._reset(lever_id, f"{lever_id}: starting…")
         try:
             self._progress = RunProgress.of(seq.plan.lever(lever_id))
@@ -158,7 +166,7 @@ class RunPanel(Vertical):
         self._run(seq, lever_id, self._control)
         self.post_message(self.Started(lever_id))
 
-    def start_group(self, seq, target: str, width: int) -> None:
+    def start_group(self, seq: Sequencer, target: str, width: int) -> None:
         """Up to `width` levers of `target` at once (state/runs/parallel.py), a row each."""
         from optseq.state.runs.parallel import GroupRun
 
@@ -167,8 +175,8 @@ class RunPanel(Vertical):
         self._seq = seq
         group = GroupRun(seq, target, width, self._sinks, on_started=self._group_started,
                          on_landed=self._group_landed)
-        self._control = _control()
-        self._control.attach(group)
+        control = self._control = _control()
+        control.attach(group)
         self._group = group
         self.add_class("-group")
         self._run_group(group, label)
@@ -258,7 +266,7 @@ class RunPanel(Vertical):
 
     def _lever_progress(self, lever_id: str) -> RunProgress:
         try:
-            return RunProgress.of(self._seq.plan.lever(lever_id))
+            return RunProgress.of(self._seq.plan.lever(lever_id)) if self._seq is not None else RunProgress()
         except Exception:  # an unknown lever: its run says so when it lands
             return RunProgress()
 
@@ -371,7 +379,7 @@ class RunPanel(Vertical):
         self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {message_text}")
 
 
-def _control():
+def _control() -> RunControl:
     from optseq.state.runs.lever_run import RunControl  # with the run machinery: not before the first paint
 
     return RunControl()
