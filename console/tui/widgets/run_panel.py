@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
 from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
@@ -23,6 +24,8 @@ from optseq.state.runs.progress import RunProgress
 from optseq.state.text import terminal_safe
 
 if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
     from optseq.state.runs.lever_run import RunControl
     from optseq.state.runs.parallel import GroupRun
     from optseq.state.sequencer import Sequencer
@@ -115,19 +118,45 @@ class RunPanel(Vertical):
         self._seq: Sequencer | None = None
         """The Sequencer of the group under way, for each lever's rule."""
         self.add_class("-idle", update=False)  # styled as it is registered: none before (it is not mounted yet)
+        self._built = False
+        """The panel's parts are mounted (`_build`)."""
+        self._store_view: tuple[list[dict], bool, list[dict], bool] | None = None
+        """What show_store was last given, drawn once the parts are there."""
 
-    def compose(self):
-        yield Label("no run yet", id="run-title")
-        with Horizontal(id="run-progress-row"):
-            yield ProgressBar(total=None, show_eta=False, id="run-progress")
-            yield Label("", id="run-progress-msg")
-        yield Static("", id="run-rows")
-        yield Static("estimate: -", id="run-estimate")
-        yield Static("samples: none yet", id="run-samples")
-        yield CutLog(max_lines=LOG_LINES, id="run-log")
-        # under the log, newest first: where the pane is short (a long plan at 24 rows, a run's progress row) the
-        # oldest compares are cut, never the run's log below its two lines
-        yield CompareList(id="run-compares")
+    def compose(self) -> ComposeResult:
+        # nothing in the first frame, where the Run tab is behind the Detail tab: the parts (a dozen widgets to
+        # style and lay out) are mounted a frame after it, or at once when a run starts before that
+        return iter(())
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._build)
+
+    def on_show(self) -> None:
+        self._build()
+
+    def _build(self) -> None:
+        """Mount the parts (they are in the DOM, to be queried and updated, as soon as this returns)."""
+        if self._built or not self.is_attached:
+            return
+        row = Horizontal(id="run-progress-row")
+        self.mount_all(self._parts(row))
+        if not row.is_attached:  # a panel being closed (a quit typed ahead of the frame) mounts nothing
+            return
+        self._built = True
+        # into the row once it is in the DOM: children given to its constructor would come with its own mount, later
+        row.mount_all([ProgressBar(total=None, show_eta=False, id="run-progress"), Label("", id="run-progress-msg")])
+        if self._store_view is not None:
+            self.show_store(*self._store_view)
+
+    def _parts(self, row: Horizontal) -> list[Widget]:
+        return [Label("no run yet", id="run-title"), row,
+                Static("", id="run-rows"),
+                Static("estimate: -", id="run-estimate"),
+                Static("samples: none yet", id="run-samples"),
+                CutLog(max_lines=LOG_LINES, id="run-log"),
+                # under the log, newest first: where the pane is short (a long plan at 24 rows, a run's progress
+                # row) the oldest compares are cut, never the run's log below its two lines
+                CompareList(id="run-compares")]
 
     # -- commands from the UI thread -----------------------------------------------------------
     @property
@@ -144,6 +173,9 @@ class RunPanel(Vertical):
     def show_store(self, runs: list[dict], readonly: bool, compares: Sequence[dict] = (), testbeds: bool = False) -> None:
         """The newest compares (each naming its testbed where the store holds several); idle and before any run of
         this console, what the store holds, and how to start a run if one can."""
+        self._store_view = (runs, readonly, list(compares), testbeds)
+        if not self._built:
+            return
         self.query_one(CompareList).show(list(compares), testbeds)
         if self.running or self.last_report is not None:
             return
@@ -183,6 +215,7 @@ class RunPanel(Vertical):
         self.post_message(self.Started(label))
 
     def _reset(self, lever: str, title: str) -> None:
+        self._build()
         self.lever = lever
         self.group_rows.clear()
         self.remove_class("-group")
