@@ -246,7 +246,7 @@ def _command_on(seq, args) -> int:
         from optseq.state.runs.check import check
 
         collector.collecting()
-        return check(seq, args.lever, say=lambda line: print(line, flush=True))
+        return check(seq.run_host, args.lever, say=lambda line: print(line, flush=True))
     if command == "runs":
         from optseq.console.commands.runs_cmd import print_runs
 

@@ -300,7 +300,8 @@ class Actions:
         nothing); returns a lever_run.RunReport."""
         from optseq.state.runs import lever_run
 
-        return lever_run.run_lever(self, lever_id, on_event=on_event, on_log=on_log, control=control, watch=watch)
+        return lever_run.run_lever(self.run_host, lever_id, on_event=on_event, on_log=on_log, control=control,
+                                   watch=watch)
 
     def check_watchable(self, lever_id: str) -> None:
         """A watch checks an adopted lever in the stack on the current code: InputError (one line) for any other."""

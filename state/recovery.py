@@ -59,7 +59,7 @@ def _finish_from_logs(seq, run_id: int) -> None:
     from optseq.state.runs.finish_logs import finish_from_logs
 
     try:
-        report = finish_from_logs(seq, run_id)
+        report = finish_from_logs(seq.run_host, run_id)
     except StoreError as exc:  # still no room, say: it stays interrupted, and the next writer tries again
         seq.warnings.append(f"run {run_id} could not be finished from its logs: {exc}")
         return

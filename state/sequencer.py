@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from optseq.state import branch_views
 from optseq.state.actions import Actions
@@ -21,6 +22,9 @@ from optseq.state.plan.model import Plan
 from optseq.state.store.inflight import FINAL
 from optseq.state.store.store import Store, StoreUnwritable
 from optseq.state.views import ReadViews, code_moved, evidence_runs
+
+if TYPE_CHECKING:
+    from optseq.state.runs.host import RunHost
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
@@ -335,6 +339,13 @@ class Sequencer(Actions, ReadViews, FirstWrite):
             self.store.upsert("levers", "lever", {"lever": view["id"], **{k: view[k] for k in
                                                   ("state", "outcome", "stale", "why_blocked")}})
         self.store.put_snapshot(snapshot.dump(self.machine, self.plan))
+
+    @property
+    def run_host(self) -> RunHost:
+        """What a run is given of this sequencer (state/runs/host.py's RunHost): runs/ never calls it back."""
+        from optseq.state.run_host import SequencerHost
+
+        return SequencerHost(self)
 
     def lever(self, lever_id: str):
         try:

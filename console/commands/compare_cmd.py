@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from optseq.state import atomic
 from optseq.state.errors import InputError
 
 BAD_INPUT, INTERRUPTED = 2, 130
@@ -58,7 +59,8 @@ def run_compare(seq, args) -> int:
         _check_summary(args.summary, "--summary", replace=True)
     if os.environ.get(SUMMARY_ENV):
         _check_summary(Path(os.environ[SUMMARY_ENV]), f"${SUMMARY_ENV}", replace=False)
-    found, commits = prepare(seq, args.base, args.head, args.lever, tolerance)  # refused in one line, if at all
+    # refused in one line, if at all
+    found, commits = prepare(seq.run_host, args.base, args.head, args.lever, tolerance)
     # a new store is said as the compare makes it (its first record, before any launch), not after hours
     seq.on_made = getattr(args, "announce_store", None)
     control = RunControl()
@@ -68,12 +70,12 @@ def run_compare(seq, args) -> int:
     progress = Progress(sys.stderr, COMPARE_ID, lever_spec=spec, echo=args.verbose)
     progress.say(f"compare: {commits.candidate.text()} against {commits.baseline.text()}, tolerance "
                  f"{found.tolerance * 100:.4g}% ({'the workload' if found.target == 'workload' else found.target})")
-    for line in [*notices(commits), length_line(seq, found)]:
+    for line in [*notices(commits), length_line(seq.run_host, found)]:
         progress.say(line)
     try:
         with cancelling(lambda ended: _interrupt(progress, control, ended.name)) as ended:
-            report = compare(seq, found, commits, lever_id=args.lever, on_event=progress.event, on_log=progress.log,
-                             control=control, plan=getattr(args, "plan", None))
+            report = compare(seq.run_host, found, commits, lever_id=args.lever, on_event=progress.event,
+                             on_log=progress.log, control=control, plan=getattr(args, "plan", None))
     finally:
         progress.close()
     data = report.to_dict()
@@ -160,10 +162,8 @@ def _append(path: str, text: str) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.optseq-tmp")
     try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.replace(path, (text + "\n").encode("utf-8"), keep_mode=False, suffix=".optseq-tmp", fsync=False,
+                       sync_dir="no")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"--summary {path}: {exc.strerror or exc}") from None

@@ -14,6 +14,8 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from optseq.state import atomic
+
 OK, BAD_INPUT, UNAVAILABLE = 0, 2, 3
 
 PLAN = "optseq.toml"
@@ -128,12 +130,9 @@ def write_starter(target: Path, force: bool = False) -> list[Path]:
                     raise InitError(f"{_show(path)} is a directory; not replacing it")
         temps: list[Path] = []
         try:
+            # every file written aside before any is renamed: a failure leaves none of them
             for path in paths:
-                temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-                temps.append(temp)
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(contents[path.name])
+                temps.append(atomic.write_temp(path.parent, f".{path.name}.", contents[path.name], fsync=False)[0])
             for temp, path in zip(temps, paths):
                 os.replace(temp, path)
         except OSError as exc:

@@ -212,7 +212,7 @@ def _run_target(seq: Sequencer, target: str, as_json: bool, parallel: int, contr
     if target == "watch" and first is not None:
         from optseq.state.runs.watch_cost import preamble
 
-        for line in preamble(seq):
+        for line in preamble(seq.run_host):
             print(f"optseq: {line}", file=sys.stderr, flush=True)
     if parallel > 1 and group and target != "next" and first is not None:
         _run_parallel(seq, target, parallel, control, reports, echo)
@@ -286,7 +286,7 @@ def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, 
     def landed(one) -> None:
         print(summary_line(one.report) if one.report else f"optseq: {one.refused}", file=sys.stderr, flush=True)
 
-    group = GroupRun(seq, target, width, sinks,
+    group = GroupRun(seq.run_host, target, width, sinks,
                      on_started=lambda lever, n: print(f"{lever}: started ({n} running)", file=sys.stderr, flush=True),
                      on_landed=landed)
     control.attach(group)  # Ctrl-C reaches every run of the group

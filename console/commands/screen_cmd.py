@@ -19,7 +19,7 @@ def run_screen_target(seq, named: list[str], budget: int | None, as_json: bool, 
     try:
         seq.runner  # noqa: B018 -- a runner that cannot be set up is bad input, before anything is recorded
         seq.testbed  # noqa: B018 -- as is an OPTSEQ_TESTBED that names no testbed
-        screen = screen_run.prepare(seq, named, budget)
+        screen = screen_run.prepare(seq.run_host, named, budget)
     except (InputError, RunnerError) as exc:
         return _refused(seq, "screen", str(exc), as_json, BAD_INPUT)
     for line in screen.screened.left_out:
@@ -29,7 +29,7 @@ def run_screen_target(seq, named: list[str], budget: int | None, as_json: bool, 
     progress.say(f"screen: starting {', '.join(screen.screened.ids)}: {screen.design.text()}; {screen.asks()}")
     with cancelling(lambda ended: _interrupt(control, ended.name)) as ended:
         try:
-            report = screen_run.run_screen(seq, screen, on_event=progress.event, on_log=progress.log,
+            report = screen_run.run_screen(seq.run_host, screen, on_event=progress.event, on_log=progress.log,
                                            control=control)
         except InputError as exc:  # refused at its start (a lever taken by another run meanwhile)
             progress.close()

@@ -19,6 +19,7 @@ from pathlib import Path
 import textual
 from textual.css.stylesheet import Stylesheet
 
+from optseq.state import atomic
 from optseq.state.cache_root import cache_root
 
 VERSION = 1
@@ -78,15 +79,13 @@ class CachedStylesheet(Stylesheet):
         if not self._new or self._file is None:
             return
         self._new = False
-        tmp = None
         try:
             self._file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._file.with_name(f".{self._file.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(pickle.dumps(self._kept, protocol=pickle.HIGHEST_PROTOCOL))
-            os.replace(tmp, self._file)
+            # a cache: a lost write is a parse next time, so nothing is fsynced
+            atomic.replace(self._file, pickle.dumps(self._kept, protocol=pickle.HIGHEST_PROTOCOL), keep_mode=False,
+                           fsync=False, sync_dir="no")
         except Exception:  # noqa: BLE001 - a read-only home, a full disk, an unpicklable rule: parse next time
-            if tmp is not None:
-                tmp.unlink(missing_ok=True)
+            pass
 
 
 def _read(path: Path | None) -> dict[tuple, list]:

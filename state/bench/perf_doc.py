@@ -1,9 +1,9 @@
 """docs/performance.md is written by several commands, each owning one `<!-- section:NAME -->` of it."""
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from optseq.state import atomic
 
 
 def cpu_name() -> str:
@@ -41,21 +41,7 @@ def write_section(path: Path, section: str, name: str) -> None:
     else:
         raise SectionError(f"{path}: the {name!r} section's markers are not one {start} … {end} pair; "
                            "fix the document by hand")
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic.replace(path, text.encode("utf-8"), mode=0o644, sync_dir="no")
 
 
 def rows_of(settings: list, measure, progress=None) -> list:

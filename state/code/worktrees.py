@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
 import hashlib
 import json
 import os
@@ -30,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from optseq.state import atomic, flock
 from optseq.state.code import git as g
 from optseq.state.cache_root import cache_root as cache_root_of_optseq
 from optseq.state.errors import InputError
@@ -89,19 +89,19 @@ def ensure(root: str | Path, commit: str, ref: str, hold: contextlib.ExitStack) 
     folder = repo_folder(root)
     folder.mkdir(parents=True, exist_ok=True)
     tree = Tree(folder / commit, commit)
-    with _flock(tree.beside(".lock"), fcntl.LOCK_EX) as lock:
+    with flock.held(tree.beside(".lock")) as lock:
         clear_aside(root, tree)
         meta = _read(tree.beside(".json"))
         now = _now()
         if meta.get("ready") and (tree.path / ".git").exists() and _clean(tree, lock):
             refs = list(dict.fromkeys([*meta.get("refs", []), ref]))
             _write(tree.beside(".json"), {**meta, "refs": refs, "used": now})
-            hold.enter_context(_flock(tree.beside(".use"), fcntl.LOCK_SH))
+            hold.enter_context(flock.held(tree.beside(".use"), shared=True))
             return tree
         _make(root, tree, lock)
         _write(tree.beside(".json"), {"repo": str(Path(root).resolve()), "git_dir": str(g.common_dir(root)),
                                       "commit": commit, "refs": [ref], "created": now, "used": now, "ready": True})
-        hold.enter_context(_flock(tree.beside(".use"), fcntl.LOCK_SH))
+        hold.enter_context(flock.held(tree.beside(".use"), shared=True))
     return tree
 
 
@@ -133,7 +133,7 @@ def _clean(tree: Tree, lock: int) -> bool:
         return True
     if found is None:
         return False
-    if _held(tree.beside(".use")):
+    if flock.is_held(tree.beside(".use")):
         raise InputError(f"optseq's checkout of {g.short(tree.commit)} ({tree.path}) has changed tracked files "
                          f"({named(found)}) while another run uses it: that run measures code that is not the "
                          "commit and fails; run again once it ends (a bench may write only untracked or ignored "
@@ -155,9 +155,9 @@ def _make(root: str | Path, tree: Tree, lock: int) -> None:
         tree.beside(suffix).unlink(missing_ok=True)
     aside = tree.path.with_name(f"{tree.commit}{ASIDE}{os.getpid()}-{secrets.token_hex(4)}")
     marker = aside.with_name(aside.name + ".lock")
-    fd = os.open(marker, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = flock.open_lock(marker)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        flock.take(fd)
         keep = (lock, fd)
         try:
             g.git(root, "worktree", "add", "--detach", "--quiet", str(aside), tree.commit, keep=(fd,))
@@ -190,11 +190,11 @@ def clear_aside(root: str | Path | None, tree: Tree) -> list[Path]:
     gone = []
     for path in sorted(tree.path.parent.glob(f"{tree.commit}{ASIDE}*")):
         if path.name.endswith(".lock"):
-            if not path.with_name(path.name[:-5]).exists() and not _held(path):
+            if not path.with_name(path.name[:-5]).exists() and not flock.is_held(path):
                 path.unlink(missing_ok=True)
             continue
         marker = path.with_name(path.name + ".lock")
-        if _held(marker):
+        if flock.is_held(marker):
             continue
         _remove(str(root) if root else None, path)
         marker.unlink(missing_ok=True)
@@ -208,7 +208,7 @@ def using(trees: list[Tree]) -> Iterator[None]:
     hold when its process dies, however it dies)."""
     with contextlib.ExitStack() as stack:
         for tree in trees:
-            stack.enter_context(_flock(tree.beside(".use"), fcntl.LOCK_SH))
+            stack.enter_context(flock.held(tree.beside(".use"), shared=True))
         yield
 
 
@@ -243,7 +243,7 @@ def listing() -> list[dict]:
                 state = "dirty"
             found.append({"path": str(tree.path), "commit": name, "repo": meta.get("repo"),
                           "refs": meta.get("refs") or [], "created": meta.get("created"), "used": meta.get("used"),
-                          "setup": "done" if setup.get("ok") else None, "in_use": _held(tree.beside(".use")),
+                          "setup": "done" if setup.get("ok") else None, "in_use": flock.is_held(tree.beside(".use")),
                           "state": state, "changed": changed or [], "bytes": _size(tree.path)})
     return sorted(found, key=lambda t: str(t.get("used") or ""))
 
@@ -263,10 +263,8 @@ def prune(repo: str | Path | None = None) -> tuple[list[dict], list[dict]]:
             continue
         tree = Tree(Path(entry["path"]), entry["commit"])
         with contextlib.ExitStack() as stack:
-            try:
-                stack.enter_context(_flock(tree.beside(".use"), fcntl.LOCK_EX | fcntl.LOCK_NB))
-                stack.enter_context(_flock(tree.beside(".lock"), fcntl.LOCK_EX | fcntl.LOCK_NB))
-            except BlockingIOError:
+            if stack.enter_context(flock.taken(tree.beside(".use"))) is None \
+                    or stack.enter_context(flock.taken(tree.beside(".lock"))) is None:
                 kept.append(entry)
                 continue
             clear_aside(entry.get("repo"), tree)
@@ -319,29 +317,6 @@ def _remove(repo: str | None, path: Path) -> None:
         shutil.rmtree(path)
 
 
-@contextlib.contextmanager
-def _flock(path: Path, how: int) -> Iterator[int]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, how)
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def _held(path: Path) -> bool:
-    if not path.exists():
-        return False
-    fd = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def _size(path: Path) -> int:
     total = 0
     for dirpath, dirnames, filenames in os.walk(path):
@@ -362,9 +337,9 @@ def _read(path: Path) -> dict:
 
 
 def _write(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    # written under the checkout's lock; a leftover temp file's name still starts with its commit (listing)
+    atomic.replace(path, json.dumps(data, indent=1).encode("utf-8"), keep_mode=False, prefix=f"{path.name}.",
+                   fsync=False, sync_dir="no")
 
 
 def _now() -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+from optseq.state.lifecycle.fields import part
+
 MAX_RUNS = 40
 """Newest runs plotted; more would not fit an 80-column plot anyway (the export's charts keep the same)."""
 
@@ -45,12 +47,12 @@ def measured_at(run: dict) -> dict:
     on = run.get("on")
     if isinstance(on, dict):
         return on
-    fingerprint = run.get("fingerprint") if isinstance(run.get("fingerprint"), dict) else {}
+    fingerprint = part(run, "fingerprint")
     code, repo = fingerprint.get("code"), fingerprint.get("repo")
-    out: dict = {}
+    out: dict[str, Any] = {}
     if isinstance(code, dict):  # a branch lever: its two commits, not the working tree
-        out["commit"] = (code.get("candidate") or {}).get("commit")
-        out["base"] = (code.get("baseline") or {}).get("commit")
+        out["commit"] = part(code, "candidate").get("commit")
+        out["base"] = part(code, "baseline").get("commit")
     elif isinstance(repo, dict):
         out["commit"] = repo.get("head")
         if repo.get("diff"):

@@ -1,133 +1,140 @@
 """Replaying records onto the machine: facts, criteria, decisions, runs and events, and the moves they make
-(decide, close, reopen, supersede, a run ended), as methods of PlanMachine."""
+(decide, close, reopen, supersede, a run ended)."""
 from __future__ import annotations
 
+from optseq.state.kinds import IN_FLIGHT, LeverState, RunStatus, ScreenVerdict
 from optseq.state.plan import gates
 from optseq.state.plan.testbed import decides
+from optseq.state.lifecycle.board import Board, Effects
+from optseq.state.lifecycle.fields import Derived, Record, Said, part
 from optseq.state.lifecycle.staleness import Staleness
+from optseq.state.lifecycle.standing import Standing
 from optseq.state.lifecycle.watched import Watched
 from optseq.state.lifecycle.states import DECIDED, OUTCOME_TRIGGER, RUNNABLE, LeverModel
 from optseq.state.lifecycle.words import say, text, unmet
 
 
-class RecordMoves(Watched, Staleness):
-    """The record-driven half of PlanMachine: it keeps `models`, `facts`, `runs`, `fired`, `last_device` and
-    `effects`, and gives `context()`."""
+class RecordMoves:
+    """Moves the board's levers as each record says, and gathers the events those moves derive."""
 
-    def apply(self, table: str, record: dict) -> list[dict]:
+    def __init__(self, board: Board, standing: Standing, staleness: Staleness, watched: Watched,
+                 effects: Effects) -> None:
+        self.board, self.standing, self.staleness, self.watched = board, standing, staleness, watched
+        self.effects = effects
+
+    def apply(self, table: str, record: Record) -> list[Derived]:
         """Replay one stored record; returns the events it derived (levers gone stale, decisions superseded),
         which the store keeps for history. Replaying those events later changes nothing: the machine
         derives the same moves from the records that caused them."""
-        self.effects = []
+        self.effects.clear()
         if table == "facts":
-            self.facts[record["name"]] = bool(record["value"])
+            self.board.facts[record["name"]] = bool(record["value"])
         elif table == "criteria":
-            model = self.models[record["lever"]]
+            model = self.board.models[record["lever"]]
             model.results[(record["candidate"], record["criterion"])] = (record["outcome"],
                                                                         record.get("evidence", ""))
         elif table == "decisions":
-            self._decide(record["lever"], record["outcome"], record["seq"], record)
+            self.decide(record["lever"], record["outcome"], record["seq"], record)
         elif table == "runs":
             self._run(record)
         elif table == "events":
             self._event(record)
         self.refresh()
-        effects, self.effects = self.effects, []
-        return effects
+        return self.effects.take()
 
-    def _event(self, record: dict) -> None:
+    def _event(self, record: Record) -> None:
         kind = record.get("type")
-        model = self.models.get(record.get("lever", ""))
+        model = self.board.models.get(record.get("lever", ""))
         if kind == "decision_point" and record.get("point"):
-            self.fired[record["point"]] = record.get("at")
+            self.board.fired[record["point"]] = record.get("at")
         if kind == "plan" and model is not None:
             model.plan_doc = record["path"]
             if model.state == "unplanned":
                 model.plan_written()
-        elif kind == "stale" and model is not None and (model.state in DECIDED or model.state == "measured"):
+        elif kind == "stale" and model is not None and (model.state in DECIDED or model.state == LeverState.MEASURED):
             model.stale_reason = record.get("reason", "")
             model.stale_said = record.get("said")  # derived events keep it; a stack change's has none
             model.invalidate()
         elif kind == "landed" and model is not None and model.outcome == "adopt" and model.landed is None:
             # the adopted branch is in the baseline's history: its decision takes effect, as an adopt does
-            before = self._stack()
+            before = self.standing.stack()
             model.landed = {"commit": record.get("commit"), "since": record.get("since"), "at": record.get("at")}
             self.refresh()
-            self._remeasure(model.lever.id, "adopt", record.get("seq") or 0, before,
-                            cause=say("landed", lever=model.lever.id, since=str(record.get("since"))[:7]))
+            self.staleness.remeasure(model.lever.id, "adopt", record.get("seq") or 0, before,
+                                     cause=say("landed", lever=model.lever.id, since=str(record.get("since"))[:7]))
         elif kind == "unlanded" and model is not None and model.landed:
-            before = self._stack()
+            before = self.standing.stack()
             model.landed = None
             self.refresh()
             commit = str(record.get("commit"))[:7]
-            self._left_stack(before, say("unlanded", commit=commit, base=record["base"]) if record.get("base")
-                             else say("unlanded_baseline", commit=commit))
+            self.staleness.left_stack(before, say("unlanded", commit=commit, base=record["base"])
+                                      if record.get("base") else say("unlanded_baseline", commit=commit))
 
-    def _run(self, record: dict) -> None:
+    def _run(self, record: Record) -> None:
         if record.get("kind") == "compare":
-            self.runs.compare(record)  # two commits of the workload: it moves no lever
+            self.board.runs.compare(record)  # two commits of the workload: it moves no lever
             return
         if record.get("kind") == "confirm":
             return  # a screen's paired check of a combination: the screen's decisions cite it
         if record.get("kind") == "screen":
-            self.runs.screen(record)  # kept whole: the levers' measured interactions are derived from it
+            self.board.runs.screen(record)  # kept whole: the levers' measured interactions are derived from it
             self._screen(record)
             return
         self._lever_run(record)
 
-    def _lever_run(self, record: dict) -> None:
-        model = self.models[record["lever"]]
-        counts = decides(record, self.plan.testbed)
-        self.runs.started(record)
-        if record.get("status") not in ("running", "queued"):
-            self.runs.ended(record, counts)
+    def _lever_run(self, record: Record) -> None:
+        model = self.board.models[record["lever"]]
+        counts = decides(record, self.board.plan.testbed)
+        self.board.runs.started(record)
+        if record.get("status") not in IN_FLIGHT:
+            self.board.runs.ended(record, counts)
         if not counts:
             return  # measured on another testbed than the plan's deciding one: shown, it moves nothing
         if record.get("watch"):
             # a watch checks a standing adopt: the lever's state does not move while it runs, nor after
-            if record.get("status") not in ("running", "queued"):
-                self._watched(model, record)
+            if record.get("status") not in IN_FLIGHT:
+                self.watched.watched(model, record)
             return
         if model.state not in RUNNABLE:
             return  # a run of a lever whose state moved on (e.g. closed) stays in history only
         model.start()
         status = record.get("status")
-        if status not in ("running", "queued"):
+        if status not in IN_FLIGHT:
             self._ended(model, record, status, record.get("verdict", _verdict_of(record)))
 
-    def _screen(self, record: dict) -> None:
+    def _screen(self, record: Record) -> None:
         """A screen moves each of its levers as a run of it would: running while it runs, measured (or back, where
         it ended early) after; its decisions follow as records of their own."""
-        screen = record.get("screen") if isinstance(record.get("screen"), dict) else {}
-        verdicts = screen.get("verdicts") if isinstance(screen.get("verdicts"), dict) else {}
-        whys = screen.get("whys") if isinstance(screen.get("whys"), dict) else {}
+        screen = part(record, "screen")
+        verdicts, whys = part(screen, "verdicts"), part(screen, "whys")
         for lever_id in screen.get("levers") or []:
-            if lever_id in self.models:  # each lever's reason is its own call's
-                self._lever_run({**record, "lever": lever_id, "verdict": verdicts.get(lever_id),
+            if lever_id in self.board.models:  # each lever's reason is its own call's
+                verdict = verdicts.get(lever_id)
+                self._lever_run({**record, "lever": lever_id,
+                                 "verdict": ScreenVerdict(verdict) if verdict in _SCREEN_VERDICTS else verdict,
                                  "detail": whys.get(lever_id, record.get("detail"))})
 
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
-                  record: dict | None = None) -> list[dict]:
+                  record: Record | None = None) -> list[Derived]:
         """A live run finished (`record`: its final run record): the same move that record makes on replay.
         Returns the derived events, as `apply` does."""
-        self.effects = []
-        model = self.models[lever_id]
+        self.effects.clear()
+        model = self.board.models[lever_id]
         final = dict(record or {}, status=status, lever=lever_id)
-        if self.runs.is_screen(final.get("id")):  # its end, kept whole for the views (not once per lever)
-            self.runs.screen({k: v for k, v in final.items() if k not in ("lever", "verdict")})
-        counts = decides(final, self.plan.testbed)
-        self.runs.ended(final, counts)
+        if self.board.runs.is_screen(final.get("id")):  # its end, kept whole for the views (not once per lever)
+            self.board.runs.screen({k: v for k, v in final.items() if k not in ("lever", "verdict")})
+        counts = decides(final, self.board.plan.testbed)
+        self.board.runs.ended(final, counts)
         if not counts:
             pass  # another testbed's run: recorded and shown, it decides nothing here
         elif final.get("watch"):
-            self._watched(model, final)
-        elif model.state == "running":
+            self.watched.watched(model, final)
+        elif model.state == LeverState.RUNNING:
             self._ended(model, final, status, verdict)
-        effects, self.effects = self.effects, []
-        return effects
+        return self.effects.take()
 
-    def _ended(self, model: LeverModel, record: dict, status: str, verdict: str | None) -> None:
-        before = self._stack()
+    def _ended(self, model: LeverModel, record: Record, status: str | None, verdict: str | None) -> None:
+        before = self.standing.stack()
         run_id = record.get("id")
         reason = _run_reason(record)
         model.last_run = {"id": run_id, "status": status, "verdict": verdict, "reason": reason}
@@ -135,7 +142,7 @@ class RecordMoves(Watched, Staleness):
         if said:  # the rule's reason as runs/words says it, for the export's language
             model.last_run["said"] = said
         device = (record.get("fingerprint") or {}).get("device")
-        if status == "succeeded":
+        if status == RunStatus.SUCCEEDED:
             model.finish()
             model.unavailable = None
             # the latest evidence rules: a re-measure that cannot tell takes the lever out of the stack
@@ -150,30 +157,32 @@ class RecordMoves(Watched, Staleness):
                 model.clear_decision(english, run=run_id)
         else:
             model.abort()
-            model.unavailable = ({"reason": reason, "run": run_id,
-                                  "device": device or self.last_device} if status == "unavailable" else None)
+            model.unavailable = ({"reason": reason, "run": run_id, "device": device or self.board.last_device}
+                                 if status == RunStatus.UNAVAILABLE else None)
         if device:
             # another device may have what this one lacked: unavailable levers are worth a new try
-            for other in self.models.values():
+            for other in self.board.models.values():
                 if other.unavailable and other.unavailable.get("device") != device:
                     other.unavailable = None
-            self.last_device = device
+            self.board.last_device = device
         self.refresh()
-        self._left_stack(before, say("remeasured", lever=model.lever.id, run=run_id))
+        self.staleness.left_stack(before, say("remeasured", lever=model.lever.id, run=run_id))
 
-    def _decide(self, lever_id: str, outcome: str, seq: int, record: dict) -> None:
+    def decide(self, lever_id: str, outcome: str, seq: int, record: Record) -> None:
+        """A decision's move: the lever to its outcome's state; a reversal reopens what the old outcome closed and
+        closes what stood on it; a branch closes what it closes; what was measured with it goes stale."""
         if record.get("yields"):
             return  # another writer's, made without seeing the one the lever holds, and earlier (sync/conflicts.py)
-        model = self.models[lever_id]
+        model = self.board.models[lever_id]
         trigger = OUTCOME_TRIGGER.get(outcome, "decide")
-        if model.state == "running":
+        if model.state == LeverState.RUNNING:
             model.abort()
-        if model.state == "closed":
+        if model.state == LeverState.CLOSED:
             return
-        before = self._stack()
-        open_before = {lid for lid, m in self.models.items() if m.state != "closed"}
-        ctx = self.context()
-        held = {lid: gates.holds(m.lever.requires, ctx) for lid, m in self.models.items()}
+        before = self.standing.stack()
+        open_before = {lid for lid, m in self.board.models.items() if m.state != LeverState.CLOSED}
+        ctx = self.standing.context()
+        held = {lid: gates.holds(m.lever.requires, ctx) for lid, m in self.board.models.items()}
         previous = model.outcome
         getattr(model, trigger)()
         model.outcome, model.decision_seq, model.decision = outcome, seq, record
@@ -193,10 +202,10 @@ class RecordMoves(Watched, Staleness):
             changed = True
             while changed:
                 changed = False
-                ctx = self.context()
-                for other in self.models.values():
+                ctx = self.standing.context()
+                for other in self.board.models.values():
                     lid = other.lever.id
-                    if (lid != lever_id and lid in open_before and other.state != "closed" and held[lid]
+                    if (lid != lever_id and lid in open_before and other.state != LeverState.CLOSED and held[lid]
                             and not gates.holds(other.lever.requires, ctx)):
                         # a gate on this lever needs no more words; one further down names the missing link
                         direct = lever_id in {a.lever for a in gates.atoms(other.lever.requires)}
@@ -205,12 +214,12 @@ class RecordMoves(Watched, Staleness):
                         self._close(lid, lever_id, why, record)
                         changed = True
         self.refresh()
-        self._remeasure(lever_id, outcome, seq, before)
-        self._left_stack(before, cause)
+        self.staleness.remeasure(lever_id, outcome, seq, before)
+        self.staleness.left_stack(before, cause)
 
-    def _close(self, lever_id: str, by: str, why: dict, record: dict) -> None:
-        target = self.models[lever_id]
-        if target.state == "closed":
+    def _close(self, lever_id: str, by: str, why: Said, record: Record) -> None:
+        target = self.board.models[lever_id]
+        if target.state == LeverState.CLOSED:
             return
         self._supersede(target, say("closed", why=why), by=record.get("id"))
         target.clear_decision(text(say("closed", why=why)))
@@ -220,73 +229,76 @@ class RecordMoves(Watched, Staleness):
     def _reopen(self, lever_id: str) -> None:
         """Levers closed by `lever_id`'s old outcome open again (as blocked; refresh moves them on), unless
         another decided gate's branch still closes them."""
-        for other in self.models.values():
-            if other.state != "closed" or other.closed_by_lever != lever_id:
+        for other in self.board.models.values():
+            if other.state != LeverState.CLOSED or other.closed_by_lever != lever_id:
                 continue
-            still = next((m for m in self.models.values() if m.lever.id != lever_id and m.outcome
+            still = next((m for m in self.board.models.values() if m.lever.id != lever_id and m.outcome
                           and m.lever.criteria and other.lever.id in getattr(
                               m.lever.criteria.branch(m.outcome), "closes", ())), None)
             if still is not None:
-                other.closed_said = say("decided", lever=still.lever.id, outcome=still.outcome)
+                other.closed_said = say("decided", lever=still.lever.id, outcome=str(still.outcome))
                 other.closed_by, other.closed_by_lever = text(other.closed_said), still.lever.id
                 continue
             other.closed_by = other.closed_by_lever = ""
             other.closed_said = None
             other.reopen()
 
-    def _supersede(self, model: LeverModel, why: dict, by: int | None = None, run: int | None = None,
+    def _supersede(self, model: LeverModel, why: Said, by: int | None = None, run: int | None = None,
                    english: str | None = None) -> None:
         """A stored decision that leaves the stack without a decision of its own lever is marked superseded
         by a derived event naming what did it (a reversal decision or a re-measure run)."""
         decision = model.decision
         if model.outcome is None or not decision or decision.get("id") is None or decision.get("source") == "plan":
             return
-        self.effects.append({"type": "superseded", "lever": model.lever.id, "decision": decision["id"],
+        self.effects.add({"type": "superseded", "lever": model.lever.id, "decision": decision["id"],
                              "by": by, "run": run, "reason": english or text(why), "said": why,
                              "derived": True})
 
     def refresh(self) -> None:
         """Move levers across their gates until nothing changes (a fact or decision may cascade)."""
-        self._edited()
-        ctx = self.context()
+        self.staleness.edited()
+        ctx = self.standing.context()
         changed = True
         while changed:
             changed = False
-            for model in self.models.values():
+            for model in self.board.models.values():
                 met = gates.holds(model.lever.requires, ctx)
-                if model.state == "blocked" and met:
+                if model.state == LeverState.BLOCKED and met:
                     model.gates_met()
                     changed = True
-                elif model.state in ("ready", "unplanned") and not met:
+                elif model.state in (LeverState.READY, LeverState.UNPLANNED) and not met:
                     model.gates_lost()
                     changed = True
 
 
-def _verdict_of(run: dict) -> str | None:
+_SCREEN_VERDICTS = tuple(ScreenVerdict)
+
+
+def _verdict_of(run: Record) -> str | None:
     """The verdict of a run record written before runs carried a top-level `verdict`."""
-    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    summary = part(run, "summary")
     if isinstance(summary.get("verdict"), dict):
-        return summary["verdict"].get("outcome")
+        return part(summary, "verdict").get("outcome")
     if "chosen" in summary:
         return summary.get("chosen") or "inconclusive"
     return None
 
 
-def _rule_said(run: dict, reason: str) -> dict | None:
+def _rule_said(run: Record, reason: str) -> Said | None:
     """The said the rule's verdict kept beside `reason` (runs/words.py), where `reason` is that verdict's."""
-    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    summary = part(run, "summary")
     # an A/B run's verdict, else a best-of run's comparison (its reason is the summary's)
-    verdict = summary.get("verdict") if isinstance(summary.get("verdict"), dict) else \
-        summary.get("best_of") if isinstance(summary.get("best_of"), dict) else {}
+    verdict = part(summary, "verdict") if isinstance(summary.get("verdict"), dict) else part(summary, "best_of")
     said = verdict.get("said")
     return said if isinstance(said, dict) and verdict.get("reason") == reason else None
 
 
-def _run_reason(run: dict) -> str:
+def _run_reason(run: Record) -> str:
     """Why a run ended as it did, in one line: the rule's reason, the experiment's, or the run's detail."""
-    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-    if isinstance(summary.get("verdict"), dict) and summary["verdict"].get("reason"):
-        return str(summary["verdict"]["reason"])
+    summary = part(run, "summary")
+    reason = part(summary, "verdict").get("reason")
+    if reason:
+        return str(reason)
     for key in ("reason", "error"):
         if summary.get(key):
             return str(summary[key])

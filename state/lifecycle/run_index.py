@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from optseq.state.kinds import IN_FLIGHT
 from optseq.state.lifecycle.history_points import measured_at
 
 KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "elapsed_s", "detail", "reason",
@@ -60,7 +61,7 @@ class RunIndex:
             # writer
             if record.get(key):
                 self.stacks[rid][key] = record[key]
-        if record.get("status") in ("running", "queued"):
+        if record.get("status") in IN_FLIGHT:
             self.running[lever] = rid
 
     def ended(self, record: dict[str, Any], decides: bool = True) -> None:

@@ -10,9 +10,11 @@ The sentences are saids (state/said.py), in the export's language by `text`.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
+from optseq.state.kinds import IN_FLIGHT
 from optseq.state.plan.gates import atoms
+from optseq.state.lifecycle.fields import part
 from optseq.state.said import say, text as said_text
 from optseq.state.text import ratio_text
 
@@ -53,9 +55,6 @@ WORDS: dict[str, dict[str, str]] = {
     },
 }
 
-UNDER_WAY = ("running", "queued")
-
-
 def text(said: dict, lang: str = "en") -> str:
     return said_text(said, lang if lang in WORDS else "en", WORDS)
 
@@ -72,7 +71,7 @@ def pair_name(effect: dict) -> str:
 
 
 def screen_of(record: dict) -> dict:
-    return record.get("screen") if isinstance(record.get("screen"), dict) else {}
+    return part(record, "screen")
 
 
 def fit_of(record: dict) -> dict:
@@ -83,11 +82,11 @@ def fit_of(record: dict) -> dict:
 
 def finished(screens: list[dict]) -> list[dict]:
     """The screens that ended with a fit (cancelled ones included: what they measured stands), newest first."""
-    done = [r for r in screens if r.get("status") not in UNDER_WAY and fit_of(r).get("mains")]
+    done = [r for r in screens if r.get("status") not in IN_FLIGHT and fit_of(r).get("mains")]
     return sorted(done, key=lambda r: r.get("id") or 0, reverse=True)
 
 
-def significant(record: dict) -> set[str]:
+def significant(record: dict) -> set[str | None]:
     """The names of the interactions the screen's last look found significant."""
     step = screen_of(record).get("step") or {}
     return {e.get("name") for e in step.get("interactions") or () if isinstance(e, dict)}
@@ -150,7 +149,7 @@ def claimed(plan) -> dict[tuple[str, str], dict]:
     ids = {lever.id for lever in plan.levers}
     for lever in plan.levers:
         for atom in atoms(lever.requires):
-            if atom.lever in ids and atom.lever != lever.id:
+            if atom.lever is not None and atom.lever in ids and atom.lever != lever.id:
                 found.setdefault((lever.id, atom.lever), say("requires", gate=atom.text()))
         for other in lever.remeasure_when:
             if other in ids and other != lever.id:
@@ -211,10 +210,9 @@ def summary(record: dict) -> dict[str, Any]:
     """A screen run as status, runs and the console say it: its levers, design, blocks, launches, each lever's
     call, the significant interactions' sentences and the confirmation."""
     screen = screen_of(record)
-    step = screen.get("step") if isinstance(screen.get("step"), dict) else {}
+    step = part(screen, "step")
     calls = step.get("calls") or {}
-    verdicts = screen.get("verdicts") if isinstance(screen.get("verdicts"), dict) else {}
-    whys = screen.get("whys") if isinstance(screen.get("whys"), dict) else {}
+    verdicts, whys = part(screen, "verdicts"), part(screen, "whys")
     mains = {(m.get("levers") or [m.get("name")])[0]: m for m in fit_of(record).get("mains") or ()}
     levers = list(screen.get("levers") or (screen.get("design") or {}).get("factors") or ())
     return {"id": record.get("id"), "status": record.get("status"), "levers": levers,
@@ -227,7 +225,7 @@ def summary(record: dict) -> dict[str, Any]:
                               "reason": whys.get(lever) or (calls.get(lever) or {}).get("reason"),
                               "figure": figure(mains[lever]) if lever in mains else None} for lever in levers},
             "said": list(step.get("said") or ()), "note": step.get("note"),
-            "confirmed": screen.get("confirmed") if isinstance(screen.get("confirmed"), dict) else None}
+            "confirmed": confirmed if isinstance(confirmed := screen.get("confirmed"), dict) else None}
 
 
 def launches_text(view: dict) -> str:
@@ -257,7 +255,7 @@ def summary_lines(view: dict) -> list[str]:
     if confirmed:
         lines.append(f"  confirmed {' + '.join(confirmed.get('levers') or ())}: {confirmed.get('outcome')}"
                      + (f" in run {confirmed['run']}" if confirmed.get("run") is not None else ""))
-    elif view.get("note") and view["status"] not in UNDER_WAY:
+    elif view.get("note") and view["status"] not in IN_FLIGHT:
         lines.append(f"  {view['note']}")
     return lines
 
@@ -267,7 +265,7 @@ def _aliased(effect: dict) -> dict | str:
     return say("aliased", aliases=aliases) if aliases else ""
 
 
-def _number(value) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 from typing import Any
 
+from optseq.state.kinds import LeverState
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan.model import Plan
@@ -29,12 +30,13 @@ def plan_key(plan: Plan) -> str:
 
 
 def dump(machine: PlanMachine, plan: Plan) -> dict[str, Any]:
-    cited = set()
+    cited: set[int] = set()
     for model in machine.models.values():
         for decision in (model.decision, (model.cleared or {}).get("decision")):
             cited.update(r for r in (decision or {}).get("runs") or () if isinstance(r, int))
-        if model.state == "measured" and isinstance((model.last_run or {}).get("id"), int):
-            cited.add(model.last_run["id"])  # a measured lever's numbers stand on its last run's stack
+        last = (model.last_run or {}).get("id")
+        if model.state == LeverState.MEASURED and isinstance(last, int):
+            cited.add(last)  # a measured lever's numbers stand on its last run's stack
     machine.runs.prune(cited)
     return {
         "version": VERSION,

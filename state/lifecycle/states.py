@@ -2,19 +2,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from optseq.state.kinds import LeverState
 from optseq.state.plan.model import Lever
 
-STATES = ["unplanned", "blocked", "ready", "running", "measured",
-          "adopted", "rejected", "deferred", "decided", "stale", "closed"]
-DECIDED = ["adopted", "rejected", "deferred", "decided"]
-RUNNABLE = ["ready", "measured", "stale", "adopted", "rejected", "deferred"]
+if TYPE_CHECKING:  # a command that only reads never imports transitions (see LeverModel)
+    from transitions.core import TransitionConfigDict
+
+_S = LeverState
+
+
+def _words(*states: LeverState) -> list[str]:
+    return [s.value for s in states]
+
+
+STATES = _words(*LeverState)
+"""The machine's states as `transitions` takes them: plain strings (given Enum members it names its triggers, checks
+and states after the members' names, `is_READY`), so `LeverModel.state` is the string its LeverState equals."""
+DECIDED = _words(_S.ADOPTED, _S.REJECTED, _S.DEFERRED, _S.DECIDED)
+RUNNABLE = _words(_S.READY, _S.MEASURED, _S.STALE, _S.ADOPTED, _S.REJECTED, _S.DEFERRED)
 """States a run may start from; a run from a decided state re-measures it."""
-DECIDABLE = ["blocked", "unplanned", "ready", "measured", "stale", "adopted", "rejected", "deferred", "decided"]
+DECIDABLE = _words(_S.BLOCKED, _S.UNPLANNED, _S.READY, _S.MEASURED, _S.STALE, _S.ADOPTED, _S.REJECTED, _S.DEFERRED,
+                   _S.DECIDED)
 OUTCOME_TRIGGER = {"adopt": "adopt", "reject": "reject", "defer": "defer"}
 """Outcomes with their own state; every other outcome (GO, NO-GO, a config) ends in `decided`."""
 
-TRANSITIONS = [
+_MOVES: list[TransitionConfigDict] = [
     {"trigger": "gates_met", "source": "blocked", "dest": "unplanned", "conditions": "needs_plan"},
     {"trigger": "gates_met", "source": "blocked", "dest": "ready"},
     {"trigger": "gates_lost", "source": ["ready", "unplanned"], "dest": "blocked"},
@@ -31,11 +45,13 @@ TRANSITIONS = [
     {"trigger": "close", "source": [s for s in STATES if s != "closed"], "dest": "closed"},
     # a reversal of the gate that closed it opens the lever again, from scratch: its gates decide where to
     {"trigger": "reopen", "source": "closed", "dest": "blocked"},
-] + [
+]
+_ABORTS: list[TransitionConfigDict] = [
     # a run that ends without a result puts the lever back where it was
     {"trigger": "abort", "source": "running", "dest": origin, "conditions": f"came_from_{origin}"}
     for origin in RUNNABLE
 ]
+TRANSITIONS = _MOVES + _ABORTS
 
 MARK = {"adopted": "done", "decided": "done", "rejected": "rejected", "ready": "now", "running": "now",
         "measured": "now", "stale": "now", "blocked": "waiting", "unplanned": "waiting",

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 from typing import Mapping
 
+from optseq.state import atomic
 from optseq.state.report import markdown as export, charts as export_charts
 from optseq.state.report.marker import MARKER, is_export
 from optseq.state.store.layout import DB_NAME, RUNS_DIR
@@ -130,32 +130,14 @@ def write_export(path: str | os.PathLike, text: str, store_dir: str | os.PathLik
 
 def _replace(raw: str, target: Path, data: bytes) -> None:
     """One atomic replace of `target` by `data`; the file keeps the mode it had."""
-    mode = None
-    if target.exists():
-        mode = stat.S_IMODE(target.stat().st_mode)
-    # a name of our own, not `<target>.tmp`: that may be the user's file, or too long for the file system
-    tmp = target.parent / f".optseq-export.{secrets.token_hex(6)}.tmp"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    except OSError as exc:
-        raise ExportTargetError(raw, f"cannot write in {_show(target.parent)} ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if mode is not None:
-                os.fchmod(f.fileno(), mode)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise ExportTargetError(raw, f"cannot write ({exc.strerror or exc})") from None
-        raise
-    _fsync_dir(target.parent)
+        # a temp name of our own, not `<target>.tmp`: that may be the user's file, or too long for the file system;
+        # some file systems cannot fsync a directory, which is no error
+        atomic.replace(target, data, prefix=".optseq-export.", sync_dir="try")
+    except atomic.AtomicWriteError as exc:
+        if exc.stage == "temp":
+            raise ExportTargetError(raw, f"cannot write in {_show(target.parent)} ({exc.strerror or exc})") from None
+        raise ExportTargetError(raw, f"cannot write ({exc.strerror or exc})") from None
 
 
 def _check_charts(folder: Path, charts: Mapping[str, bytes], store_dir, force: bool) -> None:
@@ -302,20 +284,6 @@ def _ours_or_new(raw: str, target: Path) -> None:
                                      f"({exc.strerror or exc}); pass --force to replace it") from None
     if not is_export(tail.decode("utf-8", errors="replace")):
         raise NotAnExport(raw)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # the rename is durable only once the directory is; some file systems cannot fsync one, which is no error
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _show(path) -> str:

@@ -21,8 +21,6 @@ from typing import Any, BinaryIO
 
 from optseq.state.runners.protocol import Transcript
 
-STATUSES = ("succeeded", "failed", "unavailable", "timeout", "cancelled", "interrupted")
-"""`interrupted`: the infrastructure lost the run (a remote runner's node died), never the lever's failure."""
 
 
 class RunnerError(Exception):
@@ -73,7 +71,7 @@ class RunOutcome:
     """How a run ended and everything it reported."""
 
     status: str
-    """One of STATUSES."""
+    """One of kinds.ENDED (a RunStatus)."""
     detail: str
     """One line on why: "exited 1", "exited 0 without a done event", "timed out after 60 s", ..."""
     exit_code: int | None = None

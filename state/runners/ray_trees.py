@@ -26,11 +26,12 @@ import os
 import shutil
 import stat
 import subprocess
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from optseq.state import atomic
 from optseq.state.runners.interface import RunnerError
 
 LIMIT = 100 * 1024 * 1024
@@ -89,23 +90,20 @@ def build(trees: dict, dest: Path, limit: int) -> None:
     """Both commits' files into `dest` (written aside, then moved in: a concurrent build of the same pair is
     harmless)."""
     commits = {trees[arm]["commit"]: trees[arm] for arm in ARMS}
-    part = None
+
+    def pack(f: BinaryIO) -> None:
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zipped:
+            for commit, tree in commits.items():
+                _add_tree(zipped, commit, Path(tree["path"]), tree["ref"], trees, limit)
+            zipped.writestr(_info(MANIFEST), json.dumps({"trees": list(commits)}))
+
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-        os.close(handle)
-        part = Path(name)
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as pack:
-            for commit, tree in commits.items():
-                _add_tree(pack, commit, Path(tree["path"]), tree["ref"], trees, limit)
-            pack.writestr(_info(MANIFEST), json.dumps({"trees": list(commits)}))
-        os.replace(part, dest)
+        # a pack is rebuilt from its commits when lost: neither it nor its rename is fsynced
+        atomic.replace(dest, pack, mode=0o600, keep_mode=False, suffix=".part", fsync=False, sync_dir="no")
     except (OSError, UnicodeError) as exc:  # a full disk; a file name that is not UTF-8, which a zip cannot hold
         raise RunnerError(f"cannot pack the trees to ship to Ray in {dest.parent}: "
                           f"{getattr(exc, 'strerror', None) or exc}") from None
-    finally:
-        if part is not None:
-            part.unlink(missing_ok=True)
 
 
 def _add_tree(pack: zipfile.ZipFile, commit: str, root: Path, ref: str, trees: dict, limit: int) -> None:

@@ -234,7 +234,7 @@ def _exclusions(data: _Data, rule: Rule, metric: str, qualities: list[Mapping[st
                 continue
             priced[arm] = _median([_median(v) for v in data.costs[arm].values()])
         if priced:
-            cheapest = min(priced, key=priced.get)
+            cheapest = min(priced, key=lambda arm: priced[arm])
             floor = priced[cheapest]
             for arm, cost in priced.items():
                 ratio = cost / floor if floor > 0 else (1.0 if cost <= floor else math.inf)

@@ -16,31 +16,33 @@ from collections.abc import Callable
 from optseq.state.errors import InputError
 from optseq.state.runners.interface import RunSpec
 from optseq.state.runners.local import Launcher
+from optseq.state.runs.host import RunHost
 from optseq.state.runs.measured_on import stack
 
 CHECK_RUN_ID = "check"
 """OPTSEQ_RUN_ID of a check: no run of the store has it."""
 
 
-def check(seq, lever_id: str, say: Callable[[str], None] = print) -> int:
+def check(host: RunHost, lever_id: str, say: Callable[[str], None] = print) -> int:
     """0 when both arms ran and gave their number, 1 otherwise (the reason said), 3 when the lever cannot run
     here (unavailable)."""
-    lever = seq.lever(lever_id)
+    lever = host.lever(lever_id)
     if not lever.run:
         raise InputError(f"{lever_id} has no command to check (it is decided by hand or by its criteria)")
-    infra = seq.machine.infra()
+    infra = host.machine.infra()
     infra["adopted"] = [lid for lid in infra["adopted"] if lid != lever_id]
     with tempfile.TemporaryDirectory(prefix="optseq-check-") as artifacts:
         env = {"OPTSEQ_RUN_ID": CHECK_RUN_ID, "OPTSEQ_INFRA": json.dumps(infra), "OPTSEQ_PASS": "1",
                "OPTSEQ_REPEATS": "1", "OPTSEQ_ARTIFACTS": artifacts, "OPTSEQ_LAUNCH": CHECK_RUN_ID}
         if lever.arms is not None:
-            on_stack = stack(seq.plan, seq.machine, lever_id)
+            on_stack = stack(host.plan, host.machine, lever_id)
             say(f"{lever_id}: on the stack {' + '.join(on_stack.levers) or '(nothing adopted)'}"
                 + (f"; outside it: {', '.join(on_stack.outside)}" if on_stack.outside else "")
                 + (f"; adopted, not merged (not in it): {', '.join(on_stack.unmerged)}" if on_stack.unmerged else ""))
             spec = lever.arms.to_dict(on_stack)
             with contextlib.ExitStack() as hold:
-                if lever.arms.branch:  # each arm at its commit, in its worktree, after the setup there
+                if lever.arms.candidate_ref is not None:  # a branch lever: each arm at its commit, in its
+                    # worktree, after the setup there
                     from optseq.state.code import branch
 
                     commits = branch.resolve(lever.arms.cwd, lever.arms.baseline_ref, lever.arms.candidate_ref,

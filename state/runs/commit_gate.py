@@ -10,6 +10,7 @@ does P(`slower`) at a true ratio on the threshold's other side.
 """
 from __future__ import annotations
 
+from optseq.state.kinds import CompareVerdict
 from optseq.state.plan.compare import MAX_TOLERANCE, ToleranceError, parse_tolerance  # noqa: F401 (the gate's words)
 from optseq.state.plan.model import Guard, Rule
 
@@ -20,9 +21,8 @@ DEFAULT_REPEATS = 10
 DEFAULT_MAX_REPEATS = 160
 """Pairs a compare may extend to before it says inconclusive: 10, 20, 40, 80, 160 at five looks."""
 
-VERDICTS = {"adopt": "not slower", "reject": "slower", "inconclusive": "inconclusive"}
-"""The rule's outcome -> the gate's verdict."""
-EXIT = {"not slower": 0, "slower": 1, "inconclusive": 3, "failed": 4, "guard": 5}
+EXIT = {CompareVerdict.NOT_SLOWER: 0, CompareVerdict.SLOWER: 1, CompareVerdict.INCONCLUSIVE: 3,
+        CompareVerdict.FAILED: 4, CompareVerdict.GUARD: 5}
 """`optseq compare`'s exit code per verdict (2 is bad input, 130 Ctrl-C, as for every command)."""
 
 
@@ -38,11 +38,9 @@ def rule(metric: str, tolerance: float, repeats: int = DEFAULT_REPEATS, max_repe
                 max_repeats=max(max_repeats, repeats))
 
 
-def verdict_of(outcome: str, guard_failed: bool = False) -> str:
+def verdict_of(outcome: str, guard_failed: bool = False) -> CompareVerdict:
     """The gate's verdict for the rule's outcome; a failed guard is its own verdict, whatever the speed."""
-    if guard_failed:
-        return "guard"
-    return VERDICTS[outcome]
+    return CompareVerdict.of(outcome, guard_failed)
 
 
 def tolerance_text(tolerance: float) -> str:

@@ -11,17 +11,21 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from optseq.state.code import branch
 from optseq.state.errors import InputError
 from optseq.state.plan.arms import guard_rules
-from optseq.state.plan.model import Lever
+from optseq.state.plan.model import Lever, Rule
 from optseq.state.plan.testbed import of as testbed_of
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
 from optseq.state.runs import commit_gate
 from optseq.state.runs.lever_run import RunControl, measure, unmade_outcome
+from optseq.state.runners.interface import RunOutcome
+from optseq.state.runs.host import Record, RunHost, Runner
 from optseq.state.runs.measured_on import fingerprint, measured_on_testbed, stack
+from optseq.state.runs.run_end import Ending, finish_run
 from optseq.state.runs.run_pass import Collected, Go
 from optseq.state.store.records import utc_now
 
@@ -39,7 +43,7 @@ class Gate:
     target: str
     """`workload`, or the lever whose candidate arm is measured."""
     tolerance: float
-    rule: object
+    rule: Rule
     timeout_s: float
 
 
@@ -74,12 +78,12 @@ class CompareReport:
                 "pairs": self.pairs, "cost": self.cost}
 
 
-def gate(seq, lever_id: str | None, tolerance: float | None) -> Gate:
+def gate(host: RunHost, lever_id: str | None, tolerance: float | None) -> Gate:
     """The command and rule a compare runs: InputError for a plan with nothing to compare."""
-    settings = seq.plan.compare
+    settings = host.plan.compare
     tol = tolerance if tolerance is not None else settings.tolerance or commit_gate.DEFAULT_TOLERANCE
     if lever_id is not None:
-        lever = seq.lever(lever_id)
+        lever = host.lever(lever_id)
         if lever.arms is None:
             raise InputError(f"compare --lever {lever_id}: a protocol bench (it measures its own two arms); compare "
                              "runs one command at two commits: a command-pair lever's, or the plan's [workload]")
@@ -89,12 +93,12 @@ def gate(seq, lever_id: str | None, tolerance: float | None) -> Gate:
                              "at two commits (write the lever as a change to one command)")
         command, env = apply_args(arms.baseline, arms.candidate_args), arms.candidate_env
     else:
-        workload = seq.plan.workload
+        workload = host.plan.workload
         if workload is None:
-            raise InputError(f"{seq.plan.path}: no [workload] to compare (give --lever ID, a command-pair lever, or "
+            raise InputError(f"{host.plan.path}: no [workload] to compare (give --lever ID, a command-pair lever, or "
                              "declare the workload its levers change)")
-        if workload.source is None:
-            raise InputError(f"{seq.plan.path}: workload.metric: missing (compare reads HEAD's and BASE's number "
+        if workload.source is None or workload.metric is None:
+            raise InputError(f"{host.plan.path}: workload.metric: missing (compare reads HEAD's and BASE's number "
                              "from it)")
         arms = Arms(baseline=workload.command, candidate=workload.command, metric=workload.metric,
                     source=workload.source, unit=workload.unit, higher_is_better=bool(workload.higher_is_better),
@@ -105,21 +109,20 @@ def gate(seq, lever_id: str | None, tolerance: float | None) -> Gate:
     one = Arms(baseline=command, candidate=command, metric=arms.metric, source=arms.source, unit=arms.unit,
                higher_is_better=arms.higher_is_better, baseline_env=env, candidate_env=env, cwd=arms.cwd,
                warmup=arms.warmup, order=arms.order, guards=arms.guards, workload_env=arms.workload_env,
-               setup=arms.setup or (seq.plan.workload.setup if seq.plan.workload else ()))
+               setup=arms.setup or (host.plan.workload.setup if host.plan.workload else ()))
     rule = commit_gate.rule(one.metric, tol, settings.repeats or commit_gate.DEFAULT_REPEATS,
                             settings.max_repeats or commit_gate.DEFAULT_MAX_REPEATS, guard_rules(one.guards))
     return Gate(one, target, tol, rule, settings.timeout_s or DEFAULT_TIMEOUT_S)
 
 
-def prepare(seq, base_ref: str, head_ref: str = "HEAD", lever_id: str | None = None,
+def prepare(host: RunHost, base_ref: str, head_ref: str = "HEAD", lever_id: str | None = None,
             tolerance: float | None = None) -> tuple[Gate, branch.Commits]:
     """What a compare measures, and both refs as commits now; InputError, before anything runs or is recorded,
     for a plan with nothing to compare, a plan outside git, a ref that names nothing, two refs naming one commit,
     a read-only store."""
-    found = gate(seq, lever_id, tolerance)
-    seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed: refused before anything runs
-    if seq.readonly:
-        raise InputError(f"the store {seq.store.directory} is read-only here; a compare is recorded in it")
+    found = gate(host, lever_id, tolerance)
+    host.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed: refused before anything runs
+    host.check_writable("a compare is recorded in it")
     commits = branch.resolve(found.arms.cwd, base_ref, head_ref, "compare", names=("BASE", "HEAD"))
     if commits.baseline.commit == commits.candidate.commit:
         raise InputError(f"compare: HEAD {commits.candidate.text()} is the same commit as BASE "
@@ -146,14 +149,14 @@ def notices(commits: branch.Commits) -> list[str]:
             f"measures commits"]
 
 
-def compare(seq, found: Gate, commits: branch.Commits, *, lever_id: str | None = None, on_event=None,
+def compare(host: RunHost, found: Gate, commits: branch.Commits, *, lever_id: str | None = None, on_event=None,
             on_log=None, control: RunControl | None = None, plan=None) -> CompareReport:
     """Blocking: check both commits out, measure, record (`prepare` gives `found` and `commits`; `plan`, the
     --plan it was given, for the command that reproduces it)."""
     from optseq.state.runners.interface import RunnerError
 
     try:
-        runner = seq.runner
+        runner = host.runner
     except RunnerError as exc:
         raise InputError(str(exc)) from None
     go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control or RunControl())
@@ -162,14 +165,14 @@ def compare(seq, found: Gate, commits: branch.Commits, *, lever_id: str | None =
             trees, unmade = branch.trees(commits, found.arms.setup, hold), None
         except InputError as exc:  # both refs named commits: a checkout git fails to make fails the compare
             trees, unmade = None, str(exc)
-        return _compare(seq, found, commits, trees, runner, lever_id, go, plan, unmade)
+        return _compare(host, found, commits, trees, runner, lever_id, go, plan, unmade)
 
 
-def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go: Go, plan,
-             unmade: str | None = None) -> CompareReport:
+def _compare(host: RunHost, found: Gate, commits: branch.Commits, trees: dict | None, runner: Runner,
+             lever_id: str | None, go: Go, plan: object, unmade: str | None = None) -> CompareReport:
     import shlex
 
-    on_stack = stack(seq.plan, seq.machine, lever_id or "")
+    on_stack = stack(host.plan, host.machine, lever_id or "")
     spec = {**found.arms.to_dict(on_stack), **({"trees": trees} if trees is not None else {})}
     reproduce = "optseq " + shlex.join((["--plan", str(plan)] if plan is not None else [])
                                        + ["compare", commits.baseline.ref, commits.candidate.ref]
@@ -177,27 +180,28 @@ def _compare(seq, found: Gate, commits, trees: dict | None, runner, lever_id, go
                                        + ["--tolerance", commit_gate.tolerance_text(found.tolerance)])
     about = {"base": commits.to_dict()["baseline"], "head": commits.to_dict()["candidate"], "target": found.target,
              "tolerance": found.tolerance, "threshold": found.rule.min_speedup, "reproduce": reproduce}
-    with seq.lock:
-        with seq.writing():
-            infra = seq.machine.infra()
-            record = seq.append("runs", {"kind": "compare", "status": "running", "argv": list(ARMS_RUN),
-                                         "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
-                                         "runner": runner.name, "arms": spec, "code": commits.to_dict(),
-                                         "compare": about, "testbed": seq.testbed})
-            run_dir = seq.store.run_dir(record["id"])
+    with host.lock:
+        with host.writing():
+            infra = host.machine.infra()
+            record = host.append_run({"kind": "compare", "status": "running", "argv": list(ARMS_RUN),
+                                     "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
+                                     "runner": runner.name, "arms": spec, "code": commits.to_dict(),
+                                     "compare": about, "testbed": host.testbed})
+            run_dir = host.run_dir(record["id"])
     lever = Lever(id=COMPARE_ID, title="compare", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=found.timeout_s,
                   rule=found.rule, arms=found.arms)
     go.arms = spec
     if unmade is not None:  # recorded, then failed with the cause as its line: nothing was launched
         tally = Collected(samples_file=run_dir / "samples.jsonl", elapsed_s=0.0)
-        return _finish(seq, record["id"], found, commits, unmade_outcome(unmade, go.control), tally, 0, None,
+        return _finish(host, record["id"], found, commits, unmade_outcome(unmade, go.control), tally, 0, None,
                        reproduce)
-    outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
+    outcome, tally, passes, step, started = measure(host, lever, record["id"], run_dir, infra, go)
     tally.elapsed_s = time.monotonic() - started
-    return _finish(seq, record["id"], found, commits, outcome, tally, passes, step, reproduce)
+    return _finish(host, record["id"], found, commits, outcome, tally, passes, step, reproduce)
 
 
-def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, reproduce) -> CompareReport:
+def _finish(host: RunHost, run_id: int, found: Gate, commits: branch.Commits, outcome: RunOutcome,
+            tally: Collected, passes: int, step: Any, reproduce: str) -> CompareReport:
     failure = step.failure if step else None
     status = "failed" if failure else outcome.status
     detail = failure or outcome.detail
@@ -214,23 +218,22 @@ def _finish(seq, run_id, found: Gate, commits, outcome, tally, passes, step, rep
     elif status == "succeeded":
         detail = step.error if step is not None and step.error else detail
         summary = {"error": detail}
-    stored = seq.store.get("runs", run_id) or {}
-    fields = {"status": status, "ended": utc_now(), "elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code,
-              "detail": detail, "passes": passes, "env": {k: v for k, v in tally.env.items() if k != "testbed"},
-              "verdict": verdict, "summary": summary,
-              "fingerprint": {**fingerprint(tally.env, seq.machine.infra()), "code": commits.to_dict(), "repo": None},
-              "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
-              "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes,
-              "testbed": measured_on_testbed(tally.env, testbed_of(stored), seq.testbed, stored.get("runner"))}
-    if tally.leftovers:  # what outlived its launch, stopped (run_record.finish keeps it on a lever's run too)
-        fields["leftovers"] = tally.leftovers[:leftovers.KEPT]
-        fields["notes"] = [leftovers.run_line(tally.leftovers)]
-    if status in ("failed", "timeout"):
-        fields["log_tail"] = outcome.log_tail
-    with seq.lock:
-        with seq.writing():
-            seq.store.update("runs", run_id, fields)
-            seq.machine.runs.compare({"id": run_id, **fields})  # before the transaction keeps the snapshot
+    with host.lock:
+        stored = host.record(run_id)
+        fields: Record = {
+            "elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code, "detail": detail, "passes": passes,
+            "env": {k: v for k, v in tally.env.items() if k != "testbed"}, "summary": summary,
+            "fingerprint": {**fingerprint(tally.env, host.machine.infra()), "code": commits.to_dict(), "repo": None},
+            "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
+            "log": outcome.log_path, "warnings": tally.warnings[:40], "pass_counts": tally.passes,
+            "testbed": measured_on_testbed(tally.env, testbed_of(stored), host.testbed, stored.get("runner"))}
+        if tally.leftovers:  # what outlived its launch, stopped (run_record.finish keeps it on a lever's run too)
+            fields["leftovers"] = tally.leftovers[:leftovers.KEPT]
+            fields["notes"] = [leftovers.run_line(tally.leftovers)]
+        if status in ("failed", "timeout"):
+            fields["log_tail"] = outcome.log_tail
+        # a run of no lever: it moves none, and decides nothing
+        finish_run(host, Ending(run_id, status, verdict, fields, marks_stack=False))
     base, head = commits.baseline.text(), commits.candidate.text()
     said = {"slower": "slower than", "not slower": "not slower than", "inconclusive": "not told apart from",
             "guard": "outside a guard against", "failed": "not measured against"}[verdict]
@@ -249,13 +252,13 @@ def _cost(found: Gate, tally) -> dict:
             "arm_runs": len(measured) + 2 * found.arms.warmup * len(passes), "passes": len(passes)}
 
 
-def length_line(seq, found: Gate) -> str:
+def length_line(host: RunHost, found: Gate) -> str:
     """What the compare may cost, said before it starts, as a watch says it: the last compare here of the same
     target, at its pace, and at the whole pair budget, against the timeout."""
     from optseq.state.runs.run_pass import _length
 
     budget = found.rule.max_repeats
-    last = next((c for c in reversed(seq.machine.runs.compares)
+    last = next((c for c in reversed(host.machine.runs.compares)
                  if c.get("status") == "succeeded" and isinstance(c.get("elapsed_s"), (int, float))
                  and (c.get("compare") or {}).get("target") == found.target), None)
     pairs = ((last or {}).get("summary") or {}).get("stats", {}).get("n") if last else None

@@ -7,8 +7,8 @@ def measured_configs(runs: list[dict]) -> list[str]:
     """The configs an experiment's runs compared, in the order they first appeared: what it can be decided to."""
     seen: dict[str, None] = {}
     for run in runs:
-        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-        best_of = summary.get("best_of") if isinstance(summary.get("best_of"), dict) else {}
+        summary = found if isinstance(found := run.get("summary"), dict) else {}
+        best_of = found if isinstance(found := summary.get("best_of"), dict) else {}
         for name in (best_of.get("configs") or summary.get("arms") or {}):
             seen.setdefault(str(name), None)
     return list(seen)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from optseq.state.said import say, text
 from optseq.state.plan.model import Rule
@@ -73,11 +73,11 @@ def decide(stats: PairedStats, rule: Rule, qualities: Iterable[Mapping[str, Any]
         though = say("though", speed=speed) if stats.estimate is not None else ""
         return _verdict("reject", say("guard_failed", name=first["name"], value=_num(first["value"]),
                                       breach=breach_said(first), others=others, though=though), rows)
-    first = one_arm_first(stats)
-    if first:
+    first_arm = one_arm_first(stats)
+    if first_arm:
         # with no `first` from the bench, the order its samples came in is the order: said so, with the remedy
         key = "one_arm_emitted" if stats.emitted else "one_arm_first"
-        return _verdict("inconclusive", say(key, speed=speed, arm=first, ordered=stats.ordered), rows)
+        return _verdict("inconclusive", say(key, speed=speed, arm=first_arm, ordered=stats.ordered), rows)
     if stats.ci_high is not None and stats.ci_high < rule.min_speedup:
         return _verdict("reject", say("upper_below", **_only(figures, "speed", "need", "below", "count", "units",
                                                              "needed")), rows)
@@ -119,7 +119,8 @@ def more_pairs(stats: PairedStats, rule: Rule, so_far: int) -> int:
     """
     if so_far >= rule.max_repeats:
         return 0
-    if stats.ci_low is not None and (stats.ci_low > rule.min_speedup or stats.ci_high < rule.min_speedup):
+    if stats.ci_low is not None and stats.ci_high is not None and (stats.ci_low > rule.min_speedup
+                                                                   or stats.ci_high < rule.min_speedup):
         return 0
     target = min(rule.max_repeats, max(2 * so_far, rule.repeats))
     return max(target - so_far, 0)
@@ -178,7 +179,7 @@ def _float(v) -> float | None:
     return None if v is None else float(v)
 
 
-def _is_number(v) -> bool:
+def _is_number(v: object) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -196,7 +197,8 @@ def _speed(stats: PairedStats) -> dict:
     """The figures a verdict names first, as a said of runs/words.py."""
     if stats.estimate is None:
         return say("no_pairs", metric=stats.metric, dropped=_dropped(stats))
-    bounds = f" [{_x(stats.ci_low)}, {_x(stats.ci_high)}]" if stats.ci_low is not None else ""
+    bounds = f" [{_x(stats.ci_low)}, {_x(stats.ci_high)}]" if stats.ci_low is not None and stats.ci_high is not None \
+        else ""
     launches = (say("in_launches", count=stats.launches,
                     unit=say("launch" if stats.launches == 1 else UNITS["launch"]))
                 if stats.replicate == "launch" else "")

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from optseq.state.errors import InputError
+from optseq.state.runs.host import RunHost
 from optseq.state.runs.lever_run import RunControl, RunReport, Unfinishable, _run
 from optseq.state.runs.run_pass import Go, Resume
 
@@ -44,30 +45,30 @@ def _is_done(line: bytes) -> bool:
     return isinstance(event, dict) and event.get("event") == "done"
 
 
-def finish_from_logs(seq, run_id: int) -> RunReport | None:
+def finish_from_logs(host: RunHost, run_id: int) -> RunReport | None:
     """The run decided from its logs (its record updated, its decision made as at its end), or None where it
     cannot be (the lever held elsewhere, logs that end mid-pass, passes that ask for more)."""
-    record = seq.store.get("runs", run_id) or {}
-    if not seq.plan.has_lever(record.get("lever", "")) or not _launched(record):
+    record = host.record(run_id)
+    if not host.plan.has_lever(record.get("lever", "")) or not _launched(record):
         return None  # (before its folder is asked for, which makes it)
-    run_dir = seq.store.run_dir(run_id)
+    run_dir = host.run_dir(run_id)
     passes = logged_passes(record, run_dir)
     if passes is None:
         return None
-    lever = seq.plan.lever(record["lever"])
+    lever = host.plan.lever(record["lever"])
     try:
-        hold = seq.hold_lever(lever.id)
+        hold = host.hold(lever.id)
     except InputError:
         return None  # another process runs this lever now: its run is the word
     try:
         go = Go(runner=None, on_event=None, on_log=lambda line: None, control=RunControl(), arms=record.get("arms"),
                 resume=Resume(attach_pass=passes + 1, elapsed_s=0.0, address=None, finish_only=True))
         try:
-            report = _run(seq, lever, run_id, run_dir, record.get("infra") or {}, go)
+            report = _run(host, lever, run_id, run_dir, record.get("infra") or {}, go)
         except Unfinishable:
             return None
-        with seq.writing():
-            seq.store.update("runs", run_id, {"note": f"its optseq (pid {record.get('pid')}) stopped before "
+        with host.writing():
+            host.update(run_id, {"note": f"its optseq (pid {record.get('pid')}) stopped before "
                                                       "recording its end; finished from its passes' logs"})
         return report
     finally:

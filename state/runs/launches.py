@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from optseq.state.runs import sequential
@@ -87,7 +88,8 @@ class Split:
                 "share_between": self.share_between, "launch_s": self.launch_s, "pair_s": self.pair_s}
 
 
-def split(groups: list[list[float]], timings: list[tuple[int, float | None, float | None]] = ()) -> Split | None:
+def split(groups: list[list[float]],
+          timings: Sequence[tuple[int, float | None, float | None]] = ()) -> Split | None:
     """The variance split of per-launch groups of log ratios (one-way random effects, method of moments), and
     the costs from each launch's (pairs, seconds in all, seconds a pair); None below two launches with pairs
     or without one launch of two pairs (nothing says how a launch varies inside)."""

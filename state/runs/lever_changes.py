@@ -142,7 +142,7 @@ def _stack(infra) -> str:
 
 
 def _root(run: dict) -> str | None:
-    fingerprint = run.get("fingerprint") if isinstance(run.get("fingerprint"), dict) else {}
+    fingerprint = found if isinstance(found := run.get("fingerprint"), dict) else {}
     repo, code = fingerprint.get("repo"), fingerprint.get("code")
     root = (repo or {}).get("root") if isinstance(repo, dict) else (code or {}).get("repo") \
         if isinstance(code, dict) else None

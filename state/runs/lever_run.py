@@ -7,18 +7,25 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from optseq.state.errors import InputError
+from optseq.state.kinds import LeverVerdict, RunStatus
 from optseq.state.runs.measured_on import stack
-from optseq.state.runners.interface import store_tag
+from optseq.state.plan.model import Lever
+from optseq.state.runners.interface import RunOutcome
+from optseq.state.runs.host import RunHost
 from optseq.state.runs.run_pass import (Collected, EventSink, Go, LogSink, Pass, Resume, experiment_length, launch,
                                          launch_token, replay)
 from optseq.state.runs.run_record import finish
 from optseq.state.store.records import utc_now
 from optseq.state.store.storage import StoreUnwritable
 
-EXIT = {"succeeded": 0, "inconclusive": 0, "failed": 1, "timeout": 1, "cancelled": 1,
-        "unavailable": 3, "interrupted": 1}
+if TYPE_CHECKING:  # the pass planner, imported when a run measures
+    from optseq.state.runs.passes import Step
+
+EXIT = {RunStatus.SUCCEEDED: 0, LeverVerdict.INCONCLUSIVE: 0, RunStatus.FAILED: 1, RunStatus.TIMEOUT: 1,
+        RunStatus.CANCELLED: 1, RunStatus.UNAVAILABLE: 3, RunStatus.INTERRUPTED: 1}
 """CLI exit code for each way a run ends."""
 
 
@@ -84,7 +91,7 @@ class RunReport:
                 "decision": self.decision, "message": self.message, "summary": self.summary}
 
 
-def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: LogSink | None = None,
+def run_lever(host: RunHost, lever_id: str, *, on_event: EventSink | None = None, on_log: LogSink | None = None,
               control: RunControl | None = None, watch: bool = False) -> RunReport:
     """Blocking. Store writes take the sequencer's lock; the command runs without it.
 
@@ -94,70 +101,71 @@ def run_lever(seq, lever_id: str, *, on_event: EventSink | None = None, on_log: 
     the run as failed, so a command that reports the wrong metric is never relaunched.
     """
     control = control or RunControl()
-    lever = seq.lever(lever_id)
+    lever = host.lever(lever_id)
     _check_decidable(lever)
     if watch:
-        seq.check_watchable(lever_id)
+        host.check_watchable(lever_id)
     from optseq.state.runners.interface import RunnerError
 
     try:
-        runner = seq.runner  # before the record: a runner that cannot be set up refuses the run, in one line
+        runner = host.runner  # before the record: a runner that cannot be set up refuses the run, in one line
     except RunnerError as exc:
         raise InputError(str(exc)) from None
-    hold = seq.hold_lever(lever_id)  # this run holds its lever, not the store: other levers run elsewhere
+    hold = host.hold(lever_id)  # this run holds its lever, not the store: other levers run elsewhere
     trees = contextlib.ExitStack()  # its worktrees, held while it runs, whoever prunes the cache
     try:
-        reattach = any(a.get("lever") == lever_id for a in seq.detached_runs())
-        code, unmade = (_code(seq, lever, trees) if lever.arms is not None and lever.arms.branch and not reattach
+        reattach = any(a.get("lever") == lever_id for a in host.detached_runs())
+        code, unmade = (_code(host, lever, trees) if lever.arms is not None and lever.arms.branch and not reattach
                         else (None, None))
-        with seq.lock:
-            with seq.writing():
-                seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
-                detached = next((a for a in seq.detached_runs() if a.get("lever") == lever_id), None)
+        with host.lock:
+            with host.writing():
+                host.check_runnable(lever_id)  # after the catch-up: the state as every process left it
+                detached = next((a for a in host.detached_runs() if a.get("lever") == lever_id), None)
+                resume: Resume | None = None
                 if detached is not None:
-                    record = seq.store.get("runs", detached["run"])
+                    record = host.record(detached["run"])
                     resume = Resume.of(record)
                     try:
-                        runner = resume.runner(seq)
+                        runner = resume.runner(host)
                     except RunnerError as exc:
                         raise InputError(f"run {record['id']} of {lever_id} cannot be re-attached: {exc}") from None
-                    seq.store.update("runs", record["id"], {"pid": os.getpid(), "reattached": utc_now()})
+                    host.update(record["id"], {"pid": os.getpid(), "reattached": utc_now()})
                 else:
-                    resume = None
-                    infra = seq.machine.infra()
+                    infra = host.machine.infra()
                     # the baseline is the stack without this lever, also when it is re-measured after adoption
                     infra["adopted"] = [l for l in infra["adopted"] if l != lever_id]
-                    fields = {"lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
-                              "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name,
-                              "testbed": seq.testbed}
+                    fields: dict[str, Any] = {
+                        "lever": lever_id, "status": "running", "argv": list(lever.run), "pid": os.getpid(),
+                        "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name,
+                        "testbed": host.testbed}
                     if watch:
-                        seq.check_watchable(lever_id)  # again, after the catch-up: a decision may have come
+                        host.check_watchable(lever_id)  # again, after the catch-up: a decision may have come
                         fields["watch"] = True
                     if lever.arms is not None:
-                        fields["arms"] = lever.arms.to_dict(stack(seq.plan, seq.machine, lever_id))
+                        fields["arms"] = lever.arms.to_dict(stack(host.plan, host.machine, lever_id))
                     if code is not None:
                         fields["code"] = code[0]
                         if code[1] is not None:
                             fields["arms"]["trees"] = code[1]
-                    record = seq.append("runs", fields)
+                    record = host.append_run(fields)
                 # inside the transaction: a run whose folder cannot be made never started, and is not recorded
-                run_dir = seq.store.run_dir(record["id"])
+                run_dir = host.run_dir(record["id"])
             run_id = record["id"]
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control,
                 arms=record.get("arms"), resume=resume)
         if unmade is not None:
-            return _unmade(seq, lever, run_id, run_dir, unmade_outcome(unmade, control))
+            return _unmade(host, lever, run_id, run_dir, unmade_outcome(unmade, control))
         if code is None:
             from optseq.state.code.worktrees import held, using
 
             trees.enter_context(using(held(record.get("arms"))))  # a re-attached run's
-        return _run(seq, lever, run_id, run_dir, record["infra"], go)
+        return _run(host, lever, run_id, run_dir, record["infra"], go)
     finally:
         trees.close()
         hold.release()
 
 
-def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[tuple[dict, dict | None], str | None]:
+def _code(host: RunHost, lever: Lever, hold: contextlib.ExitStack) -> tuple[tuple[dict, dict | None], str | None]:
     """A branch lever's commits as its run starts and the arms driver's trees for them (worktrees made now), or
     why they could not be made. InputError, before anything is recorded, for what the plan or the user got wrong: a
     ref that names nothing, a repository without commits, a candidate already in the baseline, a lever whose branch
@@ -165,8 +173,10 @@ def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[tuple[dict, dict | No
     to check out) is the run's failure instead: its refs named commits, and the run is recorded failed with it."""
     from optseq.state.code import branch
 
-    seq.check_runnable(lever.id)  # before any checkout: a lever that cannot run costs no worktree
+    host.check_runnable(lever.id)  # before any checkout: a lever that cannot run costs no worktree
     arms = lever.arms
+    if arms is None or arms.candidate_ref is None:
+        raise ValueError(f"{lever.id}: not a branch lever")  # run_lever asks for the code of a branch lever alone
     commits = branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever.id)
     branch.check_apart(commits, lever.id)
     try:
@@ -178,73 +188,71 @@ def _code(seq, lever, hold: contextlib.ExitStack) -> tuple[tuple[dict, dict | No
 def unmade_outcome(why: str, control: RunControl):
     """How a run whose worktrees could not be made ended: failed with the cause as its line, or cancelled where a
     signal came during the checkout (a hang-up ends the git of optseq's process group with optseq's run)."""
-    from optseq.state.runners.interface import RunOutcome
-
     if control.cancelled:
         why = f"cancelled during its checkout ({why})"
     return RunOutcome(status="cancelled" if control.cancelled else "failed", detail=why, log_tail=[why])
 
 
-def _unmade(seq, lever, run_id: int, run_dir: Path, outcome) -> RunReport:
+def _unmade(host: RunHost, lever: Lever, run_id: int, run_dir: Path, outcome: RunOutcome) -> RunReport:
     """A run whose worktrees could not be made: recorded as it ended, nothing launched."""
-    with seq.lock:
-        return RunReport(**finish(seq, lever, run_id, outcome, Collected(samples_file=run_dir / "samples.jsonl",
+    with host.lock:
+        return RunReport(**finish(host, lever, run_id, outcome, Collected(samples_file=run_dir / "samples.jsonl",
                                                                          elapsed_s=0.0), 0, None))
 
 
-def _run(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunReport:
+def _run(host: RunHost, lever: Lever, run_id: int, run_dir: Path, infra: dict, go: Go) -> RunReport:
     try:
-        outcome, tally, pass_no, step, started = measure(seq, lever, run_id, run_dir, infra, go)
+        outcome, tally, pass_no, step, started = measure(host, lever, run_id, run_dir, infra, go)
     except OSError as exc:  # the run's own folder is full: a pass's log or samples cannot be written
         where = exc.filename or f"the pass's log in {run_dir}"
         raise StoreUnwritable(f"run {run_id} {lever.id}: cannot write {where}: {exc.strerror or exc}; the pass "
                               f"under way is lost, the passes logged whole before it are in {run_dir}, and the next "
                               "optseq that can write ends the run as interrupted") from None
-    with seq.lock:
+    with host.lock:
         tally.elapsed_s = time.monotonic() - started
         try:
-            report = RunReport(**finish(seq, lever, run_id, outcome, tally, pass_no, step))
+            report = RunReport(**finish(host, lever, run_id, outcome, tally, pass_no, step))
         except StoreUnwritable as exc:
             raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
                                   f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
                                   "the next optseq that can write finishes the run from them") from None
-    stats = report.summary.get("stats") if isinstance(report.summary.get("stats"), dict) else {}
+    stats = report.summary.get("stats")
+    stats = stats if isinstance(stats, dict) else {}
     for said in ("order", "stalls"):  # what the figures rest on, said where the run is watched
         if stats.get(said):
             go.on_log(f"[optseq] {stats[said]}")
     return report
 
 
-def measure(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go):
+def measure(host: RunHost, lever: Lever, run_id: int, run_dir: Path, infra: dict,
+            go: Go) -> tuple[RunOutcome, Collected, int, Step | None, float]:
     """The run's passes, launched (or read back) until its rule stops asking: (the last pass's outcome, what was
     collected, passes, the last step, the run's monotonic start)."""
+    from optseq.state.runs.passes import ABPasses, BlockPasses
+
     rule = lever.rule
     tally = Collected(samples_file=run_dir / "samples.jsonl")
-    passes = None
+    passes: ABPasses | BlockPasses | None = None
     if rule is not None and lever.kind == "experiment":
-        from optseq.state.runs.passes import BlockPasses
-
         passes = BlockPasses(rule)
     elif rule is not None and lever.kind != "decision":
-        from optseq.state.runs.passes import ABPasses
-
         # a command-pair lever runs every arm as its own process: its pairs are independent draws; a bench
         # measures its pairs inside one process, which gives them all that launch's speed
         passes = ABPasses(rule, replicate="pair" if lever.arms is not None else "launch")
         tally.book, tally.replicate, tally.budget = passes.book, passes.replicate, passes.budget
     note = go.on_log
     requested = passes.requested if passes is not None else (rule.repeats if rule else None)
-    tag, begun = store_tag(seq.store.path.parent), seq.store.get("runs", run_id).get("started", "")
+    tag, begun = host.store_tag, host.record(run_id).get("started", "")
     started = time.monotonic() - (go.resume.elapsed_s if go.resume else 0.0)
     if go.resume:
         tally.samples_file.unlink(missing_ok=True)  # rebuilt from the passes' logs as they are read back
-    if not go.resume and (length := experiment_length(lever, list(seq.machine.runs.recent.get(lever.id, [])))):
+    if not go.resume and (length := experiment_length(lever, list(host.machine.runs.recent.get(lever.id, [])))):
         note(length)
-    pass_no, outcome, step = 0, None, None
+    pass_no, step = 0, None
     while True:
         pass_no += 1
         remaining = lever.timeout_s - (time.monotonic() - started)
-        one = Pass(seq, lever, run_id, pass_no, requested, tally, go, token=launch_token(tag, run_id, begun, pass_no),
+        one = Pass(host, lever, run_id, pass_no, requested, tally, go, token=launch_token(tag, run_id, begun, pass_no),
                    elapsed_s=time.monotonic() - started)
         replayed = bool(go.resume and pass_no < go.resume.attach_pass)
         if replayed:
@@ -256,7 +264,7 @@ def measure(seq, lever, run_id: int, run_dir: Path, infra: dict, go: Go):
         if outcome.status != "succeeded" or passes is None:
             break
         # an A/B pass is counted on its own; an experiment compares every block so far
-        if tally.book is not None:
+        if isinstance(passes, ABPasses):
             step = passes.after_pass(tally.pass_samples(pass_no), tally.qualities,
                                      elapsed_s=time.monotonic() - started, timeout_s=lever.timeout_s,
                                      cancelled=go.control.cancelled, token=one.token,

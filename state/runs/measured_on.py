@@ -5,10 +5,12 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from optseq.state.plan.model import Plan
 from optseq.state.plan.workload import Stack, compose
+from optseq.state.runs.host import MachineReads
 
 
-def stack(plan, machine, without: str) -> Stack:
+def stack(plan: Plan, machine: MachineReads, without: str) -> Stack:
     """What both arms of `without`'s run carry: the adopted levers' changes (flags, environment) in the order they
     were adopted, the measured lever itself left out (its baseline is the stack without it, also when it is
     re-measured after adoption). A lever written as two whole commands reaches later runs through OPTSEQ_INFRA

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 BASELINE, CANDIDATE = "baseline", "candidate"
 
@@ -229,9 +229,9 @@ def book(samples: Iterable[Mapping[str, Any]], metric: str, budget_asked: Mappin
     return result
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _index(value: Any) -> bool:
+def _index(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0

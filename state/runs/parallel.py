@@ -12,8 +12,9 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from optseq.state.runs.lever_run import RunControl, RunReport
 from optseq.state.errors import InputError
+from optseq.state.runs.host import RunHost
+from optseq.state.runs.lever_run import RunControl, RunReport, run_lever
 
 Sinks = Callable[[str], tuple]
 """lever id → (on_event, on_log) for its run."""
@@ -31,12 +32,12 @@ class Landed:
 class GroupRun:
     """Up to `width` levers of `target` (ready | stale | watch) at once; `cancel()` from any thread stops them all."""
 
-    def __init__(self, seq, target: str, width: int, sinks: Sinks,
+    def __init__(self, host: RunHost, target: str, width: int, sinks: Sinks,
                  on_started: Callable[[str, int], None] | None = None,
                  on_landed: Callable[[Landed], None] | None = None):
         if target not in ("ready", "stale", "watch"):
             raise InputError(f"a parallel run takes ready, stale or watched levers, not {target!r}")
-        self.seq, self.target, self.width, self.sinks = seq, target, max(1, width), sinks
+        self.host, self.target, self.width, self.sinks = host, target, max(1, width), sinks
         self.on_started = on_started or (lambda lever, running: None)
         self.on_landed = on_landed or (lambda landed: None)
         self.control = RunControl()
@@ -66,8 +67,8 @@ class GroupRun:
         threads: dict[str, threading.Thread] = {}
         while True:
             while len(threads) < self.width and not self.control.cancelled:
-                with self.seq.lock:
-                    lever_id = self.seq.pick(self.target, done=ran + list(threads))
+                with self.host.lock:
+                    lever_id = self.host.pick(self.target, done=ran + list(threads))
                 if lever_id is None:
                     break
                 ran.append(lever_id)
@@ -101,8 +102,8 @@ class GroupRun:
     def _one(self, lever_id: str, own: RunControl) -> None:
         on_event, on_log = self.sinks(lever_id)
         try:
-            report = self.seq.run_lever(lever_id, on_event=on_event, on_log=on_log, control=own,
-                                        watch=self.target == "watch")
+            report = run_lever(self.host, lever_id, on_event=on_event, on_log=on_log, control=own,
+                               watch=self.target == "watch")
             self._finished.put(Landed(lever_id, report))
         except InputError as exc:  # refused at its start: a run that ended meanwhile closed or took it
             self._finished.put(Landed(lever_id, None, str(exc)))

@@ -12,7 +12,8 @@ from typing import Any
 
 from optseq.state.said import say, text
 from optseq.state.plan.model import Rule
-from optseq.state.runs.launches import PILOT_LAUNCHES, Split, launch_plan, pairs_per_launch, settle, share_above, split
+from optseq.state.runs.launches import (PILOT_LAUNCHES, LaunchPlan, Split, launch_plan, pairs_per_launch, settle,
+                                        share_above, split)
 from optseq.state.runs.pairs import PairBook
 from optseq.state.runs.words import WORDS
 from optseq.state.text import ratio_text
@@ -166,44 +167,45 @@ class ABPasses:
 
         self.passes += 1
         report = self.book.add_pass(self.passes, samples, self.requested, token=token)
-        base = {"counts": report.to_dict(), "warnings": tuple(report.notes())}
+        counts, warnings = report.to_dict(), tuple(report.notes())
         if report.counted == 0:
-            return Step(0, **base, failure=self.book.nothing_counted(report))
+            return Step(0, counts, warnings, failure=self.book.nothing_counted(report))
         self.timings.append((report.counted, duration_s, pair_s))
         rule = self.rule
         stats = summarise(self.book, budget=self.budget, threshold=rule.min_speedup, replicate=self.replicate)
         verdict = decide(stats, rule, qualities)
+        measured = None
         if self.plan is not None:
-            self.split = split(self._groups(), self.timings)
-            base["split"] = self.split
+            self.split = measured = split(self._groups(), self.timings)
         if verdict.outcome != "inconclusive" or cancelled or one_arm_first(stats):
-            return Step(0, **base, stats=stats, verdict=verdict)
+            return Step(0, counts, warnings, stats=stats, verdict=verdict, split=measured)
         if self.plan is None:
             more = more_pairs(stats, rule, stats.n)
             done, unit = stats.n, "pair"
         else:
-            more = self._next_launch(stats)
+            more = self._next_launch(stats, self.plan)
             done, unit = stats.launches, "launch"
         if more <= 0:
-            return Step(0, **base, stats=stats, verdict=self._settled(stats, verdict))
+            return Step(0, counts, warnings, stats=stats, verdict=self._settled(stats, verdict), split=measured)
         why = _no_more(self.passes, report.asked, report.counted, done, 1 if self.plan else more, elapsed_s,
                        timeout_s, unit, max_passes=self.budget if self.plan else MAX_PASSES, asked_unit="pair")
         if why:
-            return Step(0, **base, stats=stats, verdict=self._settled(stats, verdict, why),
+            return Step(0, counts, warnings, stats=stats, verdict=self._settled(stats, verdict, why), split=measured,
                         note=f"inconclusive after {_so_far(stats)}; not asking for more: {text(why, 'en', WORDS)}")
         self.requested = more
         if self.plan is None:
             note = f"inconclusive after {_so_far(stats)} ({verdict.reason}); asking for {more} more"
         else:
             chosen = self.split is not None and self.passes >= PILOT_LAUNCHES and not self.rule.pairs_per_launch
-            ask = self.split.text(more) if chosen else _count(more, "pair")
+            ask = self.split.text(more) if chosen and self.split is not None else _count(more, "pair")
             if stats.launches < self.plan.first:
+                # a launch counted pairs (no pass gets here without): the estimate is there
                 so_far = (f"launch {stats.launches} of the {self.plan.first} a first look needs "
-                          f"({ratio_text(stats.estimate, 3)}× so far)")
+                          f"({ratio_text(stats.estimate or math.nan, 3)}× so far)")
             else:
                 so_far = f"inconclusive after {_so_far(stats)} ({verdict.reason})"
             note = f"{so_far}; next launch: {ask}"
-        return Step(more, **base, stats=stats, verdict=verdict, note=note)
+        return Step(more, counts, warnings, stats=stats, verdict=verdict, note=note, split=measured)
 
     def _groups(self) -> list[list[float]]:
         """Each launch's pairs as log ratios."""
@@ -212,9 +214,9 @@ class ABPasses:
             groups.setdefault(pair.run, []).append(math.log(ratio))
         return list(groups.values())
 
-    def _next_launch(self, stats) -> int:
+    def _next_launch(self, stats, plan: LaunchPlan) -> int:
         """Pairs for the next launch; 0 once the launch or pair budget is spent or the bounds decide."""
-        rule, plan = self.rule, self.plan
+        rule = self.rule
         left = rule.max_repeats - stats.n
         if stats.launches >= plan.budget or left <= 0:
             return 0
@@ -249,7 +251,8 @@ class ABPasses:
             else:
                 arms = say("arms_launches", n=2 * extra) if unit == "pair" else ""
                 tail = say("settle", extra=extra, units=say(UNITS[unit] if extra != 1 else unit), arms=arms)
-        reason = verdict.reason + "".join(text(part, "en", WORDS) for part in (stopped, tail) if part)
+        reason = verdict.reason + "".join(text(part, "en", WORDS) for part in (stopped, tail)
+                                          if isinstance(part, dict))
         said = None
         if verdict.said is not None and text(verdict.said, "en", WORDS) == verdict.reason:
             said = say("settled", verdict=verdict.said, stopped=stopped, tail=tail)
@@ -281,24 +284,24 @@ class BlockPasses:
         except StatsError as exc:
             return Step(0, {"pass": self.passes, "asked": self.requested, "blocks": None}, error=str(exc))
         added, self.blocks = result.blocks - self.blocks, result.blocks
-        counts = {"pass": self.passes, "asked": self.requested, "blocks": added,
-                  "warnings": [f"pass {self.passes}: {w}" for w in result.warnings]}
-        base = {"counts": counts, "warnings": tuple(counts["warnings"]), "result": result}
+        said = [f"pass {self.passes}: {w}" for w in result.warnings]
+        counts = {"pass": self.passes, "asked": self.requested, "blocks": added, "warnings": said}
+        warnings = tuple(said)
         if added <= 0 and result.outcome == "inconclusive" and result.rows:
-            return Step(0, **base, failure=f"pass {self.passes} added no complete block of {result.metric}: "
-                                           f"{result.reason}")
+            return Step(0, counts, warnings, result=result,
+                        failure=f"pass {self.passes} added no complete block of {result.metric}: {result.reason}")
         if added <= 0 and not result.rows:
-            return Step(0, **base, failure=f"pass {self.passes} gave no sample of {result.metric}, the rule's "
-                                           f"metric")
+            return Step(0, counts, warnings, result=result,
+                        failure=f"pass {self.passes} gave no sample of {result.metric}, the rule's metric")
         more = more_blocks(result, self.rule, self.asked)
         if result.outcome != "inconclusive" or cancelled or more <= 0:
-            return Step(0, **base)
+            return Step(0, counts, warnings, result=result)
         why = _no_more(self.passes, self.requested, added, self.asked, more, elapsed_s, timeout_s, "block")
         if why:
-            return Step(0, **base, note=f"inconclusive after {_count(result.blocks, 'block')}; not asking for "
-                                        f"more: {text(why, 'en', WORDS)}")
+            return Step(0, counts, warnings, result=result, note=f"inconclusive after "
+                        f"{_count(result.blocks, 'block')}; not asking for more: {text(why, 'en', WORDS)}")
         self.requested = more
-        return Step(more, **base, note=f"inconclusive after {_count(result.blocks, 'block')} ({result.reason}); "
+        return Step(more, counts, warnings, result=result, note=f"inconclusive after {_count(result.blocks, 'block')} ({result.reason}); "
                                        f"asking for {more} more")
 
 

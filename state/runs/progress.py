@@ -93,7 +93,7 @@ class RunProgress:
             else:
                 self.per_repeat = 0
             self.in_pairs = self.per_repeat == 1 and not self.blocks
-        target = max(asked, float(self.budget) * self.per_repeat) if self.per_repeat else asked
+        target = max(asked, float(self.budget) * self.per_repeat) if self.per_repeat and self.budget else asked
         # neither figure may move back: a late, smaller total from a command is not a step back in time
         self.total = max(self.total, target)
         self.done = min(max(self.done, self.earlier_done + self.pass_done), self.total)

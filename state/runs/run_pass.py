@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from optseq.state.runners.interface import RunOutcome, RunSpec, store_tag
+from optseq.state.plan.model import Lever
+from optseq.state.runners.interface import RunOutcome, RunSpec
+from optseq.state.runs.host import RunHost, Runner
 
 EventSink = Callable[[dict], None]
 LogSink = Callable[[str], None]
@@ -42,16 +44,17 @@ class Resume:
         return cls(attach_pass=max(1, int(record.get("passes") or 1)), elapsed_s=max(elapsed, 0.0),
                    address=record.get("ray_address"))
 
-    def runner(self, seq):
+    def runner(self, host: RunHost) -> Runner:
         """The cluster the run was sent to, whatever this optseq would send new runs to."""
         from dataclasses import replace
 
         from optseq.state.runners.choose import configure, make
+        from optseq.state.runners.ray_jobs import RayRunner
 
-        current = seq.runner
-        if current.name == "ray" and current.config.address == self.address:
+        current = host.runner
+        if isinstance(current, RayRunner) and current.config.address == self.address:
             return current
-        config = replace(configure(seq.plan.runner), kind="ray", address=self.address)
+        config = replace(configure(host.plan.runner), kind="ray", address=self.address)
         return make(config)
 
 
@@ -104,8 +107,8 @@ class Collected:
 class Pass:
     """One pass's events as they come: samples tagged with their pass and kept on disk, live estimates."""
 
-    seq: Any
-    lever: Any
+    host: RunHost
+    lever: Lever
     run_id: int
     pass_no: int
     requested: int | None
@@ -148,7 +151,8 @@ class Pass:
         rule, done, total = self.lever.rule, ev.get("done"), ev.get("total")
         if self.lever.kind != "experiment" or rule is None or not self.requested or self.go.resume:
             return
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (done, total)) or total <= 0:
+        if isinstance(done, bool) or isinstance(total, bool) or not isinstance(done, (int, float)) \
+                or not isinstance(total, (int, float)) or total <= 0:
             return
         if done * self.requested < total:  # the first of the pass's blocks is not done yet
             return
@@ -165,8 +169,8 @@ class Pass:
 
         extra = {"elapsed_at_pass": round(self.elapsed_s, 3)} if self.elapsed_s is not None else {}
         try:
-            with self.seq.lock, self.seq.writing():
-                self.seq.store.update("runs", self.run_id, {**fields, "passes": self.pass_no, **extra})
+            with self.host.lock, self.host.writing():
+                self.host.update(self.run_id, {**fields, "passes": self.pass_no, **extra})
         except StoreUnwritable as exc:
             if getattr(self.go.runner, "name", "") != "local":
                 raise  # a cluster's job is found again by what this writes: not started unrecorded
@@ -234,7 +238,7 @@ def launch_token(tag: str, run_id: int, started: str, pass_no: int) -> str:
 
 
 def launch(one: "Pass", run_dir: Path, infra, remaining_s: float) -> RunOutcome:
-    seq, lever, run_id, pass_no, go = one.seq, one.lever, one.run_id, one.pass_no, one.go
+    lever, run_id, pass_no, go = one.lever, one.run_id, one.pass_no, one.go
     requested = one.requested
     env = {"OPTSEQ_RUN_ID": str(run_id), "OPTSEQ_INFRA": json.dumps(infra),
            "OPTSEQ_ARTIFACTS": str(run_dir / "artifacts"), "OPTSEQ_PASS": str(pass_no)}
@@ -248,7 +252,7 @@ def launch(one: "Pass", run_dir: Path, infra, remaining_s: float) -> RunOutcome:
                           timeout_s=max(remaining_s, 0.001))
     attach = {"attach": True} if go.resume and pass_no == go.resume.attach_pass else {}
     launcher = go.runner.launch(spec, run_id=run_id, attempt=pass_no, resources=dict(lever.resources),
-                                tag=store_tag(seq.store.path.parent), **attach)
+                                tag=one.host.store_tag, **attach)
     go.control.attach(launcher)
     local = getattr(go.runner, "name", "") == "local"  # a cluster's node is not this machine: its load says nothing
     if local:

@@ -4,24 +4,25 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from optseq.state.errors import InputError
-from optseq.state.lifecycle.watched import VERDICTS as WATCH_VERDICTS
+from optseq.state.kinds import WatchVerdict
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
+from optseq.state.plan.model import Lever
 from optseq.state.plan.testbed import decides, foreign_note, of as testbed_of
 from optseq.state.runners import leftovers
 from optseq.state.runners.interface import RunOutcome
+from optseq.state.runs.host import RunHost
 from optseq.state.runs.measured_on import config_of, fingerprint, measured_on_testbed
 from optseq.state.runs.run_pass import Collected
+from optseq.state.runs.run_end import Decision, Ending, Move, finish_run
 from optseq.state.runs.words import WORDS as RUN_WORDS
-from optseq.state.store.records import utc_now
 
 MAX_STORED_WARNINGS = 40
 """Warnings kept on the run record; the log file has every line."""
 
 
-def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes: int,
-           step) -> dict:
+def finish(host: RunHost, lever: Lever, run_id: int, outcome: RunOutcome, collected: Collected, passes: int,
+           step: Any) -> dict:
     """Record how the run ended, with its verdict and decision; returns the fields of its RunReport."""
     failure = step.failure if step else None
     # a command that exits cleanly but brings no countable pair has failed as a lever run
@@ -30,23 +31,22 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     warnings = collected.warnings[:MAX_STORED_WARNINGS]
     if len(collected.warnings) > MAX_STORED_WARNINGS:
         warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
-    stored = seq.store.get("runs", run_id) or {}
+    stored = host.record(run_id)
     code, watch = stored.get("code"), bool(stored.get("watch"))
     fields: dict[str, Any] = {
-        "status": status, "ended": _ended(seq, run_id), "elapsed_s": collected.elapsed_s,
-        "exit_code": outcome.exit_code, "detail": detail,
+        "elapsed_s": collected.elapsed_s, "exit_code": outcome.exit_code, "detail": detail,
         "passes": passes, "env": {k: v for k, v in collected.env.items() if k != "testbed"},
         # the lever as this run ran it: an edit of the plan afterwards makes its numbers stale, naming the part
         # a branch lever's code is its two commits (`code`), not the working tree's state
-        "fingerprint": {**fingerprint(collected.env, seq.machine.infra()),
-                        "definition": definition(lever, seq.plan.path),
-                        **({"code": code, "repo": None} if code else {"repo": _repo(lever, seq.plan.path)})},
+        "fingerprint": {**fingerprint(collected.env, host.machine.infra()),
+                        "definition": definition(lever, host.plan.path),
+                        **({"code": code, "repo": None} if code else {"repo": _repo(lever, host.plan.path)})},
         "samples_file": str(collected.samples_file) if collected.samples else None,
         "n_samples": len(collected.samples), "log": outcome.log_path, "warnings": warnings,
         "pass_counts": collected.passes,
         # the machine it measured on: the start's (a re-attached run's too), or on a cluster the node's (its job
         # says it), in the final record as well, for a process that catches up on the update alone
-        "testbed": measured_on_testbed(collected.env, testbed_of(stored), seq.testbed, stored.get("runner")),
+        "testbed": measured_on_testbed(collected.env, testbed_of(stored), host.testbed, stored.get("runner")),
     }
     if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
         fields["leftovers"] = collected.leftovers[:leftovers.KEPT]
@@ -55,7 +55,9 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
     if status == "unavailable":
         fields["reason"] = outcome.unavailable_reason
     summary: dict[str, Any] = {}
-    decision = verdict_name = why_said = None
+    decision: str | None = None
+    verdict_name: str | None = None
+    why_said: dict | None = None
     why = detail
     message = f"{lever.id}: {detail}"
     rule = lever.rule
@@ -72,7 +74,7 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
             summary = {"stats": stats.to_dict(), "verdict": verdict.to_dict(), "rule": _rule_text(rule)}
             if step.split is not None:
                 summary["split"] = step.split.to_dict()
-            verdict_name = WATCH_VERDICTS[verdict.outcome] if watch else verdict.outcome
+            verdict_name = WatchVerdict.of(verdict.outcome) if watch else verdict.outcome
             # a watch checks the standing adopt: it says whether the gain holds, and decides nothing
             decision = verdict.outcome if verdict.outcome in ("adopt", "reject") and not watch else None
             message = f"{lever.id}: {verdict_name} — {verdict.reason}"
@@ -96,49 +98,23 @@ def finish(seq, lever, run_id, outcome: RunOutcome, collected: Collected, passes
         where = summary["stats"] if isinstance(summary.get("stats"), dict) else summary
         where["bench_size"] = collected.env["bench_size"]
     fields["summary"] = summary
-    fields["verdict"] = verdict_name
     if watch:
         fields["watch"] = True  # in the final record too: a process catching up reads the update alone
-    foreign = None if decides(fields, seq.plan.testbed) else foreign_note(fields, seq.plan.testbed)
-    with seq.writing():
-        seq.store.update("runs", run_id, fields)
-        seq.run_ended(lever.id, status, verdict_name, {"id": run_id, "lever": lever.id, **fields})
-        seq.fire_points("runs", {"lever": lever.id, "status": status})
-        notes = [foreign] if foreign else []
-        if foreign:  # recorded and shown, but another testbed's numbers decide this plan
-            collected.criteria, decision = [], None
-        # validation refuses before anything is written, so a refused criterion or decision
-        # leaves the run's own record intact; the refusal is kept on the run
-        for crit in collected.criteria:
-            try:
-                seq.record_criterion_in_batch(lever.id, crit.get("candidate"), crit.get("criterion"),
-                                              crit.get("outcome"), crit.get("evidence", ""))
-            except InputError as exc:
-                notes.append(f"criterion event not recorded: {exc}")
-        if decision:
-            try:
-                seq.decide_in_batch(lever.id, decision, why=why, auto=True, rule=_rule_text(rule),
-                                    runs=(run_id,), stats=summary.get("stats"), config=summary.get("config"),
-                                    why_said=why_said)
-            except InputError as exc:
-                notes.append(f"not decided: {exc}")
-                decision = None
-        if notes:
-            message += " (" + "; ".join(notes) + ")"
-        if collected.leftovers:  # each launch's line said it as it ended: the record's note, not the message
-            notes.insert(0, leftovers.run_line(collected.leftovers))
-        if notes:
-            seq.store.update("runs", run_id, {"notes": notes})
-        seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
+    # recorded and shown, but another testbed's numbers decide this plan
+    foreign = None if decides(fields, host.plan.testbed) else foreign_note(fields, host.plan.testbed)
+    criteria = () if foreign else tuple((lever.id, crit) for crit in collected.criteria)
+    decisions = () if foreign or not decision else (
+        Decision(lever.id, decision, why=why, rule=_rule_text(rule), runs=(run_id,), stats=summary.get("stats"),
+                 config=summary.get("config"), why_said=why_said),)
+    end = finish_run(host, Ending(
+        run_id, status, verdict_name, fields, moves=(Move(lever.id, verdict_name),), criteria=criteria,
+        decisions=decisions, said=(foreign,) if foreign else (),
+        # each launch's line said it as it ended: the record's note, not the message
+        kept=(leftovers.run_line(collected.leftovers),) if collected.leftovers else ()))
+    if end.said:
+        message += " (" + "; ".join(end.said) + ")"
     return dict(run_id=run_id, lever=lever.id, status=status, message=message, summary=summary,
-                decision=decision, verdict=verdict_name)
-
-
-def _ended(seq, run_id) -> str:
-    """The wall-clock end, never before the start: a clock set back during the run does not reverse it (its
-    length is elapsed_s, on the monotonic clock)."""
-    now, begun = utc_now(), str((seq.store.get("runs", run_id) or {}).get("started") or "")
-    return max(now, begun) if begun[:4].isdigit() else now
+                decision=end.decided.get(lever.id), verdict=verdict_name)
 
 
 def noise_line(loads, stats: dict | None, rule) -> str | None:
@@ -161,7 +137,7 @@ def noise_said(loads, stats: dict | None, rule) -> dict | None:
     if (isinstance(spread, (int, float)) and isinstance(floor, (int, float)) and not getattr(rule, "choose", None)
             and floor > 1 and spread > floor - 1):
         # a command-pair lever counts pairs, each arm run its own process: no launch holds several of them
-        where = say("within_launch" if stats.get("replicate") == "launch" else "pair_to_pair")
+        where = say("within_launch" if (stats or {}).get("replicate") == "launch" else "pair_to_pair")
         parts.append(say("noisy_spread", where=where, spread=f"{spread:.0%}", floor=f"{floor - 1:.0%}",
                          min_speedup=f"{floor:g}"))
     return say("noisy", reasons=parts) if parts else None

@@ -8,10 +8,13 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 
-from optseq.state.errors import InputError
 from optseq.state.plan.model import Lever
 from optseq.state.plan.workload import ARMS_RUN
+from optseq.state.runs.host import Record, RunHost
 from optseq.state.runs.measured_on import fingerprint
+from optseq.state.runs.run_end import Decision, Ending, Move, finish_run
+from optseq.state.runs.run_pass import Go
+from optseq.state.runs.screen_levers import Measured, Screen, arms_of, rule_of
 from optseq.state.store.records import utc_now
 
 CONFIRM_ID = "confirm"
@@ -69,10 +72,8 @@ def observations(screen, samples: list, complete: bool = True) -> list:
     return [one for one in found if counts[one.block] >= runs]
 
 
-def finish(seq, screen, run_id: int, measured, go):
+def finish(host: RunHost, screen: Screen, run_id: int, measured: Measured, go: Go) -> ScreenReport:
     """Record how the screen ended and decide its levers; returns the ScreenReport."""
-    from optseq.state.runs.run_record import _ended
-
     outcome, step, tally = measured.outcome, measured.step, measured.tally
     status = "cancelled" if outcome is None else outcome.status
     detail = outcome.detail if outcome is not None else "cancelled before its first block"
@@ -84,7 +85,7 @@ def finish(seq, screen, run_id: int, measured, go):
     blamed = {lid for lid, (blame, _) in guard_breaks(screen, tally.qualities).items() if blame}
     combination = tuple(lid for lid in (step.confirm if step is not None else ()) if lid not in blamed)
     if status == "succeeded" and combination and not go.control.cancelled:
-        confirmed = confirm(seq, screen, run_id, combination, go)
+        confirmed = confirm(host, screen, run_id, combination, go)
         if go.control.cancelled:  # the blocks were judged, but a decision waits on the confirmation cut short
             status, detail = "cancelled", f"cancelled during the confirmation (run {confirmed['run']})"
     verdicts, whys = _verdicts(screen, status, calls, confirmed, measured, step.fit if step is not None else None)
@@ -92,45 +93,33 @@ def finish(seq, screen, run_id: int, measured, go):
     said = list(step.said) if step is not None else []
     if status != "succeeded":
         detail = f"{detail}; {what_measured(screen, measured, fit)}"
-    record = seq.store.get("runs", run_id) or {}
-    fields = {
-        "status": status, "ended": _ended(seq, run_id), "elapsed_s": measured.elapsed_s,
-        "exit_code": outcome.exit_code if outcome is not None else None, "detail": detail,
+    record = host.record(run_id)
+    fields: Record = {
+        "elapsed_s": measured.elapsed_s, "exit_code": outcome.exit_code if outcome is not None else None,
+        "detail": detail,
         "passes": measured.passes, "env": tally.env,
         # no one definition: each lever's numbers stand on the run's stack, and the plan's edits are per lever
-        "fingerprint": fingerprint(tally.env, seq.machine.infra()),
+        "fingerprint": fingerprint(tally.env, host.machine.infra()),
         "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
         "log": outcome.log_path if outcome is not None else None, "warnings": tally.warnings[:40],
-        "verdict": None, "summary": {"fit": fit} if fit else {},
+        "summary": {"fit": fit} if fit else {},
         "screen": {**(record.get("screen") or {}), "blocks": measured.blocks, "launches": measured.launches,
                    "step": step.to_dict() if step is not None else None, "confirmed": confirmed,
                    "verdicts": verdicts, "whys": whys, "spent": measured.spent},
-        "testbed": record.get("testbed") or seq.testbed,
+        "testbed": record.get("testbed") or host.testbed,
     }
     if status in ("failed", "timeout") and outcome is not None:
         fields["log_tail"] = outcome.log_tail
-    decisions, notes = {}, []
-    with seq.lock:
-        with seq.writing():
-            seq.store.update("runs", run_id, fields)
-            for lever in screen.screened.levers:
-                seq.run_ended(lever.id, status, verdicts.get(lever.id), {"id": run_id, "lever": lever.id, "kind": "screen",
-                                                                         **fields, "detail": whys.get(lever.id, detail)})
-                seq.fire_points("runs", {"lever": lever.id, "status": status})
-            runs = (run_id, confirmed["run"]) if confirmed and confirmed.get("run") else (run_id,)
-            for lever in screen.screened.levers:  # in plan order: adopted together, they join the stack so
-                outcome_of = verdicts.get(lever.id)
-                if outcome_of not in ("adopt", "reject"):
-                    continue
-                try:
-                    seq.decide_in_batch(lever.id, outcome_of, why=whys[lever.id], auto=True, rule=rule_text(lever),
-                                        runs=runs, source="screen")
-                    decisions[lever.id] = outcome_of
-                except InputError as exc:
-                    notes.append(f"{lever.id} not decided: {exc}")
-            if notes:
-                seq.store.update("runs", run_id, {"notes": notes})
-            seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
+    runs = (run_id, confirmed["run"]) if confirmed and confirmed.get("run") else (run_id,)
+    end = finish_run(host, Ending(
+        run_id, status, None, fields, name_refused=True,
+        moves=tuple(Move(lever.id, verdicts.get(lever.id), {"kind": "screen", "detail": whys.get(lever.id, detail)})
+                    for lever in screen.screened.levers),
+        # in plan order: adopted together, they join the stack so
+        decisions=tuple(Decision(lever.id, verdicts[lever.id], why=whys[lever.id], rule=rule_text(lever), runs=runs,
+                                 source="screen")
+                        for lever in screen.screened.levers if verdicts.get(lever.id) in ("adopt", "reject"))))
+    decisions, notes = end.decided, end.said
     message = detail if status != "succeeded" else (
         "; ".join(f"{lid} {v}" for lid, v in verdicts.items()) + (f" ({'; '.join(notes)})" if notes else ""))
     return ScreenReport(run_id=run_id, status=status, message=message, design=screen.design.text(),
@@ -141,7 +130,8 @@ def finish(seq, screen, run_id: int, measured, go):
 
 def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured, fit=None):
     """Each lever's verdict (adopt | reject | inconclusive; none where the screen did not finish) and its why."""
-    verdicts, whys = {}, {}
+    verdicts: dict[str, str] = {}
+    whys: dict[str, str] = {}
     if status != "succeeded":
         return verdicts, whys
     guards = guard_breaks(screen, measured.tally.qualities)
@@ -203,8 +193,7 @@ def gain_within(fit, lever: str, combination) -> float | None:
 
 def best_gain(fit, lever: str, factors) -> float | None:
     """`lever`'s largest estimated gain alone or beside any one other lever of the screen."""
-    found = [gain_within(fit, lever, (lever, other)) for other in factors]
-    found = [g for g in found if g is not None]
+    found = [g for other in factors if (g := gain_within(fit, lever, (lever, other))) is not None]
     return max(found) if found else None
 
 
@@ -279,7 +268,7 @@ def rule_text(lever) -> str:
     return f"{lever.rule.metric} screen vs {lever.rule.min_speedup:g}×"
 
 
-def confirm(seq, screen, screen_run: int, levers: tuple[str, ...], go) -> dict:
+def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, ...], go: Go) -> dict:
     """The combination's levers on the stack against the stack alone, by the paired test a lever run uses
     (ABPasses over command pairs), recorded as a run of its own (`kind = "confirm"`); its threshold is the
     product of the levers' min_speedup (each must pay its own)."""
@@ -287,29 +276,31 @@ def confirm(seq, screen, screen_run: int, levers: tuple[str, ...], go) -> dict:
 
     chosen = [lv for lv in screen.screened.levers if lv.id in levers]
     first = chosen[0]
-    args, env = [], {}
+    args: list[str] = []
+    env: dict[str, str] = {}
     for lever in chosen:
-        args += list(lever.arms.candidate_args)
-        env.update(dict(lever.arms.candidate_env))
-    arms = replace(first.arms, candidate_args=tuple(args), candidate_env=tuple(sorted(env.items())))
-    rule = replace(first.rule, min_speedup=math.prod(lv.rule.min_speedup for lv in chosen),
-                   repeats=max(lv.rule.repeats for lv in chosen), max_repeats=max(lv.rule.max_repeats for lv in chosen))
+        args += list(arms_of(lever).candidate_args)
+        env.update(dict(arms_of(lever).candidate_env))
+    arms = replace(arms_of(first), candidate_args=tuple(args), candidate_env=tuple(sorted(env.items())))
+    rules = [rule_of(lv) for lv in chosen]
+    rule = replace(rules[0], min_speedup=math.prod(r.min_speedup for r in rules),
+                   repeats=max(r.repeats for r in rules), max_repeats=max(r.max_repeats for r in rules))
     lever = Lever(id=CONFIRM_ID, title="confirm", kind="speedup", index=-1, run=ARMS_RUN, rule=rule, arms=arms,
                   timeout_s=sum(lv.timeout_s for lv in chosen))
     spec = arms.to_dict(screen.screened.stack)
     go.on_log(f"[optseq] confirming {' + '.join(levers)} against the stack by the paired test "
               f"(threshold {rule.min_speedup:.4g}×)")
-    with seq.lock:
-        with seq.writing():
-            infra = seq.machine.infra()
-            record = seq.append("runs", {"kind": "confirm", "lever": None, "status": "running", "argv": list(ARMS_RUN),
-                                         "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
-                                         "runner": go.runner.name, "arms": spec, "testbed": seq.testbed,
-                                         "confirm": {"screen": screen_run, "levers": list(levers),
-                                                     "threshold": rule.min_speedup}})
-            run_dir = seq.store.run_dir(record["id"])
+    with host.lock:
+        with host.writing():
+            infra = host.machine.infra()
+            record = host.append_run({"kind": "confirm", "lever": None, "status": "running", "argv": list(ARMS_RUN),
+                                     "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
+                                     "runner": go.runner.name, "arms": spec, "testbed": host.testbed,
+                                     "confirm": {"screen": screen_run, "levers": list(levers),
+                                                 "threshold": rule.min_speedup}})
+            run_dir = host.run_dir(record["id"])
     go.arms = spec
-    outcome, tally, passes, step, started = measure(seq, lever, record["id"], run_dir, infra, go)
+    outcome, tally, passes, step, started = measure(host, lever, record["id"], run_dir, infra, go)
     tally.elapsed_s = time.monotonic() - started
     verdict, reason, summary = "inconclusive", outcome.detail, {}
     status = "failed" if step is not None and step.failure else outcome.status
@@ -319,12 +310,11 @@ def confirm(seq, screen, screen_run: int, levers: tuple[str, ...], go) -> dict:
                    "rule": f"{rule.metric} sequential bound vs {rule.min_speedup:.4g}×"}
     elif status != "succeeded":
         verdict, reason = "inconclusive", (step.failure if step is not None and step.failure else outcome.detail)
-    fields = {"status": status, "ended": utc_now(), "elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code,
-              "detail": reason, "passes": passes, "env": tally.env, "verdict": verdict, "summary": summary,
+    fields = {"elapsed_s": tally.elapsed_s, "exit_code": outcome.exit_code,
+              "detail": reason, "passes": passes, "env": tally.env, "summary": summary,
               "fingerprint": fingerprint(tally.env, infra), "n_samples": len(tally.samples),
               "samples_file": str(tally.samples_file) if tally.samples else None, "log": outcome.log_path,
-              "warnings": tally.warnings[:40], "pass_counts": tally.passes, "testbed": seq.testbed}
-    with seq.lock:
-        with seq.writing():
-            seq.store.update("runs", record["id"], fields)
+              "warnings": tally.warnings[:40], "pass_counts": tally.passes, "testbed": host.testbed}
+    # a run of no lever: the screen's end moves its levers and decides
+    finish_run(host, Ending(record["id"], status, verdict, fields, marks_stack=False))
     return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status}

@@ -3,10 +3,20 @@ metric, and compose on the current stack with each other. Named levers that cann
 default the ready ones that can are taken and the others said, one line each."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from optseq.state.errors import InputError
-from optseq.state.plan.workload import Stack, apply_args, compose, conflict
+from optseq.state.plan.model import Lever, Rule
+from optseq.state.plan.workload import Arms, Stack, Workload, apply_args, compose, conflict
+from optseq.state.runners.interface import RunOutcome
+from optseq.state.runs.host import RunHost
+from optseq.state.runs.run_pass import Collected
+from optseq.state.screen.design import Design
+
+if TYPE_CHECKING:  # the screen's statistics, imported where a screen looks at its blocks
+    from optseq.state.screen.screen_passes import ScreenStep
 
 MIN_LEVERS, MAX_LEVERS = 2, 8
 """A two-level design needs two factors to be one; past eight its fractions' aliasing says too little."""
@@ -14,7 +24,7 @@ MIN_LEVERS, MAX_LEVERS = 2, 8
 
 @dataclass(frozen=True)
 class Screened:
-    levers: tuple
+    levers: tuple[Lever, ...]
     """The plan's Lever objects, in plan order: the design's factors A, B, C, … in that order."""
     left_out: tuple[str, ...]
     """By default: each ready lever the screen cannot take, and why, one line each."""
@@ -28,37 +38,92 @@ class Screened:
     def point(self, levels) -> tuple[tuple[str, ...], dict[str, str]]:
         """One design run's command and environment (levels: +1/-1 per lever): the stack, then each lever's change
         that is on, in plan order."""
-        workload = self.levers[0].arms
+        workload = arms_of(self.levers[0])
         argv = apply_args(workload.baseline, self.stack.args)
         env = {**dict(workload.workload_env), **dict(self.stack.env)}
         for lever, level in zip(self.levers, levels):
             if level > 0:
-                argv = apply_args(argv, lever.arms.candidate_args)
-                env.update(dict(lever.arms.candidate_env))
+                argv = apply_args(argv, arms_of(lever).candidate_args)
+                env.update(dict(arms_of(lever).candidate_env))
         return argv, env
 
 
-def choose(seq, named) -> Screened:
+def arms_of(lever: Lever) -> Arms:
+    """A screened lever's arms: `choose` takes command-pair levers alone."""
+    if lever.arms is None:
+        raise ValueError(f"{lever.id} is no command-pair lever: no screen takes it")
+    return lever.arms
+
+
+def rule_of(lever: Lever) -> Rule:
+    """A screened lever's rule: `choose` takes speedup levers with a rule alone."""
+    if lever.rule is None:
+        raise ValueError(f"{lever.id} has no rule: no screen takes it")
+    return lever.rule
+
+
+@dataclass
+class Screen:
+    """A screen about to run: its levers, its design and what it may spend."""
+
+    screened: Screened
+    design: Design
+    budget: int
+    """Launches of the design's runs the screen may spend (warm-ups come on top: `warmup` a pass)."""
+    seed: int
+    warmup: int
+
+    @property
+    def max_blocks(self) -> int:
+        return max(1, self.budget // len(self.design.runs))
+
+    def asks(self) -> str:
+        """What the screen will spend, said before it starts."""
+        runs = len(self.design.runs)
+        return (f"{runs} runs a block, each its own launch; blocks until every lever is decided, up to "
+                f"{self.max_blocks} ({self.max_blocks * runs} launches of a budget of {self.budget})"
+                + (f", and {self.warmup} warm-up launch{'es' * (self.warmup != 1)} a pass" if self.warmup else ""))
+
+
+@dataclass
+class Measured:
+    """What a screen's passes left: the last pass's outcome, the samples, the blocks run, the last look."""
+
+    outcome: RunOutcome | None
+    tally: Collected
+    passes: int
+    blocks: list[list[int]]
+    """Per block launched: its order (run indices), in the order run."""
+    step: ScreenStep | None = None
+    """The last look (None before one)."""
+    launches: int = 0
+    elapsed_s: float = 0.0
+    spent: bool = False
+    """The budget ran out with levers undecided."""
+
+
+def choose(host: RunHost, named: Iterable[str]) -> Screened:
     """The levers of `optseq --run screen [LEVER …]`; InputError (one line) before anything runs or is stored."""
-    workload = seq.plan.workload
+    workload = host.plan.workload
     if workload is None or workload.source is None:
-        raise InputError(f"{seq.plan.path}: a screen launches the plan's [workload] with its levers' changes; "
+        raise InputError(f"{host.plan.path}: a screen launches the plan's [workload] with its levers' changes; "
                          + ("declare one" if workload is None else "workload.metric: missing"))
     named = list(named)
     twice = next((lid for i, lid in enumerate(named) if lid in named[:i]), None)
     if twice:
         raise InputError(f"--run screen: {twice} is named twice")
+    left_out: list[str] = []
     if named:
         for lever_id in named:
-            why = _why_not(seq, seq.lever(lever_id), workload)
+            why = _why_not(host, host.lever(lever_id), workload)
             if why:
                 raise InputError(f"--run screen: {lever_id} {why}")
-        levers, left_out = [seq.lever(lid) for lid in named], []
+        levers = [host.lever(lid) for lid in named]
     else:
-        levers, left_out = [], []
-        for lever_id in seq.machine.runnable(("ready", "stale")):
-            lever = seq.lever(lever_id)
-            why = _why_not(seq, lever, workload)
+        levers = []
+        for lever_id in host.machine.runnable(("ready", "stale")):
+            lever = host.lever(lever_id)
+            why = _why_not(host, lever, workload)
             if why:
                 left_out.append(f"{lever_id}: left out: {why}")
             else:
@@ -67,7 +132,7 @@ def choose(seq, named) -> Screened:
     ids = [lever.id for lever in levers]
     for i, lever in enumerate(levers):
         for other in levers[:i]:
-            shared = sorted(set(lever.arms.changes()) & set(other.arms.changes()))
+            shared = sorted(set(arms_of(lever).changes()) & set(arms_of(other).changes()))
             if shared:
                 raise InputError(f"--run screen: {other.id} and {lever.id} both change {shared[0]}: one design "
                                  "cannot switch one key two ways; screen them apart")
@@ -77,12 +142,12 @@ def choose(seq, named) -> Screened:
         raise InputError(f"--run screen: a screen needs {MIN_LEVERS} to {MAX_LEVERS} levers that compose on the "
                          f"stack, got {got}" + (f"; {why}" if why else "")
                          + ("" if named else "; name them: optseq --run screen LEVER LEVER …"))
-    adopted = [lid for lid in seq.machine.stack_order() if lid not in ids]
-    on = compose([(lid, seq.plan.lever(lid).arms if seq.plan.has_lever(lid) else None) for lid in adopted])
+    adopted = [lid for lid in host.machine.stack_order() if lid not in ids]
+    on = compose([(lid, host.plan.lever(lid).arms if host.plan.has_lever(lid) else None) for lid in adopted])
     return Screened(tuple(levers), tuple(left_out), on)
 
 
-def _why_not(seq, lever, workload) -> str | None:
+def _why_not(host, lever, workload) -> str | None:
     """Why `lever` cannot be one factor of a screen now, in words that follow its id; None if it can."""
     arms = lever.arms
     if arms is None:
@@ -101,11 +166,11 @@ def _why_not(seq, lever, workload) -> str | None:
         return (f"is decided on {lever.rule.metric}, not the workload's {workload.metric}: every lever of a screen "
                 "is judged on the one metric its runs print")
     try:
-        seq.check_runnable(lever.id)
+        host.check_runnable(lever.id)
     except InputError as exc:
         return str(exc).removeprefix(f"{lever.id} ").removeprefix(f"{lever.id}: ")
-    adopted = [(lid, seq.plan.lever(lid).arms) for lid in seq.machine.adoption_order()
-               if seq.plan.has_lever(lid) and lid != lever.id]
+    adopted = [(lid, host.plan.lever(lid).arms) for lid in host.machine.adoption_order()
+               if host.plan.has_lever(lid) and lid != lever.id]
     clash = conflict(lever.id, arms, adopted)
     if clash:
         return f"cannot join the stack: {clash}"

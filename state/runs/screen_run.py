@@ -10,53 +10,32 @@ import contextlib
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from optseq.state.errors import InputError
 from optseq.state.plan.model import Lever
 from optseq.state.plan.workload import ARMS_RUN
-from optseq.state.runners.interface import store_tag
 from optseq.state.runs import screen_levers
+from optseq.state.runs.host import RunHost
 from optseq.state.runs.lever_run import RunControl
-from optseq.state.runs.run_pass import Collected, Go, Pass, launch, launch_token
+from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, launch, launch_token
+from optseq.state.runs.screen_levers import Measured, Screen, arms_of, rule_of
 from optseq.state.store.records import utc_now
 
-if TYPE_CHECKING:
-    from optseq.state.screen.design import Design
+if TYPE_CHECKING:  # the screen's end, imported when a screen has run
+    from optseq.state.runs.screen_finish import ScreenReport
 
 SCREEN_ID = "screen"
 """The name the screen's pseudo-lever goes by in its progress lines; no lever may be a run keyword, nor this."""
 
 
-@dataclass
-class Screen:
-    """A screen about to run: its levers, its design and what it may spend."""
-
-    screened: screen_levers.Screened
-    design: Design
-    budget: int
-    """Launches of the design's runs the screen may spend (warm-ups come on top: `warmup` a pass)."""
-    seed: int
-    warmup: int
-
-    @property
-    def max_blocks(self) -> int:
-        return max(1, self.budget // len(self.design.runs))
-
-    def asks(self) -> str:
-        """What the screen will spend, said before it starts."""
-        runs = len(self.design.runs)
-        return (f"{runs} runs a block, each its own launch; blocks until every lever is decided, up to "
-                f"{self.max_blocks} ({self.max_blocks * runs} launches of a budget of {self.budget})"
-                + (f", and {self.warmup} warm-up launch{'es' * (self.warmup != 1)} a pass" if self.warmup else ""))
-
-
-def prepare(seq, named, budget: int | None = None) -> Screen:
+def prepare(host: RunHost, named: Iterable[str], budget: int | None = None) -> Screen:
     """The screen `--run screen` would run: InputError (one line) before anything runs or is recorded."""
     from optseq.state.screen.design import DesignError, choose
 
-    screened = screen_levers.choose(seq, named)
+    screened = screen_levers.choose(host, named)
     if budget is not None and budget < 1:
         raise InputError(f"--budget {budget}: a screen's budget is a number of launches, at least 1")
     spend = budget if budget is not None else screen_levers.budget_of(screened.levers)
@@ -64,47 +43,49 @@ def prepare(seq, named, budget: int | None = None) -> Screen:
         design = choose(screened.ids, spend)
     except DesignError as exc:
         raise InputError(f"--run screen: {exc}") from None
-    warmup = seq.plan.workload.warmup if seq.plan.workload.warmup is not None else 1
+    workload = host.plan.workload
+    assert workload is not None  # screen_levers.choose refused a plan without one
+    warmup = workload.warmup if workload.warmup is not None else 1
     return Screen(screened, design, spend, secrets.randbelow(2 ** 31), warmup)
 
 
-def run_screen(seq, screen: Screen, *, on_event=None, on_log=None, control: RunControl | None = None):
+def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = None, on_log: LogSink | None = None,
+               control: RunControl | None = None) -> ScreenReport:
     """Blocking: record, launch block after block, judge, decide (screen_finish); returns a ScreenReport."""
     from optseq.state.runners.interface import RunnerError
     from optseq.state.runs import screen_finish
 
     control = control or RunControl()
     try:
-        runner = seq.runner
+        runner = host.runner
     except RunnerError as exc:
         raise InputError(str(exc)) from None
     with contextlib.ExitStack() as holds:
         for lever_id in screen.screened.ids:  # every lever of the design is held: none runs elsewhere meanwhile
-            holds.callback(seq.hold_lever(lever_id).release)
-        with seq.lock:
-            with seq.writing():
+            holds.callback(host.hold(lever_id).release)
+        with host.lock:
+            with host.writing():
                 for lever_id in screen.screened.ids:
-                    seq.check_runnable(lever_id)  # after the catch-up: the state as every process left it
-                infra = seq.machine.infra()
+                    host.check_runnable(lever_id)  # after the catch-up: the state as every process left it
+                infra = host.machine.infra()
                 infra["adopted"] = [lid for lid in infra["adopted"] if lid not in screen.screened.ids]
-                record = seq.append("runs", {
+                record = host.append_run({
                     "kind": "screen", "lever": None, "status": "running", "argv": list(ARMS_RUN), "pid": os.getpid(),
                     "started": utc_now(), "infra": infra, "passes": 0, "runner": runner.name,
-                    "testbed": seq.testbed, "arms": base_spec(screen), "screen": {
+                    "testbed": host.testbed, "arms": base_spec(screen), "screen": {
                         "levers": list(screen.screened.ids), "design": screen.design.to_dict(),
                         "seed": screen.seed, "blocks": [], "budget": screen.budget, "launches": 0, "step": None,
-                        "confirmed": None, "rules": {lv.id: lv.rule.min_speedup for lv in screen.screened.levers},
+                        "confirmed": None, "rules": {lv.id: rule_of(lv).min_speedup for lv in screen.screened.levers},
                         "left_out": list(screen.screened.left_out)}})
-                run_dir = seq.store.run_dir(record["id"])
+                run_dir = host.run_dir(record["id"])
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control)
-        measured = measure(seq, screen, record["id"], run_dir, infra, go)
-        return screen_finish.finish(seq, screen, record["id"], measured, go)
+        measured = measure(host, screen, record["id"], run_dir, infra, go)
+        return screen_finish.finish(host, screen, record["id"], measured, go)
 
 
 def base_spec(screen: Screen) -> dict:
     """The arms driver's spec every pass shares: the workload, its metric and guards, the stack."""
-    first = screen.screened.levers[0].arms
-    return first.to_dict(screen.screened.stack)
+    return arms_of(screen.screened.levers[0]).to_dict(screen.screened.stack)
 
 
 def points(screen: Screen) -> list[dict]:
@@ -122,36 +103,19 @@ def pseudo_lever(screen: Screen) -> Lever:
     return Lever(id=SCREEN_ID, title="screen", kind="speedup", index=-1, run=ARMS_RUN, timeout_s=timeout)
 
 
-@dataclass
-class Measured:
-    """What the passes left: the last pass's outcome, the samples, the blocks run, the last look."""
-
-    outcome: object
-    tally: Collected
-    passes: int
-    blocks: list
-    """Per block launched: its order (run indices), in the order run."""
-    step: object = None
-    """The last ScreenStep (None before a look)."""
-    launches: int = 0
-    elapsed_s: float = 0.0
-    spent: bool = False
-    """The budget ran out with levers undecided."""
-
-
-def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> Measured:
+def measure(host: RunHost, screen: Screen, run_id: int, run_dir: Path, infra: dict, go: Go) -> Measured:
     from optseq.state.runs.screen_finish import observations
     from optseq.state.screen.design import order
     from optseq.state.screen.screen_passes import ScreenPasses
 
     lever = pseudo_lever(screen)
-    rules = {lv.id: lv.rule for lv in screen.screened.levers}
-    judge = ScreenPasses(screen.design, rules, screen.screened.levers[0].arms.higher_is_better, screen.max_blocks)
+    rules = {lv.id: rule_of(lv) for lv in screen.screened.levers}
+    judge = ScreenPasses(screen.design, rules, arms_of(screen.screened.levers[0]).higher_is_better, screen.max_blocks)
     tally = Collected(samples_file=run_dir / "samples.jsonl")
     found = Measured(outcome=None, tally=tally, passes=0, blocks=[])
     spec, runs = {**base_spec(screen), "points": points(screen)}, len(screen.design.runs)
     plain = next((i for i, levels in enumerate(screen.design.runs) if all(v < 0 for v in levels)), None)
-    tag, begun = store_tag(seq.store.path.parent), seq.store.get("runs", run_id).get("started", "")
+    tag, begun = host.store_tag, host.record(run_id).get("started", "")
     started = time.monotonic()
     more = min(judge.requested, screen.max_blocks)
     pending: dict[int, list] = {}  # the blocks of the pass under way and their orders, until each is whole
@@ -166,7 +130,7 @@ def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> M
             if counted[block] == runs:
                 found.blocks.append(pending.pop(block))
                 found.launches = len(tally.samples) + screen.warmup * found.passes
-                _progress(seq, run_id, found)
+                _progress(host, run_id, found)
         if heard is not None:
             heard(ev)
 
@@ -178,18 +142,18 @@ def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> M
         pending.update(zip(range(first, first + more), orders))
         sequence = [[block, index] for block, one in zip(range(first, first + more), orders) for index in one]
         go.arms = {**spec, "sequence": sequence, "plain": plain}
-        one = Pass(seq, lever, run_id, found.passes, None, tally, go, elapsed_s=time.monotonic() - started,
+        one = Pass(host, lever, run_id, found.passes, None, tally, go, elapsed_s=time.monotonic() - started,
                    token=launch_token(tag, run_id, begun, found.passes))
         go.on_log(f"[optseq] pass {found.passes}: block{'s' * (more > 1)} {first}"
                   + (f" to {first + more - 1}" if more > 1 else "") + f", {len(sequence)} launches")
         found.outcome = launch(one, run_dir, infra, lever.timeout_s - (time.monotonic() - started))
         pending.clear()  # a block the pass left half done is none of the design's
         found.launches = len(tally.samples) + screen.warmup * found.passes
-        _progress(seq, run_id, found)
+        _progress(host, run_id, found)
         if found.outcome.status != "succeeded":
             break
         found.step = judge.after_pass(observations(screen, tally.samples))
-        _progress(seq, run_id, found)
+        _progress(host, run_id, found)
         if found.step.note:
             go.on_log(f"[optseq] {found.step.note}")
         more = min(found.step.more, screen.max_blocks - len(found.blocks))
@@ -199,15 +163,15 @@ def measure(seq, screen: Screen, run_id: int, run_dir, infra: dict, go: Go) -> M
     return found
 
 
-def _progress(seq, run_id: int, found: Measured) -> None:
+def _progress(host: RunHost, run_id: int, found: Measured) -> None:
     """The blocks run and the last look, on the record as the screen goes: what a killed screen measured."""
     from optseq.state.store.storage import StoreUnwritable
 
-    record = seq.store.get("runs", run_id) or {}
+    record = host.record(run_id)
     screen = dict(record.get("screen") or {}, blocks=found.blocks, launches=found.launches,
                   step=found.step.to_dict() if found.step is not None else None)
     try:
-        with seq.lock, seq.writing():
-            seq.update_run(run_id, {"screen": screen})
+        with host.lock, host.writing():
+            host.update(run_id, {"screen": screen})
     except StoreUnwritable:
         pass  # the samples file and the pass logs hold what was measured; the end says what it can

@@ -162,9 +162,11 @@ def arms_text(stats: Mapping[str, Any] | None, names: bool = False) -> str:
     """`100.2 (99.1–101.3) → 150.3 (148–152) items/s`: each arm's median and (IQR), baseline first; with
     names, `baseline 100.2 (IQR 99.1–101.3) → candidate …`. Empty where the stats carry no per-arm figures."""
     stats = stats or {}
-    arms = [stats.get(BASELINE), stats.get(CANDIDATE)]
-    if not all(isinstance(a, Mapping) and isinstance(a.get("median"), (int, float)) for a in arms):
+    baseline, candidate = stats.get(BASELINE), stats.get(CANDIDATE)
+    if not isinstance(baseline, Mapping) or not isinstance(candidate, Mapping) \
+            or not all(isinstance(a.get("median"), (int, float)) for a in (baseline, candidate)):
         return ""
+    arms = [baseline, candidate]
     parts = []
     for name, arm in zip((BASELINE, CANDIDATE), arms):
         spread = ""
@@ -338,7 +340,7 @@ def median_ci(data) -> tuple[float, float]:
     return value, value
 
 
-def sample_field(s: Mapping[str, Any], key: str, i: int, kind: type):
+def sample_field(s: Mapping[str, Any], key: str, i: int, kind: type | tuple[type, ...]) -> Any:
     if not isinstance(s, Mapping):
         raise StatsError(f"sample #{i}: expected an object, got {type(s).__name__}")
     if key not in s:

@@ -48,7 +48,8 @@ def on_node() -> dict:
 
 def parts_text(parts: dict | None) -> str:
     """`gpu01 · AMD EPYC 7763 × 128 · NVIDIA H100 80GB HBM3 × 8 · Linux 6`."""
-    return " · ".join(str(parts[k]) for k in PART_ORDER if (parts or {}).get(k))
+    found = parts or {}
+    return " · ".join(str(found[k]) for k in PART_ORDER if found.get(k))
 
 
 def text(testbed: dict | None) -> str:

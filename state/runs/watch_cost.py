@@ -3,18 +3,19 @@ here took, and how long it may take at that pace if every lever needs its whole 
 together (a nightly job has a slot to fit in)."""
 from __future__ import annotations
 
+from optseq.state.runs.host import RunHost
 from optseq.state.runs.run_pass import _length
 
 
-def preamble(seq) -> list[str]:
+def preamble(host: RunHost) -> list[str]:
     """One or two lines for `--run watch`."""
-    levers = seq.watchable()
+    levers = host.watchable()
     took = most = timeouts = 0.0
     unknown = []
     for lever_id in levers:
-        lever = seq.plan.lever(lever_id)
+        lever = host.plan.lever(lever_id)
         timeouts += lever.timeout_s
-        last = next((r for r in reversed(seq.machine.runs.recent.get(lever_id) or ())
+        last = next((r for r in reversed(host.machine.runs.recent.get(lever_id) or ())
                      if r.get("status") == "succeeded" and isinstance(r.get("elapsed_s"), (int, float))), None)
         if last is None:
             unknown.append(lever_id)
@@ -38,8 +39,10 @@ def _budget_share(lever, run: dict) -> float:
     """How many times the last run's units its rule's whole budget is (1 where it cannot be told)."""
     from optseq.state.runs.passes import ABPasses, replicate_of
 
-    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-    stats = summary.get("stats") if isinstance(summary.get("stats"), dict) else {}
+    summary = run.get("summary")
+    summary = summary if isinstance(summary, dict) else {}
+    stats = summary.get("stats")
+    stats = stats if isinstance(stats, dict) else {}
     rule = lever.rule
     if rule is None or rule.choose or lever.kind == "experiment":
         return 1.0

@@ -67,7 +67,7 @@ class Design:
         group = set()
         for r in range(1, len(words) + 1):
             for combo in itertools.combinations(words, r):
-                w = frozenset()
+                w: frozenset[str] = frozenset()
                 for x in combo:
                     w = _product(w, x)
                 group.add(w)
@@ -96,13 +96,15 @@ class Design:
     def interactions(self) -> tuple[tuple[str, str], ...]:
         """The two-factor interactions the fit estimates: those clear of every main effect, the first of each
         chain of aliased ones standing for its chain (its aliases are said beside it)."""
-        chosen, taken = [], set()
+        chosen: list[tuple[str, str]] = []
+        taken: set[frozenset[str]] = set()
         for e in self._effects()[len(self.factors):]:
             others = self._aliases_of(e)
             if e in taken or any(len(a) == 1 for a in others):
                 continue
             taken.update(others)
-            chosen.append(tuple(self.factors[LETTERS.index(c)] for c in sorted(e)))
+            first, second = sorted(e)  # the effects past the mains are the two-factor ones
+            chosen.append((self.factors[LETTERS.index(first)], self.factors[LETTERS.index(second)]))
         return tuple(chosen)
 
     def column(self, levers: Sequence[str]) -> tuple[int, ...]:
@@ -129,7 +131,7 @@ class Design:
         if self.generators:
             parts.append(", ".join(g.replace("=", " = ") for g in self.generators))
             parts.append(", ".join(f"{f} = {self.letter(f)}" for f in self.factors))
-        chains = []
+        chains: list[tuple[str, ...]] = []
         for name, others in self.aliases().items():
             if others and (name,) + others not in chains and not any(name in c for c in chains):
                 chains.append((name,) + others)

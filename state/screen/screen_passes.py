@@ -119,9 +119,9 @@ class ScreenPasses:
             if e.name in self.significant or alpha <= 0:
                 continue
             # Bonferroni over the interactions too: with 28 of them a look at each level names one by chance
-            low, high = e.bounds(alpha / len(result.interactions))
-            if low > 1.0 or high < 1.0:
-                self.significant[e.name] = (e, low, high)
+            e_low, e_high = e.bounds(alpha / len(result.interactions))
+            if e_low > 1.0 or e_high < 1.0:
+                self.significant[e.name] = (e, e_low, e_high)
         held = {lever for e, _, _ in self.significant.values() for lever in self._involved(e)}
         calls = {}
         for main in result.mains:
@@ -165,7 +165,7 @@ class ScreenPasses:
         return out
 
     def _speed(self, main: Effect, low: float | None, high: float | None) -> str:
-        if low is None:
+        if low is None or high is None:
             return f"{main.name} {ratio_text(main.ratio)}×"
         return f"{main.name} {ratio_text(main.ratio)}× [{ratio_text(low)}, {ratio_text(high)}]"
 
@@ -199,7 +199,8 @@ class ScreenPasses:
         held = sorted({lever for e, _, _ in self.significant.values() for lever in self._involved(e)},
                       key=self.design.factors.index)
         logs = {e.name: math.log(e.ratio) for e in result.mains + result.interactions}
-        best, best_log = (), -math.inf
+        best: tuple[str, ...] = ()
+        best_log = -math.inf
         for r in range(1, len(held) + 1):
             for combo in itertools.combinations(held, r):
                 on = set(combo)

@@ -11,6 +11,7 @@ import os
 import signal
 from pathlib import Path
 
+from optseq.state import atomic
 from optseq.state.store.storage import StoreError, StoreUnwritable
 
 KILL_ENV = "OPTSEQ_TEST_KILL_AT"
@@ -29,7 +30,11 @@ def keep_copy(path: Path, raw: bytes, suffix: str) -> tuple[Path, bool]:
     for kept in sorted(path.parent.glob(f"{path.name}.replaced-*")):
         if not kept.name.endswith(".tmp") and _holds(kept, raw):
             return kept, False
-    tmp = _write_temp(path.parent, f".{path.name}.keep.", raw, _mode(path), "keep")
+    try:
+        tmp, _ = atomic.write_temp(path.parent, f".{path.name}.keep.", raw, mode=_mode(path),
+                                   step=lambda at: step(f"keep-{at}"))
+    except atomic.AtomicWriteError as e:
+        raise StoreUnwritable(f"cannot write {e.where}: {e.strerror or e}") from e
     try:
         if tmp.read_bytes() != raw:  # what the disk gives back is what is kept, or nothing is
             raise StoreError(f"cannot keep a copy of {path}: {tmp} does not read back as written")
@@ -43,36 +48,14 @@ def keep_copy(path: Path, raw: bytes, suffix: str) -> tuple[Path, bool]:
 
 
 def replace(path: Path, data: bytes, what: str) -> None:
-    """`path` now holds `data`, whole, or still what it held: written aside, fsynced, renamed over it, and the
-    rename made durable; `what` names the steps (`what-written`, `what-renamed`)."""
-    tmp = _write_temp(path.parent, f".{path.name}.", data, _mode(path), what)
+    """`path` now holds `data`, whole, or still what it held (state/atomic.py), the file's mode kept; `what` names
+    the steps (`what-half`, `what-written`, `what-renamed`)."""
     try:
-        step(f"{what}-written")
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise StoreUnwritable(f"cannot write {path}: {e.strerror or e}") from e
-    step(f"{what}-renamed")
-    _fsync_directory(path.parent)
-
-
-def _write_temp(directory: Path, prefix: str, data: bytes, mode: int, what: str) -> Path:
-    """A new temp file holding `data`, fsynced (the step `what-half` falls between its two halves)."""
-    tmp = directory / f"{prefix}{os.urandom(6).hex()}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
-        with os.fdopen(fd, "wb") as f:
-            half = len(data) // 2
-            f.write(data[:half])
-            f.flush()
-            step(f"{what}-half")
-            f.write(data[half:])
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise StoreUnwritable(f"cannot write {tmp}: {e.strerror or e}") from e
-    return tmp
+        atomic.replace(path, data, mode=0o644, step=lambda at: step(f"{what}-{at}"))
+    except atomic.AtomicWriteError as e:
+        if e.stage == "sync":
+            raise StoreUnwritable(f"cannot open {path.parent} to make its renames durable: {e.strerror or e}") from e
+        raise StoreUnwritable(f"cannot write {e.where}: {e.strerror or e}") from e
 
 
 def _link_new(tmp: Path, wanted: Path) -> Path:
@@ -105,10 +88,6 @@ def _mode(path: Path) -> int:
 
 def _fsync_directory(directory: Path) -> None:
     try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        atomic.fsync_dir(directory)
     except OSError as e:
         raise StoreUnwritable(f"cannot open {directory} to make its renames durable: {e.strerror or e}") from e
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -1,6 +1,6 @@
 """Runs in flight: kept in the hot state, interrupted when their process died, detached when a cluster runs them.
 
-A run is in flight from its first record until a status in FINAL. Its row in the hot file's `active`
+A run is in flight from its first record until a status in kinds.ENDED. Its row in the hot file's `active`
 table (run id, lever, pid, pgid, a cluster's submission id) is all that recovery reads, so opening a
 store never reads the runs journal to find the runs a dead optseq left behind, with one exception: a hot
 file rebuilt from the journals (`rebuilt_at` in its meta), by this optseq or an older one whose rebuild
@@ -12,16 +12,21 @@ when its holder dies, however it dies).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from tinydb import Query
+from tinydb.table import Table
 
+from optseq.state.kinds import ENDED
+from optseq.state.store.hot import Hot
 from optseq.state.store.layout import ACTIVE, META, META_ID, RUNS_DIR
 from optseq.state.store.locks import LeverLock, pid_alive
 from optseq.state.store.records import utc_now
 
-FINAL = ("succeeded", "failed", "cancelled", "interrupted", "unavailable", "timeout")
-"""Run statuses that end a run: such a run is no longer in flight."""
+FINAL = ENDED
+"""Run statuses that end a run (kinds.ENDED): such a run is no longer in flight. The name the sequencer and the
+store's doctor, schema and settled import."""
 FROM_JOURNAL = "from_journal"
 """An `active` row read from the runs journal (a rebuild's, or the check after one), not written by its run."""
 ELSEWHERE = "elsewhere"
@@ -40,14 +45,30 @@ def in_flight_row(run_id: int, record: Mapping[str, Any]) -> dict[str, Any]:
             **{k: record[k] for k in ("pid", "pgid", "submission_id") if k in record}}
 
 
+class Batches(Protocol):
+    """Where a recovery's writes go: the store's Transaction (transaction.py, which imports schema.py, which imports
+    this module's FINAL)."""
+
+    def batch(self) -> AbstractContextManager[None]: ...
+
+
+class Updates(Protocol):
+    """What ends a run: the store's Writer (writing.py, which imports this module's `track`)."""
+
+    def update(self, table: str, doc_id: int, fields: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
 class RunsInFlight:
-    """The Store's runs in flight, mixed into `Store` (it uses the store's `_db`, `_mutex`, `batch` and
-    `update`)."""
+    """The store's runs in flight, over the one open store's `Hot` state: read from its `active` table, ended
+    through `writer` in a batch of `tx`."""
+
+    def __init__(self, hot: Hot, tx: Batches, writer: Updates) -> None:
+        self.hot, self.tx, self.writer = hot, tx, writer
 
     def active_runs(self) -> list[dict[str, Any]]:
         """Runs in flight: {run, lever, pid}."""
-        with self._mutex:
-            return [dict(d) for d in self._db.table(ACTIVE).all()]
+        with self.hot.mutex:
+            return [dict(d) for d in self.hot.db.table(ACTIVE).all()]
 
     def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[dict[str, Any]]:
         """Runs in flight whose process is gone: "interrupted" when they ran here (returned with their pgid),
@@ -55,45 +76,44 @@ class RunsInFlight:
         until a later optseq re-attaches to them). A run of no lever (a compare) is never re-attached, since
         `--run LEVER` is what re-attaches: it is "interrupted" wherever it ran (returned with its submission id,
         whose job the caller may stop)."""
-        with self._mutex:
-            self._check_writable("runs")
+        with self.hot.mutex:
+            self.hot.check_writable("runs")
             ended = utc_now()
-            with self.batch():
+            with self.tx.batch():
                 self._check_rebuilt()
                 # under the lock now; a lever-less run an older optseq left detached ends here too
                 gone = [a for a in self.active_runs() if self.orphaned(a, is_alive) or (a.get("detached") and
                                                                                         not a.get("lever"))]
-                out = []
-                for a in gone:
-                    found = {"id": a["run"], "lever": a.get("lever"), "pid": a.get("pid"), "pgid": a.get("pgid")}
-                    if a.get("submission_id") and not a.get("lever"):
-                        note = (f"optseq (pid {a.get('pid')}) stopped while this run's job {a['submission_id']} ran "
-                                "on the cluster; a run of no lever (a compare) cannot be re-attached, so it ends "
-                                "here, and its job may still be running there")
-                        self.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
-                        out.append({**found, "status": "interrupted", "submission_id": a["submission_id"]})
-                        continue
-                    if a.get("submission_id"):
-                        note = (f"optseq (pid {a.get('pid')}) stopped while this run's job "
-                                f"{a['submission_id']} ran on the cluster; the next optseq --run re-attaches to it")
-                        self.update("runs", a["run"], {"note": note})
-                        self._db.table(ACTIVE).update({"detached": True}, Query().run == a["run"])
-                        out.append({**found, "status": "detached", "submission_id": a["submission_id"]})
-                        continue
-                    note = (f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
-                            if not is_alive(a.get("pid")) else
-                            f"optseq stopped while this run was running; no process holds its lever (pid "
-                            f"{a.get('pid')}, read back from the runs journal, is another process's now)")
-                    self.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
-                    out.append({**found, "status": "interrupted"})
-                return out
+                return [self._recovered(a, ended, is_alive) for a in gone]
+
+    def _recovered(self, a: dict[str, Any], ended: str, is_alive: Callable[[Any], bool]) -> dict[str, Any]:
+        """One run found in flight with its process gone, ended or detached as recover_interrupted says."""
+        found = {"id": a["run"], "lever": a.get("lever"), "pid": a.get("pid"), "pgid": a.get("pgid")}
+        if a.get("submission_id") and not a.get("lever"):
+            note = (f"optseq (pid {a.get('pid')}) stopped while this run's job {a['submission_id']} ran "
+                    "on the cluster; a run of no lever (a compare) cannot be re-attached, so it ends "
+                    "here, and its job may still be running there")
+            self.writer.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
+            return {**found, "status": "interrupted", "submission_id": a["submission_id"]}
+        if a.get("submission_id"):
+            note = (f"optseq (pid {a.get('pid')}) stopped while this run's job "
+                    f"{a['submission_id']} ran on the cluster; the next optseq --run re-attaches to it")
+            self.writer.update("runs", a["run"], {"note": note})
+            self.hot.db.table(ACTIVE).update({"detached": True}, Query().run == a["run"])
+            return {**found, "status": "detached", "submission_id": a["submission_id"]}
+        note = (f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
+                if not is_alive(a.get("pid")) else
+                f"optseq stopped while this run was running; no process holds its lever (pid "
+                f"{a.get('pid')}, read back from the runs journal, is another process's now)")
+        self.writer.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
+        return {**found, "status": "interrupted"}
 
     def needs_recovery(self) -> bool:
         """Whether an open must look for runs left behind: a row whose process is gone, or a rebuilt hot file whose
         runs in flight were not checked against the journal yet."""
-        with self._mutex:
+        with self.hot.mutex:
             return self._unchecked_rebuild() is not None or any(self.orphaned(a, pid_alive)
-                                                                for a in self._db.table(ACTIVE).all())
+                                                                for a in self.hot.db.table(ACTIVE).all())
 
     def orphaned(self, active: Mapping[str, Any], is_alive: Callable[[Any], bool] = pid_alive) -> bool:
         """A run in flight whose process is gone, and that nobody has recovered yet; one read from the journal is
@@ -103,13 +123,18 @@ class RunsInFlight:
         lever = active.get("lever")
         if active.get(FROM_JOURNAL) and not active.get("detached") and not active.get(ELSEWHERE) \
                 and isinstance(lever, str) and lever:
-            return not LeverLock(self.directory / RUNS_DIR, lever).held_by_other()
+            return not LeverLock(self.hot.directory / RUNS_DIR, lever).held_by_other()
         return False
 
+    def detached_runs(self) -> list[dict[str, Any]]:
+        """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}."""
+        return [a for a in self.active_runs() if a.get("detached")]
+
     def _unchecked_rebuild(self) -> str | None:
-        meta = self._db.table(META).get(doc_id=META_ID) or {}
-        rebuilt = meta.get("rebuilt_at")
-        return rebuilt if rebuilt and meta.get(CHECKED) != rebuilt else None
+        meta = self.hot.db.table(META).get(doc_id=META_ID)
+        rebuilt = meta.get("rebuilt_at") if isinstance(meta, dict) else None
+        return rebuilt if isinstance(rebuilt, str) and rebuilt and meta is not None \
+            and meta.get(CHECKED) != rebuilt else None
 
     def _check_rebuilt(self) -> None:
         """A rebuilt hot file's runs in flight, checked against the runs journal once (inside the open batch): a run
@@ -118,41 +143,35 @@ class RunsInFlight:
         rebuilt = self._unchecked_rebuild()
         if rebuilt is None:
             return
-        active = self._db.table(ACTIVE)
+        active = self.hot.db.table(ACTIVE)
         rows = {a.get("run") for a in active.all()}
         # every row there came from the journal too (no run starts before its writer's open has checked): an older
         # rebuild's rows say so now, for their pids are history's as well
         active.update({FROM_JOURNAL: True})
-        for run_id, record in sorted(self._records("runs").items()):
-            if record.get("status") and record.get("status") not in FINAL and run_id not in rows:
+        for run_id, record in sorted(self.hot.records("runs").items()):
+            if record.get("status") and record.get("status") not in ENDED and run_id not in rows:
                 active.insert({**in_flight_row(run_id, record), FROM_JOURNAL: True})
-        self._db.table(META).update({CHECKED: rebuilt}, doc_ids=[META_ID])
+        self.hot.db.table(META).update({CHECKED: rebuilt}, doc_ids=[META_ID])
 
-    def detached_runs(self) -> list[dict[str, Any]]:
-        """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}."""
-        return [a for a in self.active_runs() if a.get("detached")]
 
-    def _track(self, table: str, doc_id: int, fields: dict[str, Any], new: bool = False,
-               elsewhere: str | None = None) -> None:
-        """Runs in flight are kept in the hot state, so recovery never reads the runs journal."""
-        if table != "runs":
-            return
-        from tinydb import Query
-
-        active, q = self._db.table(ACTIVE), Query().run == doc_id
-        status = fields.get("status")
-        if status in FINAL:
-            active.remove(q)
-        elif new and status and elsewhere:  # another writer's run: its pid is another machine's
-            active.insert({"run": doc_id, "lever": fields.get("lever"), ELSEWHERE: elsewhere})
-        elif new and status:
-            active.insert({"run": doc_id, "lever": fields.get("lever"),
-                           **{k: fields[k] for k in ("pid", "pgid") if k in fields}})
-        elif not new and any(k in fields for k in ("pid", "pgid", "submission_id")):
-            changes = {k: fields[k] for k in ("pid", "pgid", "submission_id") if k in fields}
-            if "pid" in fields:  # a process follows it again
-                changes["detached"] = False
-            active.update(changes, q)
+def track(active: Table, doc_id: int, fields: Mapping[str, Any], new: bool = False,
+          elsewhere: str | None = None) -> None:
+    """A run's `active` row kept as its record is written (`active` is the hot file's table), so recovery never
+    reads the runs journal."""
+    q = Query().run == doc_id
+    status = fields.get("status")
+    if status in ENDED:
+        active.remove(q)
+    elif new and status and elsewhere:  # another writer's run: its pid is another machine's
+        active.insert({"run": doc_id, "lever": fields.get("lever"), ELSEWHERE: elsewhere})
+    elif new and status:
+        active.insert({"run": doc_id, "lever": fields.get("lever"),
+                       **{k: fields[k] for k in ("pid", "pgid") if k in fields}})
+    elif not new and any(k in fields for k in ("pid", "pgid", "submission_id")):
+        changes = {k: fields[k] for k in ("pid", "pgid", "submission_id") if k in fields}
+        if "pid" in fields:  # a process follows it again
+            changes["detached"] = False
+        active.update(changes, q)
 
 
 def orphaned(active: Mapping[str, Any], is_alive: Callable[[Any], bool]) -> bool:

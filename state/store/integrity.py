@@ -110,7 +110,8 @@ def scan(path: Path, end: int | None = None) -> tuple[list[dict[str, Any]], int,
         if len(raw) < end:
             return [], 0, f"shorter ({len(raw)} bytes) than its committed {end}"
         raw = raw[:end]
-    records, at, line_no = [], 0, 0
+    records: list[dict[str, Any]] = []
+    at, line_no = 0, 0
     while at < len(raw):
         line_no += 1
         stop = raw.find(b"\n", at)

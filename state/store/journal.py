@@ -95,7 +95,8 @@ class Journal:
         return line
 
     def _parse(self, text: bytes, at: int) -> dict[str, Any]:
-        shape = None
+        shape: str | None = None
+        problem: str | None
         try:
             line = loads(text)
         except (UnicodeDecodeError, ValueError):

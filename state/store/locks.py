@@ -9,7 +9,6 @@ dies, so a SIGKILLed process never blocks the next one.
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import json
 import os
 import sys
@@ -18,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from optseq.state import atomic, flock
 from optseq.state.text import clean_text
 from optseq.state.store.storage import StoreError, StoreUnwritable
 
@@ -77,29 +77,13 @@ def live_holder(directory: Path) -> dict[str, Any] | None:
 def _write_holder(directory: Path, info: dict[str, Any]) -> None:
     for leftover in directory.glob(f".{HOLDER_NAME}.*.tmp"):
         leftover.unlink(missing_ok=True)
-    fd, tmp = _new_temp(directory, f".{HOLDER_NAME}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o644)  # the 0600 it was made with would hide the holder from other users
-            # argv keeps undecodable bytes as lone surrogates (surrogateescape), which UTF-8 cannot
-            # encode: every writer of the sidecar comes through here, so they become U+FFFD here
-            json.dump(clean_text(info, undecoded=True), f, ensure_ascii=False)
-        os.replace(tmp, directory / HOLDER_NAME)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _new_temp(directory: Path, prefix: str) -> tuple[int, Path]:
-    """mkstemp's file (a new name, created 0600 and opened for writing) without importing tempfile and the
-    random module behind it, before the console's first frame (it writes this holder as it opens the store)."""
-    for _ in range(100):
-        path = directory / f"{prefix}{os.urandom(6).hex()}.tmp"
-        try:
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), path
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"{directory}: no free name for a temporary {prefix}*.tmp")
+    # argv keeps undecodable bytes as lone surrogates (surrogateescape), which UTF-8 cannot encode: every writer
+    # of the sidecar comes through here, so they become U+FFFD here
+    text = json.dumps(clean_text(info, undecoded=True), ensure_ascii=False)
+    # 0644: other users read who holds their store; no fsync, for a note that only names the holder in messages
+    # is written at every transaction
+    atomic.replace(directory / HOLDER_NAME, text.encode("utf-8"), mode=0o644, keep_mode=False, fsync=False,
+                   sync_dir="no")
 
 
 WAIT_S = 10.0
@@ -150,28 +134,27 @@ class TransactionLock:
         if self._fd is not None:
             return
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = flock.open_lock(self.path)
         except OSError as e:
             raise StoreUnwritable(f"cannot open lock file {self.path}: {e.strerror or e}") from None
         start = time.monotonic()
         said = False
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                waited = time.monotonic() - start
-                if on_wait is not None and not said and (waited >= SAY_AFTER_S or waited >= wait_s):
-                    on_wait(f"waiting for {describe(live_holder(self.directory))} to finish writing "
-                            f"{self.directory} (up to {wait_s:g} s)")
-                    said = True
-                if waited >= wait_s:
-                    os.close(fd)
-                    raise StoreLocked(self.directory, live_holder(self.directory), wait_s) from None
-                time.sleep(_POLL_S)
+                if flock.take(fd, wait=False):
+                    break
             except OSError as e:
                 os.close(fd)
                 raise StoreError(f"cannot lock {self.path}: {e.strerror or e}") from None
+            waited = time.monotonic() - start
+            if on_wait is not None and not said and (waited >= SAY_AFTER_S or waited >= wait_s):
+                on_wait(f"waiting for {describe(live_holder(self.directory))} to finish writing "
+                        f"{self.directory} (up to {wait_s:g} s)")
+                said = True
+            if waited >= wait_s:
+                os.close(fd)
+                raise StoreLocked(self.directory, live_holder(self.directory), wait_s) from None
+            time.sleep(_POLL_S)
         self._fd = fd
         try:
             _write_holder(self.directory, me())
@@ -202,13 +185,9 @@ class LeverLock:
 
     def try_acquire(self, info: dict[str, Any]) -> dict[str, Any] | None:
         """Take it without waiting; None on success, else what the holder wrote (its pid, run)."""
-        import json
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fd = flock.open_lock(self.path)
+        if not flock.take(fd, wait=False):
             try:
                 holder = json.loads(os.read(fd, 65536) or b"{}")
             except ValueError:
@@ -226,18 +205,7 @@ class LeverLock:
 
     def held_by_other(self) -> bool:
         """Whether another process holds it now (a probe: takes and drops it when free)."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return False
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
+        return flock.is_held(self.path)
 
     def release(self) -> None:
         if self._fd is not None:

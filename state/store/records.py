@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from optseq.state.store.storage import StoreError, dump
@@ -41,8 +41,8 @@ def clean(table: str, record: Mapping[str, Any]) -> dict[str, Any]:
     return clean_text(copy) if has_surrogate(text) else copy
 
 
-def replace_with(record: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
-    def replace(doc: dict[str, Any]) -> None:
+def replace_with(record: dict[str, Any]) -> Callable[[MutableMapping[str, Any]], None]:
+    def replace(doc: MutableMapping[str, Any]) -> None:
         doc.clear()
         doc.update(record)
     return replace

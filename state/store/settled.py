@@ -73,12 +73,12 @@ def settled(journal: Journal, end: int, late: dict[str, list[int]] | None) -> It
         rid = line["id"]
         if at in read_early:
             continue
-        late = line["op"] == REPLACE or (line["op"] == UPDATE and rid not in open_ids)
-        if rid <= given or (late and at not in late_at.get(rid, ())):
+        changed_late = line["op"] == REPLACE or (line["op"] == UPDATE and rid not in open_ids)
+        if rid <= given or (changed_late and at not in late_at.get(rid, ())):
             raise StoreCorrupt(f"{journal.path} changes record {rid} at byte {at} after it was settled, and the "
                                f"hot file's index of late changes does not say so; refusing to use the store so "
                                f"nothing is lost; {DOCTOR}")
-        if late:
+        if changed_late:
             seen_late.add(at)
         if rid not in pending:
             if line["op"] == UPDATE:  # of a record never inserted: folding drops it, as `view` does

@@ -2,14 +2,14 @@
 line as it is parsed) and before one is written, a wrong shape said as the table, the record and the field."""
 from __future__ import annotations
 
-import re
+import types
+import typing
 from typing import Any
 
 import msgspec
 
-from optseq.state.store.shapes import (
-    FIELDS, HOT, LEVER_STATES, REQUIRED, RUN_STATUSES, SNAPSHOT_VERSION, Line, SnapshotData, Stored,
-)
+from optseq.state.kinds import LeverState, RunStatus
+from optseq.state.store.shapes import FIELDS, HOT, REQUIRED, SNAPSHOT_VERSION, Line, SnapshotData, Stored
 from optseq.state.store.storage import StoreCorrupt
 
 
@@ -34,73 +34,88 @@ def loads(text: bytes) -> Any:
         return json.loads(text)
 
 
-ENUMS = {"status": RUN_STATUSES, "state": LEVER_STATES, "outcome": ("pass", "fail"), "op": ("i", "u", "r"),
+ENUMS = {"status": tuple(RunStatus), "state": tuple(LeverState), "outcome": ("pass", "fail"), "op": ("i", "u", "r"),
          "table": ("decisions", "events", "criteria", "facts")}
 """The values a field of an enum may take, said with a refusal of another (msgspec names the value only)."""
-_AT = re.compile(r"^(?P<problem>.*?)(?: - at `\$(?P<where>[^`]*)`)?$", re.S)
 
 
-def _said(error: msgspec.ValidationError, prefix: str = "") -> tuple[str, str]:
-    """(field, problem) from msgspec's message ("Expected `int`, got `str` - at `$.r.id`")."""
-    m = _AT.match(str(error))
-    problem, where = m.group("problem"), m.group("where") or ""
-    missing = re.match(r"Object missing required field `([^`]*)`", problem)
-    if missing:
-        where, problem = f"{where}.{missing.group(1)}", "missing"
-    return (prefix + where).lstrip("."), problem[:1].lower() + problem[1:]
-
-
-def _problem(value: Any, shape: type, prefix: str = "") -> tuple[str, str] | None:
+def _problem(value: Any, shape: Any, prefix: str = "") -> tuple[str, str] | None:
+    """(field, problem) where `value` is not a `shape`, None where it is: one compiled convert for a sound value; a
+    refused one is walked (_located) to the field it fails at."""
     try:
         msgspec.convert(value, shape)
-    except msgspec.ValidationError as e:
-        field, problem = _said(e)
-        if "[...]" in field:
-            field = _named(value, shape, field).lstrip(".")
+    except msgspec.ValidationError:
+        field, problem = _located(value, shape, prefix)
         allowed = ENUMS.get(field.rsplit(".", 1)[-1]) if problem.startswith("invalid enum value") else None
         if allowed:
             problem = f"{problem} (one of {', '.join(allowed)})"
-        return f"{prefix}.{field}".strip("."), problem
+        return field, problem
     return None
 
 
-def _named(root: Any, shape: type, where: str) -> str:
-    """msgspec says `[...]` for a key of a dict (a lever's, a table's): the key named, found by checking that
-    dict's entries one at a time (only once a record is refused, so its cost is no reader's)."""
-    out, trail, node = [], [], root
-    for token in re.findall(r"\.[^.\[]+|\[[^\]]*\]", "." + where if not where.startswith((".", "[")) else where):
-        if token == "[...]" and isinstance(node, dict):
-            key = next((k for k in node if _fails(_replaced(root, trail, {k: node[k]}), shape)), None)
-            if key is None:
-                out.append(token)
-                break
-            token = f".{key}"
-        else:
-            key = token[1:] if token.startswith(".") else int(token[1:-1])
-        out.append(token)
-        trail.append(key)
-        try:
-            node = node[key]
-        except (KeyError, IndexError, TypeError):
-            node = None
-    return "".join(out)
+def _located(value: Any, shape: Any, where: str) -> tuple[str, str]:
+    """The field of `value` that makes it no `shape`, found by converting its parts one at a time against the parts
+    of the type (a struct's fields in the record's order and then its missing ones, a dict's entries by key, a
+    list's items): the path comes from the types, not from msgspec's wording. At the part that fails on its own,
+    the problem is msgspec's message for that one value (no path in it, being at its root)."""
+    fields = _struct_fields(shape, value)
+    if fields is not None:
+        for key, item in value.items():
+            field = fields.get(key)
+            if field is not None and _fails(item, field.type):
+                return _located(item, field.type, f"{where}.{key}")
+        for key, field in fields.items():
+            if field.required and key not in value:
+                return f"{where}.{key}".lstrip("."), "missing"
+    parts = _parts(shape, value)
+    if parts is not None:
+        for name, item, part in parts:
+            if _fails(item, part):
+                return _located(item, part, where + name)
+    try:
+        msgspec.convert(value, shape)
+    except msgspec.ValidationError as e:
+        said = str(e)
+        return where.lstrip("."), said[:1].lower() + said[1:]
+    return where.lstrip("."), "not what its type allows"  # sound part by part: no part to blame
 
 
-def _fails(value: Any, shape: type) -> bool:
+def _members(shape: Any) -> tuple[Any, ...]:
+    return typing.get_args(shape) if typing.get_origin(shape) in (typing.Union, types.UnionType) else (shape,)
+
+
+def _struct_fields(shape: Any, value: Any) -> dict[str, msgspec.structs.FieldInfo] | None:
+    """The fields by name of the struct `shape` is (or has among its union's members) where `value` is an object."""
+    if not isinstance(value, dict):
+        return None
+    for member in _members(shape):
+        if isinstance(member, type) and issubclass(member, msgspec.Struct):
+            return {f.encode_name: f for f in msgspec.structs.fields(member)}
+    return None
+
+
+def _parts(shape: Any, value: Any) -> list[tuple[str, Any, Any]] | None:
+    """(where, part, its type) of a dict's entries or an array's items, as `shape` (or its union's member of that
+    kind) types them; None where `value` is neither or the type has no such member."""
+    for member in _members(shape):
+        origin, args = typing.get_origin(member), typing.get_args(member)
+        if isinstance(value, dict) and origin is dict and len(args) == 2:
+            return [(f".{key}", item, args[1]) for key, item in value.items()]
+        if isinstance(value, list) and origin is list and len(args) == 1:
+            return [(f"[{i}]", item, args[0]) for i, item in enumerate(value)]
+        if isinstance(value, list) and origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+            return [(f"[{i}]", item, args[0]) for i, item in enumerate(value)]
+        if isinstance(value, list) and origin is tuple and len(args) == len(value):
+            return [(f"[{i}]", item, part) for i, (item, part) in enumerate(zip(value, args))]
+    return None
+
+
+def _fails(value: Any, shape: Any) -> bool:
     try:
         msgspec.convert(value, shape)
     except msgspec.ValidationError:
         return True
     return False
-
-
-def _replaced(root: Any, trail: list, new: Any) -> Any:
-    """`root` with the node at `trail` replaced by `new`, copied only along the trail."""
-    if not trail:
-        return new
-    copy = dict(root) if isinstance(root, dict) else list(root)
-    copy[trail[0]] = _replaced(root[trail[0]], trail[1:], new)
-    return copy
 
 
 LEVERLESS = ("compare", "screen", "confirm")

@@ -22,13 +22,9 @@ from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
 
+from optseq.state.kinds import LeverState, RunStatus
 
-RUN_STATUSES = ("running", "queued", "succeeded", "failed", "cancelled", "interrupted", "unavailable", "timeout")
-"""A run's statuses: in flight, then one of inflight.FINAL."""
-LEVER_STATES = ("unplanned", "blocked", "ready", "running", "measured", "adopted", "rejected", "deferred", "decided",
-                "stale", "closed")
-"""The lever machine's states (lifecycle/states.py STATES: the store does not import the lifecycle; a test holds
-them equal)."""
+
 SNAPSHOT_VERSION = 1
 """The snapshot layout checked here (lifecycle/snapshot.py VERSION; a test holds them equal)."""
 
@@ -37,7 +33,6 @@ class _Shape(Struct, forbid_unknown_fields=False):
     """Unknown keys allowed (see the module docstring)."""
 
 
-Run = Literal[RUN_STATUSES]  # type: ignore[valid-type]
 Said = dict[str, Any]
 
 
@@ -80,7 +75,7 @@ class Testbed(_Shape):
 class RunFields(_Shape):
     lever: str | None | UnsetType = UNSET
     kind: str | UnsetType = UNSET
-    status: Run | UnsetType = UNSET  # type: ignore[valid-type]
+    status: RunStatus | UnsetType = UNSET
     verdict: str | None | UnsetType = UNSET
     argv: list[str] | UnsetType = UNSET
     pid: int | None | UnsetType = UNSET
@@ -182,7 +177,7 @@ class Stored(_Shape):
 
 class LeverRow(_Shape):
     lever: str
-    state: Literal[LEVER_STATES]  # type: ignore[valid-type]
+    state: LeverState
     outcome: str | None | UnsetType = UNSET
     stale: bool | UnsetType = UNSET
     why_blocked: list[str] | UnsetType = UNSET
@@ -258,7 +253,7 @@ class Unavailable(_Shape):
 
 
 class LeverSnapshot(_Shape):
-    state: Literal[LEVER_STATES]  # type: ignore[valid-type]
+    state: LeverState
     plan_doc: str | None | UnsetType = UNSET
     outcome: str | None | UnsetType = UNSET
     decision_seq: int | None | UnsetType = UNSET

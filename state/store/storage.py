@@ -9,6 +9,8 @@ from typing import Any
 
 from tinydb.storages import Storage
 
+from optseq.state import atomic
+
 Data = dict[str, dict[str, dict[str, Any]]]
 
 
@@ -117,40 +119,17 @@ class AtomicJSONStorage(Storage):
         return data
 
     def _replace(self, data: Data | None) -> None:
-        import tempfile  # (and the random it loads) where a file is written: a read never needs it
-
-        directory = self.path.parent
-        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
-            with os.fdopen(fd, "wb") as f:
-                f.write(dump(data if data is not None else {}).encode("utf-8"))
-                f.flush()
-                os.fchmod(f.fileno(), self._mode())
-                os.fsync(f.fileno())
-                st = os.fstat(f.fileno())
-            os.replace(tmp, self.path)
-            tmp = None
-            _fsync_directory(directory)
+            # the temp file's name is the one remove_temp_files clears; a new database is 0644, a replaced one
+            # keeps whatever mode the user gave it
+            st = atomic.replace(self.path, dump(data if data is not None else {}).encode("utf-8"), mode=0o644)
         except BaseException as e:
             self.discard()
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
             if isinstance(e, OSError):
                 raise StoreUnwritable(f"cannot write {self.path}: {e.strerror or e}") from e
             raise
         self._data, self._signature, self._dirty = data, _signature(st), False
         self.writes += 1
-
-    def _mode(self) -> int:
-        # mkstemp makes 0600 files; keep whatever mode the user gave the database instead.
-        try:
-            return os.stat(self.path).st_mode & 0o7777
-        except FileNotFoundError:
-            return 0o644
 
 
 def _signature(st: os.stat_result) -> tuple[int, int, int]:
@@ -187,12 +166,3 @@ def _shape_problem(data: Any) -> str | None:
             if not doc_id.isdigit() or not isinstance(doc, dict):
                 return f"table {name!r} has a malformed record {doc_id!r}"
     return None
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Without this the rename itself may not survive a power loss, even though the data does.
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -10,7 +10,6 @@ Only one sync of a store runs at a time (`sync.lock`); the store's own lock is h
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import secrets
 import time
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from optseq.state import flock
 from optseq.state.store.aside import step
 from optseq.state.store.records import utc_now
 from optseq.state.sync import gitrefs
@@ -69,8 +69,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
     say = progress or (lambda text: None)
     started = time.monotonic()
     directory = Path(store.directory).resolve()
-    with open(directory / "sync.lock", "a+") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    with flock.held(directory / "sync.lock", mode=0o666):
         url = gitrefs.remote_url(plan_dir, remote)
         borrowed = gitrefs.access(plan_dir)  # how the plan's repository reaches its remote (CI's auth header)
         repo = gitrefs.private(directory)

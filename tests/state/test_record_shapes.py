@@ -264,13 +264,13 @@ def test_a_record_of_the_wrong_shape_is_refused_before_it_is_written(pristine, t
 
 
 def test_the_schema_knows_the_machines_states_and_snapshot_layout():
+    """The store's shapes and the lever machine take their words from one place (state/kinds.py)."""
+    from optseq.state.kinds import ENDED, IN_FLIGHT, LeverState, RunStatus
     from optseq.state.lifecycle import snapshot, states
-    from optseq.state.runners.interface import STATUSES
     from optseq.state.store import shapes
-    from optseq.state.store.inflight import FINAL
 
-    assert shapes.LEVER_STATES == tuple(states.STATES) and shapes.SNAPSHOT_VERSION == snapshot.VERSION
-    assert set(shapes.RUN_STATUSES) == {"running", "queued", *FINAL, *STATUSES}
+    assert states.STATES == [s.value for s in LeverState] and shapes.SNAPSHOT_VERSION == snapshot.VERSION
+    assert set(RunStatus) == {*IN_FLIGHT, *ENDED} and not set(IN_FLIGHT) & set(ENDED)
 
 
 def test_the_console_opening_the_store_refuses_in_the_same_line(pristine, tmp_path):

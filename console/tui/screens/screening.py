@@ -50,7 +50,7 @@ class Screening:
         from optseq.state.runs.screen_run import prepare
 
         try:
-            screen = prepare(host.seq, [], None)
+            screen = prepare(host.seq.run_host, [], None)
         except InputError as exc:
             host.notify(str(exc), severity="error", timeout=8, markup=False)
             return

@@ -205,7 +205,7 @@ class RunPanel(Vertical):
         label = f"{target} ×{width}"
         self._reset(label, f"{label}: picking levers…")
         self._seq = seq
-        group = GroupRun(seq, target, width, self._sinks, on_started=self._group_started,
+        group = GroupRun(seq.run_host, target, width, self._sinks, on_started=self._group_started,
                          on_landed=self._group_landed)
         control = self._control = _control()
         control.attach(group)

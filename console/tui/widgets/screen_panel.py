@@ -135,7 +135,7 @@ class ScreenPanel(VerticalScroll):
         from optseq.state.runs.screen_run import run_screen
 
         try:
-            report = run_screen(seq, screen, on_event=self._on_event, control=control)
+            report = run_screen(seq.run_host, screen, on_event=self._on_event, control=control)
         except Exception as exc:  # a refusal at its start, a store that cannot be written: one line
             self.post_message(self.Ended(None, str(exc) or type(exc).__name__))
         else:
