@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.containers import Horizontal, Vertical
-from textual.widget import Widget
 from textual.message import Message
 from textual.widgets import Label, Log, ProgressBar, Static
 
@@ -34,53 +33,41 @@ LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
 
 
+class _Latest(Message):
+    """A message of which one pending is enough: a newer one replaces it in the queue (many samples, one repaint)."""
+
+    def can_replace(self, message: Message) -> bool:
+        return type(message) is type(self)
+
+
 class RunPanel(Vertical):
     """One run at a time. `start` launches it on a thread worker; `cancel` ends its process group."""
 
-    DEFAULT_CSS = """
-    RunPanel.-idle #run-progress-row {
-        display: none;
-    }
-    """
+    DEFAULT_CSS = "RunPanel.-idle #run-progress-row { display: none; }"
     """Idle, there is no bar at all: an empty indeterminate one animates as if something were running."""
 
     @dataclass
-    class Progress(Message):
+    class Progress(_Latest):
         done: float
         total: float | None
         msg: str
 
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.Progress)
-
     @dataclass
-    class Estimate(Message):
+    class Estimate(_Latest):
         event: dict
 
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.Estimate)
-
-    class SamplesChanged(Message):
+    class SamplesChanged(_Latest):
         """The tally moved; one pending repaint is enough however many samples arrived."""
 
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.SamplesChanged)
-
-    class LogReady(Message):
+    class LogReady(_Latest):
         """Lines wait in the panel's queue; one pending drain takes them all."""
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.LogReady)
 
     @dataclass
     class Started(Message):
         lever: str
 
-    class RowsChanged(Message):
+    class RowsChanged(_Latest):
         """A run of a parallel group moved; one pending repaint of the rows is enough."""
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.RowsChanged)
 
     @dataclass
     class Landed(Message):
@@ -139,7 +126,11 @@ class RunPanel(Vertical):
         if self._built or not self.is_attached:
             return
         row = Horizontal(id="run-progress-row")
-        self.mount_all(self._parts(row))
+        # the compares under the log, newest first: where the pane is short (a long plan at 24 rows, a run's
+        # progress row) the oldest are cut, never the run's log below its two lines
+        self.mount_all([Label("no run yet", id="run-title"), row, Static("", id="run-rows"),
+                        Static("estimate: -", id="run-estimate"), Static("samples: none yet", id="run-samples"),
+                        CutLog(max_lines=LOG_LINES, id="run-log"), CompareList(id="run-compares")])
         if not row.is_attached:  # a panel being closed (a quit typed ahead of the frame) mounts nothing
             return
         self._built = True
@@ -147,16 +138,6 @@ class RunPanel(Vertical):
         row.mount_all([ProgressBar(total=None, show_eta=False, id="run-progress"), Label("", id="run-progress-msg")])
         if self._store_view is not None:
             self.show_store(*self._store_view)
-
-    def _parts(self, row: Horizontal) -> list[Widget]:
-        return [Label("no run yet", id="run-title"), row,
-                Static("", id="run-rows"),
-                Static("estimate: -", id="run-estimate"),
-                Static("samples: none yet", id="run-samples"),
-                CutLog(max_lines=LOG_LINES, id="run-log"),
-                # under the log, newest first: where the pane is short (a long plan at 24 rows, a run's progress
-                # row) the oldest compares are cut, never the run's log below its two lines
-                CompareList(id="run-compares")]
 
     # -- commands from the UI thread -----------------------------------------------------------
     @property
