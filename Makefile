@@ -87,6 +87,11 @@ screen-bench: $(DEV_STAMP)
 runner-bench: $(RAY_STAMP)
 	$(BIN)/python -m optseq.state.bench.runners --write docs/performance.md $(ARGS)
 
+# What a local launch's shim (state/runners/shim.py) costs beside a bare launch, into docs/performance.md
+.PHONY: launch-bench
+launch-bench: $(DEV_STAMP)
+	$(BIN)/python -m optseq.state.bench.launch --write docs/performance.md $(ARGS)
+
 # The console's first screen (tmux 80×24, keys on screen) against a minimal Textual app's, and `optseq status`
 # against `import textual.app`, side by side, into docs/performance.md (its own section)
 .PHONY: paint-bench

@@ -1,21 +1,27 @@
-"""What users and runs do to the plan's state: record criteria, mark plans written, set facts, decide, run.
+"""What users and runs do to the plan's state: record criteria, mark plans written, set facts, decide, land a branch
+lever, stale what a run's stack changed.
 
-`Actions` is mixed into `Sequencer` (state/sequencer.py), which gives it `plan`, `machine`, `store`, `readonly`,
-`lever()`, `writing()` (one store transaction) and `append()`; every action here writes through those.
+`Actions` reads the plan and the machine one open holds (state/held.py) and writes through its Writer
+(state/writes.py: `writing()`, one store transaction, and `append()`); each action is validated first and refused
+with an InputError line.
 """
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from optseq.state import testbed_views
 from optseq.state.errors import InputError
+from optseq.state.held import Held
 from optseq.state.lifecycle.states import DECIDED, TransitionRefused
 from optseq.state.lifecycle.words import say, text
+from optseq.state.plan.model import Lever
 from optseq.state.plan.testbed import decides, same
 from optseq.state.plan.workload import conflict
 from optseq.state.runs.configs import measured_configs, spelled
+from optseq.state.writes import Writer
 
 CONFIG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """What a config measured elsewhere may be called (the bench's names are h<hidden>x<layers>)."""
@@ -24,14 +30,18 @@ CONFIG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 class Actions:
     """Every write the CLI and the console make, each validated first and refused with an InputError line."""
 
+    def __init__(self, held: Held, writer: Writer):
+        self.held = held
+        self.writer = writer
+
     def record_criterion(self, lever_id: str, candidate: str, criterion: str, outcome: str,
                          evidence: str = "") -> list[str]:
-        with self.writing():
+        with self.writer.writing():
             return self.record_criterion_in_batch(lever_id, candidate, criterion, outcome, evidence)
 
     def record_criterion_in_batch(self, lever_id: str, candidate: str, criterion: str, outcome: str,
                                   evidence: str = "") -> list[str]:
-        lever = self.lever(lever_id)
+        lever = self.held.lever(lever_id)
         if lever.criteria is None:
             raise InputError(f"{lever_id} is a {lever.kind} lever; only decision levers have criteria")
         cands = [c.id for c in lever.criteria.candidates]
@@ -40,19 +50,20 @@ class Actions:
             raise InputError(f"{lever_id}: unknown candidate {candidate!r} (one of {', '.join(cands)})")
         if criterion not in crits:
             raise InputError(f"{lever_id}: unknown criterion {criterion!r} (one of {', '.join(crits)})")
-        if spelled(outcome, ("pass", "fail")) is None:
+        found = spelled(outcome, ("pass", "fail"))
+        if found is None:
             raise InputError(f"criterion outcome must be pass or fail, got {outcome!r}")
-        outcome = spelled(outcome, ("pass", "fail"))
-        model = self.machine.models[lever_id]
+        outcome = found
+        model = self.held.machine.models[lever_id]
         if model.state in DECIDED or model.state == "closed":
             raise InputError(f"{lever_id} is already decided {model.outcome}; "
                              f"record nothing more, or decide again with optseq decide")
         if model.state == "blocked":
-            raise InputError(f"{lever_id} is blocked: {'; '.join(self.machine.why_blocked(lever_id))}")
+            raise InputError(f"{lever_id} is blocked: {'; '.join(self.held.machine.why_blocked(lever_id))}")
         messages = [f"recorded {lever_id} {candidate} {criterion} {outcome}"]
-        self.append("criteria", {"lever": lever_id, "candidate": candidate, "criterion": criterion,
-                                 "outcome": outcome, "evidence": evidence})
-        verdict = self.machine.criteria_verdict(lever_id)
+        self.writer.append("criteria", {"lever": lever_id, "candidate": candidate, "criterion": criterion,
+                                        "outcome": outcome, "evidence": evidence})
+        verdict = self.held.machine.criteria_verdict(lever_id)
         if verdict:
             why = self._verdict_reason(lever_id)
             self.decide_in_batch(lever_id, verdict, why=why, auto=True, rule="criteria")
@@ -60,12 +71,14 @@ class Actions:
         return messages
 
     def _verdict_reason(self, lever_id: str) -> str:
-        lever = self.plan.lever(lever_id)
+        gate = self.held.plan.lever(lever_id).criteria
+        if gate is None:  # only a decision lever has criteria to give a verdict
+            return ""
         parts = []
-        for cand in lever.criteria.candidates:
-            status = self.machine.candidate_status(lever_id, cand)
-            failed = [c.id for c in lever.criteria.criteria
-                      if self.machine.models[lever_id].results.get((cand.id, c.id), ("",))[0] == "fail"]
+        for cand in gate.candidates:
+            status = self.held.machine.candidate_status(lever_id, cand)
+            failed = [c.id for c in gate.criteria
+                      if self.held.machine.models[lever_id].results.get((cand.id, c.id), ("",))[0] == "fail"]
             detail = f" ({', '.join(failed)} fail)" if failed else ""
             parts.append(f"{cand.title or cand.id} {status}{detail}")
         return "; ".join(parts)
@@ -77,10 +90,10 @@ class Actions:
         checkout, and the reply says so). The console's dialog asks about a missing file before it gets here."""
         if missing not in ("refuse", "create", "ok"):
             raise ValueError(f"missing must be refuse, create or ok, not {missing!r}")
-        self.lever(lever_id)
+        self.held.lever(lever_id)
         if not path.strip():
             raise InputError("plan path is empty")
-        model = self.machine.models[lever_id]
+        model = self.held.machine.models[lever_id]
         if model.state == "closed":
             raise InputError(f"{lever_id} is closed ({model.closed_by})")
         found = self.check_plan_doc(path, must_exist=False) if check else True
@@ -92,9 +105,9 @@ class Actions:
                              "record the path as given")
         if found is None and missing == "create":
             lines += self.create_plan_doc(lever_id, path)
-        with self.writing():
-            self.append("events", {"type": "plan", "lever": lever_id, "path": path})
-        lines.append(f"{lever_id}: plan {path} recorded; {lever_id} is {self.machine.state(lever_id)}")
+        with self.writer.writing():
+            self.writer.append("events", {"type": "plan", "lever": lever_id, "path": path})
+        lines.append(f"{lever_id}: plan {path} recorded; {lever_id} is {self.held.machine.state(lever_id)}")
         if found is None and missing == "ok":
             lines.append(f"note: {path} is not there from here or from the plan's folder; recorded as given")
         return lines
@@ -102,13 +115,13 @@ class Actions:
     def create_plan_doc(self, lever_id: str, path: str) -> list[str]:
         """Write a short plan doc for the lever at `path` (from here, as the console's dialog looks first), its
         folders too; never over a file. InputError naming the path when it cannot be written."""
-        lever = self.lever(lever_id)
+        lever = self.held.lever(lever_id)
         target = Path(os.path.expanduser(path))
         target = target if target.is_absolute() else Path.cwd() / target
         rule = lever.rule
         measured = (f"`{rule.metric}`, adopted at {rule.min_speedup:g}× or better" if rule and rule.min_speedup
                     else f"`{rule.metric}`" if rule else "by hand")
-        text = (f"# {lever.title or lever.id}: plan\n\nLever `{lever.id}` ({lever.kind}) of {self.plan.title}.\n\n"
+        text = (f"# {lever.title or lever.id}: plan\n\nLever `{lever.id}` ({lever.kind}) of {self.held.plan.title}.\n\n"
                 f"## What it changes\n\n\n## How it is measured\n\n{measured}.\n\n"
                 "## Risks, and how to back out\n\n\n## Decision\n\noptseq records the decision and its figures; "
                 "this doc keeps the reasoning.\n")
@@ -130,7 +143,7 @@ class Actions:
         if any(not c.isprintable() for c in path):
             raise InputError(f"plan doc {shown}: not a usable path (it holds control characters)")
         given = Path(os.path.expanduser(path))
-        where = [given] if given.is_absolute() else [Path.cwd() / given, Path(self.plan.path).parent / given]
+        where = [given] if given.is_absolute() else [Path.cwd() / given, Path(self.held.plan.path).parent / given]
         for candidate in where:
             try:
                 if candidate.is_file():
@@ -145,17 +158,17 @@ class Actions:
                          + ("" if given.is_absolute() else " (looked for from here and from the plan's folder)"))
 
     def set_fact(self, name: str, value: bool) -> list[str]:
-        if not any(f.id == name for f in self.plan.facts):
-            known = ", ".join(f.id for f in self.plan.facts) or "none"
-            raise InputError(f"unknown fact {name!r} (plan {self.plan.path} declares: {known})")
-        with self.writing():
-            self.append("facts", {"name": name, "value": bool(value)})
+        if not any(f.id == name for f in self.held.plan.facts):
+            known = ", ".join(f.id for f in self.held.plan.facts) or "none"
+            raise InputError(f"unknown fact {name!r} (plan {self.held.plan.path} declares: {known})")
+        with self.writer.writing():
+            self.writer.append("facts", {"name": name, "value": bool(value)})
         return [f"fact {name} = {'true' if value else 'false'}"]
 
     def decide(self, lever_id: str, outcome: str, why: str, unmeasured: bool = False) -> list[str]:
         """A manual decision: the rationale is required; the outcome is one the lever has, in any case. An
         experiment's config is one its runs measured, unless `unmeasured` says it was measured elsewhere."""
-        lever = self.lever(lever_id)
+        lever = self.held.lever(lever_id)
         allowed = self.outcomes_of(lever)
         found = spelled(outcome, allowed)
         if found is None and unmeasured and lever.kind == "experiment" and not lever.outcomes[:-1]:
@@ -174,26 +187,27 @@ class Actions:
         outcome = found
         if not (why or "").strip():
             raise InputError("a manual decision needs a rationale (--why TEXT)")
-        with self.writing():
+        with self.writer.writing():
             self.decide_in_batch(lever_id, outcome, why=why, auto=False, rule="manual")
         return [f"{lever_id} decided {outcome} (manual)"]
 
-    def outcomes_of(self, lever) -> list[str]:
+    def outcomes_of(self, lever: Lever) -> list[str]:
         """What `lever` can be decided to now: the plan's outcomes, or for an experiment whose configs the plan
         leaves to its bench (their names change with the bench's size), the configs its runs measured."""
         if lever.kind == "experiment" and not lever.outcomes[:-1]:
-            return [*measured_configs(list(self.machine.runs.recent.get(lever.id, []))), "defer"]
+            return [*measured_configs(list(self.held.machine.runs.recent.get(lever.id, []))), "defer"]
         return list(lever.outcomes)
 
-    def decide_in_batch(self, lever_id, outcome, *, why, auto, rule, runs=(), stats=None, config=None,
-                        why_said=None, source: str | None = None) -> dict:
+    def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
+                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None, config: str | None = None,
+                        why_said: dict[str, Any] | None = None, source: str | None = None) -> dict[str, Any]:
         try:
-            self.machine.check_decidable(lever_id, outcome)
+            self.held.machine.check_decidable(lever_id, outcome)
         except TransitionRefused as exc:
             raise InputError(str(exc)) from None
         if outcome == "adopt":
             self.check_stack(lever_id)
-        previous = self.machine.models[lever_id].last_decision
+        previous = self.held.machine.models[lever_id].last_decision
         record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
                   "runs": list(runs), "stats": stats, "config": config,
                   "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
@@ -201,57 +215,18 @@ class Actions:
             record["why_said"] = why_said
         if source:  # what decided it, where not a run of the lever itself (a screen)
             record["source"] = source
-        return self.append("decisions", record)
+        return self.writer.append("decisions", record)
 
     def check_stack(self, lever_id: str) -> None:
         """A lever whose change sets a key an adopted lever set otherwise cannot join the stack: InputError."""
-        arms = self.plan.lever(lever_id).arms
+        arms = self.held.plan.lever(lever_id).arms
         if arms is None or not arms.composes:
             return
-        adopted = [(lid, self.plan.lever(lid).arms) for lid in self.machine.adoption_order()
-                   if self.plan.has_lever(lid)]
+        adopted = [(lid, self.held.plan.lever(lid).arms) for lid in self.held.machine.adoption_order()
+                   if self.held.plan.has_lever(lid)]
         why = conflict(lever_id, arms, adopted)
         if why:
             raise InputError(f"{lever_id}: {why}")
-
-    # -- runs --------------------------------------------------------------------------------
-    def hold_lever(self, lever_id: str):
-        """The lever's run lock, taken for this process; InputError naming the run that holds it elsewhere."""
-        from optseq.state.store.locks import LeverLock
-        from optseq.state.store.layout import RUNS_DIR
-
-        self._first_write()  # the run's lock is in the store: a run writes it
-        if self.readonly:
-            raise InputError(f"the store {self.store.directory} is read-only here; nothing can run from it")
-        lock = LeverLock(self.store.directory / RUNS_DIR, lever_id)
-        held = lock.try_acquire({"lever": lever_id})
-        if held is not None:
-            raise InputError(f"{lever_id} is running in optseq pid {held.get('pid', '?')}; wait for it to end, "
-                             "or cancel it there")
-        return lock
-
-    def check_runnable(self, lever_id: str) -> None:
-        self.lever(lever_id)
-        if self.machine.state(lever_id) == "running":
-            run = next((a for a in self.store.active_runs() if a.get("lever") == lever_id), {})
-            if run.get("detached"):
-                return  # its run goes on on the cluster: running the lever re-attaches to it
-            where = f" in optseq pid {run['pid']}" if run.get("pid") else ""
-            raise InputError(f"{lever_id} is running{where} (run {run.get('run', '?')}); wait for it to end, "
-                             "or cancel it there")
-        try:
-            self.machine.check_runnable(lever_id)
-        except TransitionRefused as exc:
-            raise InputError(str(exc)) from None
-        landed = self.machine.models[lever_id].landed
-        if landed:
-            since = str(landed.get("since"))[:7]
-            raise InputError(f"{lever_id} is in the code since {since}: its branch is in the baseline's history now, "
-                             f"so nothing of it is left to measure against the baseline (optseq compare {since}^ "
-                             f"{since} measures what the merge did)")
-        held = self.cannot_run(lever_id)
-        if held:
-            raise InputError(f"{lever_id} cannot run: {held}")
 
     def mark_landed(self, lever_id: str, ref: str, why: str) -> list[str]:
         """An adopted branch lever whose code reached the baseline as another commit (a squash or rebase merge,
@@ -259,8 +234,8 @@ class Actions:
         The rationale is required, as for any decision by hand."""
         from optseq.state.code import branch, git
 
-        lever = self.lever(lever_id)
-        arms, model = lever.arms, self.machine.models[lever_id]
+        lever = self.held.lever(lever_id)
+        arms, model = lever.arms, self.held.machine.models[lever_id]
         if arms is None or not arms.branch:
             raise InputError(f"{lever_id} is not a branch lever (no candidate_ref): an adopt of it is in effect "
                              "already")
@@ -278,100 +253,19 @@ class Actions:
         if base is None or not git.is_ancestor(root, commit, base):
             raise InputError(f"{lever_id}: {git.short(commit)} is not in {base_ref}'s history ({git.short(base)}): "
                              "it lands where the baseline holds it")
-        code = self.machine.branch_code(lever_id) or {}
-        with self.writing():
-            self.append("events", {"type": "landed", "lever": lever_id, "since": commit, "base": base_ref,
-                                   "commit": (code.get("candidate") or {}).get("commit"), "manual": True,
-                                   "why": why})
+        code = self.held.machine.branch_code(lever_id) or {}
+        with self.writer.writing():
+            self.writer.append("events", {"type": "landed", "lever": lever_id, "since": commit, "base": base_ref,
+                                          "commit": (code.get("candidate") or {}).get("commit"), "manual": True,
+                                          "why": why})
         return [f"{lever_id}: in the code since {git.short(commit)} (by hand: {why})"]
 
-    def check_refs(self, lever_id: str) -> None:
-        """A branch lever's refs name commits of a repository, apart from each other: InputError naming the ref, in
-        one line, before a run says it starts."""
-        arms = self.lever(lever_id).arms
-        if arms is None or not arms.branch:
-            return
-        from optseq.state.code import branch
-
-        branch.check_apart(branch.resolve(arms.cwd, arms.baseline_ref, arms.candidate_ref, lever_id), lever_id)
-
-    def run_lever(self, lever_id: str, *, on_event=None, on_log=None, control=None, watch: bool = False):
-        """Blocking: launch, stream, judge and decide (a watch: judge whether the adopted gain holds, deciding
-        nothing); returns a lever_run.RunReport."""
-        from optseq.state.runs import lever_run
-
-        return lever_run.run_lever(self.run_host, lever_id, on_event=on_event, on_log=on_log, control=control,
-                                   watch=watch)
-
-    def check_watchable(self, lever_id: str) -> None:
-        """A watch checks an adopted lever in the stack on the current code: InputError (one line) for any other."""
-        model = self.machine.models[lever_id]
-        if model.outcome != "adopt":
-            raise InputError(f"{lever_id} is {model.state}, not adopted: a watch re-checks an adopted gain "
-                             f"(optseq --run {lever_id} measures it)")
-        if not model.lever.run:
-            raise InputError(f"{lever_id} was adopted by hand and has no command to measure it with")
-        refused = self.watch_refusal(lever_id)
-        if refused:
-            raise InputError(refused)
-        if model.landed:
-            since = str(model.landed.get("since"))[:7]
-            raise InputError(f"{lever_id} is in the code since {since}: its branch is the baseline now (optseq "
-                             f"compare {since}^ {since} measures what the merge did)")
-
-    watch_refusal = testbed_views.watch_refusal  # why a watch of a lever is left to another testbed, or None
-    watch_refusals = testbed_views.watch_refusals  # one line per adopted lever left to another testbed
-
-    testbed = property(testbed_views.here)  # {id, name, parts} of the machine this process measures on
-
-    @property
-    def runner(self):
-        """Where this process sends lever runs: the command line's or environment's choice, else the plan's."""
-        if getattr(self, "_runner", None) is None:
-            from optseq.state.runners.choose import configure, make
-
-            self._runner = make(configure(self.plan.runner))
-        return self._runner
-
-    @runner.setter
-    def runner(self, value) -> None:
-        self._runner = value
-
-    GROUPS = ("next", "ready", "stale", "watch")
-
-    def targets(self, target: str) -> list[str]:
-        """Lever ids for `--run TARGET` as things stand now: an id, `next`, `ready` (ready and stale, in
-        dependency order) or `stale`. A group run re-reads the state after each run: see `pick`."""
-        if target == "next":
-            nxt = self.machine.next()
-            return [nxt] if nxt else []
-        if target in ("ready", "stale"):
-            return self.machine.runnable(("stale",) if target == "stale" else ("ready", "stale"))
-        if target == "watch":
-            return self.watchable()
-        self.lever(target)
-        return [target]
-
-    def watchable(self) -> list[str]:
-        """What `--run watch` re-checks, in dependency order: every adopted lever with a command, not unavailable
-        on this device, whose code is not the baseline's already (a merged branch), adopted on this testbed
-        (watch_refusals says the others)."""
-        machine = self.machine
-        return machine.in_order(lid for lid, m in machine.models.items() if m.outcome == "adopt" and m.lever.run
-                                and not m.landed and m.unavailable is None and m.state != "running"
-                                and self.watch_refusal(lid) is None)
-
-    def pick(self, target: str, done=()) -> str | None:
-        """The next lever of group `target` from the current state, skipping those in `done`: a run may
-        make others ready or stale, and no lever runs twice in one invocation."""
-        return next((lid for lid in self.targets(target) if lid not in done), None)
-
-    def mark_stack_changes(self, run_id: int, fp: dict, testbed: dict | None = None) -> None:
+    def mark_stack_changes(self, run_id: int, fp: dict[str, Any], testbed: dict[str, Any] | None = None) -> None:
         """A number measured on another device or torch is stale; a code change only warns (status). Only on
         one testbed: a run elsewhere (another OPTSEQ_TESTBED, or not the plan's deciding one) stales nothing."""
-        if not decides({"testbed": testbed}, self.plan.testbed):
+        if not decides({"testbed": testbed}, self.held.plan.testbed):
             return
-        for lever_id, model in self.machine.models.items():
+        for lever_id, model in self.held.machine.models.items():
             if model.state in DECIDED and model.decision:
                 evidence_runs = model.decision.get("runs") or []
             elif model.state == "measured" and model.last_run:
@@ -379,17 +273,17 @@ class Actions:
             else:
                 continue
             for evidence in evidence_runs:
-                if not same(self.machine.runs.testbed(evidence), testbed):
+                if not same(self.held.machine.runs.testbed(evidence), testbed):
                     continue  # another machine's numbers: a device that differs there is no change here
-                old = self.machine.runs.fingerprint(evidence)
+                old = self.held.machine.runs.fingerprint(evidence)
                 said = _stack_change(old, fp)
                 if said and evidence != run_id:
-                    self.append("events", {"type": "stale", "lever": lever_id, "reason": text(said), "said": said,
-                                           "run": run_id})
+                    self.writer.append("events", {"type": "stale", "lever": lever_id, "reason": text(said),
+                                                  "said": said, "run": run_id})
                     break
 
 
-def _stack_change(old: dict, new: dict) -> dict | None:
+def _stack_change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any] | None:
     """Why a number measured on `old`'s stack is stale on `new`'s, as lifecycle/words says it."""
     if old.get("device") and new.get("device") and old["device"] != new["device"]:
         return say("device_changed", was=old["device"], now=new["device"])

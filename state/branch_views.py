@@ -2,18 +2,24 @@
 since its run (state/code/ asks git; this turns the answers into a view)."""
 from __future__ import annotations
 
-from optseq.state.lifecycle.states import DECIDED
+from typing import Any
+
+from optseq.state.lifecycle.machine import PlanMachine
+from optseq.state.lifecycle.states import DECIDED, LeverModel
+from optseq.state.plan.model import Plan
 
 
-def branch_view(plan, machine, lever_id: str) -> dict | None:
+def branch_view(plan: Plan, machine: PlanMachine, lever_id: str) -> dict[str, Any] | None:
     """{ref, baseline_ref, commit (measured), state, since, text}; state is `unmerged` (adopted, its commit not in
     the baseline yet), `landed`, or None (not adopted). None for a lever that is not a branch lever."""
     arms = plan.lever(lever_id).arms
-    if arms is None or not arms.branch:
+    if arms is None or arms.candidate_ref is None:  # not a branch lever
         return None
     model = machine.models[lever_id]
     code = machine.branch_code(lever_id) or {}
     commit = (code.get("candidate") or {}).get("commit")
+    state: str | None
+    text: str | None
     if model.landed:
         state, text = "landed", f"in the code since {str(model.landed.get('since'))[:7]}"
     elif machine.unmerged(lever_id):
@@ -24,12 +30,12 @@ def branch_view(plan, machine, lever_id: str) -> dict | None:
             "state": state, "since": (model.landed or {}).get("since"), "text": text}
 
 
-def cannot_run(plan, machine, lever_id: str, cache: dict) -> str | None:
+def cannot_run(plan: Plan, machine: PlanMachine, lever_id: str, cache: dict[Any, Any]) -> str | None:
     """Why a branch lever that is otherwise ready cannot run: its candidate's commit is in the baseline's history
     already (merged before it ran, or since its run), so nothing of it is left to measure; None while it can run, or
     where git cannot say (a ref that names nothing is refused when the run starts). Git is asked once per `cache`."""
     arms = plan.lever(lever_id).arms
-    if arms is None or not arms.branch:
+    if arms is None or arms.candidate_ref is None:  # not a branch lever
         return None
     key = ("cannot_run", lever_id, arms.baseline_ref, arms.candidate_ref)
     if key not in cache:
@@ -52,11 +58,11 @@ def cannot_run_todo(lever_id: str, why: str, outcomes: str) -> str:
             "candidate_ref at another ref")
 
 
-def branch_warnings(plan, machine, model, cache: dict) -> list[str]:
+def branch_warnings(plan: Plan, machine: PlanMachine, model: LeverModel, cache: dict[Any, Any]) -> list[str]:
     """Under `code_changes = "warn"`, a branch lever measured against a baseline that has moved since (under
     "stale" the move made it stale instead); git is asked once per `cache`."""
     arms = model.lever.arms
-    if arms is None or not arms.branch or model.landed or model.state not in (*DECIDED, "measured") \
+    if arms is None or arms.candidate_ref is None or model.landed or model.state not in (*DECIDED, "measured") \
             or plan.code_changes != "warn":
         return []
     from optseq.state.code import branch, landing

@@ -2,8 +2,12 @@
 last failure, where its numbers came from, an eroded gain, its branch, staleness, or its warnings."""
 from __future__ import annotations
 
+from typing import Any
 
-def remeasured(model) -> str | None:
+from optseq.state.lifecycle.states import LeverModel
+
+
+def remeasured(model: LeverModel) -> str | None:
     """`re-measured inconclusive in run 12: CI straddles 1.10×; was adopt` while that leaves it measured."""
     cleared = model.cleared or {}
     if model.state != "measured" or cleared.get("run") is None:
@@ -11,14 +15,14 @@ def remeasured(model) -> str | None:
     return f"{cleared['why']}; was {cleared['outcome']}"
 
 
-def last_verdict(model) -> str | None:
+def last_verdict(model: LeverModel) -> str | None:
     run = model.last_run or {}
     if run.get("verdict") != "inconclusive":
         return None
     return f"inconclusive in run {run['id']}" + (f": {run['reason']}" if run.get("reason") else "")
 
 
-def note(view: dict) -> str:
+def note(view: dict[str, Any]) -> str:
     """The one-line why / note of `optseq status`: a failed last run first, until a run or decision follows it."""
     if view["why_blocked"]:
         return "; ".join(view["why_blocked"])
@@ -45,7 +49,7 @@ REASON_CHARS = 160
 """A failure's reason in the note is cut here: the run's record (`optseq runs`) has all of it."""
 
 
-def last_failure(model, record: dict | None, running: bool) -> str | None:
+def last_failure(model: LeverModel, record: dict[str, Any] | None, running: bool) -> str | None:
     """`last run 7 failed: exited 1 ...` while the lever's latest finished run ended badly and neither a run
     since (one in flight included) nor a decision made after it has superseded it."""
     run = model.last_run or {}

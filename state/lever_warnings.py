@@ -2,11 +2,14 @@
 figures from the reference workload at CI size."""
 from __future__ import annotations
 
-from optseq.state.lifecycle.run_index import workload
+from typing import Any
+
+from optseq.state.lifecycle.run_index import RunIndex, workload
+from optseq.state.lifecycle.states import LeverModel
 from optseq.state.runs.measured_on import at_ci_size
 
 
-def outside_stack(model) -> list[str]:
+def outside_stack(model: LeverModel) -> list[str]:
     """A lever written as two whole commands is measured, never composed: said before it is adopted, too."""
     arms = model.lever.arms
     if arms is None or arms.composes:
@@ -16,7 +19,7 @@ def outside_stack(model) -> list[str]:
     return ["two whole commands: adopted, it cannot join the stack (write it as candidate_args or candidate_env)"]
 
 
-def code_warnings(decision: dict | None, runs) -> list[str]:
+def code_warnings(decision: dict[str, Any] | None, runs: RunIndex) -> list[str]:
     """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
     for run_id in (decision or {}).get("runs") or []:
         fingerprint = runs.fingerprint(run_id)
@@ -26,20 +29,20 @@ def code_warnings(decision: dict | None, runs) -> list[str]:
     return []
 
 
-def size_warnings(model) -> list[str]:
+def size_warnings(model: LeverModel) -> list[str]:
     """A figure from the reference workload at CI size stands where the plan's figure stood: say so."""
     decision, run = model.decision or {}, model.last_run or {}
-    summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
+    summary = found if isinstance(found := run.get("summary"), dict) else {}
     if at_ci_size(decision.get("stats")) or at_ci_size(summary.get("stats")) or at_ci_size(summary):
         return ["figures from the reference workload at CI size, not the plan's workload (--size gpu in its run "
                 "measures the seed's size)"]
     return []
 
 
-def left_running(run: dict | None) -> list[str]:
+def left_running(run: dict[str, Any] | None) -> list[str]:
     """The latest run's launches left processes running, which optseq stopped: the lever's bench leaks them."""
-    count = (run or {}).get("left_running")
-    if not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+    count = run.get("left_running") if run is not None else None
+    if run is None or not isinstance(count, int) or isinstance(count, bool) or count <= 0:
         return []
     return [f"run {run.get('id')} stopped {count} process{'es' * (count != 1)} its launches left running "
             f"(optseq runs names them)"]

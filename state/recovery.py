@@ -3,66 +3,71 @@ by the time the sequencer's catch-up has read them): end whatever their groups l
 left on a cluster, say what a killed screen measured, and finish from its passes' logs a run whose passes all ran."""
 from __future__ import annotations
 
-from optseq.state.store.store import StoreError
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from optseq.state.store.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from optseq.state.runs.lever_run import RunReport
 
 
-def recover(seq) -> None:
+def recover(store: Store, warnings: list[str], finish: Callable[[int], RunReport | None]) -> None:
     """Runs the store found in flight with their process gone are `interrupted` now (their records came in
     with the catch-up): end whatever their groups left running. A run on a cluster goes on there,
-    `detached`, until a run of its lever re-attaches to it."""
-    if not seq.store.recovered:
+    `detached`, until a run of its lever re-attaches to it. What it says goes to `warnings`; `finish` decides a
+    run from its passes' logs (state/runs/finish_logs.py), None where it cannot."""
+    if not store.recovered:
         return
     from optseq.state.runners import groups  # ctypes and signals: only when a run was found in flight
 
-    for run in seq.store.recovered:
+    for run in store.recovered:
         pgid = run.get("pgid")
         # the run id check keeps a recycled pgid of someone else's safe
         if run["status"] == "interrupted" and pgid and groups.group_alive(pgid, run_id=str(run["id"])):
             groups.kill_group(pgid, run_id=str(run["id"]))
-    for run in seq.store.recovered:
+    for run in store.recovered:
         if run["status"] == "interrupted" and run.get("submission_id"):
-            _stop_left_job(seq, run)
+            _stop_left_job(store, warnings, run)
         if run["status"] == "interrupted" and not run.get("lever"):
-            _screen_left(seq, run["id"])
+            _screen_left(store, warnings, run["id"])
         if run["status"] == "interrupted":
-            _finish_from_logs(seq, run["id"])
+            _finish_from_logs(warnings, finish, run["id"])
 
 
-def _screen_left(seq, run_id: int) -> None:
+def _screen_left(store: Store, warnings: list[str], run_id: int) -> None:
     """A screen whose optseq died: what it measured, said once, as it is recorded (it is never re-attached)."""
-    found = (seq.store.get("runs", run_id) or {}).get("screen")
+    found = (store.get("runs", run_id) or {}).get("screen")
     if isinstance(found, dict):
         blocks = len(found.get("blocks") or [])
-        seq.warnings.append(f"run {run_id} (a screen of {', '.join(found.get('levers') or [])}) is interrupted: "
-                             f"its optseq stopped after {blocks} whole block{'s' * (blocks != 1)} "
-                             f"({found.get('launches', 0)} launches); nothing was decided, its levers are free "
-                             "to run again")
+        warnings.append(f"run {run_id} (a screen of {', '.join(found.get('levers') or [])}) is interrupted: "
+                        f"its optseq stopped after {blocks} whole block{'s' * (blocks != 1)} "
+                        f"({found.get('launches', 0)} launches); nothing was decided, its levers are free "
+                        "to run again")
 
 
-def _stop_left_job(seq, run: dict) -> None:
+def _stop_left_job(store: Store, warnings: list[str], run: dict[str, Any]) -> None:
     """A compare on a cluster whose optseq died: nobody re-attaches to it, so its job is stopped (best effort)."""
     from optseq.state.runners.ray_stop import stop_left
 
     try:
-        address = (seq.store.get("runs", run["id"]) or {}).get("ray_address")
-        run_dir = seq.store.run_dir(run["id"])
+        address = (store.get("runs", run["id"]) or {}).get("ray_address")
+        run_dir = store.run_dir(run["id"])
     except StoreError as exc:
         address, run_dir = None, None
-        seq.warnings.append(f"run {run['id']}: {exc}")
+        warnings.append(f"run {run['id']}: {exc}")
     said = stop_left(address, run["submission_id"], run_dir)
-    seq.warnings.append(f"run {run['id']} (a compare) is interrupted: its optseq stopped, and a compare is not "
-                         f"re-attached; {said}")
+    warnings.append(f"run {run['id']} (a compare) is interrupted: its optseq stopped, and a compare is not "
+                    f"re-attached; {said}")
 
 
-def _finish_from_logs(seq, run_id: int) -> None:
+def _finish_from_logs(warnings: list[str], finish: Callable[[int], RunReport | None], run_id: int) -> None:
     """A run whose passes all ran before its optseq stopped is decided from their logs (state/runs/finish_logs)."""
-    from optseq.state.runs.finish_logs import finish_from_logs
-
     try:
-        report = finish_from_logs(seq.run_host, run_id)
+        report = finish(run_id)
     except StoreError as exc:  # still no room, say: it stays interrupted, and the next writer tries again
-        seq.warnings.append(f"run {run_id} could not be finished from its logs: {exc}")
+        warnings.append(f"run {run_id} could not be finished from its logs: {exc}")
         return
     if report is not None:
-        seq.warnings.append(f"run {run_id} {report.lever}: its optseq stopped before recording its end; "
-                             f"finished from its passes' logs: {report.message}")
+        warnings.append(f"run {run_id} {report.lever}: its optseq stopped before recording its end; "
+                        f"finished from its passes' logs: {report.message}")

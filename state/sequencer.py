@@ -1,36 +1,46 @@
-"""The one API the CLI and the console call: plan + store + machine kept in step; actions and views mixed in."""
+"""The one API the CLI and the console call: plan + store + machine kept in step, its parts composed.
+
+Each responsibility is a class with its collaborators given (docs/architecture.md): `Held` (held.py) holds the plan,
+the store and the machine one open works on; `Follower` (follow.py) loads the machine and catches it up with the
+store; `Writer` (writes.py) is the one write transaction; `ReadViews` (views.py) reads the plan's state; `Actions`
+(actions.py) acts on it; `LeverRuns` (lever_runs.py) says what a run may do before it starts; `CodeMoves`
+(code_moves.py) says how the code moved since a lever's runs. The Sequencer opens the store, builds them, recovers
+and settles; its other methods are one-line delegations, kept so that no caller changes.
+"""
 from __future__ import annotations
 
 import os
 import stat
-import threading
-from collections.abc import Callable
-from contextlib import contextmanager
+from collections.abc import Callable, Container, Iterable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from optseq.state import branch_views
 from optseq.state.actions import Actions
-from optseq.state.errors import InputError
-from optseq.state.first_write import FirstWrite, made_later
-from optseq.state.lifecycle import snapshot
+from optseq.state.code_moves import CodeMoves
+from optseq.state.first_write import made_later
+from optseq.state.follow import Follower
+from optseq.state.held import Held
+from optseq.state.lever_runs import LeverRuns
 from optseq.state.lifecycle.machine import PlanMachine
-from optseq.state.lifecycle.states import DECIDED
-from optseq.state.lifecycle.words import say, text
+from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan import loader as plan_loader
-from optseq.state.plan.model import Plan
-from optseq.state.store.inflight import FINAL
+from optseq.state.plan.model import Lever, Plan
+from optseq.state.store.locks import LeverLock
 from optseq.state.store.store import Store, StoreUnwritable
-from optseq.state.views import ReadViews, code_moved, evidence_runs
+from optseq.state.views import ReadViews
+from optseq.state.writes import Writer
 
 if TYPE_CHECKING:
+    import datetime as dt
+    import threading
+
     from optseq.state.runs.host import RunHost
 
-REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
-"""Tables whose records drive the machine, replayed together in `seq` order."""
+    from optseq.state.lever_runs import Runner
+    from optseq.state.runs.lever_run import RunReport
 
-
-class Sequencer(Actions, ReadViews, FirstWrite):
+class Sequencer:
     """The plan, the store and the lever machine, kept in step.
 
     The machine starts from the store's snapshot and replays only what was committed after it (the
@@ -40,59 +50,24 @@ class Sequencer(Actions, ReadViews, FirstWrite):
     """
 
     def __init__(self, plan: Plan, store: Store):
-        self.plan = plan
-        self.store = store
-        self.lock = threading.RLock()
-        """Held around every store access: the console reads on its UI thread while a run writes."""
-        self.warnings: list[str] = []
-        self._depth = 0
-        self._synced: dict[str, int] = {}
-        """The journals' ends the machine reflects."""
-        self._replayed = False
+        self.held = Held(plan, store)
+        self.views = ReadViews(self.held)
+        self.follower = Follower(self.held, self.views.cannot_run)
+        self.writer = Writer(self.held, self.follower, self.views.lever_views)
+        self.actions = Actions(self.held, self.writer)
+        self.lever_runs = LeverRuns(self.held, self.writer, self.views.cannot_run)
+        self.code = CodeMoves(self.held, self.writer, self.views.repo_now)
         self._plan_text = _plan_bytes(plan.path)
-        self._creates = self._first = None  # first_write.py's
-        self.on_made: Callable[[], None] | None = None
-        """Called once a store this open left to its first write is made (the CLI says so then)."""
-        self.machine = self._load()
+        self.follower.load()
         if not self.readonly:
             self._recover()
             self._settle()
-        if getattr(store, "degraded", None):
-            self.warnings.append(store.degraded)
-
-    def _settle(self) -> None:
-        """What a writer does once the machine is loaded under a plan: the code's moves said, a replay kept."""
-        try:
-            if self.plan.code_changes == "stale":
-                self._code_staleness()
-            self.code_moves()
-            if self._replayed:
-                with self.writing():
-                    pass  # keep a snapshot, so the next command need not replay the whole history again
-        except StoreUnwritable as exc:
-            if not getattr(self.store, "auto", False):
-                raise
-            self.store.read_only_now(exc)  # a reader on a full disk: reading needs none of it
-
-    def reload_plan(self) -> bool:
-        """Read the plan file again when it changed since it was read (an edit while `--run ready` goes, or while
-        the console is open): the next lever runs what the file says now, and a lever run on the old text reads as
-        edited (stale), as a fresh `optseq status` would see it. True when it had changed; PlanError (one line)
-        when the edit is not a valid plan, and the plan read last stays."""
-        text = _plan_bytes(self.plan.path)
-        if text == self._plan_text:
-            return False
-        plan = plan_loader.load(self.plan.path)
-        with self.lock:
-            self.plan, self._plan_text = plan, text
-            self._replayed = False
-            self.machine = self._load()
-            if not self.readonly:
-                self._settle()
-        return True
+        if store.degraded:
+            self.held.warnings.append(store.degraded)
 
     @classmethod
-    def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto", on_wait=None) -> "Sequencer":
+    def open(cls, plan_path: Path | str, db_dir: Path | str, mode: str = "auto",
+             on_wait: Callable[..., Any] | None = None) -> Sequencer:
         """The plan over the store at `db_dir`, opened "write", "read" or "auto" (Store.open), or "create": a
         writer whose store, where there is none, is made by its first write, so that a command refused for bad
         input leaves no folder (a typo'd --db would read as a fresh plan next time)."""
@@ -105,240 +80,109 @@ class Sequencer(Actions, ReadViews, FirstWrite):
         except BaseException:
             store.close()
             raise
-        if later:
-            seq._creates = (Path(db_dir), on_wait)
+        if later:  # only now: the open itself reads the missing store as a reader would, recovering nothing
+            seq.held.creates = (Path(db_dir), on_wait)
         return seq
 
-    def close(self) -> None:
-        self.store.close()
-
-    def __enter__(self) -> "Sequencer":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    @property
-    def readonly(self) -> bool:
-        return bool(getattr(self.store, "readonly", False)) and self._creates is None
-
-    # -- replay ----------------------------------------------------------------------------
-    def records(self) -> dict[str, list[dict]]:
-        """Every stored record of the tables that drive the machine (reads the whole history)."""
-        return {table: self.store.all(table) for table in REPLAYED}
-
-    def _load(self) -> PlanMachine:
-        saved = self.store.snapshot()
-        machine = snapshot.load(self.plan, (saved or {}).get("data"))
-        if machine is None:
-            self._synced, self._replayed = self.store.ends(), True
-            machine = self._replay()
-        else:
-            self.machine, self._synced = machine, dict(saved.get("ends") or {})
-            self._catch_up()
-        machine.cannot_run = self.cannot_run  # git's answer, which the machine cannot ask
-        return machine
-
-    def cannot_run(self, lever_id: str) -> str | None:
-        """Why a lever otherwise ready cannot run (a branch merged before it ran: branch_views.py), git asked once per
-        process and store change; None for one that can. The machine's `next` asks it too."""
-        return branch_views.cannot_run(self.plan, self.machine, lever_id, self.__dict__.setdefault("repo_cache", {}))
-
-    def _replay(self) -> PlanMachine:
-        machine = PlanMachine(self.plan)
-        rows = [(r["seq"], table, r) for table, recs in self.records().items() for r in recs]
-        for _, table, record in sorted(rows, key=lambda row: row[0]):
-            if self._known(table, record):
-                self._apply_quietly(machine, table, record)
-        return machine
-
-    def _known(self, table: str, record: dict) -> bool:
-        lever = record.get("lever")
-        if lever is not None and not self.plan.has_lever(lever):
-            self.warnings.append(f"{table} record {record.get('id')} names lever {lever!r}, "
-                                 f"which the plan no longer has; kept in history, ignored")
-            return False
-        if table == "facts" and not any(f.id == record.get("name") for f in self.plan.facts):
-            self.warnings.append(f"fact {record.get('name')!r} is not in the plan; ignored")
-            return False
-        return True
-
-    def _apply_quietly(self, machine: PlanMachine, table: str, record: dict) -> None:
+    def _settle(self) -> None:
+        """What a writer does once the machine is loaded under a plan: the code's moves said, a replay kept."""
         try:
-            machine.apply(table, record)
-        except Exception as exc:  # a record the current plan cannot replay must not lose the rest
-            self.warnings.append(f"{table} record {record.get('id')} could not be replayed: {exc}")
+            if self.plan.code_changes == "stale":
+                self.code.staleness()
+            self.code.branch_moves()
+            if self.follower.replayed:
+                with self.writer.writing():
+                    pass  # keep a snapshot, so the next command need not replay the whole history again
+        except StoreUnwritable as exc:
+            if not getattr(self.store, "auto", False):
+                raise
+            self.store.read_only_now(exc)  # a reader on a full disk: reading needs none of it
 
-    def _catch_up(self) -> None:
-        """Apply what was committed after the ends the machine reflects, line by line as it happened.
-
-        Their derived events are already stored by whoever wrote them, so what this derives is dropped.
-        """
-        self._follow(self.store.since(self._synced))
-        self._synced = self.store.ends()
-
-    def imported(self, lines: list[tuple[str, dict]]) -> None:
-        """Another writer's records, as the store's open batch has just written them (optseq sync; `since`'s lines):
-        the machine follows them and its snapshot is kept in that batch, so the first command after a large sync
-        replays nothing. The caller closes this sequencer after the batch (its `_synced` is from before it)."""
-        with self.lock:
-            self._catch_up()  # what other processes committed before the batch began
-            self._follow(lines)
-            self._keep_snapshot()
-
-    def _follow(self, lines) -> None:
-        for table, line in lines:
-            fields = line.get("r") or {}
-            if line["op"] == "u":
-                if table == "runs" and self.machine.runs.is_compare(line["id"]):
-                    self.machine.runs.compare({"id": line["id"], **fields})
-                    continue
-                if table == "runs" and self.machine.runs.is_screen(line["id"]):
-                    self.machine.runs.screen({"id": line["id"], **fields})  # its blocks and looks as they come
-                levers = self.machine.runs.levers_of(line["id"]) if table == "runs" else []
-                # a screen's run holds each of its levers: its end moves every one, by its own verdict
-                screen = fields.get("screen") if isinstance(fields.get("screen"), dict) else {}
-                verdicts, whys = screen.get("verdicts") or {}, screen.get("whys") or {}
-                for lever in levers if fields.get("status") in FINAL else ():
-                    self.machine.run_ended(lever, fields["status"], verdicts.get(lever, fields.get("verdict")),
-                                           {"id": line["id"], **fields,
-                                            "detail": whys.get(lever, fields.get("detail"))})
-                continue
-            record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
-            if self._known(table, record):
-                self._apply_quietly(self.machine, table, record)
-
-    def reload(self) -> bool:
-        """Follow other processes: catch up with what they committed. True when something had changed."""
-        with self.lock:
-            # any read of the hot file (a status listing runs in flight) may have taken the new commit in
-            # already: the journals' ends, not the file's signature, say whether the machine is behind
-            if not self.store.refresh() and self.store.ends() == self._synced:
-                return False
-            self._catch_up()
-            self.__dict__.pop("repo_cache", None)  # a run landed: ask git again
-            return True
-
-    refresh = reload
-
-    # -- writes ------------------------------------------------------------------------------
     def _recover(self) -> None:
         """Runs the store found in flight with their process gone: state/recovery.py."""
         from optseq.state.recovery import recover
 
-        recover(self)
+        recover(self.store, self.warnings, self._finish_from_logs)
 
-    def _code_staleness(self) -> None:
-        """With `code_changes = "stale"`, a lever whose workload code moved since its run goes stale, naming how."""
-        moved = []
-        for lever_id, model in self.machine.models.items():
-            if model.state not in (*DECIDED, "measured"):
-                continue
-            for run_id in evidence_runs(model):
-                was = self.machine.runs.fingerprint(run_id).get("repo")
-                how = code_moved(was, self.repo_now(was["root"])) if isinstance(was, dict) else None
-                if how:
-                    moved.append((lever_id, say("code_changed", run=run_id, how=how)))
-                    break
-        if moved:
-            with self.writing():
-                for lever_id, said in moved:
-                    self.append("events", {"type": "stale", "lever": lever_id, "reason": text(said), "said": said})
+    def _finish_from_logs(self, run_id: int) -> RunReport | None:
+        """A run whose passes all ran, decided from their logs: state/runs/ is handed this whole sequencer."""
+        from optseq.state.runs.finish_logs import finish_from_logs  # only when a run was found in flight
 
-    def code_moves(self) -> list[dict]:
-        """Branch levers whose code moved since their run: an adopted commit merged (`landed`) or taken out again,
-        a branch or base that moved (`stale`); the events are appended, and returned. Git is asked first without
-        the store's lock, and again under it only when something moved (another process may have said it)."""
-        if self.readonly or not any(l.arms is not None and l.arms.branch for l in self.plan.levers):
-            return []
-        from optseq.state.code import landing
+        return finish_from_logs(self.run_host, run_id)
 
-        self.__dict__.pop("repo_cache", None)  # what the views asked git (a baseline that moved) is asked again
-
-        if not landing.events(self.machine, self.plan):
-            return []
-        with self.writing():
-            found = landing.events(self.machine, self.plan)
-            for event in found:
-                self.append("events", event)
-        return found
-
-    def detached_runs(self) -> list[dict]:
-        """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
-        return self.store.detached_runs()
-
-    @contextmanager
-    def writing(self):
-        """One store transaction for everything inside: catch up, write, then keep the machine's snapshot."""
-        if self._creates is not None:
-            with self._first_writing():
-                yield
-            return
-        if self.readonly:
-            raise InputError(f"the store {self.store.directory} is read-only here (opened to read, or the "
-                             "directory is not writable)")
+    def reload_plan(self) -> bool:
+        """Read the plan file again when it changed since it was read (an edit while `--run ready` goes, or while
+        the console is open): the next lever runs what the file says now, and a lever run on the old text reads as
+        edited (stale), as a fresh `optseq status` would see it. True when it had changed; PlanError (one line)
+        when the edit is not a valid plan, and the plan read last stays."""
+        text = _plan_bytes(self.plan.path)
+        if text == self._plan_text:
+            return False
+        plan = plan_loader.load(self.plan.path)
         with self.lock:
-            outer = self._depth == 0
-            try:
-                with self.store.batch():
-                    if outer:
-                        self._catch_up()
-                    self._depth += 1
-                    try:
-                        yield
-                    finally:
-                        self._depth -= 1
-                    if outer:
-                        self._keep_snapshot()
-            except BaseException:
-                if outer:
-                    # the store rolled back: so must the machine, which took the records as they came
-                    self.store.reload()
-                    self.machine = self._load()
-                raise
-            if outer:
-                self._synced = self.store.ends()
+            self.held.plan, self._plan_text = plan, text
+            self.follower.replayed = False
+            self.follower.load()
+            if not self.readonly:
+                self._settle()
+        return True
 
-    def append(self, table: str, record: dict) -> dict:
-        self._first_write()
-        stored = self.store.append(table, record)
-        derived = self.machine.apply(table, stored)
-        self.fire_points(table, stored)
-        self._keep(derived)
-        return stored
+    def run_lever(self, lever_id: str, *, on_event: Callable[[dict[str, Any]], Any] | None = None,
+                  on_log: Callable[[str], Any] | None = None, control: Any = None,
+                  watch: bool = False) -> RunReport:
+        """Blocking: launch, stream, judge and decide (a watch: judge whether the adopted gain holds, deciding
+        nothing); returns a lever_run.RunReport. state/runs/ is handed this whole sequencer until it has its own
+        typed interface."""
+        from optseq.state.runs import lever_run
 
-    def update_run(self, run_id: int, fields: dict) -> dict:
-        """A run record's update; a screen's kept in the run index too: the snapshot holds its blocks and looks."""
-        if self.machine.runs.is_screen(run_id):
-            self.machine.runs.screen({"id": run_id, **fields})
-        return self.store.update("runs", run_id, fields)
+        return lever_run.run_lever(self.run_host, lever_id, on_event=on_event, on_log=on_log, control=control,
+                                   watch=watch)
 
-    def _keep(self, derived: list[dict]) -> None:
-        """Store the events the machine derived (stale, superseded): history, not new moves on replay."""
-        for event in derived:
-            self.store.append("events", event)
+    def close(self) -> None:
+        self.held.store.close()
 
-    def run_ended(self, lever_id: str, status: str, verdict: str | None = None, record: dict | None = None) -> None:
-        """A live run's final record (`record`, with its id) is written: move the lever as it does on replay."""
-        self._keep(self.machine.run_ended(lever_id, status, verdict, record))
+    def __enter__(self) -> Sequencer:
+        return self
 
-    def fire_points(self, table: str, record: dict) -> None:
-        trigger = {"decisions": "decided", "events": "planned" if record.get("type") == "plan" else None,
-                   "runs": "measured" if record.get("status") == "succeeded" else None}.get(table)
-        if trigger is None:
-            return
-        for point in self.plan.decision_points:
-            if point.lever == record.get("lever") and point.on == trigger:
-                fired = self.store.append("events", {"type": "decision_point", "point": point.id,
-                                                     "lever": point.lever, "reopens": list(point.reopens),
-                                                     "text": point.text})
-                self.machine.fired[point.id] = fired["at"]
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-    def _keep_snapshot(self) -> None:
-        for view in self.lever_views():
-            self.store.upsert("levers", "lever", {"lever": view["id"], **{k: view[k] for k in
-                                                  ("state", "outcome", "stale", "why_blocked")}})
-        self.store.put_snapshot(snapshot.dump(self.machine, self.plan))
+    # -- what the open holds (held.py): read where runs/, the CLI and the console read them -----------------
+    @property
+    def plan(self) -> Plan:
+        return self.held.plan
+
+    @property
+    def store(self) -> Store:
+        return self.held.store
+
+    @property
+    def machine(self) -> PlanMachine:
+        return self.held.machine
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self.held.lock
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.held.warnings
+
+    @property
+    def readonly(self) -> bool:
+        return self.held.readonly
+
+    @property
+    def on_made(self) -> Callable[[], None] | None:
+        """Called once a store this open left to its first write is made (the CLI says so then)."""
+        return self.writer.on_made
+
+    @on_made.setter
+    def on_made(self, value: Callable[[], None] | None) -> None:
+        self.writer.on_made = value
+
+    def lever(self, lever_id: str) -> Lever:
+        return self.held.lever(lever_id)
 
     @property
     def run_host(self) -> RunHost:
@@ -347,15 +191,127 @@ class Sequencer(Actions, ReadViews, FirstWrite):
 
         return SequencerHost(self)
 
-    def lever(self, lever_id: str):
-        try:
-            return self.plan.lever(lever_id)
-        except KeyError:
-            from optseq.state.plan.fields import did_you_mean
+    # -- one-line delegations: the store kept in step (follow.py, writes.py) ---------------------------------
+    def records(self) -> dict[str, list[dict[str, Any]]]:
+        return self.follower.records()
+    def reload(self) -> bool:
+        return self.follower.reload()
+    refresh = reload
+    def writing(self) -> AbstractContextManager[None]:
+        return self.writer.writing()
+    def append(self, table: str, record: dict[str, Any]) -> dict[str, Any]:
+        return self.writer.append(table, record)
+    def update_run(self, run_id: int, fields: dict[str, Any]) -> dict[str, Any]:
+        return self.writer.update_run(run_id, fields)
+    def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
+                  record: dict[str, Any] | None = None) -> None:
+        self.writer.run_ended(lever_id, status, verdict, record)
+    def fire_points(self, table: str, record: dict[str, Any]) -> None:
+        self.writer.fire_points(table, record)
+    def imported(self, lines: list[tuple[str, dict[str, Any]]]) -> None:
+        self.writer.imported(lines)
+    def code_moves(self) -> list[dict[str, Any]]:
+        return self.code.branch_moves()
 
-            ids = [l.id for l in self.plan.levers]
-            raise InputError(f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids)} (plan {self.plan.path} has: "
-                             f"{', '.join(ids)})") from None
+    # -- one-line delegations: acting on the plan's state (actions.py) ---------------------------------------
+    def record_criterion(self, lever_id: str, candidate: str, criterion: str, outcome: str,
+                         evidence: str = "") -> list[str]:
+        return self.actions.record_criterion(lever_id, candidate, criterion, outcome, evidence)
+    def record_criterion_in_batch(self, lever_id: str, candidate: str, criterion: str, outcome: str,
+                                  evidence: str = "") -> list[str]:
+        return self.actions.record_criterion_in_batch(lever_id, candidate, criterion, outcome, evidence)
+    def write_plan(self, lever_id: str, path: str, *, check: bool = False, missing: str = "refuse") -> list[str]:
+        return self.actions.write_plan(lever_id, path, check=check, missing=missing)
+    def create_plan_doc(self, lever_id: str, path: str) -> list[str]:
+        return self.actions.create_plan_doc(lever_id, path)
+    def check_plan_doc(self, path: str, must_exist: bool = True) -> Path | None:
+        return self.actions.check_plan_doc(path, must_exist)
+    def set_fact(self, name: str, value: bool) -> list[str]:
+        return self.actions.set_fact(name, value)
+    def decide(self, lever_id: str, outcome: str, why: str, unmeasured: bool = False) -> list[str]:
+        return self.actions.decide(lever_id, outcome, why, unmeasured)
+    def outcomes_of(self, lever: Lever) -> list[str]:
+        return self.actions.outcomes_of(lever)
+    def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
+                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None, config: str | None = None,
+                        why_said: dict[str, Any] | None = None, source: str | None = None) -> dict[str, Any]:
+        return self.actions.decide_in_batch(lever_id, outcome, why=why, auto=auto, rule=rule, runs=runs, stats=stats,
+                                            config=config, why_said=why_said, source=source)
+    def check_stack(self, lever_id: str) -> None:
+        self.actions.check_stack(lever_id)
+    def mark_landed(self, lever_id: str, ref: str, why: str) -> list[str]:
+        return self.actions.mark_landed(lever_id, ref, why)
+    def mark_stack_changes(self, run_id: int, fp: dict[str, Any], testbed: dict[str, Any] | None = None) -> None:
+        self.actions.mark_stack_changes(run_id, fp, testbed)
+
+    # -- one-line delegations: before a lever runs (lever_runs.py) -------------------------------------------
+    GROUPS = LeverRuns.GROUPS
+    def hold_lever(self, lever_id: str) -> LeverLock:
+        return self.lever_runs.hold_lever(lever_id)
+    def check_runnable(self, lever_id: str) -> None:
+        self.lever_runs.check_runnable(lever_id)
+    def check_refs(self, lever_id: str) -> None:
+        self.lever_runs.check_refs(lever_id)
+    def check_watchable(self, lever_id: str) -> None:
+        self.lever_runs.check_watchable(lever_id)
+    def watch_refusal(self, lever_id: str) -> str | None:
+        return self.lever_runs.watch_refusal(lever_id)
+    def watch_refusals(self) -> list[str]:
+        return self.lever_runs.watch_refusals()
+    def targets(self, target: str) -> list[str]:
+        return self.lever_runs.targets(target)
+    def watchable(self) -> list[str]:
+        return self.lever_runs.watchable()
+    def pick(self, target: str, done: Container[str] = ()) -> str | None:
+        return self.lever_runs.pick(target, done)
+
+    @property
+    def testbed(self) -> dict[str, Any]:
+        return self.lever_runs.testbed
+
+    @property
+    def runner(self) -> Runner:
+        return self.lever_runs.runner
+
+    @runner.setter
+    def runner(self, value: Runner) -> None:
+        self.lever_runs.runner = value
+
+    # -- one-line delegations: reading the plan's state (views.py) -------------------------------------------
+    def cannot_run(self, lever_id: str) -> str | None:
+        return self.views.cannot_run(lever_id)
+    def detached_runs(self) -> list[dict[str, Any]]:
+        return self.views.detached_runs()
+    def lever_views(self) -> list[dict[str, Any]]:
+        return self.views.lever_views()
+    def repo_warnings(self, model: LeverModel) -> list[str]:
+        return self.views.repo_warnings(model)
+    def branch_view(self, lever_id: str) -> dict[str, Any] | None:
+        return self.views.branch_view(lever_id)
+    def branch_warnings(self, model: LeverModel) -> list[str]:
+        return self.views.branch_warnings(model)
+    def repo_now(self, root: str) -> dict[str, Any] | None:
+        return self.views.repo_now(root)
+    def status(self, hours: bool = True) -> dict[str, Any]:
+        return self.views.status(hours)
+    def screen_status(self) -> dict[str, Any]:
+        return self.views.screen_status()
+    def whatif(self, search: bool = True) -> dict[str, Any]:
+        return self.views.whatif(search)
+    def history(self, lever_id: str | None = None) -> dict[str, Any]:
+        return self.views.history(lever_id)
+    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict[str, Any]]]]:
+        return self.views.history_stream(lever_id)
+    def todo(self) -> list[str]:
+        return self.views.todo()
+    def lever_history(self, lever_id: str) -> dict[str, Any]:
+        return self.views.lever_history(lever_id)
+    def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
+        return self.views.export(lang, today)
+    def export_records(self) -> dict[str, list[dict[str, Any]]]:
+        return self.views.export_records()
+    def latest_runs(self) -> list[dict[str, Any]]:
+        return self.views.latest_runs()
 
 
 def default_db() -> Path:

@@ -2,11 +2,17 @@
 the actions: functions of the plan, the lever machine and this process' testbed (state/runs/testbed.py)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from optseq.state.errors import InputError
+from optseq.state.lifecycle.machine import PlanMachine
+from optseq.state.lifecycle.states import LeverModel
+from optseq.state.plan.model import Plan
 from optseq.state.plan.testbed import decides, foreign_note, is_named, of
 
 
-def testbed_view(plan, machine, model) -> dict:
+def testbed_view(plan: Plan, machine: PlanMachine, model: LeverModel) -> dict[str, Any]:
     """`testbed`: the testbed the lever's standing numbers came from (its decision's evidence, else its latest run),
     None where unknown; `elsewhere`: what its latest run, measured on a testbed whose numbers do not decide this
     plan, says of itself (it decided nothing), until a deciding run follows it; `testbeds_shown`: whether the
@@ -24,50 +30,44 @@ def testbed_view(plan, machine, model) -> dict:
             "testbed_note": note}
 
 
-def testbeds(seq) -> dict:
+def testbeds(plan: Plan, machine: PlanMachine) -> dict[str, Any]:
     """The status' `testbed`: this process' ({id, name, parts}, or `error` for an OPTSEQ_TESTBED that names none),
     the plan's deciding one and every testbed a run of this store was measured on (name -> fingerprint id)."""
     try:
-        here = dict(seq.testbed)
+        found: dict[str, Any] = dict(here(plan))
     except InputError as exc:
-        here = {"error": str(exc)}
-    return {**here, "decides": seq.plan.testbed.decides, "seen": dict(seq.machine.runs.testbeds)}
+        found = {"error": str(exc)}
+    return {**found, "decides": plan.testbed.decides, "seen": dict(machine.runs.testbeds)}
 
 
-def watch_refusal(seq, lever_id: str) -> str | None:
+def watch_refusal(plan: Plan, machine: PlanMachine, runner: Callable[[], object], lever_id: str) -> str | None:
     """Why a watch of `lever_id` here would measure against another testbed's numbers (one line), or None: an
-    adopted gain is re-checked on the testbed its evidence came from, and only where numbers decide the plan."""
+    adopted gain is re-checked on the testbed its evidence came from, and only where numbers decide the plan.
+    `runner` gives where this process sends lever runs (LeverRuns.runner), asked only here."""
     from optseq.state.runs.testbed import ENV
 
     try:
-        cluster = getattr(seq.runner, "name", "local") != "local"
+        cluster = getattr(runner(), "name", "local") != "local"
     except Exception:  # a runner that cannot be made refuses the run itself, in its own line
         cluster = False
     if cluster:  # a node measures, not this machine, and its run records the node's testbed (run_record.py)
         return None
-    model = seq.machine.models[lever_id]
+    model = machine.models[lever_id]
     runs = (model.decision or {}).get("runs") or []
-    where = next((t for t in (seq.machine.runs.testbed(r) for r in runs) if t), None)
-    here = seq.testbed
-    wanted = next((w for w in (where["name"] if where else None, seq.plan.testbed.decides)
-                   if w is not None and not is_named(here, w)), None)
+    where = next((t for t in (machine.runs.testbed(r) for r in runs) if t), None)
+    local = here(plan)
+    wanted = next((w for w in (where["name"] if where else None, plan.testbed.decides)
+                   if w is not None and not is_named(local, w)), None)
     if wanted is None:
         return None
     how = (f"was adopted on {wanted}" if where and wanted == where["name"]
            else f"decides on {wanted} ([testbed] decides)")
-    return (f"watch: {lever_id} {how}; this is {here['name']}: its gain is re-checked only on {wanted} "
+    return (f"watch: {lever_id} {how}; this is {local['name']}: its gain is re-checked only on {wanted} "
             f"({ENV}={wanted} there)")
 
 
-def watch_refusals(seq) -> list[str]:
-    """One line per adopted lever `--run watch` leaves to another testbed."""
-    found = (watch_refusal(seq, lid) for lid, m in seq.machine.models.items()
-             if m.outcome == "adopt" and m.lever.run and not m.landed)
-    return [line for line in found if line]
-
-
-def here(seq) -> dict:
+def here(plan: Plan) -> dict[str, Any]:
     """{id, name, parts} of the machine this process measures on (state/runs/testbed.py)."""
     from optseq.state.runs.testbed import local
 
-    return local(seq.plan.testbed)
+    return local(plan.testbed)

@@ -1,32 +1,39 @@
 """The read side of the Sequencer: levers as status and the console show them, the to-do list, history, export.
 
-`ReadViews` is mixed into `Sequencer` (state/sequencer.py), which gives it `plan`, `machine`, `store`, `lock`,
-`warnings`, `readonly`, `lever()`, `cannot_run()` and `detached_runs()`; nothing here writes.
+`ReadViews` reads the plan, the machine and the store one open holds (state/held.py); nothing here writes, and git
+is asked once per process and store change (the cache a reload drops).
 """
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from optseq.state import branch_views, testbed_views
+from optseq.state.held import Held
 from optseq.state.lever_note import last_failure, last_verdict, note, remeasured
 from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
 from optseq.state.lifecycle import screened
+from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
+from optseq.state.plan.model import Lever
 from optseq.state.supersession import Marks
 
 
 class ReadViews:
     """Everything the CLI and the console read, from the machine and the store, never writing either."""
 
-    def lever_views(self) -> list[dict]:
+    def __init__(self, held: Held):
+        self.held = held
+
+    def lever_views(self) -> list[dict[str, Any]]:
         """Every lever as status, the console and the snapshot show it; from the machine alone, never the history."""
         views = []
-        measured = screened.lever_facts(self.machine.runs.screens)  # interactions are derived, never stored
-        for lever in self.plan.levers:
-            model = self.machine.models[lever.id]
+        measured = screened.lever_facts(self.held.machine.runs.screens)  # interactions are derived, never stored
+        for lever in self.held.plan.levers:
+            model = self.held.machine.models[lever.id]
             view = {
                 "id": lever.id,
                 "title": lever.title,
@@ -35,33 +42,33 @@ class ReadViews:
                 "outcome": model.outcome,
                 "stale": model.state == "stale",
                 "stale_reason": model.stale_reason or None,
-                "why_blocked": self.machine.why_blocked(lever.id),
+                "why_blocked": self.held.machine.why_blocked(lever.id),
                 "plan_doc": model.plan_doc,
                 "code": lever.code,
                 "requires": _gate_text(lever.requires),
                 "decision": _public(model.decision),
-                "warnings": code_warnings(model.decision, self.machine.runs) + self.repo_warnings(model)
+                "warnings": code_warnings(model.decision, self.held.machine.runs) + self.repo_warnings(model)
                 + self.branch_warnings(model) + outside_stack(model) + size_warnings(model)
-                + left_running(self.machine.runs.last.get(lever.id)),
+                + left_running(self.held.machine.runs.last.get(lever.id)),
                 "branch": self.branch_view(lever.id),
                 "watch": dict(model.watch) if model.watch else None,
-                "eroded": self.machine.eroded_text(lever.id),
+                "eroded": self.held.machine.eroded_text(lever.id),
                 "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
                                 if model.unavailable else None),
                 "remeasured": remeasured(model),
-                "last_run": _run_brief(self.machine.runs.latest(lever.id)),
-                "last_failure": last_failure(model, self.machine.runs.last.get(lever.id),
-                                             self.machine.runs.run_of(lever.id) is not None),
+                "last_run": _run_brief(self.held.machine.runs.latest(lever.id)),
+                "last_failure": last_failure(model, self.held.machine.runs.last.get(lever.id),
+                                             self.held.machine.runs.run_of(lever.id) is not None),
             }
-            if model.state in ("ready", "stale") and lever.run and self.cannot_run(lever.id):  # `next` skips it too
-                view.update(state="blocked", why_blocked=[self.cannot_run(lever.id)])
+            if model.state in ("ready", "stale") and lever.run and (why := self.cannot_run(lever.id)):
+                view.update(state="blocked", why_blocked=[why])  # `next` skips it too
             view["screen"] = _screen_fact(measured.get(lever.id))
-            view.update(testbed_views.testbed_view(self.plan, self.machine, model))
+            view.update(testbed_views.testbed_view(self.held.plan, self.held.machine, model))
             view["note"] = note(view)
             if lever.criteria:
                 view["criteria"] = {
                     cand.id: {
-                        "status": self.machine.candidate_status(lever.id, cand),
+                        "status": self.held.machine.candidate_status(lever.id, cand),
                         "results": {c.id: model.results.get((cand.id, c.id), ("pending", ""))[0]
                                     for c in lever.criteria.criteria},
                         "evidence": {c.id: model.results[(cand.id, c.id)][1] for c in lever.criteria.criteria
@@ -72,129 +79,140 @@ class ReadViews:
             views.append(view)
         return views
 
-    def repo_warnings(self, model) -> list[str]:
+    def repo_warnings(self, model: LeverModel) -> list[str]:
         """`workload code changed since run 12: measured 14 commits ago (3f2a9c1d)`, from the repository each
         evidence run recorded and the repository as it is now."""
         for run_id in evidence_runs(model):
-            was = self.machine.runs.fingerprint(run_id).get("repo")
+            was = self.held.machine.runs.fingerprint(run_id).get("repo")
             moved = code_moved(was, self.repo_now(was["root"]) if isinstance(was, dict) else None)
             if moved:
                 return [text(say("code_changed", run=run_id, how=moved))]  # the words a stale reason keeps
         return []
 
-    def branch_view(self, lever_id: str) -> dict | None:
-        """A branch lever's code as it stands (state/branch_views.py); None for any other lever."""
-        return branch_views.branch_view(self.plan, self.machine, lever_id)
+    def cannot_run(self, lever_id: str) -> str | None:
+        """Why a lever otherwise ready cannot run (a branch merged before it ran: branch_views.py), git asked once per
+        process and store change; None for one that can. The machine's `next` asks it too."""
+        return branch_views.cannot_run(self.held.plan, self.held.machine, lever_id, self.held.git)
 
-    def branch_warnings(self, model) -> list[str]:
+    def detached_runs(self) -> list[dict[str, Any]]:
+        """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
+        return self.held.store.detached_runs()
+
+    def branch_view(self, lever_id: str) -> dict[str, Any] | None:
+        """A branch lever's code as it stands (state/branch_views.py); None for any other lever."""
+        return branch_views.branch_view(self.held.plan, self.held.machine, lever_id)
+
+    def branch_warnings(self, model: LeverModel) -> list[str]:
         """A branch lever measured against a baseline that has moved since, asked of git once per process and
         store change (the cache is the one reload() drops)."""
-        cache = self.__dict__.setdefault("repo_cache", {})
-        return branch_views.branch_warnings(self.plan, self.machine, model, cache)
+        cache = self.held.git
+        return branch_views.branch_warnings(self.held.plan, self.held.machine, model, cache)
 
-    def repo_now(self, root: str) -> dict | None:
+    def repo_now(self, root: str) -> dict[str, Any] | None:
         """The repository's state now, asked of git once per process and store change (the cache is the
         sequencer's: reload() drops it when another process wrote)."""
-        cache = self.__dict__.setdefault("repo_cache", {})
+        cache = self.held.git
         if root not in cache:
             cache[root] = repo.state(root)
         return cache[root]
 
-    def status(self, hours: bool = True) -> dict:
+    def status(self, hours: bool = True) -> dict[str, Any]:
         """The plan's levers, what is next and the facts. `hours=False` leaves each lever's `hours_saved`
         out (the calculus not imported nor run): the console's first screen paints before it fills that column."""
-        with self.lock:
+        with self.held.lock:
             return self._status(hours)
 
-    def _status(self, hours: bool = True) -> dict:
-        fired = self.machine.fired
+    def _status(self, hours: bool = True) -> dict[str, Any]:
+        fired = self.held.machine.fired
         levers = self.lever_views()
         if hours:
             from optseq.state.calculus import whatif
 
-            saved = whatif.hours_by_lever(self)  # the plan's order only, no search: cheap enough for every status
+            saved = whatif.hours_by_lever(self.held)  # the plan's order only, no search: cheap enough for every status
             for view in levers:
                 view["hours_saved"] = saved.get(view["id"])
         return {
-            "plan": self.plan.path,
-            "as_of": self.plan.as_of.isoformat(),
-            "store": str(getattr(self.store, "directory", "")),
-            "readonly": self.readonly,
-            "next": self.machine.next(),
+            "plan": self.held.plan.path,
+            "as_of": self.held.plan.as_of.isoformat(),
+            "store": str(getattr(self.held.store, "directory", "")),
+            "readonly": self.held.readonly,
+            "next": self.held.machine.next(),
             "todo": self.todo(),
             "levers": levers,
-            "facts": dict(self.machine.facts),
-            "infra": self.machine.infra(),
+            "facts": dict(self.held.machine.facts),
+            "infra": self.held.machine.infra(),
             "decision_points": [{"id": p.id, "lever": p.lever, "on": p.on, "text": p.text,
                                  "reopens": list(p.reopens), "fired": fired.get(p.id)}
-                                for p in self.plan.decision_points],
-            "warnings": list(self.warnings),
-            "testbed": testbed_views.testbeds(self),
+                                for p in self.held.plan.decision_points],
+            "warnings": list(self.held.warnings),
+            "testbed": testbed_views.testbeds(self.held.plan, self.held.machine),
             **self.screen_status(),
         }
 
-    def screen_status(self) -> dict:
+    def screen_status(self) -> dict[str, Any]:
         """`screen`: the newest screen (in flight or ended) as status says it; `screen_claims`: where the screens'
         data contradicts the plan's `requires` / `remeasure_when` between two screened levers, one sentence each."""
-        screens = self.machine.runs.screens
+        screens = self.held.machine.runs.screens
         newest = max(screens, key=lambda r: r.get("id") or 0, default=None)
         return {"screen": screened.summary(newest) if newest else None,
                 "screen_claims": [{**c, "text": screened.text(c["said"])}
-                                  for c in screened.claims_beside_data(self.plan, screens)]}
+                                  for c in screened.claims_beside_data(self.held.plan, screens)]}
 
-    def whatif(self, search: bool = True) -> dict:
+    def whatif(self, search: bool = True) -> dict[str, Any]:
         """The hours-saved calculus on the current state (optseq.state.calculus.whatif.compute)."""
         from optseq.state.calculus import whatif
 
-        with self.lock:
-            return whatif.compute(self.plan, self.machine, search=search)
+        with self.held.lock:
+            return whatif.compute(self.held.plan, self.held.machine, search=search)
 
-    def history(self, lever_id: str | None = None) -> dict:
-        with self.lock:
+    def history(self, lever_id: str | None = None) -> dict[str, Any]:
+        with self.held.lock:
             return self._history(lever_id)
 
-    def _history(self, lever_id: str | None) -> dict:
+    def _history(self, lever_id: str | None) -> dict[str, Any]:
         if lever_id is not None:
-            self.lever(lever_id)
+            self.held.lever(lever_id)
 
         def mine(records):
             return [r for r in records if lever_id is None or r.get("lever") == lever_id]
 
-        decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
+        decisions = self._marked(self.held.store.all("decisions"), self.held.store.all("events"))
         return {
-            "runs": mine(self.store.all("runs")),
+            "runs": mine(self.held.store.all("runs")),
             "decisions": mine(decisions),
-            "criteria": mine(self.store.all("criteria")),
-            "events": mine(self.store.all("events")),
+            "criteria": mine(self.held.store.all("criteria")),
+            "events": mine(self.held.store.all("events")),
         }
 
-    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict]]]:
+    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict[str, Any]]]]:
         """`history` as it is read: its keys in order, each with its records as the store gives them out
         (Store.stream), so a caller can write the first run before the last is read."""
         if lever_id is not None:
-            self.lever(lever_id)
+            self.held.lever(lever_id)
             tables = ("runs", "decisions", "criteria", "events")
-            chains = {t: self.store.lever_records(t, lever_id) for t in tables}
-            if all(records is not None for records in chains.values()):
+            read = {t: self.held.store.lever_records(t, lever_id) for t in tables}
+            chains = {t: records for t, records in read.items() if records is not None}
+            if len(chains) == len(tables):
                 # the lever's own lines alone; what superseded its decisions is its own (a later decision of it,
                 # a derived event naming it)
                 marks = Marks(chains["decisions"], chains["events"])
                 chains["decisions"] = [marks.mark(d) for d in chains["decisions"]]
                 return [(t, iter(chains[t])) for t in tables]
 
-        def mine(records: Iterable[dict]) -> Iterator[dict]:
+        def mine(records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             return (r for r in records if lever_id is None or r.get("lever") == lever_id)
 
-        def decisions() -> Iterator[dict]:  # a generator: nothing is read before the runs are written
+        def decisions() -> Iterator[dict[str, Any]]:  # a generator: nothing is read before the runs are written
             # compact, its events' texts in a temporary file: memory bounded at any history's length
-            marks = Marks(self.store.stream("decisions"), self.store.stream("events"), spill=True)
-            yield from (marks.mark(d) for d in mine(self.store.stream("decisions")))
+            marks = Marks(self.held.store.stream("decisions"), self.held.store.stream("events"), spill=True)
+            yield from (marks.mark(d) for d in mine(self.held.store.stream("decisions")))
 
-        return [("runs", mine(self.store.stream("runs"))), ("decisions", decisions()),
-                ("criteria", mine(self.store.stream("criteria"))), ("events", mine(self.store.stream("events")))]
+        store = self.held.store
+        return [("runs", mine(store.stream("runs"))), ("decisions", decisions()),
+                ("criteria", mine(store.stream("criteria"))), ("events", mine(store.stream("events")))]
 
     @staticmethod
-    def _marked(decisions: list[dict], events: list[dict]) -> list[dict]:
+    def _marked(decisions: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Decisions with `superseded` (bool) and `superseded_by` (what superseded it: state/supersession.py)."""
         marks = Marks(decisions, events)
         return [marks.mark(d) for d in decisions]
@@ -202,18 +220,17 @@ class ReadViews:
     def todo(self) -> list[str]:
         """What only the user can do next, with the command: criteria to record, plans to write, measured
         levers to decide, unavailable levers, stale levers waiting on a gate."""
-        with self.lock:
-            machine, ctx = self.machine, self.machine.context()
+        with self.held.lock:
+            machine, ctx = self.held.machine, self.held.machine.context()
             items = [f"{d['lever']}: run {d['run']} goes on as Ray job {d.get('submission_id')} with no optseq "
                      f"following it (optseq --run {d['lever']} re-attaches)" for d in self.detached_runs()]
-            for lever in self.plan.levers:
+            for lever in self.held.plan.levers:
                 model = machine.models[lever.id]
                 state, lid = model.state, lever.id
                 if machine.eroded_text(lid):
                     items.append(f"{lid}: its gain {machine.eroded_text(lid)}: decide it again (optseq decide {lid} "
                                  f"adopt|reject --why …) or re-measure it (optseq --run {lid})")
-                if machine.unmerged(lid):
-                    found = machine.unmerged(lid)
+                if found := machine.unmerged(lid):
                     items.append(f"{lid}: merge {found['ref']}" + (f" ({str(found['commit'])[:7]})" if found["commit"]
                                                                     else "") + " to put it in the stack")
                 elif state == "unplanned":
@@ -224,8 +241,8 @@ class ReadViews:
                                  f"(optseq decide {lid} {_outcomes(lever)} --why …)")
                 elif state not in ("ready", "stale"):
                     continue
-                elif lever.run and self.cannot_run(lid):
-                    items.append(branch_views.cannot_run_todo(lid, self.cannot_run(lid), _outcomes(lever)))
+                elif lever.run and (stuck := self.cannot_run(lid)):
+                    items.append(branch_views.cannot_run_todo(lid, stuck, _outcomes(lever)))
                 elif lever.criteria and not lever.run:
                     pending = [f"{c.id} {k.id}" for c in lever.criteria.candidates
                                if machine.candidate_status(lid, c) == "pending"
@@ -244,39 +261,39 @@ class ReadViews:
                     items.append(f"{lid}: stale, waits for: {'; '.join(gates.unmet(lever.requires, ctx))}")
             return items
 
-    def lever_history(self, lever_id: str) -> dict:
+    def lever_history(self, lever_id: str) -> dict[str, Any]:
         """What the console's detail pane shows of one lever: its newest runs (from the machine, never the runs
         journal) and its decisions, superseded ones marked."""
-        with self.lock:
-            self.lever(lever_id)
-            decisions = self._marked(self.store.all("decisions"), self.store.all("events"))
-            return {"runs": [dict(r) for r in self.machine.runs.recent.get(lever_id, [])],
+        with self.held.lock:
+            self.held.lever(lever_id)
+            decisions = self._marked(self.held.store.all("decisions"), self.held.store.all("events"))
+            return {"runs": [dict(r) for r in self.held.machine.runs.recent.get(lever_id, [])],
                     "decisions": [d for d in decisions if d.get("lever") == lever_id]}
 
     def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
         from optseq.state.report import markdown as export
 
-        with self.lock:
-            return export.render(self.plan, self.machine, self.export_records(), lang=lang, today=today)
+        with self.held.lock:
+            return export.render(self.held.plan, self.held.machine, self.export_records(), lang=lang, today=today)
 
-    def export_records(self) -> dict[str, list[dict]]:
+    def export_records(self) -> dict[str, list[dict[str, Any]]]:
         """What the export reads: each lever's latest runs from the machine, and of the other tables the newest
         records of each lever, type and name that the store keeps in its hot file (state/store/digest.py), with
         each lever's standing decision and how many older decisions are left out (`decisions_hidden`): no
         journal is read, however long the history. A table the store keeps no digest of is read whole."""
-        out: dict[str, list[dict]] = {"runs": self.latest_runs()}
+        out: dict[str, list[dict[str, Any]]] = {"runs": self.latest_runs()}
         for table in ("decisions", "events", "criteria", "facts"):
-            groups = self.store.recent(table)
+            groups = self.held.store.recent(table)
             if groups is None:
-                out[table] = self.store.all(table)
+                out[table] = self.held.store.all(table)
                 continue
             kept = {r["id"]: r for group in groups.values() for r in group["last"]}
             if table == "decisions":
-                hidden = {}
+                hidden: dict[str | None, int] = {}
                 for group in groups.values():
                     lever = group["last"][-1].get("lever") if group["last"] else None
                     hidden[lever] = hidden.get(lever, 0) + group["n"] - len(group["last"])
-                for model in self.machine.models.values():
+                for model in self.held.machine.models.values():
                     standing = model.decision or {}
                     if isinstance(standing.get("id"), int) and standing["id"] not in kept:
                         kept[standing["id"]] = standing  # older than its lever's newest: still the standing one
@@ -284,19 +301,19 @@ class ReadViews:
                 out["decisions_hidden"] = [{"lever": k, "count": n} for k, n in hidden.items() if n > 0]
             out[table] = [kept[k] for k in sorted(kept)]
         from optseq.state.sync.conflicts import conflicts  # decisions two writers made concurrently (optseq sync)
-        return {**out, "conflicts": conflicts(self.store)}
+        return {**out, "conflicts": conflicts(self.held.store)}
 
-    def latest_runs(self) -> list[dict]:
+    def latest_runs(self) -> list[dict[str, Any]]:
         """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""
         runs = {}
-        for lever in self.plan.levers:
-            for record in (self.machine.runs.last_stats.get(lever.id), self.machine.runs.latest(lever.id)):
+        for lever in self.held.plan.levers:
+            for record in (self.held.machine.runs.last_stats.get(lever.id), self.held.machine.runs.latest(lever.id)):
                 if record and record.get("id") is not None:
                     runs[record["id"]] = record
         return [runs[k] for k in sorted(runs)]
 
 
-def _outcomes(lever) -> str:
+def _outcomes(lever: Lever) -> str:
     if lever.kind == "experiment":
         return "CONFIG"
     return "|".join(o for o in lever.outcomes if o != "defer") or "OUTCOME"
@@ -306,19 +323,19 @@ LONG_STATS = ("ratios", "units", "looks")
 """Per-pair and per-look lists, left out of a view: the run's record has them."""
 
 
-def _run_brief(record: dict | None) -> dict | None:
+def _run_brief(record: dict[str, Any] | None) -> dict[str, Any] | None:
     """The lever's latest run as status shows it: how it ended, its figures (per-arm ones included), its noise."""
     if not record:
         return None
-    summary = record.get("summary") if isinstance(record.get("summary"), dict) else {}
-    stats = summary.get("stats") if isinstance(summary.get("stats"), dict) else None
+    summary = found if isinstance(found := record.get("summary"), dict) else {}
+    stats = figures if isinstance(figures := summary.get("stats"), dict) else None
     brief = {k: record.get(k) for k in ("id", "status", "verdict", "started", "ended", "detail")}
     brief["stats"] = {k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None
     brief["noise"] = (stats or {}).get("noise") or summary.get("noise")
     return brief
 
 
-def _screen_fact(fact: dict | None) -> dict | None:
+def _screen_fact(fact: dict[str, Any] | None) -> dict[str, Any] | None:
     """A lever's measured facts from the screens (lifecycle/screened.py), each sentence said in English beside
     its said (the export says it in its own language)."""
     if fact is None:
@@ -327,24 +344,24 @@ def _screen_fact(fact: dict | None) -> dict | None:
             "interactions": [{**i, "text": screened.text(i["said"])} for i in fact["interactions"]]}
 
 
-def _public(decision: dict | None) -> dict | None:
+def _public(decision: dict[str, Any] | None) -> dict[str, Any] | None:
     if decision is None:
         return None
     return {k: v for k, v in decision.items() if k not in ("doc_id",)}
 
 
-def _gate_text(expr) -> str | None:
-    from optseq.state.plan.gates import Atom
+def _gate_text(expr: gates.Expr | None) -> str | None:
+    return None if expr is None else _expr_text(expr)
 
-    if expr is None:
-        return None
-    if isinstance(expr, Atom):
+
+def _expr_text(expr: gates.Expr) -> str:
+    if isinstance(expr, gates.Atom):
         return expr.text()
-    inner = ", ".join(_gate_text(item) for item in expr.items)
+    inner = ", ".join(_expr_text(item) for item in expr.items)
     return f"{expr.op}({inner})"
 
 
-def evidence_runs(model) -> list:
+def evidence_runs(model: LeverModel) -> list[int]:
     """The runs a lever's numbers stand on: its decision's, or a measured lever's last run."""
     if model.decision:
         return list(model.decision.get("runs") or [])
@@ -353,7 +370,7 @@ def evidence_runs(model) -> list:
     return []
 
 
-def code_moved(was: dict | None, now: dict | None) -> dict | None:
+def code_moved(was: dict[str, Any] | None, now: dict[str, Any] | None) -> dict[str, Any] | None:
     """How the workload's repository moved since a run, as lifecycle/words says it: `measured 14 commits ago
     (3f2a9c1d)`, `the uncommitted changes differ from the ones it was measured with`; None when it did not, or
     either side is unknown."""

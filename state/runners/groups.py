@@ -1,5 +1,5 @@
-"""Processes and process groups on this OS: find a group's live members, signal and reap it, and the Linux
-requests (PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER) that keep a lever's processes from outliving optseq.
+"""Process groups on this OS: find a group's live members, signal and reap it; the death signal a child of optseq
+asks for (the shim's, shim.py: it keeps a lever's processes from outliving optseq).
 
 A run record keeps its group (`pgid`), so a later optseq can find a dead run's leftovers with `group_alive`
 and end them with `kill_group`; `run_id` checks the OPTSEQ_RUN_ID in each member's environment, because a
@@ -7,18 +7,14 @@ pgid recorded long ago may name somebody else's group by now.
 """
 from __future__ import annotations
 
-import ctypes
-import functools
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
+from optseq.state.runners import shim
 
 
 def kill_group(pgid: int, run_id: str | None = None, sig: int = signal.SIGKILL) -> bool:
@@ -92,11 +88,6 @@ def stat_fields(pid: int | str) -> list[bytes] | None:
     return stat[stat.rfind(b")") + 2:].split()
 
 
-MARK_ENV = "OPTSEQ_LAUNCH_MARK"
-"""A token in each local launch's environment: its processes that left the group (setsid, a daemon) keep it,
-unless they wipe it (leftovers.py finds those as orphans)."""
-
-
 def environ(pid: str) -> list[bytes]:
     """A process's environment as its `NAME=value` entries; [] where it cannot be read (gone, not ours)."""
     try:
@@ -104,13 +95,6 @@ def environ(pid: str) -> list[bytes]:
             return f.read().split(b"\0")
     except OSError:
         return []
-
-
-def signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def reap_group(pgid: int, within_s: float) -> bool:
@@ -130,55 +114,18 @@ def reap_group(pgid: int, within_s: float) -> bool:
         time.sleep(0.01)
 
 
-def pidfd(pid: int) -> int | None:
-    """An fd that turns readable when the process exits; None where the OS has no pidfd."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def exited(pid: int) -> bool:
-    # WNOWAIT: look without reaping, so the pgid stays reserved until the group is killed.
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-@functools.cache
-def _prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-def die_with_parent() -> Callable[[], None] | None:
-    """A preexec_fn asking the kernel to SIGKILL the child when the forking thread dies (Linux)."""
-    prctl = _prctl()
-    if prctl is None:
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A preexec_fn asking the kernel for `sig` to the child when the forking thread dies (Linux)."""
+    fn = shim.prctl()
+    if fn is None:
         return None
     parent = os.getpid()
-    kill = int(signal.SIGKILL)
+    number = int(sig)
 
     def setup() -> None:
         # Runs in the child between fork and exec: two calls, nothing that allocates or locks.
-        prctl(_PR_SET_PDEATHSIG, kill, 0, 0, 0)
+        fn(shim.PR_SET_PDEATHSIG, number, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(137)  # the parent died before the request took hold
 
     return setup
-
-
-@functools.cache
-def adopt_orphans() -> None:
-    """Become a child subreaper once, so a lever's orphaned children are ours to kill and reap."""
-    prctl = _prctl()
-    if prctl is not None:
-        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

@@ -1,24 +1,24 @@
-"""The local runner: a lever's command in its own process group here, its output read as it arrives; timeout, cancel.
+"""The local runner: a lever's command in its own process group here, under a shim of its own; its output read
+as it arrives; timeout, cancel.
 
-Threads. `Launcher.run` starts the process and waits for it in the calling thread, and calls
+Threads. `Launcher.run` starts the launch and waits for it in the calling thread, and calls
 every callback (`on_start`, `on_event`, `on_log`) from that same thread; there is no reader
 thread. Run it where blocking is fine: the CLI's main thread, or a TUI worker thread that
 hands updates to the UI with `call_from_thread`. `cancel()` may be called from any thread.
 
-Orphans. On Linux the child gets PR_SET_PDEATHSIG=SIGKILL, so it dies even when optseq is
-SIGKILLed. The kernel fires that signal when the *thread* that forked the child exits, which is
-why the thread that calls Popen (inside `run`) is the thread that waits for the run: never start
-a run in a short-lived thread and hand the process to another. The death signal is not inherited
-by the lever's own children; those stay in the lever's process group, which the run record keeps
-(`pgid`) so a later optseq can find them with `group_alive` and end them with `kill_group`.
-On Linux the first run also makes optseq a child subreaper, so the lever's orphaned children are
-re-parented to optseq, however they left the group and whatever they did to their environment:
-when the launch ends, leftovers.py stops and reaps each, and the run says which (`leftovers`).
+Orphans. Each launch runs under its own shim (shim.py, started through shim_link.py): the lever's child
+subreaper, so whatever the lever leaves (in its group, or outside it by setsid, a double fork, an environment
+wiped) is the shim's descendant and comes back to it; when the lever ends, the shim kills its group, stops and
+reaps the rest, and reports each, so the run says what its own launch left (`leftovers`). The shim gets
+PR_SET_PDEATHSIG and watches its control pipe, so it ends the launch even when optseq is SIGKILLed. The kernel
+fires the death signal when the *thread* that forked the shim exits, which is why the thread that starts it
+(inside `run`) is the thread that waits for the run: never start a run in a short-lived thread and hand it to
+another. The run record keeps the lever's process group (`pgid`), so a later optseq can still find what a
+SIGKILLed shim could not end with `group_alive` and end it with `kill_group`.
 """
 from __future__ import annotations
 
 import os
-import secrets
 import selectors
 import signal
 import subprocess
@@ -26,15 +26,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from optseq.state.runners import groups, leftovers
+from optseq.state.runners import leftovers, shim
 from optseq.state.runners.interface import RunOutcome, RunSpec, log_file
 from optseq.state.runners.protocol import Transcript
+from optseq.state.runners.shim_link import ShimLink
 
 DRAIN_S = 1.0
-"""How long to keep reading after the group is dead: a process that escaped the group may hold the pipe."""
-REAP_S = 2.0
-_TICK_S = 0.1
-"""Exit polling interval where pidfd is missing (non-Linux, old kernels)."""
+"""How long to keep reading after the launch ended: a process outside the lever's tree may hold the pipe."""
 _CHUNK = 65536
 
 
@@ -45,8 +43,6 @@ class Launcher:
         self.spec = spec
         self.pid: int | None = None
         self.pgid: int | None = None
-        self.mark = secrets.token_hex(8)
-        """This launch's MARK_ENV: what finds its processes that left the group."""
         self.left: list[dict[str, Any]] = []
         """What the launch left running and optseq stopped: {"pid", "cmd", "launch"} each."""
         self._cancelled = False
@@ -97,54 +93,45 @@ class Launcher:
         if self._cancelled:
             transcript.note("cancelled before it started")
             return self._outcome(transcript, "cancelled", "cancelled before it started", None, started)
-        env = {k: v for k, v in self.spec.environment().items() if k != leftovers.OWN_ENV}
         try:
-            proc = leftovers.start(lambda: subprocess.Popen(
-                self.spec.command(), cwd=self.spec.cwd, env={**env, groups.MARK_ENV: self.mark},
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=groups.die_with_parent(), bufsize=0,
-            ), self.mark)
+            link = ShimLink.start(self.spec)
         except (OSError, subprocess.SubprocessError) as exc:
-            detail = f"could not start {self.spec.argv[0]!r}: {exc}"
-            transcript.note(detail)
-            return self._outcome(transcript, "failed", detail, None, started)
-        # start_new_session: the child is the leader of a new session and group, so pgid == pid.
-        self.pid = self.pgid = proc.pid
+            return self._unstarted(transcript, str(exc), started)
         finished, stopped, killed = False, None, False
         try:
-            if on_start is not None:
-                on_start(proc.pid, proc.pid)
-            stopped, killed = self._watch(proc, transcript, started)
+            stopped, killed = self._watch(link, transcript, started, on_start)
             finished = True
         finally:
-            self._end(proc, transcript, drain=finished, ended_itself=finished and stopped is None)
-        return self._outcome(transcript, *self._verdict(proc.returncode, transcript, stopped, killed),
-                             proc.returncode, started)
+            self._end(link, transcript, drain=finished)
+        if link.error is not None:
+            return self._unstarted(transcript, link.error, started)
+        return self._outcome(transcript, *self._verdict(link.code, transcript, stopped, killed), link.code, started)
 
-    def _watch(self, proc: subprocess.Popen, transcript: Transcript, started: float) -> tuple[str | None, bool]:
-        """Read output until the lead process exits (left unreaped, so its pgid cannot be reused yet).
+    def _unstarted(self, transcript: Transcript, error: str, started: float) -> RunOutcome:
+        detail = f"could not start {self.spec.argv[0]!r}: {error}"
+        transcript.note(detail)
+        return self._outcome(transcript, "failed", detail, None, started)
 
-        Returns (why it was stopped: "timeout" / "cancelled" / None, whether SIGKILL was needed).
+    def _watch(self, link: ShimLink, transcript: Transcript, started: float,
+               on_start: Callable[[int, int], None] | None) -> tuple[str | None, bool]:
+        """Read output and the shim's reports until the shim has ended the launch (its report pipe closed).
+
+        Returns (why the lever was stopped: "timeout" / "cancelled" / None, whether SIGKILL was needed).
         """
-        out = proc.stdout.fileno()
-        os.set_blocking(out, False)
-        pidfd = groups.pidfd(proc.pid)
+        out = link.out
         sel = selectors.DefaultSelector()
         sel.register(out, selectors.EVENT_READ, "out")
         sel.register(self._wake_r, selectors.EVENT_READ, "wake")
-        if pidfd is not None:
-            sel.register(pidfd, selectors.EVENT_READ, "exit")
+        sel.register(link.reports, selectors.EVENT_READ, "report")
         deadline = started + self.spec.timeout_s if self.spec.timeout_s else None
         stopped: str | None = None
         kill_at: float | None = None
         killed = False
-        exited = False
         try:
-            while not exited:
+            while not link.ended:
                 now = time.monotonic()
                 due = [t for t in (None if stopped else deadline, None if killed else kill_at) if t is not None]
-                wait = min([max(0.0, t - now) for t in due] + ([_TICK_S] if pidfd is None else []), default=None)
+                wait = min([max(0.0, t - now) for t in due], default=None) if self._running(link) else None
                 for key, _ in sel.select(wait):
                     if key.data == "out":
                         chunk = _read(out)
@@ -155,66 +142,77 @@ class Launcher:
                     elif key.data == "wake":
                         _read(self._wake_r)
                     else:
-                        exited = True
-                if pidfd is None and not exited:
-                    exited = groups.exited(proc.pid)
-                if exited:
-                    break
+                        for kind in link.read():
+                            self._take(kind, link, transcript, on_start)
+                if not self._running(link):
+                    continue  # not started yet, or ended: the shim is sweeping
                 now = time.monotonic()
                 if stopped is None:
                     if self._cancelled:
                         stopped = "cancelled"
-                        transcript.note(f"cancelled: SIGTERM to process group {proc.pid}")
+                        transcript.note(f"cancelled: SIGTERM to process group {self.pid}")
                     elif deadline is not None and now >= deadline:
                         stopped = "timeout"
                         transcript.note(f"timed out after {self.spec.timeout_s:g} s: "
-                                        f"SIGTERM to process group {proc.pid}")
+                                        f"SIGTERM to process group {self.pid}")
                     if stopped:
-                        groups.signal_group(proc.pid, signal.SIGTERM)
+                        link.ask(shim.TERM)
                         kill_at = now + self.spec.grace_s
                 if kill_at is not None and not killed and now >= kill_at:
                     transcript.note(f"still running {self.spec.grace_s:g} s after SIGTERM: "
-                                    f"SIGKILL to process group {proc.pid}")
-                    groups.signal_group(proc.pid, signal.SIGKILL)
+                                    f"SIGKILL to process group {self.pid}")
+                    link.ask(shim.KILL)
                     killed = True
         finally:
             sel.close()
-            if pidfd is not None:
-                os.close(pidfd)
         return stopped, killed
 
-    def _end(self, proc: subprocess.Popen, transcript: Transcript, drain: bool, ended_itself: bool) -> None:
-        """Kill whatever is left of the group, reap it, then read what is still in the pipe."""
-        pgid = proc.pid
-        try:
-            if ended_itself and [p for p in groups.members(pgid) if p != pgid]:
-                transcript.note(f"the lever left processes running in group {pgid}: SIGKILL to the group")
-            # The lead process is not reaped yet, so this pgid is still ours to signal.
-            groups.signal_group(pgid, signal.SIGKILL)
-            proc.wait()
-            if not groups.reap_group(pgid, REAP_S) and drain:
-                transcript.note(f"process group {pgid} still has members {REAP_S:g} s after SIGKILL")
-            self._end_escaped(transcript, pgid)
-            if drain:
-                self._drain(proc, transcript)
-        finally:
-            proc.stdout.close()
+    def _running(self, link: ShimLink) -> bool:
+        return self.pid is not None and link.code is None
 
-    def _end_escaped(self, transcript: Transcript, lead: int) -> None:
+    def _take(self, kind: str, link: ShimLink, transcript: Transcript,
+              on_start: Callable[[int, int], None] | None) -> None:
+        """One of the shim's reports (shim_link.py lists them), said where the run says it."""
+        if kind == "start" and link.pid is not None:
+            # the lever leads a new session and group of its own, so pgid == pid
+            self.pid = self.pgid = link.pid
+            if on_start is not None:
+                on_start(self.pid, self.pgid)
+        elif kind == "group":
+            transcript.note(f"the lever left processes running in group {self.pgid}: SIGKILL to the group")
+        elif kind == "group_stuck" and link.code is not None:
+            transcript.note(f"process group {self.pgid} still has members {shim.REAP_S:g} s after SIGKILL")
+        elif kind == "swept":
+            self._said_left(transcript, link)
+
+    def _said_left(self, transcript: Transcript, link: ShimLink) -> None:
         """Processes the lever left outside its group (setsid, a daemon, one that wiped its environment) outlive
-        the group's kill: stopped, reaped and said on the run (leftovers.py finds them)."""
-        stopped, stuck = leftovers.stop_left(lead, self.mark, self.spec.grace_s)
-        if stopped:
-            text = leftovers.said(lead, stopped)
+        the group's kill: the shim stopped and reaped them; said on the run."""
+        lead = self.pid or 0
+        if link.left:
+            text = leftovers.said(lead, link.left)
             transcript.note(text)
             transcript.warn(text)
-            self.left.extend({"pid": pid, "cmd": cmd, "launch": lead} for pid, cmd in stopped)
-        if stuck:
-            transcript.note(f"processes left outside the group still alive {leftovers.REAP_S:g} s after SIGKILL: "
-                            + ", ".join(f"pid {pid}" for pid in stuck))
+            self.left.extend({"pid": pid, "cmd": cmd, "launch": lead} for pid, cmd in link.left)
+        if link.stuck:
+            transcript.note(f"processes left outside the group still alive {shim.REAP_S:g} s after SIGKILL: "
+                            + ", ".join(f"pid {pid}" for pid in link.stuck))
 
-    def _drain(self, proc: subprocess.Popen, transcript: Transcript) -> None:
-        out = proc.stdout.fileno()
+    def _end(self, link: ShimLink, transcript: Transcript, drain: bool) -> None:
+        """The shim ends the launch (at once, where the run was given up: a raising callback, Ctrl-C); what it
+        reports is said, then what is still in the pipe is read."""
+        try:
+            if not link.ended:
+                link.give_up()
+                for kind in link.read_all():
+                    self._take(kind, link, transcript, None)
+            link.wait()
+            if drain:
+                self._drain(link.out, transcript)
+        finally:
+            link.close()
+
+    def _drain(self, out: int, transcript: Transcript) -> None:
         end = time.monotonic() + DRAIN_S
         with selectors.DefaultSelector() as sel:
             sel.register(out, selectors.EVENT_READ)

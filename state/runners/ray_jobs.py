@@ -25,11 +25,17 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from optseq.state.runners.interface import RunOutcome, RunSpec, log_file
 from optseq.state.plan.runner import RunnerConfig
 from optseq.state.runners.interface import RunnerError
 from optseq.state.runners.protocol import Transcript
+
+if TYPE_CHECKING:
+    from ray.job_submission import JobSubmissionClient  # Ray is imported where a cluster is reached
+
+    from optseq.state.runners.ray_trees import Shipment  # imported where a pass ships, not with the runner
 
 BENCH_RESOURCE = "optseq_bench"
 """The custom resource every node offers once (`ray start --resources='{"optseq_bench": 1}'`): one bench per node."""
@@ -49,7 +55,7 @@ class RayRunner:
 
     def __init__(self, config: RunnerConfig):
         self.config = config
-        self._client = None
+        self._client: JobSubmissionClient | None = None
         self._lock = threading.Lock()
 
     def client(self):
@@ -131,8 +137,8 @@ class RayLaunch:
         self._cancelled = False
         self._fed = 0
         """Characters of the job's log fed so far."""
-        self.shipment = None
-        """The commits this pass's job carries (ray_trees.Shipment), or None."""
+        self.shipment: Shipment | None = None
+        """The commits this pass's job carries, or None."""
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -159,12 +165,12 @@ class RayLaunch:
     def env(self) -> dict[str, str]:
         # the supervisor reads the grace period from its own environment, which is the job's runtime env
         forwarded = {k: os.environ[k] for k in self.runner.config.forward_env if k in os.environ}
-        shipped = {"OPTSEQ_ARMS": self.shipment.arms} if self.shipment else {}
+        shipped: dict[str, str] = {"OPTSEQ_ARMS": self.shipment.arms} if self.shipment else {}
         return {"PYTHONUNBUFFERED": "1", **forwarded, **dict(self.spec.env), **shipped,
                 "RAY_JOB_STOP_WAIT_TIME_S": str(max(1, round(self.spec.grace_s)))}
 
     def runtime_env(self) -> dict:
-        shipped = {"working_dir": str(self.shipment.zip)} if self.shipment else {}
+        shipped: dict[str, str] = {"working_dir": str(self.shipment.zip)} if self.shipment else {}
         return {**shipped, "env_vars": self.env()}
 
     def run(self, on_event=None, on_log=None, on_start=None) -> RunOutcome:

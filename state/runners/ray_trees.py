@@ -130,10 +130,16 @@ def _add_tree(pack: zipfile.ZipFile, commit: str, root: Path, ref: str, trees: d
         else:
             with open(root / rel, "rb") as src, pack.open(_info(name, mode), "w") as out:
                 shutil.copyfileobj(src, out, 1024 * 1024)
-        if pack.fp.tell() >= limit:
-            raise TooLarge(_too_large(trees, pack.fp.tell(), limit, partial=True))
+        packed = _packed(pack)
+        if packed >= limit:
+            raise TooLarge(_too_large(trees, packed, limit, partial=True))
     if links:
         pack.writestr(_info(f"trees/{commit}.links.json"), json.dumps(links))
+
+
+def _packed(pack: zipfile.ZipFile) -> int:
+    """Bytes written to the zip so far (its file is open while it is written)."""
+    return pack.fp.tell() if pack.fp is not None else 0
 
 
 def _too_large(trees: dict, size: int, limit: int, partial: bool = False) -> str:
@@ -156,7 +162,7 @@ def _info(name: str, mode: int = 0o100644) -> zipfile.ZipInfo:
 
 def _tracked(root: Path) -> list[tuple[int, str]]:
     """(git's mode, path) of every file the checkout tracks, its submodules' included."""
-    out = _git(root, "ls-files", "-z", "--stage", "--recurse-submodules")
+    out = _git(root, "ls-files", "-z", "--stage", "--recurse-submodules") or b""  # None only for an exit in ok
     found = {}
     for entry in os.fsdecode(out).split("\0"):
         if "\t" in entry:
@@ -167,7 +173,7 @@ def _tracked(root: Path) -> list[tuple[int, str]]:
 
 def _changed(root: Path) -> set[str]:
     """Tracked files the checkout no longer holds as committed (a local setup that rewrote a lock file, say)."""
-    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all")
+    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all") or b""
     changed, skip = set(), False
     for entry in os.fsdecode(out).split("\0"):
         if skip or len(entry) < 4:

@@ -1,6 +1,6 @@
-"""The console runs a lever in a worker thread of its own process: that process is the lever's subreaper, so a
+"""The console runs a lever in a worker thread of its own process, under the launch's shim as `--run` does: a
 daemon the lever leaves, double-forked with its environment wiped, is stopped when its launch ends and said in
-the run's log there, as `--run` does (tests/state/test_wiped_daemons.py)."""
+the run's log there (tests/state/test_wiped_daemons.py)."""
 from __future__ import annotations
 
 import sys

@@ -1,6 +1,7 @@
 """The launcher against real child processes: protocol parsing, statuses, timeouts, cancel, and no orphans."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ from optseq.state.runners.protocol import MAX_LINE, Transcript, classify, parse_
 from optseq.state.runners.local import Launcher, run
 from optseq.state.runners.interface import RunSpec
 from optseq.state.runners.groups import group_alive, kill_group
+from optseq.state.runners.shim import NO_PIDFD_ENV
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups, pidfd and /proc")
 
@@ -324,7 +326,7 @@ def test_a_lever_ignoring_sigterm_is_killed_after_grace():
 
 
 def test_without_pidfd_exit_is_polled(monkeypatch, tmp_path):
-    monkeypatch.setattr("optseq.state.runners.groups.pidfd", lambda pid: None)
+    monkeypatch.setenv(NO_PIDFD_ENV, "1")  # the launch's shim polls for its lever's exit, as on an old kernel
     out = run(lever("clean.py", tmp_path=tmp_path, timeout_s=30))
     assert out.status == "succeeded" and len(out.events) == 9
     hung = run(lever("hang.py", "grandchild", timeout_s=1, grace_s=30))
@@ -409,7 +411,9 @@ def test_a_raising_callback_propagates_and_leaves_no_process():
     assert_group_gone(launcher.pgid)
 
 
-def test_lever_dies_with_a_sigkilled_parent_and_its_leftovers_can_be_recovered():
+@contextlib.contextmanager
+def held_launch():
+    """parent.py (optseq's stand-in) running hang.py with a grandchild, held: (parent, lever pid, pgid, grandchild)."""
     parent = subprocess.Popen([sys.executable, str(LEVERS / "parent.py"), "grandchild"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pgid = None
@@ -421,8 +425,31 @@ def test_lever_dies_with_a_sigkilled_parent_and_its_leftovers_can_be_recovered()
             pytest.fail(f"parent said {first} {second}; stderr: {parent.stderr.read()}")
         lever_pid, pgid, grandchild = int(first[1]), int(first[2]), int(second[1])
         assert not dead(lever_pid)
+        yield parent, lever_pid, pgid, grandchild
+    finally:
         parent.kill()
         parent.wait()
+        parent.stdout.close()
+        parent.stderr.close()
+        if pgid is not None:
+            kill_group(pgid)
+
+
+def test_a_sigkilled_parent_takes_its_lever_and_the_levers_children_with_it():
+    # the launch's shim gets PR_SET_PDEATHSIG and its control pipe's end: it ends the whole tree
+    with held_launch() as (parent, lever_pid, pgid, grandchild):
+        parent.kill()
+        parent.wait()
+        assert wait_until(lambda: dead(lever_pid)), "the shim did not end the lever"
+        assert wait_until(lambda: dead(grandchild)), "the shim did not end the lever's child"
+        assert wait_until(lambda: not group_alive(pgid))
+
+
+def test_what_a_sigkilled_shim_leaves_can_be_recovered_by_run_id():
+    with held_launch() as (parent, lever_pid, pgid, grandchild):
+        shim_pid = int(Path(f"/proc/{lever_pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+        assert b"import shim" in Path(f"/proc/{shim_pid}/cmdline").read_bytes()
+        os.kill(shim_pid, signal.SIGKILL)  # nothing can end the tree then but the lever's own PDEATHSIG
         assert wait_until(lambda: dead(lever_pid)), "PDEATHSIG did not kill the lever"
         # The death signal is not inherited: the lever's own child is still in the group.
         assert not dead(grandchild), "the grandchild died with the lever"
@@ -433,13 +460,6 @@ def test_lever_dies_with_a_sigkilled_parent_and_its_leftovers_can_be_recovered()
         assert kill_group(pgid, run_id="orphan-run")
         assert wait_until(lambda: not group_alive(pgid))
         assert wait_until(lambda: dead(grandchild))
-    finally:
-        parent.kill()
-        parent.wait()
-        parent.stdout.close()
-        parent.stderr.close()
-        if pgid is not None:
-            kill_group(pgid)
 
 
 def test_group_helpers_refuse_pids_that_are_not_run_groups():

@@ -172,7 +172,7 @@ def test_a_snapshot_and_a_full_replay_agree(seq, plan_path, db):
     with Sequencer.open(plan_path, db, mode="read") as fresh:
         assert fresh.store.snapshot() is not None
         from_snapshot = fresh.status()
-        fresh.machine = fresh._replay()  # the whole history, as a store without a snapshot would
+        fresh.held.machine = fresh.follower.replay()  # the whole history, as a store without a snapshot would
         assert fresh.status() == from_snapshot
     assert from_snapshot["levers"] == seq.status()["levers"]
 

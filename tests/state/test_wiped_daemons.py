@@ -1,7 +1,8 @@
 """A daemon a lever leaves behind is stopped when its launch ends, and the run says so, even when it wiped its
 trail: double-forked into a session of its own and exec'd with an empty environment, so neither the launch's
-process group nor its mark in the environment finds it. optseq is its lever's child subreaper: such orphans come
-back to it, and every process that outlives its launch is stopped, reaped and reported on the run."""
+process group nor its environment finds it. Each launch runs under a shim of its own, its lever's child subreaper:
+such orphans come back to it, and every process that outlives its launch is stopped, reaped and reported on the
+run, as that launch's."""
 from __future__ import annotations
 
 import json
@@ -101,7 +102,7 @@ def test_a_daemon_that_wipes_its_environment_is_stopped_and_said(tmp_path, cli_e
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")
 def test_daemons_of_two_launches_at_once_are_all_stopped_and_each_said_once(tmp_path, cli_env, kill_left):
     """A parallel run: two levers, each leaving a wiped daemon, their first launches held until both run (a FIFO
-    opened from both ends). An orphan that could be either's is stopped when the last of them ends."""
+    opened from both ends). Each launch's shim stops its own."""
     meet = tmp_path / "meet"
     os.mkfifo(meet)
     folders = {lever_id: tmp_path / lever_id for lever_id in ("one", "two")}
@@ -122,9 +123,9 @@ def test_daemons_of_two_launches_at_once_are_all_stopped_and_each_said_once(tmp_
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")
 def test_a_daemon_optseq_itself_left_is_not_taken_for_the_launchs(tmp_path, kill_left):
-    """optseq as subreaper gets its own tools' orphans too (git's detached gc): one that kept optseq's environment
-    outlives the launch it was born during; the lever's wiped one does not. In this process, as the console runs
-    a lever in a worker thread."""
+    """An orphan of optseq's own tools (git's detached gc), born while a launch runs, is none of the launch's: it
+    outlives it; the lever's wiped one does not. In this process, as the console runs a lever in a worker
+    thread."""
     from optseq.state.runners.interface import RunSpec
     from optseq.state.runners.local import Launcher
 
@@ -154,7 +155,7 @@ def test_a_daemon_optseq_itself_left_is_not_taken_for_the_launchs(tmp_path, kill
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")
 def test_a_child_optseq_started_in_a_session_of_its_own_before_a_launch_is_left_alone(tmp_path, kill_left):
     """A process optseq started itself, in a session of its own and without optseq's environment (a local cluster's
-    `ray start`), before a launch: born while no launch ran, so none of a lever's."""
+    `ray start`), before a launch: no descendant of the launch's shim, so none of a lever's."""
     from optseq.state.runners.interface import RunSpec
     from optseq.state.runners.local import Launcher
 
