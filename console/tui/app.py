@@ -8,16 +8,21 @@ import signal
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from optseq.console.tui.css_cache import CachedStylesheet, cache_file
-from optseq.console.tui.screens.main import ACTIONS, VIEWS, MainScreen
+from optseq.console.tui.screens.keys import ACTIONS, VIEWS
+from optseq.console.tui.screens.main import MainScreen
+from optseq.console.tui.widgets.run_panel import RunPanel
 from optseq.console.words.figures import plain_title
 from optseq.state.api import Sequencer
+
+if TYPE_CHECKING:
+    from optseq.console.tui.widgets.screen_panel import ScreenPanel
 
 STOP_TIMEOUT_S = 20.0
 """How long closing the app waits for a cancelled run to end before it closes the store anyway."""
@@ -71,7 +76,8 @@ class OptseqApp(App):
         hung-up terminal then reads as endless EOF, which Textual's input thread takes for a pipe and polls
         at full speed with nobody to see it. So a terminal that stops being one ends the console too.
         """
-        if self.is_headless or not os.isatty(fd := sys.__stdin__.fileno()):
+        stdin = sys.__stdin__
+        if self.is_headless or stdin is None or not os.isatty(fd := stdin.fileno()):
             return  # Pilot, or textual-serve's pipe: no terminal to lose
         self._terminal = fd
         loop = asyncio.get_running_loop()
@@ -95,8 +101,8 @@ class OptseqApp(App):
         main = getattr(self, "_main", None)
         if main is not None:
             main.panel.stop(STOP_TIMEOUT_S)
-            if main._screen_view is not None:  # kept by reference: it may be detached by now
-                main._screen_view.stop(STOP_TIMEOUT_S)
+            if main.screening.view is not None:  # kept by reference: it may be detached by now
+                main.screening.view.stop(STOP_TIMEOUT_S)
         self.seq.close()
         os._exit(HANGUP_EXIT)
 
@@ -109,7 +115,7 @@ class OptseqApp(App):
     def _take_over(self) -> None:
         """Read-only was a condition, not a choice: once the directory is writable, this console writes."""
         directory = self.seq.store.directory
-        if not os.access(directory, os.W_OK | os.X_OK):
+        if self._reopen is None or not os.access(directory, os.W_OK | os.X_OK):
             return
         try:
             seq = Sequencer.open(self._reopen[0], directory, mode="write")
@@ -149,8 +155,10 @@ class OptseqApp(App):
         yield SystemCommand("Quit", "quit optseq, asks first while a lever runs (q)", self.action_quit)
         yield from (c for c in super().get_system_commands(screen) if c.title not in ("Quit",))
 
-    def action_quit(self) -> None:
-        panel, screening = self.main.panel, self.main.screen_panel()
+    async def action_quit(self) -> None:
+        # Textual awaits an action, a key's or the palette's, so its own is a coroutine and this one too
+        screening = self.main.screen_panel()
+        panel: RunPanel | ScreenPanel = self.main.panel
         if screening is not None and screening.running:
             panel = screening  # a screen holds its levers: nothing else runs beside it
         if not panel.running:
@@ -180,8 +188,8 @@ class OptseqApp(App):
         main = getattr(self, "_main", None)
         if main is not None:
             main.panel.stop(STOP_TIMEOUT_S)
-            if main._screen_view is not None:  # kept by reference: it may be detached by now
-                main._screen_view.stop(STOP_TIMEOUT_S)
+            if main.screening.view is not None:  # kept by reference: it may be detached by now
+                main.screening.view.stop(STOP_TIMEOUT_S)
         self.seq.close()
         self.keep_css()  # what the views and dialogs opened since brought
 

@@ -161,7 +161,8 @@ class _Busy(asyncio.Protocol):
     """The connection past MAX_CONNECTIONS: answered at once and closed, before aiohttp sees it."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport.write(BUSY)
+        if isinstance(transport, asyncio.WriteTransport):  # a socket's always is
+            transport.write(BUSY)
         transport.close()
 
 

@@ -1,6 +1,8 @@
 """Decide a lever by hand: an outcome and the rationale the decision record keeps."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.widgets import Input, Select, Static
 
 from optseq.console.tui.dialogs.form import FormDialog, FormInvalid, select, text_input
@@ -15,7 +17,7 @@ class DecideDialog(FormDialog):
 
     AUTO_FOCUS = "#outcome"
 
-    def __init__(self, lever, runs: list[dict] = ()) -> None:
+    def __init__(self, lever, runs: Sequence[dict] = ()) -> None:
         super().__init__(f"decide {lever.id} by hand")
         self.lever = lever
         self.configs = measured_configs(list(runs)) if lever.kind == "experiment" and not lever.outcomes[:-1] else None

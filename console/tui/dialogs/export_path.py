@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 from textual.markup import escape
+from textual.widget import Widget
 from textual.widgets import Input, Select
 from textual.worker import Worker, WorkerState
 
@@ -57,6 +58,8 @@ class ExportDialog(FormDialog):
         self.lang = lang
         self.export = export
         self.busy = False
+        self._focus_before: Widget | None = None
+        """What had the focus when the write began: given back if the dialog stays open."""
 
     def fields(self):
         yield "file", text_input("path", self.default_path)
@@ -116,12 +119,16 @@ class ExportDialog(FormDialog):
         self.busy = False
         self.query_one(".form-buttons").loading = False
         if event.state == WorkerState.SUCCESS:
-            path, text = event.worker.result
+            written = event.worker.result
+            assert written is not None  # `export` returns what it wrote, or raises
+            path, text = written
             self.dismiss((Path(path), text))
             return
-        if getattr(self, "_focus_before", None) is not None and self._focus_before.is_attached:
-            self.set_focus(self._focus_before)
+        focus = self._focus_before
+        if focus is not None and focus.is_attached:
+            self.set_focus(focus)
         exc = event.worker.error
+        assert exc is not None  # a worker in ERROR holds what it raised
         target, lang = self._job
         if isinstance(exc, NotAnExport):  # a chart (or the doc, replaced meanwhile) optseq did not write
             what = exc.path if isinstance(exc, NotAChart) else target

@@ -20,11 +20,11 @@ class FactDialog(FormDialog):
         first = self.facts[0].id if self.facts else Select.NULL
         options = [(f"{f.id} (now {'true' if self.current.get(f.id) else 'false'})", f.id) for f in self.facts]
         yield "fact", select(options, "fact", first)
-        flip = "false" if self.current.get(first) else "true"
+        flip = "false" if self.facts and self.current.get(self.facts[0].id) else "true"
         yield "value", select([("true", "true"), ("false", "false")], "value", flip)
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id == "fact" and event.value is not Select.NULL:
+        if event.select.id == "fact" and isinstance(event.value, str):  # a fact's id (Select.NULL: none chosen)
             self.query_one("#value", Select).value = "false" if self.current.get(event.value) else "true"
         super().on_select_changed(event)
 

@@ -3,76 +3,46 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from textual import events
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane
 
 # The dialogs, the help and the export preview are imported where they first open (with the Markdown
 # widget, the export's renderer and the forms' validation): the first screen paints without them.
 # tests/console/test_import_set.py holds what the first screen may import.
-from optseq.console.tui.screens.asking import Asking
-from optseq.console.tui.screens.following import Following
+from optseq.console.tui.screens.asking import Forms
+from optseq.console.tui.screens.following import Follower
+from optseq.console.tui.screens.host import LeverView
+from optseq.console.tui.screens.keys import ACTIONS, DETAIL_KEYS, IDLE_X, VIEWS, WRITES
+from optseq.console.tui.screens.launching import Launcher
 from optseq.console.tui.screens.screening import Screening
-from optseq.console.tui.screens.syncing import Syncing
+from optseq.console.tui.screens.syncing import Syncer
 from optseq.console.tui.widgets.dep_graph import DependencyGraph
+from optseq.console.tui.widgets.group_rows import GroupReport
 from optseq.console.tui.widgets.history_plot import HistoryPlot
 from optseq.console.tui.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
 from optseq.console.tui.widgets.later import Later
 from optseq.console.tui.widgets.lever_detail import LeverDetail
 from optseq.console.tui.widgets.lever_table import LeverTable
-from optseq.console.tui.widgets.next_step import lever_steps, todo_hint
+from optseq.console.tui.widgets.next_step import lever_steps
 from optseq.console.tui.widgets.run_panel import RunPanel
 from optseq.console.tui.widgets.status_line import StatusLine
-from optseq.state.api import InputError
 from optseq.state.api import terminal_safe
 
-WRITES = {"run_selected", "run_next", "run_ready_parallel", "watch", "cancel_run", "record_criterion", "mark_plan",
-          "set_fact", "decide", "sync", "screen"}
-"""Actions that write to the store: disabled while another optseq holds it."""
-VIEWS = ("detail", "graph", "run", "history", "screen")
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
 
-ACTIONS = [
-    Binding("r", "run_selected", "Run", tooltip="run the selected lever"),
-    Binding("n", "run_next", "Run next", tooltip="run the lever `next` recommends"),
-    Binding("R", "run_ready_parallel", "Run ready ∥",
-            tooltip="measure the ready levers several at once (optseq --parallel N sets how many; on a cluster, "
-                    "one per node), each decided as it lands"),
-    Binding("w", "watch", "Watch", tooltip="re-check every adopted gain on the current code and stack (one lever "
-                                            "at a time here; on a cluster, --parallel at once): holds or eroded"),
-    Binding("s", "screen", "Screen", tooltip="decide the ready levers that compose together by a two-level design "
-                                             "(optseq --run screen): effects, calls, interactions"),
-    Binding("x", "cancel_run", "Cancel run", tooltip="stop the running lever (its whole process group); during R, "
-                                                     "the selected lever's run alone"),
-    Binding("c", "record_criterion", "Criterion", tooltip="record a criterion result of a decision lever"),
-    Binding("p", "mark_plan", "Plan written", tooltip="mark the selected lever's plan as written"),
-    Binding("f", "set_fact", "Fact", tooltip="set a fact that gates read"),
-    Binding("d", "decide", "Decide", tooltip="decide the selected lever by hand (rationale required)"),
-    Binding("e", "export", "Export", tooltip="write the plan as markdown and preview it"),
-    Binding("S", "sync", "Sync", tooltip="optseq sync with the remote this store last synced with (else origin): "
-                                         "push this store's new records, merge every other writer's"),
-    Binding("question_mark,f1", "help", "Help", tooltip="keys and what they do"),
-    Binding("q", "app.quit", "Quit", tooltip="quit (asks first while a lever runs)"),
-]
-"""Every action on a key; the command palette and the help screen are built from this list."""
+    from optseq.console.tui.widgets.screen_panel import ScreenPanel
+    from optseq.state.api import Sequencer
 
-
-SCROLL = Binding.Group("Scroll detail", compact=True)
-DETAIL_KEYS = [
-    Binding("shift+down", "detail_down", "Detail down", group=SCROLL, key_display="⇧↓"),
-    Binding("shift+up", "detail_up", "Detail up", group=SCROLL, key_display="⇧↑"),
-    Binding("shift+pagedown", "detail_page(1)", "Detail page down", show=False),
-    Binding("shift+pageup", "detail_page(-1)", "Detail page up", show=False),
-]
-"""The detail pane scrolled from the table, the focus left where the arrows still move the lever (the help says
-so; the footer names them where it has room)."""
-
-IDLE_X = Binding("x", "nothing_running", show=False)
-"""x while nothing runs: Textual tries a key's next binding when the first one's action is off, so the palette and
-the footer still offer no cancel, and the key still answers."""
-
+ViewWidget = TypeVar("ViewWidget", bound=Widget)
+"""A kind of view (the graph, the history plot), of which the tab and the side pane each show one."""
 
 TOAST_WIDTH = 60
 """Textual's Toast width (at most half the screen); with its padding, what a notification's lines wrap at."""
@@ -82,12 +52,19 @@ WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
 
 
-class MainScreen(Following, Asking, Syncing, Screening, Screen):
-    """Everything about the plan on one screen; the table's cursor row is the lever actions apply to."""
+class MainScreen(Screen[None]):
+    """Everything about the plan on one screen; the table's cursor row is the lever actions apply to.
 
-    BINDINGS = ACTIONS + DETAIL_KEYS + [IDLE_X] + [Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]
+    What the screen does besides showing the plan is held by one object per concern, each given the screen as a
+    `ScreenHost` (screens/host.py): `follower` (other writers, the plan file, branch levers), `forms` (c p f d e),
+    `syncer` (S), `screening` (s and the Screen tab) and `launcher` (r n R w x); the `action_*` methods Textual's
+    bindings call hand the key to them."""
 
-    def __init__(self, seq, export_dir: Path | None, parallel: int = 2) -> None:
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *ACTIONS, *DETAIL_KEYS, IDLE_X,
+        *[Binding(str(i + 1), f"view('{v}')", v.title(), show=False) for i, v in enumerate(VIEWS)]]
+
+    def __init__(self, seq: Sequencer, export_dir: Path | None, parallel: int = 2) -> None:
         super().__init__()
         self.seq = seq
         self.export_dir = export_dir
@@ -96,10 +73,21 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         """Why this console cannot write (an unwritable store directory); None when it writes."""
         self.panel = RunPanel(id="run-view")
         """The run panel, kept by reference: the app stops its run even after the screen is gone."""
+        self.shown: dict[str, LeverView] = {}
+        """The lever views on screen now, by id (refresh_view's); empty until the first refresh."""
+        self._steps: dict[str, str] = {}
+        self._filled = False
+        """refresh_view has run: a resize before it has nothing to redraw."""
+        self._layout_seen: tuple[bool, bool] | None = None
+        self.follower = Follower(self)
+        self.forms = Forms(self)
+        self.syncer = Syncer(self)
+        self.screening = Screening(self)
+        self.launcher = Launcher(self, self.screening)
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         # the breakpoint class as the first resize will set it, before the children are styled: that resize then
         # changes no class, and the whole screen is not styled twice before its first frame
         wide = self.app.size.width >= WIDE_FROM
@@ -120,13 +108,12 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
                     with TabPane("History", id="history"):
                         yield Later(partial(HistoryPlot, id="history-view"))
                     with TabPane("Screen", id="screen"):
-                        yield Later(self.make_screen_panel)
+                        yield Later(self.screening.make_panel)
             # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
             # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
-            side = (lambda make: make()) if wide else Later
             with Vertical(id="side"):
-                yield side(partial(DependencyGraph, id="side-graph"))
-                yield side(partial(HistoryPlot, id="side-history"))
+                for make in (partial(DependencyGraph, id="side-graph"), partial(HistoryPlot, id="side-history")):
+                    yield make() if wide else Later(make)
         yield KeyFooter(compact=True)
 
     @property
@@ -134,15 +121,23 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         return self.has_class("-wide")
 
     @property
-    def active_bindings(self):
-        return footer_bindings(super().active_bindings, self.size.width, self.panel.running or self.screen_running)
+    def table(self) -> LeverTable:
+        return self.query_one(LeverTable)
 
-    def on_resize(self, event) -> None:
+    @property
+    def status_line(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        return footer_bindings(super().active_bindings, self.size.width, self.launcher.running)
+
+    def on_resize(self, event: events.Resize) -> None:
         # crossing a breakpoint changes what the footer and the side pane show
         layout = (self.wide, event.size.width >= FULL_FOOTER_FROM)
-        if layout != getattr(self, "_layout_seen", None):
+        if layout != self._layout_seen:
             self._layout_seen = layout
-            if hasattr(self, "_views"):
+            if self._filled:
                 self.refresh_view()
             self.refresh_bindings()
         self.call_after_refresh(self._fit_toasts)
@@ -166,15 +161,15 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         # the first screen paints before the hours-saved calculus runs; the column fills just after
         self.refresh_view(hours=False)
         self.call_after_refresh(self.refresh_view)
-        self.query_one(LeverTable).focus()
+        self.table.focus()
         self.app.screen_change_signal.subscribe(self, lambda screen: screen.call_after_refresh(give_footer, screen))
-        self._reattach()
-        self.start_following()
+        self.launcher.reattach()
+        self.follower.start()
 
     # -- what is on screen ---------------------------------------------------------------------
     @property
     def selected(self) -> str | None:
-        return self.query_one(LeverTable).selected
+        return self.table.selected
 
     def refresh_view(self, hours: bool = True) -> None:
         # what the store holds came from levers and users (an evidence, a why): none of it drives the terminal
@@ -184,31 +179,31 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         screening = self.screen_panel()
         running = self.panel.running_levers | (screening.running_levers if screening is not None else set())
-        table = self.query_one(LeverTable)
+        table = self.table
         with self.seq.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
             compares = list(self.seq.machine.runs.compares)
             testbeds = len(self.seq.machine.runs.testbeds) > 1
         table.show(status["levers"], runs, priors, running, steps)
-        self.query_one(StatusLine).show(status, running, self.holder)
+        self.status_line.show(status, running, self.holder)
         for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
             graph.show(self.seq.plan, status["levers"], running, runs)
         self.panel.show_store(runs, self.seq.readonly, compares, testbeds)
-        if self.screen_panel() is not None:
-            self.screen_panel().show_store(self.seq)
-        self._views = {v["id"]: v for v in status["levers"]}
+        if screening is not None:
+            screening.show_store(self.seq)
+        self.shown = {v["id"]: v for v in status["levers"]}
         self._steps = steps
+        self._filled = True
         self.call_after_refresh(self._fit_toasts)
         self.show_lever(table.selected)
         self.refresh_bindings()
 
-    def notify(self, message: str, **kwargs) -> None:
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
         """The newest notifications that fit over the table: older ones go first, as a newer one clipped under
         them would say nothing at all."""
-        super().notify(message, **kwargs)
-        from textual.widgets import ContentSwitcher
-
-        room = self.query_one("#views").query_one(ContentSwitcher).region.y
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        room = self._views_top()
         width = max(min(TOAST_WIDTH, self.size.width // 2) - 2, 10)  # Toast's width and padding, app.tcss's
         for notification in reversed(list(self.app._notifications)):
             rows = sum(max(1, -(-len(line) // width)) for line in notification.message.splitlines() or [""]) + 1
@@ -217,40 +212,60 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
                 self.app._unnotify(notification, refresh=False)
         self.app._refresh_notifications()
 
+    def _views_top(self) -> int:
+        """The row the views' content starts on (under their tabs)."""
+        from textual.widgets import ContentSwitcher
+
+        return self.query_one("#views").query_one(ContentSwitcher).region.y
+
     def _fit_toasts(self) -> None:
         """Notifications stand over the table (app.tcss docks them at the top), never lower than the views' tabs:
         below, they hid the detail the notification was about. The newest shows; older ones scroll off the top."""
-        from textual.widgets import ContentSwitcher
-
-        top = self.query_one("#views").query_one(ContentSwitcher).region.y
+        top = self._views_top()
         for rack in self.query("#textual-toastrack"):
             rack.styles.max_height = max(top, 3)
 
     def show_lever(self, lever_id: str | None) -> None:
-        if lever_id is None or lever_id not in getattr(self, "_views", {}):
+        if lever_id is None or lever_id not in self.shown:
             return
         history = terminal_safe(self.seq.lever_history(lever_id))
         lever = self.seq.plan.lever(lever_id)
-        self.query_one(LeverDetail).show(self._views[lever_id], history, lever, self._steps.get(lever_id, ""))
+        self.query_one(LeverDetail).show(self.shown[lever_id], history, lever, self._steps.get(lever_id, ""))
         for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
             plot.show(lever, history["runs"])
 
-    def _views_of(self, kind, tab: str, side: str) -> list:
+    def _views_of(self, kind: type[ViewWidget], tab: str, side: str) -> list[ViewWidget]:
         """The tab's view and, on a wide screen, the side pane's: those mounted (Later mounts them a frame after
         the first paint; the refresh_view that follows fills them)."""
         return [w for w in self.query(kind) if f"#{w.id}" == tab or (self.wide and f"#{w.id}" == side)]
 
     def choose_lever(self, lever_id: str) -> None:
         """Make `lever_id` the selected row (the palette's `Lever …` commands)."""
-        table = self.query_one(LeverTable)
+        table = self.table
         table.select(lever_id)
         table.focus()
+
+    def plan_banner(self, error: str | None) -> None:
+        """Show the plan file's error above everything (None: hide it); made at the first error, never before."""
+        banners = self.query("#plan-banner")
+        if error is None:
+            if banners:
+                banners.first().set_class(False, "-shown")
+            return
+        from optseq.console.tui.widgets.plan_banner import PlanBanner
+
+        if banners:
+            banner = banners.first(PlanBanner)
+        else:
+            banner = PlanBanner(id="plan-banner")
+            self.mount(banner, before=0)
+        banner.show_error(error)
 
     def on_lever_table_highlighted(self, message: LeverTable.Highlighted) -> None:
         self.show_lever(message.lever)
 
     def on_dependency_graph_chosen(self, message: DependencyGraph.Chosen) -> None:
-        self.query_one(LeverTable).select(message.lever)
+        self.table.select(message.lever)
         self.action_view("detail")
 
     def on_run_panel_started(self, message: RunPanel.Started) -> None:
@@ -258,30 +273,49 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
 
     def on_run_panel_landed(self, message: RunPanel.Landed) -> None:
         """One run of a parallel group ended; the group goes on."""
-        self._tell(message.lever, message.report, message.error)
+        self.launcher.tell(message.lever, message.report, message.error)
         self.refresh_view()
 
     def on_run_panel_finished(self, message: RunPanel.Finished) -> None:
-        if hasattr(message.report, "reports"):  # a parallel group: each run was told as it landed
+        if isinstance(message.report, GroupReport):  # a parallel group: each run was told as it landed
             self.notify(f"{message.lever}: {message.report.message}", timeout=8)
         else:
-            self._tell(message.lever, message.report, message.error)
+            self.launcher.tell(message.lever, message.report, message.error)
         self.refresh_view()
-        self._reattach()
+        self.launcher.reattach()
 
-    def _tell(self, lever_id: str, report, error: str | None) -> None:
-        if report is None:
-            self.notify(f"{lever_id}: {error}", severity="error", timeout=8)
-            return
-        failed = report.status not in ("succeeded", "inconclusive")
-        self.notify(f"run #{report.run_id} {report.status}: {report.message}",
-                    severity="error" if failed else "information", timeout=8)
+    def on_screen_panel_ended(self, message: ScreenPanel.Ended) -> None:
+        self.screening.ended(message)
+
+    # -- the concerns, as other code calls them --------------------------------------------------
+    def start_following(self) -> None:
+        self.follower.start()
+
+    def follow_plan(self) -> bool:
+        return self.follower.follow_plan()
+
+    @property
+    def syncing(self) -> bool:
+        return self.syncer.syncing
+
+    def make_screen_panel(self) -> ScreenPanel:
+        return self.screening.make_panel()
+
+    def screen_panel(self) -> ScreenPanel | None:
+        return self.screening.panel()
+
+    @property
+    def screen_running(self) -> bool:
+        return self.screening.running
+
+    def cancel_screen(self) -> bool:
+        return self.screening.cancel()
 
     # -- actions ------------------------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple) -> bool | None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in WRITES and self.seq.readonly:
             return None  # shown, greyed out: this console cannot write the store
-        if action == "cancel_run" and not self.panel.running and not self.screen_running:
+        if action == "cancel_run" and not self.launcher.running:
             return None  # x falls through to IDLE_X
         return True
 
@@ -299,68 +333,43 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         self.query_one(TabbedContent).active = view
 
     def action_run_selected(self) -> None:
-        if self.selected:
-            self._start(self.selected)
+        self.launcher.run_selected()
 
     def action_run_next(self) -> None:
-        status = self.seq.status()
-        lever_id = status["next"]
-        if lever_id is None:
-            todo = status.get("todo") or []
-            self.notify("nothing is ready to run" + (f" · {todo_hint(todo[0])}" if todo else ""),
-                        severity="warning")
-            return
-        self.query_one(LeverTable).select(lever_id)
-        self._start(lever_id)
+        self.launcher.run_next()
 
     def action_run_ready_parallel(self) -> None:
-        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
-            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
-            return
-        if self.seq.status()["next"] is None and not any(
-                v["state"] == "ready" for v in self.seq.status()["levers"]):
-            self.notify("nothing is ready to run", severity="warning")
-            return
-        if self.seq.runner.name == "local":
-            self.notify(f"up to {self.parallel} levers at once on this machine: their timings share its cores",
-                        severity="warning")
-        self.panel.start_group(self.seq, "ready", self.parallel)
-        self.action_view("run")
+        self.launcher.run_ready_parallel()
 
     def action_watch(self) -> None:
-        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
-            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
-            return
-        elsewhere = self.seq.watch_refusals()  # adopted on another testbed: said, not measured here
-        if not self.seq.watchable():
-            self.notify("; ".join(elsewhere) or "nothing to watch: no adopted lever has a command to measure it with",
-                        severity="warning")
-            return
-        if elsewhere:
-            self.notify("; ".join(elsewhere), severity="warning")
-        # here the levers share this machine's cores, which a watch's figures must not: one at a time
-        self.panel.start_group(self.seq, "watch", self.parallel if self.seq.runner.name != "local" else 1)
-        self.action_view("run")
-
-    def _start(self, lever_id: str) -> None:
-        if self.panel.running or self.screen_running:  # a screen's launches share the machine too
-            self.notify(f"{self.panel.lever or 'a screen'} is running; cancel it first (x)", severity="warning")
-            return
-        try:
-            self.seq.check_runnable(lever_id)
-        except InputError as exc:
-            self.notify(str(exc), severity="error", timeout=8)
-            return
-        self.panel.start(self.seq, lever_id)
-        self.action_view("run")
+        self.launcher.watch()
 
     def action_cancel_run(self) -> None:
-        # in a parallel group, the selected lever's run alone when it is one of them; else everything that runs
-        if not self.panel.cancel(self.selected) and not self.cancel_screen():
-            self.notify("nothing is running", severity="warning")
+        self.launcher.cancel()
 
     def action_nothing_running(self) -> None:
         self.notify("nothing is running", severity="warning")
+
+    def action_screen(self) -> None:
+        self.screening.start()
+
+    def action_sync(self) -> None:
+        self.syncer.start()
+
+    def action_record_criterion(self) -> None:
+        self.forms.record_criterion()
+
+    def action_mark_plan(self) -> None:
+        self.forms.mark_plan()
+
+    def action_set_fact(self) -> None:
+        self.forms.set_fact()
+
+    def action_decide(self) -> None:
+        self.forms.decide()
+
+    def action_export(self) -> None:
+        self.forms.export()
 
     def action_help(self) -> None:
         from optseq.console.tui.screens.help import HelpScreen
@@ -368,7 +377,7 @@ class MainScreen(Following, Asking, Syncing, Screening, Screen):
         self.app.push_screen(HelpScreen(ACTIONS))
 
 
-def _with_conflicts(status: dict, seq) -> None:
+def _with_conflicts(status: dict[str, Any], seq: Sequencer) -> None:
     """Decisions two writers made concurrently (optseq sync): on the status line and in the lever's warnings."""
     from optseq.state.api import conflicts, conflict_lines as lines
 

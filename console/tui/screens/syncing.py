@@ -4,58 +4,64 @@ a large history is fetched and merged; its steps on the status line, its end (or
 notification, and the views refreshed from what was merged."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+from optseq.console.tui.screens.host import ScreenHost
 
 REMOTE = "origin"
 """Where a store never synced: the CLI's default too."""
 
 
-class Syncing:
-    """Mixed into MainScreen, which gives it `seq`, `notify`, `refresh_view` and the status line."""
+class Syncer:
+    """One sync at a time, of the store the screen it is given shows."""
 
-    syncing = False
+    def __init__(self, host: ScreenHost) -> None:
+        self.host = host
+        self.syncing = False
+        """A sync is under way: S is refused until it ends."""
 
-    def action_sync(self) -> None:
+    def start(self) -> None:
+        host = self.host
         if self.syncing:
-            self.notify("a sync is under way", severity="warning")
+            host.notify("a sync is under way", severity="warning")
             return
         from optseq.state.api import last_remote
 
         self.syncing = True
-        self.seq.reload()  # a sync from the CLI since the console last read the store may have named another remote
-        remote = last_remote(self.seq.store)
+        host.seq.reload()  # a sync from the CLI since the console last read the store may have named another remote
+        remote = last_remote(host.seq.store)
         said = "the remote this store last synced with" if remote else "no sync of this store names another"
         remote = remote or REMOTE
-        self._sync_step(f"starting with {remote} ({said})")
-        self.run_worker(partial_sync(self, remote), thread=True, group="sync", exclusive=True, exit_on_error=False)
+        self.step(f"starting with {remote} ({said})")
+        host.run_worker(partial_sync(self, remote), thread=True, group="sync", exclusive=True, exit_on_error=False)
 
-    def _sync_step(self, text: str) -> None:
-        from optseq.console.tui.widgets.status_line import StatusLine
+    def step(self, text: str) -> None:
+        self.host.status_line.say(f"sync: {text}" if text else "")
 
-        self.query_one(StatusLine).say(f"sync: {text}" if text else "")
-
-    def _sync_ended(self, line: str, failed: bool, remote: str) -> None:
+    def ended(self, line: str, failed: bool, remote: str) -> None:
+        host = self.host
         self.syncing = False
-        self._sync_step("")
+        self.step("")
         if not failed:
-            self.seq.reload()
-        self.refresh_view()
-        self.notify(f"sync with {remote} {'refused' if failed else 'done'}: {line}",
+            host.seq.reload()
+        host.refresh_view()
+        host.notify(f"sync with {remote} {'refused' if failed else 'done'}: {line}",
                     severity="error" if failed else "information", timeout=10, markup=False)
 
 
-def partial_sync(screen: Syncing, remote: str):
+def partial_sync(syncer: Syncer, remote: str) -> Callable[[], None]:
     """The worker's body, with what it needs read on the UI thread: the store's folder and the plan's."""
-    directory = Path(screen.seq.store.directory)
-    plan_dir = Path(screen.seq.plan.path).resolve().parent
-    app = screen.app
+    directory = Path(syncer.host.seq.store.directory)
+    plan_dir = Path(syncer.host.seq.plan.path).resolve().parent
+    app = syncer.host.app
 
     def body() -> None:
         from optseq.state.api import Store
         from optseq.state.api import sync_summary as summary, sync
 
         def said(text: str) -> None:
-            app.call_from_thread(screen._sync_step, text)
+            app.call_from_thread(syncer.step, text)
 
         try:
             # a store of its own, as the CLI's sync in another process would open it: the console's stays free for
@@ -64,8 +70,8 @@ def partial_sync(screen: Syncing, remote: str):
                 result = sync(store, plan_dir, remote, progress=said)
         except Exception as exc:  # a missing remote, a refused push or segment: one line, nothing local changed
             line = " ".join(str(exc).split()) or type(exc).__name__
-            app.call_from_thread(screen._sync_ended, line, True, remote)
+            app.call_from_thread(syncer.ended, line, True, remote)
             return
-        app.call_from_thread(screen._sync_ended, summary(result), False, remote)
+        app.call_from_thread(syncer.ended, summary(result), False, remote)
 
     return body

@@ -69,7 +69,8 @@ def compare_parts(run: dict, writers: bool = False, testbeds: bool = False) -> l
     `2026-12-04 17:13`]; a part with nothing to say is ''. With `writers`, the first says whose it is
     (`compare 5 (ci-3f2a run 4)`, `compare 6 (this store)`); with `testbeds`, the verdict where it was measured
     (`… on gpu-box`)."""
-    about = run.get("compare") if isinstance(run.get("compare"), dict) else {}
+    compare = run.get("compare")
+    about: dict = compare if isinstance(compare, dict) else {}
     head, base = about.get("head") or {}, about.get("base") or {}
     status = str(run.get("status") or "")
     if status == "succeeded":

@@ -1,7 +1,7 @@
 """The dependency graph as a tree: each lever once, under the first lever its gates wait on, with its mark and figure."""
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -45,20 +45,21 @@ class DependencyGraph(Tree[str]):
         self.marks: dict[str, str] = {}
         """lever id -> its mark as last drawn (ready, running, measured, blocked, decided, stale, closed)."""
 
-    def show(self, plan, views: list[dict], running: Collection[str] = (), runs: list[dict] = ()) -> None:
+    def show(self, plan, views: list[dict], running: Collection[str] = (), runs: Sequence[dict] = ()) -> None:
         by_id = {v["id"]: v for v in views}
-        parents: dict[str, list[tuple[str, str]]] = {}
+        parents: dict[str, list[tuple[str, str | None]]] = {}
         facts: dict[str, list[str]] = {}
         either = {l.id for l in plan.levers if getattr(l.requires, "op", "all") == "any"}
         for lever in plan.levers:
             for atom in atoms(lever.requires):
                 if atom.fact:
                     facts.setdefault(lever.id, []).append(atom.fact)
-                elif atom.lever in by_id and atom.lever not in [p for p, _ in parents.get(lever.id, [])]:
+                elif atom.lever is not None and atom.lever in by_id and atom.lever not in [
+                        p for p, _ in parents.get(lever.id, [])]:
                     parents.setdefault(lever.id, []).append((atom.lever, atom.outcome))
         # one place per lever, so a lever reachable by two edges is not listed twice: under its first gate's
         # lever; the other gates' levers are named on its line
-        children: dict[str, list[tuple[str, str]]] = {}
+        children: dict[str, list[tuple[str, str | None]]] = {}
         for child, edges in parents.items():
             parent, outcome = edges[0]
             children.setdefault(parent, []).append((child, outcome))
@@ -89,7 +90,7 @@ class DependencyGraph(Tree[str]):
         self.cursor_line = max(0, line)
 
     def _label(self, view: dict, via: str | None, facts: list[str], running: Collection[str] = (),
-               also: list[str] = (), runs: list[dict] = (), joint: str = "also") -> Text:
+               also: Sequence[str] = (), runs: Sequence[dict] = (), joint: str = "also") -> Text:
         mark = self.marks[view["id"]]
         text = Text()
         if via and via != "decided":
@@ -101,7 +102,7 @@ class DependencyGraph(Tree[str]):
         detail = detail.removeprefix(mark).strip()
         if detail:
             text.append(f" {detail}", style="dim")
-        figure = last_estimate(view, runs, None)
+        figure = last_estimate(view, list(runs), None)
         if figure != "-":
             text.append(f" {figure}")
         code = code_note(view)  # a branch lever: the commit to merge, where it landed, or what moved

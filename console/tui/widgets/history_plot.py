@@ -9,6 +9,7 @@ drawn (the detector imports ruptures and scipy, a second or so the first time), 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
@@ -17,6 +18,9 @@ from textual.widget import Widget
 
 from optseq.state.api import history_points as points
 from optseq.state.api import ratio_text
+
+if TYPE_CHECKING:
+    from textual_plotext.plot import Plot
 
 Y_TICKS = 5
 """About how many y labels: enough to read a ratio off, few enough for the 10 rows of an 80x24 pane."""
@@ -64,7 +68,7 @@ class HistoryPlot(Widget):
         """What is shown instead of a plot when there is nothing to plot; empty when there is a plot."""
         self.y_range: tuple[float, float] | None = None
         """The y axis as drawn: every CI bar is clipped inside it, so none draws on the frame."""
-        self._plot = None
+        self._plot: Plot | None = None
         self._figure: tuple | None = None
         """What the next render draws: (title, threshold, ticks, their labels, bottom, top); None once drawn."""
         self._spec: tuple | None = None
@@ -85,7 +89,7 @@ class HistoryPlot(Widget):
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh())
 
     @property
-    def plt(self):
+    def plt(self) -> Plot:
         """textual_plotext's Plot (a plotext figure), made on first use."""
         if self._plot is None:
             from textual_plotext.plot import Plot
@@ -155,11 +159,13 @@ class HistoryPlot(Widget):
         self.refresh()
 
     def _draw(self) -> None:
+        if self._figure is None:
+            return
         title, threshold, ticks, labels, bottom, top = self._figure
         self._figure = None
         plt = self.plt
         plt.clear_figure()
-        xs = list(range(1, len(self.points) + 1))
+        xs: list[float] = list(range(1, len(self.points) + 1))  # plotext takes positions as floats
         for x, (_, _, low, high) in zip(xs, self.points):
             if isinstance(low, (int, float)) and isinstance(high, (int, float)):
                 # the CI as a bar (plotext's error() is symmetric), kept off the frame
@@ -167,9 +173,9 @@ class HistoryPlot(Widget):
         plt.plot(xs, [p[1] for p in self.points], marker="dot", label="estimate")
         at = {p[0]: x for x, p in zip(xs, self.points)}
         for change in self.changes or ():
-            x = at[change.run] - 0.5  # between the last run at the old level and the first at the new
-            plt.vline(x, color="orange")
-            plt.text(f"{ratio_text(change.before)}→{ratio_text(change.after)}×", x=x, y=top - (top - bottom) / 20,
+            between = at[change.run] - 0.5  # between the last run at the old level and the first at the new
+            plt.vline(between, color="orange")
+            plt.text(f"{ratio_text(change.before)}→{ratio_text(change.after)}×", x=between, y=top - (top - bottom) / 20,
                      alignment="center", color="orange")
         if threshold is not None:
             plt.hline(threshold, color="red")
@@ -211,6 +217,7 @@ def _theme(app) -> str:
     if name not in themes:
         variables = app.theme_variables
         surface = Color.parse(variables.get("surface")).rgb
+        sequence: list[str | int | tuple[int, int, int]] = list(_sequence)  # the colours of a plot's lines
         themes[name] = _rgbify_theme(surface, surface, Color.parse(variables.get("foreground")).rgb,
-                                     "default", _sequence)
+                                     "default", sequence)
     return name

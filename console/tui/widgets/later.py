@@ -3,25 +3,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual.lazy import Lazy
 from textual.widget import Widget
 
 
-class Later(Lazy):
-    """Lazy mounts its widget after the first refresh; a quit typed ahead of that refresh (keys a terminal held
-    while optseq started) closes the screen first, and Lazy's mount then raised a MountError traceback on the
+class Later(Widget):
+    """Textual's Lazy mounts its widget after the first refresh; a quit typed ahead of that refresh (keys a terminal
+    held while optseq started) closes the screen first, and Lazy's mount then raised a MountError traceback on the
     way out. This one mounts only into a parent still attached.
 
     It takes what makes the widget, not the widget: the widget is built when it is mounted, after the first
     frame too (the first Tree of a run costs more to build than the frame spends on some of what it shows)."""
 
+    DEFAULT_CSS = """
+    Later {
+        display: none;
+    }
+    """
+
     def __init__(self, make: Callable[[], Widget]) -> None:
-        super().__init__(None)  # what Lazy would mount is made by `make`, when it is mounted
+        super().__init__()
         self._make = make
 
     async def mount_composed_widgets(self, widgets: list[Widget]) -> None:
         parent = self.parent
-        if parent is None:
+        if not isinstance(parent, Widget):
             return
 
         async def mount() -> None:

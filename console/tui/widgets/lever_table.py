@@ -62,7 +62,7 @@ class LeverTable(DataTable):
         def spare_width() -> int:
             return max(0, width - 1 - sum(w + PAD for w in widths.values()))
 
-        for optional in sorted(SHOWN_FROM, key=SHOWN_FROM.get, reverse=True):
+        for optional in sorted(SHOWN_FROM, key=lambda column: SHOWN_FROM[column], reverse=True):
             if optional in widths and spare_width() < longest - widths["id"]:
                 del widths[optional]  # an id cut short costs more than a column the detail pane also shows
         spare = spare_width()

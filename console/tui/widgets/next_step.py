@@ -91,15 +91,18 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
                 continue
             if atom.fact:
                 return Step("f", lever_id, f"set fact {atom.fact} true"), None
-            if ctx.pending_of(atom.lever):  # adopted, not merged: the gate's lever row says which commit
-                return Step(None, atom.lever, f"gate: {atom.lever} {UNMERGED}"), None
-            outcome = ctx.outcome_of(atom.lever)
+            gate = atom.lever
+            if gate is None:  # an atom names a fact or a lever: never neither
+                continue
+            if ctx.pending_of(gate):  # adopted, not merged: the gate's lever row says which commit
+                return Step(None, gate, f"gate: {gate} {UNMERGED}"), None
+            outcome = ctx.outcome_of(gate)
             if outcome is not None:
-                return Step(None, atom.lever, f"gate: {atom.lever} decided {outcome}, needs {atom.outcome}"), None
-            if atom.lever in running:  # its gate is being measured: nothing to press but patience
-                return Step(None, atom.lever, f"waits on {atom.lever}"), None
-            if atom.lever not in seen:
-                sub, _ = step(atom.lever, seen | {lever_id})
+                return Step(None, gate, f"gate: {gate} decided {outcome}, needs {atom.outcome}"), None
+            if gate in running:  # its gate is being measured: nothing to press but patience
+                return Step(None, gate, f"waits on {gate}"), None
+            if gate not in seen:
+                sub, _ = step(gate, seen | {lever_id})
                 if sub is not None:
                     return sub, atom
         if machine.models[lever_id].needs_plan():

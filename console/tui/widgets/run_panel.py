@@ -4,7 +4,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.containers import Horizontal, Vertical
@@ -15,68 +17,64 @@ from optseq.console.tui.widgets.compare_list import CompareList
 from optseq.console.tui.widgets.cut_log import CutLog
 from optseq.console.words.figures import estimate_text, ratio, run_stats
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
+from optseq.console.tui.widgets.reported import Reported
 from optseq.console.tui.widgets.run_tally import Tally
 from optseq.state.api import RunProgress
 from optseq.state.api import terminal_safe
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
+    from optseq.state.api import RunControl
+    from optseq.state.api import GroupRun
+    from optseq.state.api import Sequencer
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
 
 
+class _Latest(Message):
+    """A message of which one pending is enough: a newer one replaces it in the queue (many samples, one repaint)."""
+
+    def can_replace(self, message: Message) -> bool:
+        return type(message) is type(self)
+
+
 class RunPanel(Vertical):
     """One run at a time. `start` launches it on a thread worker; `cancel` ends its process group."""
 
-    DEFAULT_CSS = """
-    RunPanel.-idle #run-progress-row {
-        display: none;
-    }
-    """
+    DEFAULT_CSS = "RunPanel.-idle #run-progress-row { display: none; }"
     """Idle, there is no bar at all: an empty indeterminate one animates as if something were running."""
 
     @dataclass
-    class Progress(Message):
+    class Progress(_Latest):
         done: float
         total: float | None
         msg: str
 
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.Progress)
-
     @dataclass
-    class Estimate(Message):
+    class Estimate(_Latest):
         event: dict
 
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.Estimate)
-
-    class SamplesChanged(Message):
+    class SamplesChanged(_Latest):
         """The tally moved; one pending repaint is enough however many samples arrived."""
 
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.SamplesChanged)
-
-    class LogReady(Message):
+    class LogReady(_Latest):
         """Lines wait in the panel's queue; one pending drain takes them all."""
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.LogReady)
 
     @dataclass
     class Started(Message):
         lever: str
 
-    class RowsChanged(Message):
+    class RowsChanged(_Latest):
         """A run of a parallel group moved; one pending repaint of the rows is enough."""
-
-        def can_replace(self, message: Message) -> bool:
-            return isinstance(message, RunPanel.RowsChanged)
 
     @dataclass
     class Landed(Message):
         """One run of a parallel group ended (the group goes on): `report`, or `error` when it did not run."""
 
         lever: str
-        report: object | None
+        report: Reported | None
         error: str | None = None
 
     @dataclass
@@ -84,18 +82,18 @@ class RunPanel(Vertical):
         """The run ended: `report` is the state's RunReport, or None with `error` when it could not run."""
 
         lever: str
-        report: object | None
+        report: Reported | None
         error: str | None = None
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.lever: str | None = None
         """The lever running now, None when idle."""
-        self.last_report = None
+        self.last_report: Reported | None = None
         self.group_rows = GroupRows()
-        self._control = None
+        self._control: RunControl | None = None
         """The RunControl of the run going on (state.runs.lever_run, imported when a run starts)."""
-        self._group = None
+        self._group: GroupRun | None = None
         """The parallel group running now (start_group), whose runs x can stop one at a time."""
         self._lines: deque[str] = deque(maxlen=LOG_LINES)
         self._tally = Tally()
@@ -104,22 +102,42 @@ class RunPanel(Vertical):
         self._idle.set()
         self._progress = RunProgress()
         """The run's count over all its passes; written by the worker thread only, shown through messages."""
-        self._seq = None
+        self._seq: Sequencer | None = None
         """The Sequencer of the group under way, for each lever's rule."""
         self.add_class("-idle", update=False)  # styled as it is registered: none before (it is not mounted yet)
+        self._built = False
+        """The panel's parts are mounted (`_build`)."""
+        self._store_view: tuple[list[dict], bool, list[dict], bool] | None = None
+        """What show_store was last given, drawn once the parts are there."""
 
-    def compose(self):
-        yield Label("no run yet", id="run-title")
-        with Horizontal(id="run-progress-row"):
-            yield ProgressBar(total=None, show_eta=False, id="run-progress")
-            yield Label("", id="run-progress-msg")
-        yield Static("", id="run-rows")
-        yield Static("estimate: -", id="run-estimate")
-        yield Static("samples: none yet", id="run-samples")
-        yield CutLog(max_lines=LOG_LINES, id="run-log")
-        # under the log, newest first: where the pane is short (a long plan at 24 rows, a run's progress row) the
-        # oldest compares are cut, never the run's log below its two lines
-        yield CompareList(id="run-compares")
+    def compose(self) -> ComposeResult:
+        # nothing in the first frame, where the Run tab is behind the Detail tab: the parts (a dozen widgets to
+        # style and lay out) are mounted a frame after it, or at once when a run starts before that
+        return iter(())
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._build)
+
+    def on_show(self) -> None:
+        self._build()
+
+    def _build(self) -> None:
+        """Mount the parts (they are in the DOM, to be queried and updated, as soon as this returns)."""
+        if self._built or not self.is_attached:
+            return
+        row = Horizontal(id="run-progress-row")
+        # the compares under the log, newest first: where the pane is short (a long plan at 24 rows, a run's
+        # progress row) the oldest are cut, never the run's log below its two lines
+        self.mount_all([Label("no run yet", id="run-title"), row, Static("", id="run-rows"),
+                        Static("estimate: -", id="run-estimate"), Static("samples: none yet", id="run-samples"),
+                        CutLog(max_lines=LOG_LINES, id="run-log"), CompareList(id="run-compares")])
+        if not row.is_attached:  # a panel being closed (a quit typed ahead of the frame) mounts nothing
+            return
+        self._built = True
+        # into the row once it is in the DOM: children given to its constructor would come with its own mount, later
+        row.mount_all([ProgressBar(total=None, show_eta=False, id="run-progress"), Label("", id="run-progress-msg")])
+        if self._store_view is not None:
+            self.show_store(*self._store_view)
 
     # -- commands from the UI thread -----------------------------------------------------------
     @property
@@ -133,9 +151,12 @@ class RunPanel(Vertical):
             return self.group_rows.running()
         return {self.lever} if self.lever else set()
 
-    def show_store(self, runs: list[dict], readonly: bool, compares: list[dict] = (), testbeds: bool = False) -> None:
+    def show_store(self, runs: list[dict], readonly: bool, compares: Sequence[dict] = (), testbeds: bool = False) -> None:
         """The newest compares (each naming its testbed where the store holds several); idle and before any run of
         this console, what the store holds, and how to start a run if one can."""
+        self._store_view = (runs, readonly, list(compares), testbeds)
+        if not self._built:
+            return
         self.query_one(CompareList).show(list(compares), testbeds)
         if self.running or self.last_report is not None:
             return
@@ -148,7 +169,7 @@ class RunPanel(Vertical):
         how = "read-only: this console cannot run levers" if readonly else "r runs the selected lever, n the next one"
         self.query_one("#run-title", Label).update(f"{held} · {how}")
 
-    def start(self, seq, lever_id: str) -> None:
+    def start(self, seq: Sequencer, lever_id: str) -> None:
         self._reset(lever_id, f"{lever_id}: starting…")
         try:
             self._progress = RunProgress.of(seq.plan.lever(lever_id))
@@ -158,7 +179,7 @@ class RunPanel(Vertical):
         self._run(seq, lever_id, self._control)
         self.post_message(self.Started(lever_id))
 
-    def start_group(self, seq, target: str, width: int) -> None:
+    def start_group(self, seq: Sequencer, target: str, width: int) -> None:
         """Up to `width` levers of `target` at once (state/runs/parallel.py), a row each."""
         from optseq.state.api import GroupRun
 
@@ -167,14 +188,15 @@ class RunPanel(Vertical):
         self._seq = seq
         group = GroupRun(seq.run_host, target, width, self._sinks, on_started=self._group_started,
                          on_landed=self._group_landed)
-        self._control = _control()
-        self._control.attach(group)
+        control = self._control = _control()
+        control.attach(group)
         self._group = group
         self.add_class("-group")
         self._run_group(group, label)
         self.post_message(self.Started(label))
 
     def _reset(self, lever: str, title: str) -> None:
+        self._build()
         self.lever = lever
         self.group_rows.clear()
         self.remove_class("-group")
@@ -258,7 +280,7 @@ class RunPanel(Vertical):
 
     def _lever_progress(self, lever_id: str) -> RunProgress:
         try:
-            return RunProgress.of(self._seq.plan.lever(lever_id))
+            return RunProgress.of(self._seq.plan.lever(lever_id)) if self._seq is not None else RunProgress()
         except Exception:  # an unknown lever: its run says so when it lands
             return RunProgress()
 
@@ -371,7 +393,7 @@ class RunPanel(Vertical):
         self.query_one("#run-title", Label).update(f"run #{report.run_id} {report.status}: {message_text}")
 
 
-def _control():
+def _control() -> RunControl:
     from optseq.state.api import RunControl  # with the run machinery: not before the first paint
 
     return RunControl()

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -14,8 +16,13 @@ from textual.message import Message
 from textual.widgets import Label, ProgressBar, Static
 
 from optseq.console.tui.widgets.interaction_plot import InteractionPlot
+from optseq.console.tui.widgets.reported import Reported
 from optseq.state.api import screened
 from optseq.state.api import terminal_safe
+
+if TYPE_CHECKING:
+    from optseq.state.api import RunControl
+    from optseq.state.api import Sequencer
 
 
 class ScreenPanel(VerticalScroll):
@@ -37,14 +44,16 @@ class ScreenPanel(VerticalScroll):
 
     @dataclass
     class Ended(Message):
-        report: object | None
+        report: Reported | None
         error: str | None = None
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, seq: Callable[[], Sequencer], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._seq = seq
+        """The console's Sequencer as it is now (a read-only console that takes over opens another)."""
         self.screen_run = None
         """The screen under way (state.runs.screen_run.Screen), None when idle."""
-        self._control = None
+        self._control: RunControl | None = None
         self._samples: list[dict] = []
         self._current: tuple[int, int] | None = None
         self._lock = threading.Lock()
@@ -118,7 +127,7 @@ class ScreenPanel(VerticalScroll):
             self._show_record(terminal_safe(record), _stored_samples(record))
 
     def on_mount(self) -> None:
-        self.show_store(self.screen.seq)
+        self.show_store(self._seq())
 
     # -- the worker thread -------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="screen", exit_on_error=False)
@@ -178,7 +187,7 @@ class ScreenPanel(VerticalScroll):
         if report is None:
             self.query_one("#screen-title", Label).update(f"screen: could not run: {message.error}")
             return
-        seq = self.screen.seq
+        seq = self._seq()
         with seq.lock:
             record = next((r for r in seq.machine.runs.screens if r.get("id") == report.run_id), None)
         if record is not None:
