@@ -87,7 +87,7 @@ def test_a_write_beside_an_open_writer_goes_through(cli_env, db, plan_path):
 
 
 def test_a_write_meeting_a_held_lock_waits_then_names_the_holder(cli_env, db):
-    from tests.state.test_store import spawn_holder
+    from tests.state.store.test_store import spawn_holder
 
     holder = spawn_holder(db)
     try:

@@ -151,7 +151,7 @@ def test_a_cut_log_line_ends_in_an_ellipsis(db, tmp_path):
 @pytest.mark.slow  # a watch's arms are processes
 def test_an_eroded_gain_is_eroded_in_the_console_and_its_export_preview_lists_it_as_waiting(tmp_path, db):
     from tests.console.test_app import cell
-    from tests.state.test_watch import PLAN, cli
+    from tests.state.lifecycle.test_watch import PLAN, cli
 
     plan = tmp_path / "plan.toml"
     plan.write_text(PLAN, encoding="utf-8")

@@ -1,6 +1,6 @@
 """The console runs a lever in a worker thread of its own process, under the launch's shim as `--run` does: a
 daemon the lever leaves, double-forked with its environment wiped, is stopped when its launch ends and said in
-the run's log there (tests/state/test_wiped_daemons.py)."""
+the run's log there (tests/state/runners/test_wiped_daemons.py)."""
 from __future__ import annotations
 
 import sys
@@ -9,7 +9,7 @@ import pytest
 
 from optseq.console.tui.app import make_app
 from tests.console.test_app import SIZE, _steady_env, run, until  # noqa: F401
-from tests.state.test_wiped_daemons import WIPES, alive, kill_left, left, plan  # noqa: F401
+from tests.state.runners.test_wiped_daemons import WIPES, alive, kill_left, left, plan  # noqa: F401
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc are Linux's")

@@ -65,7 +65,7 @@ def test_the_screen_tab_shows_the_newest_screen_its_effects_calls_and_interactio
 def screen_plan(tmp_path: Path) -> Path:
     """Three flag levers of the screens' stand-in (lever_scripts/screen_bench.py) through screen_hold.py: fast ×1.5,
     wide ×1.3, fuse nothing alone and ×1.4 with fast on."""
-    from tests.state.test_workload import lever
+    from tests.state.runs.test_workload import lever
 
     path = tmp_path / "screen.toml"
     path.write_text(f"""[plan]

@@ -144,8 +144,8 @@ def test_the_export_says_each_levers_measured_facts_and_the_claims_the_data_cont
 
 def test_a_real_screen_says_its_interaction_as_facts_and_the_plans_claims_it_contradicts(tmp_path):
     pytest.importorskip("optseq.state.screen.screen_passes")  # the screen's judge (issue 40, i40-core)
-    from tests.state.test_screen_run import BENCH, plan_file
-    from tests.state.test_workload import cli, lever as arms_lever
+    from tests.state.runs.test_screen_run import BENCH, plan_file
+    from tests.state.runs.test_workload import cli, lever as arms_lever
 
     # fuse gains only with fast on (×1.4); the plan claims wide's gain depends on fast, and says nothing of fuse
     levers = (arms_lever("fast", 'candidate_args = ["--fast=1"]')

@@ -19,7 +19,7 @@ from tests.code_repo import make_repo
 from tests.conftest import OPTSEQ
 from tests.console.test_hangup import _console, _gone, _processes
 from tests.console.test_tmux import OPTSEQ as TMUX_OPTSEQ, TMUX, Terminal, terminal  # noqa: F401  (the fixture)
-from tests.state.test_branch_levers import cli
+from tests.state.code.test_branch_levers import cli
 
 HELD = Path(__file__).resolve().parent.parent / "state" / "lever_scripts" / "held.py"
 CEILING_S = 300.0

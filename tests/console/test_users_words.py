@@ -13,7 +13,7 @@ import pytest
 
 from tests.code_repo import make_repo
 from tests.conftest import OPTSEQ
-from tests.state.test_branch_levers import cli
+from tests.state.code.test_branch_levers import cli
 
 
 def one_line(proc: subprocess.CompletedProcess) -> str:

@@ -14,7 +14,7 @@ from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, cell, run, select_lever
 from tests.console.test_app import _steady_env  # noqa: F401  the autouse fixture, here too
 from tests.console.test_branch_console import detail, graph_line, until
-from tests.state.test_watch import PLAN
+from tests.state.lifecycle.test_watch import PLAN
 
 pytestmark = pytest.mark.slow  # lever runs through the real CLI, and a watch from the console
 

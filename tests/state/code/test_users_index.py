@@ -2,7 +2,7 @@
 lever's run, a command-pair lever's run (which fingerprints the tree: HEAD and a hash of its uncommitted diff) and
 `optseq compare` leave the index's content, mtime and inode as they were, in a tree mid-work with a tracked file
 whose stat alone changed (the entry a porcelain `git diff` or `git status` with optional locks refreshes and writes
-back). tests/state/test_user_index.py holds the same for a plain command-pair plan."""
+back). tests/state/code/test_user_index.py holds the same for a plain command-pair plan."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import pytest
 
 from tests.code_repo import make_repo
 from tests.state.code.trees import index_stat, touch_tracked
-from tests.state.test_branch_levers import cli
+from tests.state.code.test_branch_levers import cli
 
 FLAG = """
 [[levers]]

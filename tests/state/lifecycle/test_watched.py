@@ -1,5 +1,5 @@
 """Watched, the lever machine's part that applies a watch (`optseq --run watch`) to its adopted lever: fast, on a
-real plan and the machine's own records, no store and no runs launched (tests/state/test_watch.py runs them)."""
+real plan and the machine's own records, no store and no runs launched (tests/state/lifecycle/test_watch.py runs them)."""
 from __future__ import annotations
 
 from optseq.state.kinds import WatchVerdict

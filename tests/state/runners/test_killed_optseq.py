@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import OPTSEQ
-from tests.state.test_runner import wait_until
-from tests.state.test_wiped_daemons import WIPES, alive, kill_left, left, plan  # noqa: F401  (kill_left: a fixture)
+from tests.state.runners.test_runner import wait_until
+from tests.state.runners.test_wiped_daemons import WIPES, alive, kill_left, left, plan  # noqa: F401  (kill_left: a fixture)
 
 
 def _ours(folder: Path) -> list[int]:

@@ -15,7 +15,7 @@ import pytest
 from optseq.state.runners import shim
 from optseq.state.runners.interface import RunSpec
 from optseq.state.runners.shim_link import ShimLink
-from tests.state.test_runner import wait_until
+from tests.state.runners.test_runner import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc")
 

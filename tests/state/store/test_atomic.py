@@ -12,7 +12,7 @@ import pytest
 
 from optseq.state import atomic
 from tests.conftest import ROOT
-from tests.state.test_store_full_disk import fill, small_disk  # noqa: F401 - a fixture, used by name
+from tests.state.store.test_store_full_disk import fill, small_disk  # noqa: F401 - a fixture, used by name
 
 
 def test_a_file_is_replaced_whole_keeps_its_mode_and_no_temp_file_stays(tmp_path):
