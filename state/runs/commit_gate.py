@@ -21,8 +21,8 @@ DEFAULT_REPEATS = 10
 DEFAULT_MAX_REPEATS = 160
 """Pairs a compare may extend to before it says inconclusive: 10, 20, 40, 80, 160 at five looks."""
 
-EXIT = {CompareVerdict.NOT_SLOWER: 0, CompareVerdict.SLOWER: 1, CompareVerdict.INCONCLUSIVE: 3,
-        CompareVerdict.FAILED: 4, CompareVerdict.GUARD: 5}
+EXIT: dict[str, int] = {CompareVerdict.NOT_SLOWER: 0, CompareVerdict.SLOWER: 1, CompareVerdict.INCONCLUSIVE: 3,
+                        CompareVerdict.FAILED: 4, CompareVerdict.GUARD: 5}
 """`optseq compare`'s exit code per verdict (2 is bad input, 130 Ctrl-C, as for every command)."""
 
 

@@ -24,8 +24,8 @@ from optseq.state.store.storage import StoreUnwritable
 if TYPE_CHECKING:  # the pass planner, imported when a run measures
     from optseq.state.runs.passes import Step
 
-EXIT = {RunStatus.SUCCEEDED: 0, LeverVerdict.INCONCLUSIVE: 0, RunStatus.FAILED: 1, RunStatus.TIMEOUT: 1,
-        RunStatus.CANCELLED: 1, RunStatus.UNAVAILABLE: 3, RunStatus.INTERRUPTED: 1}
+EXIT: dict[str, int] = {RunStatus.SUCCEEDED: 0, LeverVerdict.INCONCLUSIVE: 0, RunStatus.FAILED: 1, RunStatus.TIMEOUT: 1,
+                        RunStatus.CANCELLED: 1, RunStatus.UNAVAILABLE: 3, RunStatus.INTERRUPTED: 1}
 """CLI exit code for each way a run ends."""
 
 
