@@ -11,7 +11,7 @@ from optseq.state.plan import gates
 from optseq.state.plan.testbed import decides
 from optseq.state.lifecycle.board import Board, Effects
 from optseq.state.lifecycle.fields import Derived, Record, Said
-from optseq.state.store.typed import UNSET, Criterion, Decision, Event, Fact, Run, as_, part
+from optseq.state.record_types import UNSET, Criterion, Decision, Event, Fact, Run, Typed, as_, part
 from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.standing import Standing
 from optseq.state.lifecycle.watched import Watched
@@ -27,28 +27,29 @@ class RecordMoves:
         self.board, self.standing, self.staleness, self.watched = board, standing, staleness, watched
         self.effects = effects
 
-    def apply(self, table: str, record: Record) -> list[Derived]:
-        """Replay one stored record (the store's, read back: state/store/typed.py decodes it here, once); returns
-        the events it derived (levers gone stale, decisions superseded), which the store keeps for history.
-        Replaying those events later changes nothing: the machine derives the same moves from the records that
-        caused them."""
+    def apply(self, table: str, record: Record, typed: Typed | None = None) -> list[Derived]:
+        """Replay one stored record (the store's dict, and its type where the reader decoded it already: else it is
+        decoded here, once, state/record_types.py); returns the events it derived (levers gone stale, decisions
+        superseded), which the store keeps for history. Replaying those events later changes nothing: the machine
+        derives the same moves from the records that caused them."""
         self.effects.clear()
+        read: Record | Typed = record if typed is None else typed
         if table == "facts":
-            fact = as_(Fact, record)
+            fact = as_(Fact, read)
             self.board.facts[fact.name] = fact.value
         elif table == "criteria":
-            result = as_(Criterion, record)
+            result = as_(Criterion, read)
             self.board.models[result.lever].results[(result.candidate, result.criterion)] = (result.outcome,
                                                                                              result.evidence)
         elif table == "decisions":
-            decision = as_(Decision, record)
+            decision = as_(Decision, read)
             if not decision.yields:  # else another writer's, made without seeing the one the lever holds, and
                 # earlier (sync/conflicts.py): kept in history, it moves nothing
                 self.decide(decision.lever, decision.outcome, decision.seq or 0, record)
         elif table == "runs":
-            self._run(record, as_(Run, record))
+            self._run(record, as_(Run, read))
         elif table == "events":
-            self._event(as_(Event, record))
+            self._event(as_(Event, read))
         self.refresh()
         return self.effects.take()
 
@@ -105,7 +106,7 @@ class RecordMoves:
         if run.watch:
             # a watch checks a standing adopt: the lever's state does not move while it runs, nor after
             if run.status not in IN_FLIGHT:
-                self.watched.watched(model, record)
+                self.watched.watched(model, run)
             return
         if model.state not in RUNNABLE:
             return  # a run of a lever whose state moved on (e.g. closed) stays in history only
@@ -141,7 +142,7 @@ class RecordMoves:
         if not counts:
             pass  # another testbed's run: recorded and shown, it decides nothing here
         elif run.watch:
-            self.watched.watched(model, final)
+            self.watched.watched(model, run)
         elif model.state == LeverState.RUNNING:
             self._ended(model, run, status, verdict)
         return self.effects.take()

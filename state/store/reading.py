@@ -14,7 +14,7 @@ from optseq.state.store.hot import Hot, Record
 from optseq.state.store.layout import HOT, META, META_ID, SNAPSHOT
 from optseq.state.store.settled import HEADS, LATE, chained, indexed, settled
 from optseq.state.store.storage import dump
-from optseq.state.store.typed import Typed, decode
+from optseq.state.record_types import Typed, decode
 
 
 class Reader:
@@ -51,7 +51,7 @@ class Reader:
 
     def typed(self, table: str) -> Iterator[Typed]:
         """Every record of a history table in id order, as `stream` reads them, each decoded once into its type
-        (state/store/typed.py): what a reader takes fields of by name."""
+        (state/record_types.py): what a reader takes fields of by name."""
         return (decode(table, r) for r in self.stream(table))
 
     def lever_records(self, table: str, lever: str) -> list[Record] | None:

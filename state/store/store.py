@@ -37,7 +37,7 @@ from optseq.state.store.reading import Reader
 from optseq.state.store.schema import check_schema
 from optseq.state.store.storage import StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable
 from optseq.state.store.transaction import Transaction
-from optseq.state.store.typed import Typed
+from optseq.state.record_types import Typed
 from optseq.state.store.writing import Writer
 
 __all__ = ["Store", "StoreError", "StoreCorrupt", "StoreLocked", "StoreReadOnly", "StoreUnwritable"]

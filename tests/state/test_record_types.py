@@ -1,5 +1,5 @@
 """Records as types (issue 41, point 1): every record the real CLI and API write reads back from the store decoded
-once into its frozen Struct (state/store/typed.py), its words the enums of state/kinds.py; a record an older optseq
+once into its frozen Struct (state/record_types.py), its words the enums of state/kinds.py; a record an older optseq
 wrote, lacking the fields added since, reads those as none; keys no reader names stay in the store's record."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from optseq.state.kinds import RunStatus
 from optseq.state.store.store import Store
-from optseq.state.store.typed import TYPES, UNSET, Criterion, Decision, Event, Fact, Run, decode
+from optseq.state.record_types import TYPES, UNSET, Criterion, Decision, Event, Fact, Run, decode
 from tests.state.test_lifecycle import cli
 
 

@@ -118,8 +118,9 @@ def decode(table: str, record: Mapping[str, Any]) -> Typed:
     return msgspec.convert(record, TYPES[table])
 
 
-def as_(kind: type[T], record: Mapping[str, Any] | T) -> T:
-    """`record` as a `kind`, decoded where it is still the store's dict (a caller that has not moved to types)."""
+def as_(kind: type[T], record: Mapping[str, Any] | Typed) -> T:
+    """`record` as a `kind`: itself where a reader decoded it already, else the store's dict decoded (a caller
+    that has not moved to types)."""
     return record if isinstance(record, kind) else msgspec.convert(record, kind)
 
 
