@@ -98,9 +98,9 @@ class RecordMoves:
     def _lever_run(self, record: Record, run: Run) -> None:
         model = self.board.models[run.lever or ""]
         counts = decides(record, self.board.plan.testbed)
-        self.board.runs.started(record)
+        self.board.runs.started(record, run)
         if run.status not in IN_FLIGHT:
-            self.board.runs.ended(record, counts)
+            self.board.runs.ended(record, counts, run)
         if not counts:
             return  # measured on another testbed than the plan's deciding one: shown, it moves nothing
         if run.watch:
@@ -138,7 +138,7 @@ class RecordMoves:
         if self.board.runs.is_screen(run.id):  # its end, kept whole for the views (not once per lever)
             self.board.runs.screen({k: v for k, v in final.items() if k not in ("lever", "verdict")})
         counts = decides(final, self.board.plan.testbed)
-        self.board.runs.ended(final, counts)
+        self.board.runs.ended(final, counts, run)
         if not counts:
             pass  # another testbed's run: recorded and shown, it decides nothing here
         elif run.watch:
