@@ -56,6 +56,9 @@ class Run(_Typed, frozen=True):
     watch: bool | None = None  # a watch of a standing adopt (runs/run_record.py)
     origin: dict[str, Any] | None = None
     leftovers: list[Any] | None = None
+    runner: str | None = "local"  # absent in a run from before runners: it ran here
+    pid: int | None = None
+    arms: dict[str, Any] | None = None  # a command-pair lever's two commands, as the run launched them
 
 
 class Decision(_Typed, frozen=True):
