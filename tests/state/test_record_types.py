@@ -3,6 +3,8 @@ once into its frozen Struct (state/record_types.py), its words the enums of stat
 wrote, lacking the fields added since, reads those as none; keys no reader names stay in the store's record."""
 from __future__ import annotations
 
+import json
+
 import msgspec
 import pytest
 
@@ -84,3 +86,19 @@ def test_a_typed_record_is_frozen_and_its_refusal_names_the_field():
         run.status = RunStatus.FAILED  # type: ignore[misc]  # the point: a frozen Struct refuses it
     with pytest.raises(msgspec.ValidationError, match=r"\$\.status"):
         decode("runs", {"id": 1, "status": "sideways"})  # never stored: the store refuses it first
+
+
+
+@pytest.mark.parametrize("verdict, outcome", [({}, None), ({"verdict": None}, "adopt")], ids=["absent", "null"])
+def test_a_run_an_older_optseq_wrote_without_a_verdict_reads_it_from_its_summary(cli_env, db, verdict, outcome):
+    """A lever's re-measure from before runs carried a top-level `verdict` (its summary's rule said it) is read as
+    then: inconclusive, it takes the standing adopt out of the stack; a run that stored its verdict null has none,
+    and moves no decision. Written as that optseq wrote it, straight to the store; the next command reads it."""
+    cli(cli_env, "decide", "cython_bot", "adopt", "--why", "measured by hand")
+    with Store.open(db, mode="write") as store:
+        with store.batch():
+            store.append("runs", {"lever": "cython_bot", "status": "succeeded", "argv": ["true"], "passes": 2,
+                                  "summary": {"verdict": {"outcome": "inconclusive", "reason": "CI spans 1"}},
+                                  **verdict})
+    levers = {lever["id"]: lever for lever in json.loads(cli(cli_env, "status", "--json").stdout)["levers"]}
+    assert (levers["cython_bot"]["state"], levers["cython_bot"]["outcome"]) == ("measured", outcome)
