@@ -32,17 +32,17 @@ class Watched:
 
     def watched(self, model: LeverModel, record: Record | Run) -> None:
         """A finished watch of `model`: kept as its `watch`; an eroded gain makes what was measured on it stale."""
-        run = as_(Run, record)
-        if model.outcome != "adopt" or run.status != "succeeded":
+        watch = as_(Run, record)
+        if model.outcome != "adopt" or watch.status != "succeeded":
             return  # a decision since replaced what it checked; a watch that failed says nothing of the gain
-        verdict = run.verdict
+        verdict = watch.verdict
         if verdict not in tuple(WatchVerdict):
             return
-        stats = part(run.summary, "stats")
+        stats = part(watch.summary, "stats")
         was = (model.watch or {}).get("verdict")
-        model.watch = {"run": run.id, "verdict": verdict, "estimate": stats.get("estimate"),
+        model.watch = {"run": watch.id, "verdict": verdict, "estimate": stats.get("estimate"),
                        "ci_low": stats.get("ci_low"), "ci_high": stats.get("ci_high"),
-                       "commit": commit_of(run.fingerprint), "at": run.ended}
+                       "commit": commit_of(watch.fingerprint), "at": watch.ended}
         if verdict == WatchVerdict.ERODED and was != WatchVerdict.ERODED:
             eroded = self.eroded_said(model.lever.id)
             for other in self.board.models.values():
