@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import msgspec
+
 from optseq.state.held import Held
 from optseq.state.lifecycle import snapshot
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.store.inflight import FINAL
+from optseq.state.record_types import UNSET, Fact, Run, Typed, as_, decode, part
 
 REPLAYED = ("facts", "criteria", "decisions", "runs", "events")
 """Tables whose records drive the machine, replayed together in `seq` order."""
@@ -51,27 +54,36 @@ class Follower:
         machine = PlanMachine(self.held.plan)
         rows = [(r["seq"], table, r) for table, recs in self.records().items() for r in recs]
         for _, table, record in sorted(rows, key=lambda row: row[0]):
-            if self._known(table, record):
-                self._apply_quietly(machine, table, record)
+            self._replay(machine, table, record)
         return machine
 
-    def _known(self, table: str, record: dict[str, Any]) -> bool:
+    def _replay(self, machine: PlanMachine, table: str, record: dict[str, Any]) -> None:
+        """One stored record onto the machine, decoded once here (state/record_types.py), where the plan knows
+        what it names; one the current plan cannot replay is said and passed over, never losing the rest."""
+        try:
+            typed = decode(table, record)
+        except msgspec.ValidationError as exc:  # a shape the store allows and no reader reads: passed over, said
+            self.held.warnings.append(f"{table} record {record.get('id')} could not be replayed: {exc}")
+            return
+        if not self._known(table, typed):
+            return
+        try:
+            machine.apply(table, record, typed)
+        except Exception as exc:
+            self.held.warnings.append(f"{table} record {typed.id} could not be replayed: {exc}")
+
+    def _known(self, table: str, record: Typed) -> bool:
         plan, warnings = self.held.plan, self.held.warnings
-        lever = record.get("lever")
-        if lever is not None and not plan.has_lever(lever):
-            warnings.append(f"{table} record {record.get('id')} names lever {lever!r}, "
+        if isinstance(record, Fact):
+            if not any(f.id == record.name for f in plan.facts):
+                warnings.append(f"fact {record.name!r} is not in the plan; ignored")
+                return False
+            return True
+        if record.lever is not None and not plan.has_lever(record.lever):
+            warnings.append(f"{table} record {record.id} names lever {record.lever!r}, "
                             f"which the plan no longer has; kept in history, ignored")
             return False
-        if table == "facts" and not any(f.id == record.get("name") for f in plan.facts):
-            warnings.append(f"fact {record.get('name')!r} is not in the plan; ignored")
-            return False
         return True
-
-    def _apply_quietly(self, machine: PlanMachine, table: str, record: dict[str, Any]) -> None:
-        try:
-            machine.apply(table, record)
-        except Exception as exc:  # a record the current plan cannot replay must not lose the rest
-            self.held.warnings.append(f"{table} record {record.get('id')} could not be replayed: {exc}")
 
     def catch_up(self) -> None:
         """Apply what was committed after the ends the machine reflects, line by line as it happened.
@@ -87,22 +99,29 @@ class Follower:
         for table, line in lines:
             fields = line.get("r") or {}
             if line["op"] == "u":
-                if table == "runs" and machine.runs.is_compare(line["id"]):
-                    machine.runs.compare({"id": line["id"], **fields})
-                    continue
-                if table == "runs" and machine.runs.is_screen(line["id"]):
-                    machine.runs.screen({"id": line["id"], **fields})  # its blocks and looks as they come
-                levers = machine.runs.levers_of(line["id"]) if table == "runs" else []
-                # a screen's run holds each of its levers: its end moves every one, by its own verdict
-                screen = found if isinstance(found := fields.get("screen"), dict) else {}
-                verdicts, whys = screen.get("verdicts") or {}, screen.get("whys") or {}
-                for lever in levers if fields.get("status") in FINAL else ():
-                    machine.run_ended(lever, fields["status"], verdicts.get(lever, fields.get("verdict")),
-                                      {"id": line["id"], **fields, "detail": whys.get(lever, fields.get("detail"))})
+                if table == "runs":
+                    self._run_update(machine, {"id": line["id"], **fields})
                 continue
-            record = {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")}
-            if self._known(table, record):
-                self._apply_quietly(machine, table, record)
+            self._replay(machine, table, {"id": line["id"], **fields, "seq": line.get("seq"), "at": line.get("at")})
+
+    @staticmethod
+    def _run_update(machine: PlanMachine, fields: dict[str, Any]) -> None:
+        """A run's update line (its id and the fields it set): a compare's or a screen's kept as it comes, and a
+        run's end moving each lever it held, a screen's each by its own verdict."""
+        update = as_(Run, fields)
+        rid = update.id if update.id is not None else -1
+        if machine.runs.is_compare(rid):
+            machine.runs.compare(fields)
+            return
+        if machine.runs.is_screen(rid):
+            machine.runs.screen(fields)  # its blocks and looks as they come
+        if update.status not in FINAL or update.status is None:
+            return
+        verdicts, whys = part(update.screen or {}, "verdicts"), part(update.screen or {}, "whys")
+        verdict = None if update.verdict is UNSET else update.verdict
+        for lever in machine.runs.levers_of(rid):
+            machine.run_ended(lever, update.status, verdicts.get(lever, verdict),
+                              {**fields, "detail": whys.get(lever, update.detail)})
 
     def behind(self) -> bool:
         """Whether another process committed since the machine last caught up."""

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Lever, Plan
+from optseq.state.record_types import Run, as_
 from optseq.state.runs.host import Held, Record, Runner
 from optseq.state.store.store import Store
 
@@ -113,6 +114,9 @@ class SequencerHost:
 
     def record(self, run_id: int) -> Record:
         return self._seq.store.get("runs", run_id) or {}
+
+    def run(self, run_id: int) -> Run:
+        return as_(Run, self.record(run_id))
 
     def run_dir(self, run_id: int) -> Path:
         return self._seq.store.run_dir(run_id)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from optseq.state.record_types import part
+
 Record = dict[str, Any]
 """A stored record as the store gives it out (a run, a decision, an event, a fact, a criterion)."""
 Derived = dict[str, Any]
@@ -12,7 +14,4 @@ Said = dict[str, Any]
 """A reason as lifecycle/words says it (said.py's shape): its English is text(said)."""
 
 
-def part(record: Record | None, key: str) -> dict[str, Any]:
-    """`record[key]` where it is an object, else empty: a part a record of an older release lacks reads as none."""
-    value = (record or {}).get(key)
-    return value if isinstance(value, dict) else {}
+__all__ = ["Record", "Derived", "Said", "part"]

@@ -25,6 +25,7 @@ from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.standing import Standing
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.watched import Watched
+from optseq.state.record_types import Typed
 
 
 class PlanMachine:
@@ -162,8 +163,8 @@ class PlanMachine:
         return self.watches.eroded_said(lever_id)
 
     # -- moving (RecordMoves) ------------------------------------------------------------------------------------
-    def apply(self, table: str, record: Record) -> list[Derived]:
-        return self.moves.apply(table, record)
+    def apply(self, table: str, record: Record, typed: Typed | None = None) -> list[Derived]:
+        return self.moves.apply(table, record, typed)
 
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
                   record: Record | None = None) -> list[Derived]:

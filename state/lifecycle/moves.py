@@ -2,11 +2,16 @@
 (decide, close, reopen, supersede, a run ended)."""
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+
 from optseq.state.kinds import IN_FLIGHT, LeverState, RunStatus, ScreenVerdict
 from optseq.state.plan import gates
 from optseq.state.plan.testbed import decides
 from optseq.state.lifecycle.board import Board, Effects
-from optseq.state.lifecycle.fields import Derived, Record, Said, part
+from optseq.state.lifecycle.fields import Derived, Record, Said
+from optseq.state.record_types import UNSET, Criterion, Decision, Event, Fact, Run, Typed, as_, part
 from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.standing import Standing
 from optseq.state.lifecycle.watched import Watched
@@ -22,97 +27,105 @@ class RecordMoves:
         self.board, self.standing, self.staleness, self.watched = board, standing, staleness, watched
         self.effects = effects
 
-    def apply(self, table: str, record: Record) -> list[Derived]:
-        """Replay one stored record; returns the events it derived (levers gone stale, decisions superseded),
-        which the store keeps for history. Replaying those events later changes nothing: the machine
+    def apply(self, table: str, record: Record, typed: Typed | None = None) -> list[Derived]:
+        """Replay one stored record (the store's dict, and its type where the reader decoded it already: else it is
+        decoded here, once, state/record_types.py); returns the events it derived (levers gone stale, decisions
+        superseded), which the store keeps for history. Replaying those events later changes nothing: the machine
         derives the same moves from the records that caused them."""
         self.effects.clear()
+        read: Record | Typed = record if typed is None else typed
         if table == "facts":
-            self.board.facts[record["name"]] = bool(record["value"])
+            fact = as_(Fact, read)
+            self.board.facts[fact.name] = fact.value
         elif table == "criteria":
-            model = self.board.models[record["lever"]]
-            model.results[(record["candidate"], record["criterion"])] = (record["outcome"],
-                                                                        record.get("evidence", ""))
+            result = as_(Criterion, read)
+            self.board.models[result.lever].results[(result.candidate, result.criterion)] = (result.outcome,
+                                                                                             result.evidence)
         elif table == "decisions":
-            self.decide(record["lever"], record["outcome"], record["seq"], record)
+            decision = as_(Decision, read)
+            if not decision.yields:  # else another writer's, made without seeing the one the lever holds, and
+                # earlier (sync/conflicts.py): kept in history, it moves nothing
+                self.decide(decision.lever, decision.outcome, decision.seq or 0, record)
         elif table == "runs":
-            self._run(record)
+            self._run(record, as_(Run, read))
         elif table == "events":
-            self._event(record)
+            self._event(as_(Event, read))
         self.refresh()
         return self.effects.take()
 
-    def _event(self, record: Record) -> None:
-        kind = record.get("type")
-        model = self.board.models.get(record.get("lever", ""))
-        if kind == "decision_point" and record.get("point"):
-            self.board.fired[record["point"]] = record.get("at")
+    def _event(self, event: Event) -> None:
+        kind = event.type
+        model = self.board.models.get(event.lever or "")
+        if kind == "decision_point" and event.point:
+            self.board.fired[event.point] = event.at
         if kind == "plan" and model is not None:
-            model.plan_doc = record["path"]
+            model.plan_doc = event.path
             if model.state == "unplanned":
                 model.plan_written()
         elif kind == "stale" and model is not None and (model.state in DECIDED or model.state == LeverState.MEASURED):
-            model.stale_reason = record.get("reason", "")
-            model.stale_said = record.get("said")  # derived events keep it; a stack change's has none
+            model.stale_reason = event.reason or ""
+            model.stale_said = event.said  # derived events keep it; a stack change's has none
             model.invalidate()
         elif kind == "landed" and model is not None and model.outcome == "adopt" and model.landed is None:
             # the adopted branch is in the baseline's history: its decision takes effect, as an adopt does
             before = self.standing.stack()
-            model.landed = {"commit": record.get("commit"), "since": record.get("since"), "at": record.get("at")}
+            model.landed = {"commit": event.commit, "since": event.since, "at": event.at}
             self.refresh()
-            self.staleness.remeasure(model.lever.id, "adopt", record.get("seq") or 0, before,
-                                     cause=say("landed", lever=model.lever.id, since=str(record.get("since"))[:7]))
+            self.staleness.remeasure(model.lever.id, "adopt", event.seq or 0, before,
+                                     cause=say("landed", lever=model.lever.id, since=str(event.since)[:7]))
         elif kind == "unlanded" and model is not None and model.landed:
             before = self.standing.stack()
             model.landed = None
             self.refresh()
-            commit = str(record.get("commit"))[:7]
-            self.staleness.left_stack(before, say("unlanded", commit=commit, base=record["base"])
-                                      if record.get("base") else say("unlanded_baseline", commit=commit))
+            commit = str(event.commit)[:7]
+            self.staleness.left_stack(before, say("unlanded", commit=commit, base=event.base)
+                                      if event.base else say("unlanded_baseline", commit=commit))
 
-    def _run(self, record: Record) -> None:
-        if record.get("kind") == "compare":
+    def _run(self, record: Record, run: Run) -> None:
+        """`record`, the store's dict, goes where a run is kept whole for the views (the run index) and to the
+        plan's testbed rule; the moves read `run`, its type."""
+        if run.kind == "compare":
             self.board.runs.compare(record)  # two commits of the workload: it moves no lever
             return
-        if record.get("kind") == "confirm":
+        if run.kind == "confirm":
             return  # a screen's paired check of a combination: the screen's decisions cite it
-        if record.get("kind") == "screen":
+        if run.kind == "screen":
             self.board.runs.screen(record)  # kept whole: the levers' measured interactions are derived from it
-            self._screen(record)
+            self._screen(record, run)
             return
-        self._lever_run(record)
+        self._lever_run(record, run)
 
-    def _lever_run(self, record: Record) -> None:
-        model = self.board.models[record["lever"]]
+    def _lever_run(self, record: Record, run: Run) -> None:
+        model = self.board.models[run.lever or ""]
         counts = decides(record, self.board.plan.testbed)
-        self.board.runs.started(record)
-        if record.get("status") not in IN_FLIGHT:
-            self.board.runs.ended(record, counts)
+        self.board.runs.started(record, run)
+        if run.status not in IN_FLIGHT:
+            self.board.runs.ended(record, counts, run)
         if not counts:
             return  # measured on another testbed than the plan's deciding one: shown, it moves nothing
-        if record.get("watch"):
+        if run.watch:
             # a watch checks a standing adopt: the lever's state does not move while it runs, nor after
-            if record.get("status") not in IN_FLIGHT:
-                self.watched.watched(model, record)
+            if run.status not in IN_FLIGHT:
+                self.watched.watched(model, run)
             return
         if model.state not in RUNNABLE:
             return  # a run of a lever whose state moved on (e.g. closed) stays in history only
         model.start()
-        status = record.get("status")
-        if status not in IN_FLIGHT:
-            self._ended(model, record, status, record.get("verdict", _verdict_of(record)))
+        if run.status not in IN_FLIGHT:
+            self._ended(model, run, run.status, _verdict_of(run) if run.verdict is UNSET else run.verdict)
 
-    def _screen(self, record: Record) -> None:
+    def _screen(self, record: Record, run: Run) -> None:
         """A screen moves each of its levers as a run of it would: running while it runs, measured (or back, where
         it ended early) after; its decisions follow as records of their own."""
-        screen = part(record, "screen")
+        screen = run.screen or {}
         verdicts, whys = part(screen, "verdicts"), part(screen, "whys")
         for lever_id in screen.get("levers") or []:
             if lever_id in self.board.models:  # each lever's reason is its own call's
-                verdict = verdicts.get(lever_id)
-                self._lever_run({**record, "lever": lever_id,
-                                 "verdict": ScreenVerdict(verdict) if verdict in _SCREEN_VERDICTS else verdict,
-                                 "detail": whys.get(lever_id, record.get("detail"))})
+                found = verdicts.get(lever_id)
+                verdict = ScreenVerdict(found) if found in _SCREEN_VERDICTS else found
+                detail = whys.get(lever_id, run.detail)
+                self._lever_run({**record, "lever": lever_id, "verdict": verdict, "detail": detail},
+                                msgspec.structs.replace(run, lever=lever_id, verdict=verdict, detail=detail))
 
     def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
                   record: Record | None = None) -> list[Derived]:
@@ -121,27 +134,28 @@ class RecordMoves:
         self.effects.clear()
         model = self.board.models[lever_id]
         final = dict(record or {}, status=status, lever=lever_id)
-        if self.board.runs.is_screen(final.get("id")):  # its end, kept whole for the views (not once per lever)
+        run = as_(Run, final)
+        if self.board.runs.is_screen(run.id):  # its end, kept whole for the views (not once per lever)
             self.board.runs.screen({k: v for k, v in final.items() if k not in ("lever", "verdict")})
         counts = decides(final, self.board.plan.testbed)
-        self.board.runs.ended(final, counts)
+        self.board.runs.ended(final, counts, run)
         if not counts:
             pass  # another testbed's run: recorded and shown, it decides nothing here
-        elif final.get("watch"):
-            self.watched.watched(model, final)
+        elif run.watch:
+            self.watched.watched(model, run)
         elif model.state == LeverState.RUNNING:
-            self._ended(model, final, status, verdict)
+            self._ended(model, run, status, verdict)
         return self.effects.take()
 
-    def _ended(self, model: LeverModel, record: Record, status: str | None, verdict: str | None) -> None:
+    def _ended(self, model: LeverModel, run: Run, status: str | None, verdict: str | None) -> None:
         before = self.standing.stack()
-        run_id = record.get("id")
-        reason = _run_reason(record)
+        run_id = run.id
+        reason = _run_reason(run)
         model.last_run = {"id": run_id, "status": status, "verdict": verdict, "reason": reason}
-        said = _rule_said(record, reason)
+        said = _rule_said(run, reason)
         if said:  # the rule's reason as runs/words says it, for the export's language
             model.last_run["said"] = said
-        device = (record.get("fingerprint") or {}).get("device")
+        device = (run.fingerprint or {}).get("device")
         if status == RunStatus.SUCCEEDED:
             model.finish()
             model.unavailable = None
@@ -171,8 +185,6 @@ class RecordMoves:
     def decide(self, lever_id: str, outcome: str, seq: int, record: Record) -> None:
         """A decision's move: the lever to its outcome's state; a reversal reopens what the old outcome closed and
         closes what stood on it; a branch closes what it closes; what was measured with it goes stale."""
-        if record.get("yields"):
-            return  # another writer's, made without seeing the one the lever holds, and earlier (sync/conflicts.py)
         model = self.board.models[lever_id]
         trigger = OUTCOME_TRIGGER.get(outcome, "decide")
         if model.state == LeverState.RUNNING:
@@ -274,9 +286,9 @@ class RecordMoves:
 _SCREEN_VERDICTS = tuple(ScreenVerdict)
 
 
-def _verdict_of(run: Record) -> str | None:
+def _verdict_of(run: Run) -> str | None:
     """The verdict of a run record written before runs carried a top-level `verdict`."""
-    summary = part(run, "summary")
+    summary = _summary(run)
     if isinstance(summary.get("verdict"), dict):
         return part(summary, "verdict").get("outcome")
     if "chosen" in summary:
@@ -284,22 +296,27 @@ def _verdict_of(run: Record) -> str | None:
     return None
 
 
-def _rule_said(run: Record, reason: str) -> Said | None:
+def _rule_said(run: Run, reason: str) -> Said | None:
     """The said the rule's verdict kept beside `reason` (runs/words.py), where `reason` is that verdict's."""
-    summary = part(run, "summary")
+    summary = _summary(run)
     # an A/B run's verdict, else a best-of run's comparison (its reason is the summary's)
     verdict = part(summary, "verdict") if isinstance(summary.get("verdict"), dict) else part(summary, "best_of")
     said = verdict.get("said")
     return said if isinstance(said, dict) and verdict.get("reason") == reason else None
 
 
-def _run_reason(run: Record) -> str:
+def _run_reason(run: Run) -> str:
     """Why a run ended as it did, in one line: the rule's reason, the experiment's, or the run's detail."""
-    summary = part(run, "summary")
+    summary = _summary(run)
     reason = part(summary, "verdict").get("reason")
     if reason:
         return str(reason)
     for key in ("reason", "error"):
         if summary.get(key):
             return str(summary[key])
-    return str(run.get("reason") or run.get("detail") or "")
+    return str(run.reason or run.detail or "")
+
+
+def _summary(run: Run) -> dict[str, Any]:
+    """A run's summary, where it is an object (an older release's may be a line of text, read as none)."""
+    return run.summary if isinstance(run.summary, dict) else {}

@@ -11,6 +11,7 @@ from typing import Any
 
 from optseq.state.kinds import IN_FLIGHT
 from optseq.state.lifecycle.history_points import measured_at
+from optseq.state.record_types import Run, as_
 
 KEPT = ("id", "lever", "status", "verdict", "seq", "at", "started", "ended", "elapsed_s", "detail", "reason",
         "summary", "passes", "n_samples", "infra", "testbed", "origin")
@@ -49,60 +50,63 @@ class RunIndex:
         """workload -> its newest code hash: each command-pair benchmark is its own workload, the built-in
         benches one (`default`), so a change to one team script never flags the others' numbers."""
 
-    def started(self, record: dict[str, Any]) -> None:
-        rid, lever = record.get("id"), record.get("lever")
+    def started(self, record: dict[str, Any], run: Run | None = None) -> None:
+        """A run started (or replayed): `record` the store's, `run` its type where the caller decoded it."""
+        run = as_(Run, record if run is None else run)
+        rid, lever = run.id, run.lever
         if rid is None or lever is None:
             return
-        self.stacks[rid] = {"infra": record.get("infra") or {}, "fingerprint": record.get("fingerprint") or {}}
-        if isinstance(record.get("testbed"), dict):
-            self.stacks[rid]["testbed"] = record["testbed"]
-        for key in ("started", "origin"):
-            # the final record repeats neither: run hours (optseq whatif) need both ends, the views a merged run's
-            # writer
-            if record.get(key):
-                self.stacks[rid][key] = record[key]
-        if record.get("status") in IN_FLIGHT:
+        self.stacks[rid] = {"infra": run.infra or {}, "fingerprint": run.fingerprint or {}}
+        if run.testbed is not None:
+            self.stacks[rid]["testbed"] = run.testbed
+        # the final record repeats neither: run hours (optseq whatif) need both ends, the views a merged run's writer
+        if run.started:
+            self.stacks[rid]["started"] = run.started
+        if run.origin:
+            self.stacks[rid]["origin"] = run.origin
+        if run.status in IN_FLIGHT:
             self.running[lever] = rid
 
-    def ended(self, record: dict[str, Any], decides: bool = True) -> None:
-        """`decides`: False for a run on another testbed than the plan's deciding one: kept for the views, its
-        code hash moves no lever's warning."""
-        rid, lever = record.get("id"), record.get("lever")
+    def ended(self, record: dict[str, Any], decides: bool = True, run: Run | None = None) -> None:
+        """`record`, the store's, is kept whole (its KEPT fields) for the views; the rest is read from `run`, its
+        type where the caller decoded it. `decides`: False for a run on another testbed than the plan's deciding
+        one: kept for the views, its code hash moves no lever's warning."""
+        run = as_(Run, record if run is None else run)
+        rid, lever = run.id, run.lever
         if rid is None or lever is None:
             return
-        self.seen(record)
+        self.seen(run)
         if self.running.get(lever) == rid:
             del self.running[lever]
         kept = {k: record[k] for k in KEPT if k in record}
         on = measured_at(record)
         if on:  # the commit and device beside each point of the plot and the export's change lines
             kept["on"] = on
-        if isinstance(record.get("leftovers"), list) and record["leftovers"]:
-            kept["left_running"] = len(record["leftovers"])  # status says it; the record names each
+        if run.leftovers:
+            kept["left_running"] = len(run.leftovers)  # status says it; the record names each
         for key in ("started", "origin"):
             if key not in kept and (self.stacks.get(rid) or {}).get(key):
                 kept[key] = self.stacks[rid][key]
-        if rid in self.stacks or record.get("infra") is not None:
-            entry = self.stacks.setdefault(rid, {"infra": record.get("infra") or {}, "fingerprint": {}})
-            entry["fingerprint"] = record.get("fingerprint") or entry.get("fingerprint") or {}
-            if isinstance(record.get("testbed"), dict):
-                entry["testbed"] = record["testbed"]
+        if rid in self.stacks or run.infra is not None:
+            entry = self.stacks.setdefault(rid, {"infra": run.infra or {}, "fingerprint": {}})
+            entry["fingerprint"] = run.fingerprint or entry.get("fingerprint") or {}
+            if run.testbed is not None:
+                entry["testbed"] = run.testbed
         # run ids grow with time: a record replayed late never displaces a newer run
         if (self.last.get(lever) or {}).get("id", 0) <= rid:
             self.last[lever] = kept
         recent = [r for r in self.recent.get(lever, []) if r.get("id") != rid] + [kept]
         self.recent[lever] = sorted(recent, key=lambda r: r.get("id") or 0)[-RECENT:]
-        summary = record.get("summary")
-        if isinstance(summary, dict) and isinstance(summary.get("stats"), dict) \
+        if isinstance(run.summary, dict) and isinstance(run.summary.get("stats"), dict) \
                 and (self.last_stats.get(lever) or {}).get("id", 0) <= rid:
             self.last_stats[lever] = kept
-        fingerprint = record.get("fingerprint") or {}
+        fingerprint = run.fingerprint or {}
         if fingerprint.get("code_hash") and decides:
             self.latest_code[workload(fingerprint)] = fingerprint["code_hash"]
 
-    def seen(self, record: dict[str, Any]) -> None:
-        testbed = record.get("testbed")
-        if isinstance(testbed, dict) and isinstance(testbed.get("name"), str):
+    def seen(self, run: Run) -> None:
+        testbed = run.testbed or {}
+        if isinstance(testbed.get("name"), str):
             self.testbeds[testbed["name"]] = str(testbed.get("id") or testbed["name"])
 
     def testbed(self, run_id: int | None) -> dict[str, Any] | None:
@@ -114,7 +118,7 @@ class RunIndex:
         rid = record.get("id")
         if rid is None:
             return
-        self.seen(record)
+        self.seen(as_(Run, record))
         old = next((c for c in self.compares if c.get("id") == rid), {})
         kept = {**old, **{k: record[k] for k in (*KEPT, "compare", "code") if k in record}}
         self.compares = sorted([c for c in self.compares if c.get("id") != rid] + [kept],
@@ -125,7 +129,7 @@ class RunIndex:
         rid = record.get("id")
         if rid is None:
             return
-        self.seen(record)
+        self.seen(as_(Run, record))
         old = next((c for c in self.screens if c.get("id") == rid), {})
         kept = {**old, **{k: record[k] for k in (*KEPT, "kind", "screen", "samples_file") if k in record}}
         self.screens = sorted([c for c in self.screens if c.get("id") != rid] + [kept],

@@ -98,7 +98,7 @@ class LeverModel:
     """The latest finished run: {id, status, verdict, reason}."""
     unavailable: dict | None = None
     """{reason, run, device} while the last run was `unavailable`: skipped by `next` until the device changes."""
-    results: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    results: dict[tuple[str, str], tuple[str, str | None]] = field(default_factory=dict)
     """(candidate, criterion) -> (pass|fail, evidence)."""
     watch: dict | None = None
     """The latest watch of the standing adopt (`optseq --run watch`): {run, verdict (holds | eroded | inconclusive),

@@ -11,6 +11,7 @@ from optseq.state.lifecycle.fields import Record, Said, part
 from optseq.state.lifecycle.staleness import Staleness, stands_on_runs
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.words import say, text
+from optseq.state.record_types import Run, as_
 from optseq.state.text import ratio_text
 
 
@@ -29,18 +30,19 @@ class Watched:
     def __init__(self, board: Board, staleness: Staleness) -> None:
         self.board, self.staleness = board, staleness
 
-    def watched(self, model: LeverModel, record: Record) -> None:
+    def watched(self, model: LeverModel, record: Record | Run) -> None:
         """A finished watch of `model`: kept as its `watch`; an eroded gain makes what was measured on it stale."""
-        if model.outcome != "adopt" or record.get("status") != "succeeded":
+        watch = as_(Run, record)
+        if model.outcome != "adopt" or watch.status != "succeeded":
             return  # a decision since replaced what it checked; a watch that failed says nothing of the gain
-        verdict = record.get("verdict")
+        verdict = watch.verdict
         if verdict not in tuple(WatchVerdict):
             return
-        stats = part(part(record, "summary"), "stats")
+        stats = part(watch.summary, "stats")
         was = (model.watch or {}).get("verdict")
-        model.watch = {"run": record.get("id"), "verdict": verdict, "estimate": stats.get("estimate"),
+        model.watch = {"run": watch.id, "verdict": verdict, "estimate": stats.get("estimate"),
                        "ci_low": stats.get("ci_low"), "ci_high": stats.get("ci_high"),
-                       "commit": commit_of(record.get("fingerprint")), "at": record.get("ended")}
+                       "commit": commit_of(watch.fingerprint), "at": watch.ended}
         if verdict == WatchVerdict.ERODED and was != WatchVerdict.ERODED:
             eroded = self.eroded_said(model.lever.id)
             for other in self.board.models.values():

@@ -10,18 +10,19 @@ import json
 from pathlib import Path
 
 from optseq.state.errors import InputError
+from optseq.state.record_types import Run
 from optseq.state.runs.host import RunHost
 from optseq.state.runs.lever_run import RunControl, RunReport, Unfinishable, _run
 from optseq.state.runs.run_pass import Go, Resume
 
 
-def logged_passes(record: dict, run_dir: Path) -> int | None:
+def logged_passes(run: Run, run_dir: Path) -> int | None:
     """The passes a local run's logs hold, each whole, the last one's log with its done event; None where they end
     mid-pass. Counted from the logs, not from the record: a pass whose start could not be recorded (a full disk
     under the store) ran and logged all the same."""
-    if not _launched(record):
+    passes = _launched(run)
+    if passes is None:
         return None
-    passes = record["passes"]
     while (run_dir / f"pass-{passes + 1}.log").is_file():
         passes += 1
     if not all((run_dir / f"pass-{n}.log").is_file() for n in range(1, passes + 1)):
@@ -30,11 +31,10 @@ def logged_passes(record: dict, run_dir: Path) -> int | None:
     return passes if done else None
 
 
-def _launched(record: dict) -> bool:
-    """A local run that recorded the start of a pass (a run found in flight that never launched has no logs)."""
-    passes = record.get("passes")
-    return record.get("runner", "local") == "local" and isinstance(passes, int) and not isinstance(passes, bool) \
-        and passes >= 1
+def _launched(run: Run) -> int | None:
+    """The passes whose start a local run recorded, where it recorded one (a run found in flight that never
+    launched has no logs); else None."""
+    return run.passes if run.runner == "local" and run.passes is not None and run.passes >= 1 else None
 
 
 def _is_done(line: bytes) -> bool:
@@ -48,27 +48,27 @@ def _is_done(line: bytes) -> bool:
 def finish_from_logs(host: RunHost, run_id: int) -> RunReport | None:
     """The run decided from its logs (its record updated, its decision made as at its end), or None where it
     cannot be (the lever held elsewhere, logs that end mid-pass, passes that ask for more)."""
-    record = host.record(run_id)
-    if not host.plan.has_lever(record.get("lever", "")) or not _launched(record):
+    run = host.run(run_id)
+    if run.lever is None or not host.plan.has_lever(run.lever) or _launched(run) is None:
         return None  # (before its folder is asked for, which makes it)
     run_dir = host.run_dir(run_id)
-    passes = logged_passes(record, run_dir)
+    passes = logged_passes(run, run_dir)
     if passes is None:
         return None
-    lever = host.plan.lever(record["lever"])
+    lever = host.plan.lever(run.lever)
     try:
         hold = host.hold(lever.id)
     except InputError:
         return None  # another process runs this lever now: its run is the word
     try:
-        go = Go(runner=None, on_event=None, on_log=lambda line: None, control=RunControl(), arms=record.get("arms"),
+        go = Go(runner=None, on_event=None, on_log=lambda line: None, control=RunControl(), arms=run.arms,
                 resume=Resume(attach_pass=passes + 1, elapsed_s=0.0, address=None, finish_only=True))
         try:
-            report = _run(host, lever, run_id, run_dir, record.get("infra") or {}, go)
+            report = _run(host, lever, run_id, run_dir, run.infra or {}, go)
         except Unfinishable:
             return None
         with host.writing():
-            host.update(run_id, {"note": f"its optseq (pid {record.get('pid')}) stopped before "
+            host.update(run_id, {"note": f"its optseq (pid {run.pid}) stopped before "
                                                       "recording its end; finished from its passes' logs"})
         return report
     finally:

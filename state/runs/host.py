@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from optseq.state.plan.model import Lever, Plan
+from optseq.state.record_types import Run
 
 Record = dict[str, Any]
 """A run record (or the fields of its update) as the store keeps it."""
@@ -89,6 +90,10 @@ class RunHost(Protocol):
 
     def record(self, run_id: int) -> Record:
         """The run's record as stored ({} for none)."""
+
+    def run(self, run_id: int) -> Run:
+        """The run's record as its type (state/record_types.py): what a run reads of it by name (every field None
+        for none)."""
 
     def run_dir(self, run_id: int) -> Path:
         """The run's folder (made if missing): its passes' logs, samples and artifacts."""

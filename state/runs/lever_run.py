@@ -245,7 +245,7 @@ def measure(host: RunHost, lever: Lever, run_id: int, run_dir: Path, infra: dict
         tally.book, tally.replicate, tally.budget = passes.book, passes.replicate, passes.budget
     note = go.on_log
     requested = passes.requested if passes is not None else (rule.repeats if rule else None)
-    tag, begun = host.store_tag, host.record(run_id).get("started", "")
+    tag, begun = host.store_tag, host.run(run_id).started or ""
     started = time.monotonic() - (go.resume.elapsed_s if go.resume else 0.0)
     if go.resume:
         tally.samples_file.unlink(missing_ok=True)  # rebuilt from the passes' logs as they are read back

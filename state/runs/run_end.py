@@ -82,7 +82,7 @@ class Finished:
 def finish_run(host: RunHost, end: Ending) -> Finished:
     """Write how the run ended and what it decided, in one transaction of the host's; returns what was written."""
     with host.lock:
-        fields: Record = {"status": end.status, "ended": ended(host.record(end.run_id).get("started")),
+        fields: Record = {"status": end.status, "ended": ended(host.run(end.run_id).started),
                           **end.fields, "verdict": end.verdict}
         said, decided = list(end.said), {}
         with host.writing():

@@ -115,7 +115,7 @@ def measure(host: RunHost, screen: Screen, run_id: int, run_dir: Path, infra: di
     found = Measured(outcome=None, tally=tally, passes=0, blocks=[])
     spec, runs = {**base_spec(screen), "points": points(screen)}, len(screen.design.runs)
     plain = next((i for i, levels in enumerate(screen.design.runs) if all(v < 0 for v in levels)), None)
-    tag, begun = host.store_tag, host.record(run_id).get("started", "")
+    tag, begun = host.store_tag, host.run(run_id).started or ""
     started = time.monotonic()
     more = min(judge.requested, screen.max_blocks)
     pending: dict[int, list] = {}  # the blocks of the pass under way and their orders, until each is whole

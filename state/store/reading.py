@@ -14,6 +14,7 @@ from optseq.state.store.hot import Hot, Record
 from optseq.state.store.layout import HOT, META, META_ID, SNAPSHOT
 from optseq.state.store.settled import HEADS, LATE, chained, indexed, settled
 from optseq.state.store.storage import dump
+from optseq.state.record_types import Typed, decode
 
 
 class Reader:
@@ -47,6 +48,11 @@ class Reader:
             yield from records
         else:
             yield from (dict(r) for r in settled(journal, end, late))
+
+    def typed(self, table: str) -> Iterator[Typed]:
+        """Every record of a history table in id order, as `stream` reads them, each decoded once into its type
+        (state/record_types.py): what a reader takes fields of by name."""
+        return (decode(table, r) for r in self.stream(table))
 
     def lever_records(self, table: str, lever: str) -> list[Record] | None:
         """One lever's records of a history table in id order, as `find(table, lever=…)` gives them, read by the

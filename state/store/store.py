@@ -37,6 +37,7 @@ from optseq.state.store.reading import Reader
 from optseq.state.store.schema import check_schema
 from optseq.state.store.storage import StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable
 from optseq.state.store.transaction import Transaction
+from optseq.state.record_types import Typed
 from optseq.state.store.writing import Writer
 
 __all__ = ["Store", "StoreError", "StoreCorrupt", "StoreLocked", "StoreReadOnly", "StoreUnwritable"]
@@ -132,6 +133,9 @@ class Store:
 
     def stream(self, table: str) -> Iterator[Record]:
         return self.reader.stream(table)
+
+    def typed(self, table: str) -> Iterator[Typed]:
+        return self.reader.typed(table)
 
     def lever_records(self, table: str, lever: str) -> list[Record] | None:
         return self.reader.lever_records(table, lever)

@@ -1,0 +1,137 @@
+"""Records as types: what the store gives out, decoded once into frozen msgspec Structs that readers take fields of
+by name, instead of dicts that each reader probes with `.get` and `isinstance`.
+
+shapes.py says what a stored record may be (and the store refuses what is not, as it reads); this says what a reader
+reads of one that passed. So the types here are the readers' view of a record, not its schema:
+
+- a field absent from a record and a field stored as null read the same, None (as every `.get` read them), so a
+  record written by an older optseq, which lacks a field added since, reads as it did;
+- keys a reader does not name are not kept on the Struct: the stored record keeps them, and whoever passes a record
+  on whole (a sync's merge, the export's rows, a run index's kept copy) takes the store's dict, not this;
+- a field whose older records hold another shape (a run's `summary` once a string) keeps the union the schema
+  allows, and `part` reads the object in it or nothing;
+- the words a reader switches on are the enums of state/kinds.py (a StrEnum member equals its string, so a
+  stored string and a member compare equal both ways).
+
+Decoding is one msgspec `convert` per record, compiled code that does not walk the record in Python.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from optseq.state.kinds import RunStatus
+
+
+class _Typed(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A stored record as its readers read it: what the store adds (its id, its place in the history, its time)."""
+    id: int | None = None
+    seq: int | None = None
+    at: str | None = None
+
+
+class Run(_Typed, frozen=True):
+    """A run record (`runs`): a lever's run, a watch (`watch`), a compare (`kind` compare), a screen (`kind`
+    screen) or a screen's confirmation (`kind` confirm)."""
+    lever: str | None = None
+    kind: str | None = None
+    status: RunStatus | None = None
+    verdict: str | None | UnsetType = UNSET  # absent (not null) in a run written before runs carried it: its
+    # summary says it (lifecycle/moves.py)
+    detail: str | None = None
+    reason: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    elapsed_s: float | None = None
+    passes: int | None = None
+    n_samples: int | None = None
+    summary: dict[str, Any] | str | None = None
+    infra: dict[str, Any] | None = None
+    fingerprint: dict[str, Any] | None = None
+    testbed: dict[str, Any] | None = None
+    screen: dict[str, Any] | None = None
+    watch: bool | None = None  # a watch of a standing adopt (runs/run_record.py)
+    origin: dict[str, Any] | None = None
+    leftovers: list[Any] | None = None
+    runner: str | None = "local"  # absent in a run from before runners: it ran here
+    pid: int | None = None
+    arms: dict[str, Any] | None = None  # a command-pair lever's two commands, as the run launched them
+
+
+class Decision(_Typed, frozen=True):
+    """A decision (`decisions`): a lever's outcome, by hand, by the rule (`auto`) or from the plan (`source`)."""
+    lever: str = ""
+    outcome: str = ""
+    auto: bool | None = None
+    rule: str | None = None
+    why: str | None = None
+    runs: list[int] | None = None
+    stats: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    supersedes: int | None = None
+    source: str | None = None
+    yields: int | None = None  # the decision it yields to, made unseen by its writer (sync/conflicts.py)
+
+
+class Criterion(_Typed, frozen=True):
+    """A criterion's result (`criteria`): one candidate of a lever, one criterion, pass or fail."""
+    lever: str = ""
+    candidate: str = ""
+    criterion: str = ""
+    outcome: Literal["pass", "fail"] = "fail"
+    evidence: str | None = ""  # absent reads as "" (the results a snapshot keeps), null as None
+
+
+class Fact(_Typed, frozen=True):
+    """A fact (`facts`): a named truth the plan's gates read."""
+    name: str = ""
+    value: bool = False
+
+
+class Event(_Typed, frozen=True):
+    """An event (`events`): a plan written, a decision point fired, a lever gone stale, a branch landed or not."""
+    type: str = ""
+    lever: str | None = None
+    point: str | None = None
+    path: str | None = None
+    reason: str | None = None
+    said: dict[str, Any] | None = None
+    commit: str | None = None
+    since: str | None = None
+    base: str | None = None
+    run: int | None = None
+    decision: int | None = None
+    derived: bool | None = None
+
+
+Typed = Run | Decision | Criterion | Fact | Event
+TYPES: dict[str, type[Typed]] = {"runs": Run, "decisions": Decision, "criteria": Criterion, "facts": Fact,
+                                 "events": Event}
+"""Each history table's record type."""
+
+T = TypeVar("T", Run, Decision, Criterion, Fact, Event)
+
+
+def decode(table: str, record: Mapping[str, Any]) -> Typed:
+    """A stored record of a history table as its type. A record the store checked always decodes; one that does not
+    (built by hand, never stored) is a msgspec.ValidationError naming its field."""
+    return msgspec.convert(record, TYPES[table])
+
+
+def as_(kind: type[T], record: Mapping[str, Any] | Typed) -> T:
+    """`record` as a `kind`: itself where a reader decoded it already, else the store's dict decoded (a caller
+    that has not moved to types)."""
+    return record if isinstance(record, kind) else msgspec.convert(record, kind)
+
+
+def part(value: object, key: str) -> dict[str, Any]:
+    """`value[key]` where `value` is an object and that is one too, else empty: the part of a record an older
+    release wrote in another shape, or not at all, reads as none."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+__all__ = ["UNSET", "Run", "Decision", "Criterion", "Fact", "Event", "Typed", "TYPES", "decode", "as_", "part"]
