@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 from optseq.state.api import Exit
 
 
@@ -30,10 +31,82 @@ def run_hint(argv: list[str], message: str) -> str | None:
     target = rest[0] if rest and not rest[0].startswith("-") else "next"
     return f"'run' is not a command: levers run with the --run option, e.g. optseq --run {target}"
 
-def build_parser() -> _Parser:
-    from optseq.console.commands.compare_cmd import add_compare_parser
-    from optseq.console.commands.export_cmd import add_export_parser
+Build = Callable[["_Commands", _Parser], None]
+"""Adds one command's parser to the subcommands (their `add_parser`), given the options every command shares."""
 
+
+class _Commands(argparse._SubParsersAction):
+    """The subcommands, each one's parser built only when it is chosen: `optseq status` builds status's alone, not
+    the sixteen (a gettext lookup per help string, the compare's module). The names are known up front, so the
+    usage, an invalid choice and its hint read as argparse's; the help's list of commands builds them all."""
+
+    _common: _Parser
+    """The parent parser of the options every command shares (given with the commands)."""
+    choices: Mapping[str, _Parser]  # type: ignore[assignment]  # argparse's dict of parsers, as a lazy Mapping
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._builders: dict[str, Build] = {}
+        self._lines: dict[str, argparse.Action] = {}
+        self.choices = _Parsers(self)
+
+    def commands(self, builders: tuple[tuple[str, Build], ...], common: _Parser) -> None:
+        """The commands by name, in the help's order, and the parent parser of the options they share."""
+        self._builders, self._common = dict(builders), common
+
+    def parser(self, name: str) -> _Parser:
+        """The parser of `name`, built the first time it is asked for; KeyError if there is no such command."""
+        if name not in self._name_parser_map:
+            self._builders[name](self, self._common)
+        return self._name_parser_map[name]
+
+    def add_parser(self, name: str, **kwargs: Any) -> _Parser:
+        # argparse's, with the help line kept by name: the list shows the commands in their order, whichever was
+        # built first
+        kwargs.setdefault("prog", f"{self._prog_prefix} {name}")
+        if "help" in kwargs:
+            self._lines[name] = self._ChoicesPseudoAction(name, (), kwargs.pop("help"))
+        parser: _Parser = self._parser_class(**kwargs)
+        self._name_parser_map[name] = parser
+        return parser
+
+    @property  # argparse's list, read by the help: made of every command's line
+    def _choices_actions(self) -> list[argparse.Action]:
+        for name in self._builders:
+            self.parser(name)
+        return [self._lines[name] for name in self._builders if name in self._lines]
+
+    @_choices_actions.setter
+    def _choices_actions(self, _: list[argparse.Action]) -> None:  # argparse's __init__ sets it empty
+        pass
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if values and values[0] in self._builders:
+            self.parser(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _Parsers(Mapping[str, _Parser]):
+    """The commands' names (iterated and tested as argparse's choices are) and their parsers, each built when read."""
+
+    def __init__(self, commands: _Commands) -> None:
+        self._commands = commands
+
+    def __getitem__(self, name: str) -> _Parser:
+        return self._commands.parser(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._commands._builders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._commands._builders)
+
+    def __len__(self) -> int:
+        return len(self._commands._builders)
+
+
+def build_parser() -> _Parser:
     common = _Parser(add_help=False)
     common.add_argument("--plan", type=Path, default=argparse.SUPPRESS,
                         help="plan TOML (default: $OPTSEQ_PLAN, else ./optseq.toml, else "
@@ -66,20 +139,31 @@ def build_parser() -> _Parser:
     p.add_argument("--ray-address", metavar="ADDR", default=None,
                    help="the Ray cluster's job API, e.g. http://head:8265 (default: $OPTSEQ_RAY_ADDRESS, "
                         "else the plan's [runner] address)")
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, action=_Commands)
+    assert isinstance(sub, _Commands)
+    sub.commands(COMMANDS, common)
+    return p
 
+
+def _init(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("init", help="write a starter plan (optseq.toml) and benchmark into DIR")
     s.add_argument("dir", nargs="?", type=Path, default=Path("."), metavar="DIR",
                    help="folder to write into (default: here; created if missing, one level)")
     s.add_argument("--force", action="store_true", help="replace optseq.toml / optseq_bench.py if there")
 
+
+def _status(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("status", parents=[common], help="levers, their states and what is next")
     s.add_argument("--json", action="store_true", help="print the status as JSON (the console's and export's data)")
 
+
+def _whatif(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("whatif", parents=[common], help="hours each pending lever is expected to save, and the "
                                                         "order that saves most")
     s.add_argument("--json", action="store_true", help="print the estimates as JSON")
 
+
+def _record(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("record", parents=[common], help="record a criterion result of a decision lever")
     s.add_argument("lever", metavar="LEVER", help="a decision lever's id (optseq status lists them)")
     s.add_argument("candidate", metavar="CANDIDATE", help="the candidate the result is for, as the plan's criteria name it")
@@ -88,6 +172,8 @@ def build_parser() -> _Parser:
                    help="pass or fail (any case)")
     s.add_argument("--evidence", default="", help="what the result rests on, kept with it (e.g. \"0.8x of PyTorch\")")
 
+
+def _plan(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("plan", parents=[common], help="mark a lever's plan as written")
     s.add_argument("lever", metavar="LEVER", help="the lever whose plan is written")
     s.add_argument("path", metavar="PATH", help="the plan doc (from here or from the plan's folder); it must exist unless "
@@ -98,10 +184,14 @@ def build_parser() -> _Parser:
     missing.add_argument("--missing-ok", action="store_const", const="ok", dest="missing",
                          help="record PATH as given though no file is there (a doc in another checkout)")
 
+
+def _fact(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("fact", parents=[common], help="set a named fact used by gates")
     s.add_argument("name", help="a fact the plan declares (its [[facts]])")
     s.add_argument("value", choices=["true", "false"], help="true or false")
 
+
+def _decide(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("decide", parents=[common], help="decide a lever by hand (rationale required)")
     s.add_argument("lever", help="the lever to decide")
     s.add_argument("outcome", help="adopt, reject or defer (speedup, infra); GO or NO-GO (decision); a config its "
@@ -109,6 +199,8 @@ def build_parser() -> _Parser:
     s.add_argument("--why", default="", help="rationale (required)")
     s.add_argument("--unmeasured", action="store_true", help="an experiment's config no run of it measured here")
 
+
+def _landed(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("landed", parents=[common],
                        help="an adopted branch lever whose code reached the baseline as another commit (a squash or "
                             "rebase merge): it lands there")
@@ -116,14 +208,20 @@ def build_parser() -> _Parser:
     s.add_argument("commit", help="the baseline's commit that holds the branch's code, e.g. the squash commit")
     s.add_argument("--why", default="", help="rationale (required)")
 
+
+def _runs(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("runs", parents=[common], help="runs, decisions and events, newest last")
     s.add_argument("lever", nargs="?", help="only this lever's (with its change points); default: all")
     s.add_argument("--json", action="store_true", help="the whole history as one JSON document, streamed")
 
+
+def _check(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("check", parents=[common],
                        help="run each arm of a lever once on the current stack and show what it got; records nothing")
     s.add_argument("lever", help="the lever whose arms to run")
 
+
+def _doctor(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("doctor", parents=[common], help="check the store file by file, and list optseq's worktrees; "
                                                         "--rebuild rebuilds a lost or damaged hot file from the "
                                                         "journals (keeping a copy)")
@@ -135,19 +233,22 @@ def build_parser() -> _Parser:
     s.add_argument("--all", action="store_true", dest="all_repos",
                    help="with --prune: those of every repository in optseq's shared worktree cache")
 
+
+def _sync(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("sync", parents=[common],
                        help="share the store through the plan repository's remote: push this store's new records "
                             "on its own ref, merge every other writer's (refs/optseq/writers/*)")
     s.add_argument("remote", nargs="?", default="origin", metavar="REMOTE",
                    help="a remote of the plan's repository (default origin), or a URL or path of a git repository")
 
+
+def _validate(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("validate", parents=[common], help="check a plan file")
     s.add_argument("plan_file", nargs="?", type=Path, metavar="PLAN",
                    help="the plan TOML to check (default: the plan optseq would open, as --plan)")
 
-    add_export_parser(sub, common)
-    add_compare_parser(sub, common)
 
+def _serve(sub: _Commands, common: _Parser) -> None:
     s = sub.add_parser("serve", parents=[common],
                        help="the console in a browser (textual-serve): a token URL, one console per tab")
     s.add_argument("--host", default="127.0.0.1",
@@ -156,7 +257,40 @@ def build_parser() -> _Parser:
     s.add_argument("--public", action="store_true",
                    help="allow a --host other machines can reach: whoever reaches it and learns the printed "
                         "URL drives the console and can launch runs, over plain http")
-    return p
+
+
+def _export(sub: _Commands, common: _Parser) -> None:
+    from optseq.console.commands.export_cmd import add_export_parser
+
+    add_export_parser(sub, common)
+
+
+def _compare(sub: _Commands, common: _Parser) -> None:
+    from optseq.console.commands.compare_cmd import add_compare_parser  # and its outputs' module: compare's alone
+
+    add_compare_parser(sub, common)
+
+
+COMMANDS: tuple[tuple[str, Build], ...] = (
+    ('init', _init),
+    ('status', _status),
+    ('whatif', _whatif),
+    ('record', _record),
+    ('plan', _plan),
+    ('fact', _fact),
+    ('decide', _decide),
+    ('landed', _landed),
+    ('runs', _runs),
+    ('check', _check),
+    ('doctor', _doctor),
+    ('sync', _sync),
+    ('validate', _validate),
+    ('export', _export),
+    ('compare', _compare),
+    ('serve', _serve),
+)
+"""Every command in the order the help lists them, with what builds its parser."""
+
 
 def screen_levers(argv: list[str]) -> tuple[list[str], list[str]]:
     """`--run screen A B …`: the levers named after `screen` taken out of argv (argparse gives an option one

@@ -186,6 +186,22 @@ def test_every_argument_and_option_of_every_command_has_help():
     assert missing == []
 
 
+def test_the_help_lists_every_command_once_in_order_with_its_line(cli_env):
+    # each command's parser is built when it is chosen; the help builds them all, its list in the usage's order
+    out = optseq(cli_env, "--help").stdout
+    positionals = out.split("positional arguments:")[1].split("options:")[0]
+    names = positionals.split("{", 1)[1].split("}", 1)[0].split(",")
+    assert names == ["init", "status", "whatif", "record", "plan", "fact", "decide", "landed", "runs", "check",
+                     "doctor", "sync", "validate", "export", "compare", "serve"]
+    listed = [line.split()[0] for line in positionals.splitlines()
+              if line.startswith("    ") and not line.startswith("     ")]
+    assert listed == names, listed
+    assert "    status              levers, their states and what is next" in out
+    assert "    compare             the commit gate, a regression check" in out
+    # a command's own help is its parser's, built alone
+    assert optseq(cli_env, "status", "--help").stdout.startswith("usage: optseq status [-h] [--plan PLAN] [--db DB]")
+
+
 def test_help_shows_what_each_record_argument_is(cli_env):
     out = optseq(cli_env, "record", "--help").stdout
     assert "the criterion's id" in out and "pass or fail" in out and "what the result rests on" in out
