@@ -154,6 +154,11 @@ class ScreenPasses:
         if fold:
             self.requested = 1
             return self._step(1, result, calls, fold)
+        loose = self._loose(result, calls) if not open_ and blocks < self.max_blocks else ""
+        if loose:
+            self.requested = 1
+            return self._step(1, result, calls, f"every lever decided after {_blocks(blocks)}, but {loose}; asking "
+                                                "for 1 more")
         if not open_:
             return self._step(0, result, calls, f"every lever decided after {_blocks(blocks)}")
         if blocks >= self.max_blocks:
@@ -164,6 +169,21 @@ class ScreenPasses:
         self.requested = 1
         return self._step(1, result, calls, f"{', '.join(open_)} undecided after {_blocks(blocks)}; asking for "
                                             "1 more")
+
+    def _loose(self, result: Fit, calls: Mapping[str, LeverCall]) -> str:
+        """An interaction of an adopted lever not yet significant whose 95% interval still holds a ratio of ratios
+        as far from 1 as the lever's own min_speedup (outside [1/T, T], the bound status holds a plan's claim to):
+        its gain may depend on the other lever as much as the rule asks of the gain, so the screen does not stop
+        on its main effect alone while blocks remain. "" where none; else the first, in words."""
+        for e in result.interactions:
+            if e.name in self.significant:
+                continue
+            for lever in sorted(self._involved(e), key=self.design.factors.index):
+                t = self.rules[lever].min_speedup
+                if calls[lever].outcome == "adopt" and (e.low < 1 / t or e.high > t):
+                    return (f"{e.name.replace('×', ' × ')} {ratio_text(e.ratio)}× [{ratio_text(e.low)}, "
+                            f"{ratio_text(e.high)}] may still be as large as {lever}'s {t:g}×")
+        return ""
 
     def _fold_for(self, blocks: int) -> str:
         """Where a significant alias chain holds levers and a block remains, the design is folded over on the first

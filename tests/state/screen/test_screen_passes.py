@@ -168,3 +168,20 @@ def test_a_significant_alias_chain_folds_the_design_over_and_the_next_look_names
         "amp": "reject", "compile": "confirm", "tensorrt": "reject", "option_a": "confirm", "bf16": "reject",
         "cudnn": "reject", "fused": "adopt"}
     assert last.confirm == ("compile", "option_a")
+
+
+def test_a_screen_does_not_stop_on_main_effects_while_an_adopted_levers_interaction_may_still_matter():
+    """Every main effect clears its bound at the first look, but amp × compile's interval still reaches past amp's
+    1.1: the judge asks for another block instead of adopting amp on its main effect alone, and that block names
+    the interaction (seeded: 5% noise, a real 1.10 ratio of ratios)."""
+    d = choose(LEVERS, 64)
+    passes = ScreenPasses(d, RULES, higher_is_better=True, max_blocks=6)
+    mains = {"amp": 1.4, "compile": 1.3, "tensorrt": 0.9, "option_a": 0.8}
+    steps, blocks = run(passes, d, noise=0.05, seed=2, mains=mains, pair=("amp", "compile"), inter=1.10)
+    first, last = steps
+    assert blocks == 3 and first.more == 1 and first.interactions == ()
+    assert {c.outcome for c in first.calls.values()} == {"adopt", "reject"}
+    assert first.note == ("every lever decided after 2 blocks, but amp × compile 1.08× [1.01, 1.16] may still be as "
+                          "large as amp's 1.1×; asking for 1 more")
+    assert [e.name for e in last.interactions] == ["amp×compile"]
+    assert last.calls["amp"].outcome == last.calls["compile"].outcome == "confirm"
