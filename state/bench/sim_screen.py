@@ -187,8 +187,8 @@ class Row:
 
 def simulate(setting: Setting, draws: int) -> Row:
     rng = random.Random(f"{SEED}:{setting.k}:{setting.budget}:{setting.noise}")
-    screen = {lv.name: {} for lv in setting.levers}
-    alone = {lv.name: {} for lv in setting.levers}
+    screen: dict[str, dict[str, int]] = {lv.name: {} for lv in setting.levers}
+    alone: dict[str, dict[str, int]] = {lv.name: {} for lv in setting.levers}
     found = other = s_launches = a_launches = 0
     name = designs.choose([lv.name for lv in setting.levers], setting.budget)
     real = "×".join(setting.pair)

@@ -43,9 +43,13 @@ class ScreenReport:
 
     @property
     def exit_code(self) -> int:
+        from optseq.state.kinds import RunStatus
         from optseq.state.runs.lever_run import EXIT
 
-        return EXIT.get(self.status, 1)
+        try:
+            return EXIT.get(RunStatus(self.status), 1)
+        except ValueError:  # no status a run ends with: what any failed run exits with
+            return 1
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "kind": "screen", "status": self.status, "message": self.message,
