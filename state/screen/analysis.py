@@ -203,9 +203,8 @@ def _robust(X, y, np, near=None):
     n, p = X.shape
     full = _huber(X, y, np)[2]
     # the full fit's own finds where the runs left can fit it; else those of the fewer terms (a fraction of one
-    # block fits so many that setting two launches aside can leave it unable to tell the effects apart); else none.
-    # Both fits' finds together were tried: 5.6% false adopts at k = 8 in make simulate, over the bound
-    for keep in (full, near) if near is not None else (full,):
+    # block fits so many that setting two launches aside can leave it unable to tell the effects apart); else none
+    for keep in (full & near, near, full) if near is not None else (full,):
         if int(keep.sum()) - p >= 1 and np.linalg.matrix_rank(X[keep]) == p:
             break
     else:
