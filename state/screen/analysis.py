@@ -140,9 +140,7 @@ def fit(design: Design, observations: Sequence[Observation], higher_is_better: b
     y = np.log(np.array([o.value for o in obs], dtype=float)) * (1.0 if higher_is_better else -1.0)
     if np.linalg.matrix_rank(X) < p:
         raise AnalysisError("the runs measured so far cannot tell the effects apart: run whole blocks")
-    # stalls are looked for against the blocks and main effects alone: with every interaction fitted, a one-block
-    # fraction leaves so few residual df that a stall's launch pulls the fit onto itself and hides
-    beta, scale, aside, cov, df = _robust(X, y, np, _far(X[:, :len(blocks) + len(design.factors)], y, np))
+    beta, scale, aside, cov, df = _robust(X, y, np)
     t = float(stats.t.ppf(0.5 + LEVEL / 2, df))
     aliases = design.aliases()
 
@@ -158,14 +156,14 @@ def fit(design: Design, observations: Sequence[Observation], higher_is_better: b
     return Fit(mains, inter, len(blocks), n - aside, df, float(scale), aside)
 
 
-def _far(X, y, np):
-    """The launches more than TRIM robust scales off a Huber fit of X: a mask of those to keep."""
-    return _huber(X, y, np)[2]
+def _robust(X, y, np):
+    """(β, residual scale, observations set aside, covariance of β, residual df).
 
-
-def _huber(X, y, np):
-    """Huber's M-estimate (IRLS) with Huber's proposal 2 for the scale: (β, scale, the mask of launches within
-    TRIM scales of the fit)."""
+    Huber's M-estimate (IRLS) with Huber's proposal 2 for the scale, which counts the n − p degrees of freedom the
+    residuals have, finds the launches more than TRIM scales off the fit; least squares on the rest gives the
+    effects and their t intervals. Two things were tried first and failed in the simulation: Huber's own variance
+    (too narrow on so few degrees of freedom) and the MAD for the scale: a fraction fits many terms to few runs (37
+    to 64 in a 2^(8-2) block), the fit can pass through more than half of the launches, and the MAD collapses."""
     from scipy import stats
 
     n, p = X.shape
@@ -189,25 +187,7 @@ def _huber(X, y, np):
         if done:
             break
     keep = np.abs(resid * lift) <= TRIM * scale if scale > 1e-12 else np.ones(n, dtype=bool)
-    return beta, scale, keep
-
-
-def _robust(X, y, np, near=None):
-    """(β, residual scale, observations set aside, covariance of β, residual df).
-
-    Huber's M-estimate (IRLS) with Huber's proposal 2 for the scale, which counts the n − p degrees of freedom the
-    residuals have, finds the launches more than TRIM scales off the fit; least squares on the rest gives the
-    effects and their t intervals. Two things were tried first and failed in the simulation: Huber's own variance
-    (too narrow on so few degrees of freedom) and the MAD for the scale: a fraction fits many terms to few runs (37
-    to 64 in a 2^(8-2) block), the fit can pass through more than half of the launches, and the MAD collapses."""
-    n, p = X.shape
-    full = _huber(X, y, np)[2]
-    # the full fit's own finds where the runs left can fit it; else those of the fewer terms (a fraction of one
-    # block fits so many that setting two launches aside can leave it unable to tell the effects apart); else none
-    for keep in (full & near, near, full) if near is not None else (full,):
-        if int(keep.sum()) - p >= 1 and np.linalg.matrix_rank(X[keep]) == p:
-            break
-    else:
+    if int(keep.sum()) - p < 1 or np.linalg.matrix_rank(X[keep]) < p:
         keep = np.ones(n, dtype=bool)  # too few left to fit: every launch counts, stalls and all
     Xk, yk = X[keep], y[keep]
     beta = np.linalg.lstsq(Xk, yk, rcond=None)[0]
