@@ -69,7 +69,7 @@ def observations(screen, samples: list, complete: bool = True) -> list:
              and isinstance(s.get("block"), int)]
     if not complete:
         return found
-    runs = len(screen.design.runs)
+    runs = screen.design.block_runs
     counts: dict[int, int] = {}
     for one in found:
         counts[one.block] = counts.get(one.block, 0) + 1
@@ -231,7 +231,7 @@ def guard_breaks(screen, qualities: list) -> dict[str, tuple[bool, str]]:
 def settle(screen, measured, more_blocks: int | None = None) -> str:
     """What more would settle an undecided lever: the blocks its last look says would likely settle it (the
     budget they need), or another run."""
-    runs = len(screen.design.runs)
+    runs = screen.design.block_runs
     if measured.spent:
         spent = f"its budget of {screen.budget} launches is spent ({len(measured.blocks)} blocks of {runs})"
         if more_blocks == 0:

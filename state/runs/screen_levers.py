@@ -75,11 +75,11 @@ class Screen:
 
     @property
     def max_blocks(self) -> int:
-        return max(1, self.budget // len(self.design.runs))
+        return max(1, self.budget // self.design.block_runs)
 
     def asks(self) -> str:
         """What the screen will spend, said before it starts."""
-        runs = len(self.design.runs)
+        runs = self.design.block_runs
         return (f"{runs} runs a block, each its own launch; blocks until every lever is decided, up to "
                 f"{self.max_blocks} ({self.max_blocks * runs} launches of a budget of {self.budget})"
                 + (f", and {self.warmup} warm-up launch{'es' * (self.warmup != 1)} a pass" if self.warmup else ""))

@@ -113,7 +113,7 @@ def measure(host: RunHost, screen: Screen, run_id: int, run_dir: Path, infra: di
     judge = ScreenPasses(screen.design, rules, arms_of(screen.screened.levers[0]).higher_is_better, screen.max_blocks)
     tally = Collected(samples_file=run_dir / "samples.jsonl")
     found = Measured(outcome=None, tally=tally, passes=0, blocks=[])
-    spec, runs = {**base_spec(screen), "points": points(screen)}, len(screen.design.runs)
+    spec, runs = {**base_spec(screen), "points": points(screen)}, screen.design.block_runs
     plain = next((i for i, levels in enumerate(screen.design.runs) if all(v < 0 for v in levels)), None)
     tag, begun = host.store_tag, host.run(run_id).started or ""
     started = time.monotonic()
@@ -153,7 +153,10 @@ def measure(host: RunHost, screen: Screen, run_id: int, run_dir: Path, infra: di
         if found.outcome.status != "succeeded":
             break
         found.step = judge.after_pass(observations(screen, tally.samples))
-        _progress(host, run_id, found)
+        if judge.design is not screen.design:  # folded over: the next blocks run the other half
+            screen.design = judge.design
+            spec["points"] = points(screen)
+        _progress(host, run_id, found, screen)
         if found.step.note:
             go.on_log(f"[optseq] {found.step.note}")
         more = min(found.step.more, screen.max_blocks - len(found.blocks))
@@ -163,13 +166,16 @@ def measure(host: RunHost, screen: Screen, run_id: int, run_dir: Path, infra: di
     return found
 
 
-def _progress(host: RunHost, run_id: int, found: Measured) -> None:
-    """The blocks run and the last look, on the record as the screen goes: what a killed screen measured."""
+def _progress(host: RunHost, run_id: int, found: Measured, folded: Screen | None = None) -> None:
+    """The blocks run and the last look, on the record as the screen goes: what a killed screen measured (and,
+    where the design was folded over, the design its blocks now run)."""
     from optseq.state.store.storage import StoreUnwritable
 
     record = host.record(run_id)
     screen = dict(record.get("screen") or {}, blocks=found.blocks, launches=found.launches,
                   step=found.step.to_dict() if found.step is not None else None)
+    if folded is not None and folded.design.fold:
+        screen["design"] = folded.design.to_dict()
     try:
         with host.lock, host.writing():
             host.update(run_id, {"screen": screen})

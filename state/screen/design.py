@@ -59,10 +59,17 @@ class Design:
     """`D=ABC`, …; () for a full factorial."""
     resolution: int | None
     """None for a full factorial; else the shortest word of the defining relation, computed."""
+    fold: str = ""
+    """The letter of the factor the design is folded over on ("" for none): `runs` then holds the fraction and,
+    after it, the same runs with that factor's sign reversed, one half a block."""
+    fold_block: int = 0
+    """The first block that runs the folded half; blocks from it alternate folded, plain, folded, …"""
 
     @cached_property
     def defining(self) -> tuple[frozenset[str], ...]:
-        """The words of the defining relation (I excluded): every product of the generators' words."""
+        """The words of the defining relation (I excluded): every product of the generators' words; folded over on
+        a factor, those without it (a word holding it changes sign between the halves: it is confounded with the
+        blocks, which the fit's block terms absorb, and no longer aliases anything)."""
         words = [_word(g.replace("=", "")) for g in self.generators]
         group = set()
         for r in range(1, len(words) + 1):
@@ -71,7 +78,19 @@ class Design:
                 for x in combo:
                     w = _product(w, x)
                 group.add(w)
-        return tuple(sorted(group, key=lambda w: (len(w), sorted(w))))
+        return tuple(sorted((w for w in group if not self.fold or self.fold not in w),
+                            key=lambda w: (len(w), sorted(w))))
+
+    @property
+    def block_runs(self) -> int:
+        """Runs one block launches: the whole design, or one half of a folded one."""
+        return len(self.runs) // 2 if self.fold else len(self.runs)
+
+    def block_indices(self, block: int) -> tuple[int, ...]:
+        """The run indices block `block` (1-based) launches."""
+        n = self.block_runs
+        folded = bool(self.fold) and block >= self.fold_block and (block - self.fold_block) % 2 == 0
+        return tuple(range(n, 2 * n)) if folded else tuple(range(n))
 
     def letter(self, factor: str) -> str:
         return LETTERS[self.factors.index(factor)]
@@ -119,11 +138,13 @@ class Design:
         return tuple(out)
 
     def kind(self) -> str:
-        k, n = len(self.factors), len(self.runs)
-        if self.resolution is None:
+        k, n = len(self.factors), self.block_runs
+        folded = (f", folded over on {self.factors[LETTERS.index(self.fold)]} from block {self.fold_block}"
+                  if self.fold else "")
+        if not self.generators:
             return f"2^{k} full factorial, {n} runs a block"
-        roman = ROMAN.get(self.resolution, self.resolution)
-        return f"2^({k}-{len(self.generators)}) resolution {roman}, {n} runs a block"
+        roman = ROMAN.get(self.resolution, self.resolution) if self.resolution is not None else "(none left)"
+        return f"2^({k}-{len(self.generators)}) resolution {roman}, {n} runs a block{folded}"
 
     def text(self) -> str:
         """`2^(4-1) resolution IV, 8 runs a block; D = ABC; amp×compile = tensorrt×option_a, …`"""
@@ -141,11 +162,13 @@ class Design:
 
     def to_dict(self) -> dict:
         return {"factors": list(self.factors), "runs": [list(r) for r in self.runs],
-                "generators": list(self.generators), "resolution": self.resolution}
+                "generators": list(self.generators), "resolution": self.resolution,
+                **({"fold": self.fold, "fold_block": self.fold_block} if self.fold else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> Design:
-        return build(tuple(d["factors"]), tuple(d["generators"]))
+        plain = build(tuple(d["factors"]), tuple(d["generators"]))
+        return folded(plain, str(d["fold"]), int(d["fold_block"])) if d.get("fold") else plain
 
 
 def _resolution(generators: Sequence[str], k: int) -> int | None:
@@ -179,11 +202,27 @@ def build(factors: Sequence[str], generators: Sequence[str] = ()) -> Design:
     return Design(factors, tuple(runs), tuple(generators), _resolution(generators, k))
 
 
+def folded(design: Design, letter: str, from_block: int) -> Design:
+    """`design` folded over on one factor from block `from_block` on: the fraction's runs with that factor's sign
+    reversed become the other half. Folding a resolution IV fraction on a factor frees that factor's two-factor
+    interactions from their alias chains (Montgomery, *Design and Analysis of Experiments*, 8.6; Box, Hunter &
+    Hunter 6.9): each is then estimated apart, where the fraction alone measured only its chain's sum."""
+    if design.fold or not design.generators:
+        raise DesignError(f"{design.kind()}: only a fraction not yet folded can be folded over")
+    if letter not in LETTERS[:len(design.factors)] or from_block < 2:
+        raise DesignError(f"cannot fold {design.kind()} over on {letter!r} from block {from_block}")
+    i = LETTERS.index(letter)
+    mirror = tuple(tuple(-x if j == i else x for j, x in enumerate(run)) for run in design.runs)
+    probe = Design(design.factors, (), design.generators, None, letter, from_block)
+    resolution = min((len(w) for w in probe.defining), default=None)
+    return Design(design.factors, design.runs + mirror, design.generators, resolution, letter, from_block)
+
+
 def first_blocks(design: Design) -> int:
     """Blocks the first look needs: enough runs past the fitted terms (intercept, blocks, effects) for MIN_DF."""
     fitted = 1 + len(design.factors) + len(design.interactions())
     b = 1
-    while len(design.runs) * b - (fitted + b - 1) < MIN_DF:
+    while design.block_runs * b - (fitted + b - 1) < MIN_DF:
         b += 1
     return b
 
@@ -219,6 +258,6 @@ def choose(factors: Sequence[str], budget: int) -> Design:
 
 def order(design: Design, block: int, seed: int) -> tuple[int, ...]:
     """One block's run indices in a seeded random order (the same seed and block give the same order)."""
-    idx = list(range(len(design.runs)))
+    idx = list(design.block_indices(block))
     random.Random(f"{seed}:{block}:{len(idx)}").shuffle(idx)
     return tuple(idx)

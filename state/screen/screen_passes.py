@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from optseq.state.plan.model import Rule
 from optseq.state.runs.sequential import ALPHA, spent
 from optseq.state.screen.analysis import AnalysisError, Effect, Fit, Observation, fit
-from optseq.state.screen.design import Design, first_blocks
+from optseq.state.screen.design import LETTERS, Design, first_blocks, folded
 from optseq.state.text import ratio_text
 
 OUTCOMES = ("adopt", "reject", "inconclusive", "confirm")
@@ -97,6 +97,8 @@ class ScreenPasses:
         self.decided: dict[str, LeverCall] = {}
         """Levers a look has adopted or rejected: a first crossing stands (what the error bound counts)."""
         self.significant: dict[str, tuple[Effect, float, float]] = {}
+        self.unsplit: dict[str, tuple[Effect, float, float]] = {}
+        """A significant alias chain the blocks under way fold over to split: held until a look names its pair."""
 
     def after_pass(self, observations: Iterable[Observation]) -> ScreenStep:
         """Every observation so far, every block: fit, decide, ask."""
@@ -122,13 +124,16 @@ class ScreenPasses:
             e_low, e_high = e.bounds(alpha / len(result.interactions))
             if e_low > 1.0 or e_high < 1.0:
                 self.significant[e.name] = (e, e_low, e_high)
-        held = {lever for e, _, _ in self.significant.values() for lever in self._involved(e)}
+        self._split()
+        fold = self._fold_for(blocks)
+        holding = {**self.significant, **self.unsplit}
+        held = {lever for e, _, _ in holding.values() for lever in self._involved(e)}
         calls = {}
         for main in result.mains:
             lever, rule = main.name, self.rules[main.name]
             low, high = main.bounds(alpha) if alpha > 0 else (None, None)
             if lever in held:
-                names = [n for n, (e, _, _) in self.significant.items() if lever in self._involved(e)]
+                names = [n for n, (e, _, _) in holding.items() if lever in self._involved(e)]
                 calls[lever] = LeverCall(lever, "confirm", f"{self._speed(main, low, high)}: its gain depends on "
                                          f"{' and '.join(n.replace('×', ' × ') for n in names)}; the combination "
                                          "is confirmed by a paired run before any adopt", low, high)
@@ -146,6 +151,14 @@ class ScreenPasses:
                 calls[lever] = LeverCall(lever, "inconclusive", f"{self._speed(main, low, high)}: straddles "
                                          f"{rule.min_speedup:g}", low, high)
         open_ = [f for f, c in calls.items() if c.outcome == "inconclusive"]
+        if fold:
+            self.requested = 1
+            return self._step(1, result, calls, fold)
+        loose = self._loose(result, calls) if not open_ and blocks < self.max_blocks else ""
+        if loose:
+            self.requested = 1
+            return self._step(1, result, calls, f"every lever decided after {_blocks(blocks)}, but {loose}; asking "
+                                                "for 1 more")
         if not open_:
             return self._step(0, result, calls, f"every lever decided after {_blocks(blocks)}")
         if blocks >= self.max_blocks:
@@ -156,6 +169,48 @@ class ScreenPasses:
         self.requested = 1
         return self._step(1, result, calls, f"{', '.join(open_)} undecided after {_blocks(blocks)}; asking for "
                                             "1 more")
+
+    def _loose(self, result: Fit, calls: Mapping[str, LeverCall]) -> str:
+        """An interaction of an adopted lever not yet significant whose 95% interval still holds a ratio of ratios
+        as far from 1 as the lever's own min_speedup (outside [1/T, T], the bound status holds a plan's claim to):
+        its gain may depend on the other lever as much as the rule asks of the gain, so the screen does not stop
+        on its main effect alone while blocks remain. "" where none; else the first, in words."""
+        for e in result.interactions:
+            if e.name in self.significant:
+                continue
+            for lever in sorted(self._involved(e), key=self.design.factors.index):
+                t = self.rules[lever].min_speedup
+                if calls[lever].outcome == "adopt" and (e.low < 1 / t or e.high > t):
+                    return (f"{e.name.replace('×', ' × ')} {ratio_text(e.ratio)}× [{ratio_text(e.low)}, "
+                            f"{ratio_text(e.high)}] may still be as large as {lever}'s {t:g}×")
+        return ""
+
+    def _fold_for(self, blocks: int) -> str:
+        """Where a significant alias chain holds levers and a block remains, the design is folded over on the first
+        lever of the chain (in factor order), from the next block on: that lever's interactions are then estimated
+        apart from the rest of the chain, so the next look can name the pair. One fold a screen. Returns the note
+        saying so, or ""."""
+        if self.design.fold or blocks >= self.max_blocks:
+            return ""
+        chain = next(((n, found) for n, found in self.significant.items() if found[0].aliases), None)
+        if chain is None:
+            return ""
+        name, found = chain
+        lever = min(self._involved(found[0]), key=self.design.factors.index)
+        self.design = folded(self.design, LETTERS[self.design.factors.index(lever)], blocks + 1)
+        self.unsplit[name] = self.significant.pop(name)
+        said = " = ".join(x.replace("×", " × ") for x in (name, *found[0].aliases))
+        return (f"{said}: an alias chain, significant; folding the design over on {lever} from block {blocks + 1} "
+                "to tell which pair interacts")
+
+    def _split(self) -> None:
+        """After a fold's look: a chain whose pair a look named is let go; one whose members none is significant
+        yet stays held whole, as the fraction alone held it."""
+        for name, (chain, low, high) in list(self.unsplit.items()):
+            del self.unsplit[name]
+            levers = self._involved(chain)
+            if not any(set(e.levers) <= levers for e, _, _ in self.significant.values()):
+                self.significant.setdefault(name, (chain, low, high))
 
     def _involved(self, e: Effect) -> set[str]:
         """The levers of an interaction and of every interaction aliased with it: a fraction cannot say which."""

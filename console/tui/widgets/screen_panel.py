@@ -84,7 +84,7 @@ class ScreenPanel(VerticalScroll):
         self.add_class("-running")  # idle, no bar: an empty one would animate as if something ran
         ids = ", ".join(screen.screened.ids)
         self.query_one("#screen-title", Label).update(f"screen {ids}: {screen.design.text()}")
-        self.query_one("#screen-progress", ProgressBar).update(total=screen.max_blocks * len(screen.design.runs),
+        self.query_one("#screen-progress", ProgressBar).update(total=screen.max_blocks * screen.design.block_runs,
                                                               progress=0)
         self._where()
         for part in ("#screen-effects", "#screen-said"):
@@ -165,14 +165,14 @@ class ScreenPanel(VerticalScroll):
         with self._lock:
             measured, current = len(self._samples), self._current
             blocks = {s["block"] for s in self._samples}
-        runs = len(screen.design.runs)
+        runs = screen.design.block_runs  # a folded design's block launches one half of its runs
         done = sum(1 for b in blocks if sum(1 for s in self._samples if s["block"] == b) >= runs)
         text = f"blocks done: {done} of up to {screen.max_blocks} · {measured} of {screen.max_blocks * runs} launches"
         if done < screen.max_blocks:  # the screen goes on until it ends: the next block is the one under way
             text += f" · block {done + 1} under way"
         if current is not None:
             block, index = current
-            levels = screen.design.runs[index] if 0 <= index < runs else ()
+            levels = screen.design.runs[index] if 0 <= index < len(screen.design.runs) else ()
             setting = ", ".join(f"{lever} {'on' if level > 0 else 'off'}"
                                 for lever, level in zip(screen.screened.ids, levels))
             text += f" · last: block {block} run {index} ({setting})"

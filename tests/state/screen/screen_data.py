@@ -19,11 +19,12 @@ def speed(design, run: int, mains: dict, pair: tuple[str, str] | None = None, in
 
 
 def observations(design, blocks: int, offsets=None, noise=0.0, seed=1, first: int = 1, **kw) -> list[Observation]:
-    """Blocks `first` .. `first + blocks - 1`, every run once, each block's own speed from `offsets`."""
+    """Blocks `first` .. `first + blocks - 1`, every run of the block once (one half a block of a folded design),
+    each block's own speed from `offsets`."""
     rng = random.Random(f"{seed}:{first}")
     out = []
     for b in range(first, first + blocks):
-        for run in range(len(design.runs)):
+        for run in design.block_indices(b):
             v = speed(design, run, **kw) * (offsets[b - first] if offsets else 1.0)
             out.append(Observation(b, run, v * math.exp(rng.gauss(0, noise)) if noise else v))
     return out

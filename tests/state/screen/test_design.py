@@ -133,3 +133,25 @@ def test_a_block_order_is_seeded_and_covers_every_run_once():
     first = order(d, 1, 7)
     assert sorted(first) == list(range(16)) and order(d, 1, 7) == first
     assert order(d, 2, 7) != first or order(d, 3, 7) != first
+
+
+@pytest.mark.parametrize("k", [6, 7, 8])
+def test_a_resolution_four_fraction_folded_on_a_factor_frees_its_interactions_by_the_runs_alone(k):
+    """Montgomery 8.6: the fold-over on one factor of a resolution IV fraction de-aliases that factor's two-factor
+    interactions. Checked on the combined runs (both halves), as above, from the columns alone; the blocks alternate
+    halves from the fold on, and the record's dict brings the folded design back."""
+    plain = next(d for d in design.candidates(NAMES[:k]) if d.resolution == 4)
+    assert any(len(a) > 0 for name, a in plain.aliases().items() if name.startswith("amp×"))
+    f = design.folded(plain, "A", 3)
+    assert len(f.runs) == 2 * len(plain.runs) and f.block_runs == len(plain.runs)
+    from_runs = aliases_from_runs(f)
+    assert {n: set(a) for n, a in f.aliases().items()} == from_runs
+    assert all(not from_runs[f"amp×{other}"] for other in NAMES[1:k])
+    assert f.resolution == resolution_from_runs(f) == 4  # the chains without amp stay aliased
+    assert [order(f, b, 5) for b in (1, 2)] == [order(plain, b, 5) for b in (1, 2)]
+    assert sorted(order(f, 3, 5)) == list(range(len(plain.runs), len(f.runs)))
+    assert sorted(order(f, 4, 5)) == list(range(len(plain.runs))) and sorted(order(f, 5, 5)) == sorted(order(f, 3, 5))
+    assert Design.from_dict(f.to_dict()) == f
+    assert f.kind().endswith("16 runs a block, folded over on amp from block 3")
+    with pytest.raises(DesignError):
+        design.folded(f, "B", 4)

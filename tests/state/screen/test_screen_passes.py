@@ -137,3 +137,51 @@ def test_a_lever_exactly_at_its_threshold_says_no_number_of_blocks_would_settle_
 def test_a_screen_without_a_rule_for_a_lever_is_refused():
     with pytest.raises(ValueError, match="no rule for tensorrt"):
         ScreenPasses(choose(LEVERS[:3], 16), {"amp": RULES["amp"], "compile": RULES["compile"]}, True, 2)
+
+
+def test_a_significant_alias_chain_folds_the_design_over_and_the_next_look_names_the_pair():
+    """Seven levers in a 2^(7-3) IV: compile × option_a = tensorrt × cudnn = bf16 × fused is one chain, so a real
+    compile × option_a interaction holds all six. The judge folds over on the chain's first lever (compile) and the
+    look after the folded block names compile × option_a alone; the four others go back to their own rule."""
+    levers = ("amp", "compile", "tensorrt", "option_a", "bf16", "cudnn", "fused")
+    rules = {lever: Rule("items_per_s", min_speedup=1.1) for lever in levers}
+    d = choose(levers, 48)
+    assert d.resolution == 4 and d.aliases()["compile×option_a"] == ("tensorrt×cudnn", "bf16×fused")
+    mains = {"amp": 1.0, "compile": 1.3, "tensorrt": 0.95, "option_a": 1.2, "bf16": 1.0, "cudnn": 0.9, "fused": 1.3}
+    passes = ScreenPasses(d, rules, higher_is_better=True, max_blocks=3)
+    obs, steps, blocks = [], [], 0
+    while not steps or steps[-1].more:
+        obs += observations(passes.design, passes.requested, first=blocks + 1, noise=0.01, mains=mains,
+                            pair=("compile", "option_a"), inter=0.8)
+        blocks += passes.requested
+        steps.append(passes.after_pass(obs))
+    fold, last = steps
+    assert blocks == 3 and fold.more == 1
+    assert fold.note == ("compile × option_a = tensorrt × cudnn = bf16 × fused: an alias chain, significant; "
+                         "folding the design over on compile from block 3 to tell which pair interacts")
+    assert {lv for lv, c in fold.calls.items() if c.outcome == "confirm"} == {
+        "compile", "tensorrt", "option_a", "bf16", "cudnn", "fused"}
+    assert passes.design.fold == "B" and passes.design.aliases()["compile×option_a"] == ()
+    assert [e.name for e in last.interactions] == ["compile×option_a"] and last.interactions[0].aliases == ()
+    assert last.said[0].startswith("compile × option_a: 0.79× [") and "aliased" not in last.said[0]
+    assert {lv: c.outcome for lv, c in last.calls.items()} == {
+        "amp": "reject", "compile": "confirm", "tensorrt": "reject", "option_a": "confirm", "bf16": "reject",
+        "cudnn": "reject", "fused": "adopt"}
+    assert last.confirm == ("compile", "option_a")
+
+
+def test_a_screen_does_not_stop_on_main_effects_while_an_adopted_levers_interaction_may_still_matter():
+    """Every main effect clears its bound at the first look, but amp × compile's interval still reaches past amp's
+    1.1: the judge asks for another block instead of adopting amp on its main effect alone, and that block names
+    the interaction (seeded: 5% noise, a real 1.10 ratio of ratios)."""
+    d = choose(LEVERS, 64)
+    passes = ScreenPasses(d, RULES, higher_is_better=True, max_blocks=6)
+    mains = {"amp": 1.4, "compile": 1.3, "tensorrt": 0.9, "option_a": 0.8}
+    steps, blocks = run(passes, d, noise=0.05, seed=2, mains=mains, pair=("amp", "compile"), inter=1.10)
+    first, last = steps
+    assert blocks == 3 and first.more == 1 and first.interactions == ()
+    assert {c.outcome for c in first.calls.values()} == {"adopt", "reject"}
+    assert first.note == ("every lever decided after 2 blocks, but amp × compile 1.08× [1.01, 1.16] may still be as "
+                          "large as amp's 1.1×; asking for 1 more")
+    assert [e.name for e in last.interactions] == ["amp×compile"]
+    assert last.calls["amp"].outcome == last.calls["compile"].outcome == "confirm"
