@@ -215,7 +215,7 @@ def _command_on(seq, args) -> int:
         return run_target(seq, args.run, _json_out(args), args.parallel, args.verbose)
     command = args.command or "status"
     if command == "status":
-        status = seq.status()
+        status = seq.views.status()
         from optseq.state.api import conflicts, conflict_lines, since_line, since_sync
 
         found, synced = conflicts(seq.store), since_sync(seq.store)

@@ -15,6 +15,7 @@ from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.runs.host import Held, Record, Runner
 from optseq.state.store.store import Store
+from optseq.state.views import ReadViews
 
 
 class Sequencing(Protocol):
@@ -75,7 +76,8 @@ class Sequencing(Protocol):
 
     def pick(self, target: str, done: Collection[str] = ()) -> str | None: ...
 
-    def detached_runs(self) -> list[dict]: ...
+    @property
+    def views(self) -> ReadViews: ...
 
 
 class SequencerHost:
@@ -118,7 +120,7 @@ class SequencerHost:
         return self._seq.store.run_dir(run_id)
 
     def detached_runs(self) -> list[Record]:
-        return self._seq.detached_runs()
+        return self._seq.views.detached_runs()
 
     def check_writable(self, doing: str) -> None:
         from optseq.state.errors import InputError

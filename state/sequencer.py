@@ -278,42 +278,6 @@ class Sequencer:
     def runner(self, value: Runner) -> None:
         self.lever_runs.runner = value
 
-    # -- one-line delegations: reading the plan's state (views.py) -------------------------------------------
-    def cannot_run(self, lever_id: str) -> str | None:
-        return self.views.cannot_run(lever_id)
-    def detached_runs(self) -> list[dict[str, Any]]:
-        return self.views.detached_runs()
-    def lever_views(self) -> list[dict[str, Any]]:
-        return self.views.lever_views()
-    def repo_warnings(self, model: LeverModel) -> list[str]:
-        return self.views.repo_warnings(model)
-    def branch_view(self, lever_id: str) -> dict[str, Any] | None:
-        return self.views.branch_view(lever_id)
-    def branch_warnings(self, model: LeverModel) -> list[str]:
-        return self.views.branch_warnings(model)
-    def repo_now(self, root: str) -> dict[str, Any] | None:
-        return self.views.repo_now(root)
-    def status(self, hours: bool = True) -> dict[str, Any]:
-        return self.views.status(hours)
-    def screen_status(self) -> dict[str, Any]:
-        return self.views.screen_status()
-    def whatif(self, search: bool = True) -> dict[str, Any]:
-        return self.views.whatif(search)
-    def history(self, lever_id: str | None = None) -> dict[str, Any]:
-        return self.views.history(lever_id)
-    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict[str, Any]]]]:
-        return self.views.history_stream(lever_id)
-    def todo(self) -> list[str]:
-        return self.views.todo()
-    def lever_history(self, lever_id: str) -> dict[str, Any]:
-        return self.views.lever_history(lever_id)
-    def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
-        return self.views.export(lang, today)
-    def export_records(self) -> dict[str, list[dict[str, Any]]]:
-        return self.views.export_records()
-    def latest_runs(self) -> list[dict[str, Any]]:
-        return self.views.latest_runs()
-
 
 def default_db() -> Path:
     return Path(os.environ.get("OPTSEQ_DB") or ".optseq")

@@ -156,7 +156,7 @@ def _refused(seq: Sequencer, target: str, message: str, out: JsonOut, code: int)
     """A run refused before it started: one line on stderr and, with --json, still a JSON object on stdout."""
     print(f"optseq: {message}", file=sys.stderr)
     if out.wanted:
-        status = seq.status()
+        status = seq.views.status()
         out.emit({"target": target, "runs": [], "refused": message, "next": status["next"], "todo": status["todo"]})
     return code
 
@@ -170,7 +170,7 @@ def _run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int, contro
     except InputError as exc:
         return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
-    for detached in seq.detached_runs():
+    for detached in seq.views.detached_runs():
         if (group or detached["lever"] == target) and not control.cancelled:
             print(f"{detached['lever']}: re-attaching run {detached['run']} (Ray job {detached.get('submission_id')})",
                   file=sys.stderr, flush=True)
@@ -241,7 +241,7 @@ def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, 
 
 
 def _summarise(seq: Sequencer, target: str, reports: list, out: JsonOut) -> int:
-    status = seq.status()
+    status = seq.views.status()
     if out.wanted:
         out.emit({"target": target, "runs": [r.to_dict() for r in reports], "next": status["next"],
                   "todo": status["todo"]})
@@ -327,7 +327,7 @@ def _lever(seq: Sequencer, lever_id: str):
 
 
 def _nothing_why(seq: Sequencer, target: str) -> str:
-    status = seq.status()
+    status = seq.views.status()
     todo = status["todo"]
     if target == "watch":
         skipped = [f"{v['id']} ({v['branch']['text']})" for v in status["levers"]

@@ -36,7 +36,7 @@ def run_screen_target(seq, named: list[str], budget: int | None, out: JsonOut, e
             progress.close()
             return _refused(seq, "screen", str(exc), out, Exit.BAD_INPUT)
         progress.close()
-    status = seq.status()
+    status = seq.views.status()
     if out.wanted:
         out.emit({"target": "screen", "runs": [report.to_dict()], "next": status["next"], "todo": status["todo"]})
     if not out.stdout:

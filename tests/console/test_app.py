@@ -93,7 +93,7 @@ async def select_lever(pilot, lever: str) -> None:
 def stored(plan: Path, db: Path) -> tuple[dict, dict]:
     """(status, history) read back from disk by a fresh Sequencer, after the console closed."""
     with Sequencer.open(plan, db, mode="read") as seq:
-        return seq.status(), seq.history()
+        return seq.views.status(), seq.views.history()
 
 
 def view(status: dict, lever: str) -> dict:
@@ -397,7 +397,7 @@ def test_a_read_only_console_keeps_its_writes_off(db):
             # another process's writes show up: a read-only console follows the store
             with Sequencer.open(DEFAULT_PLAN, db, mode="write") as writer:
                 writer.set_fact("eval_dense", True)
-            await until(pilot, lambda: app.seq.status()["facts"]["eval_dense"], what="the reload")
+            await until(pilot, lambda: app.seq.views.status()["facts"]["eval_dense"], what="the reload")
 
     run(go())
 
@@ -455,7 +455,7 @@ def test_run_next_and_history_plot(tmp_path, db):
                 await until(pilot, lambda: not app.main.panel.running, what="the run to finish")
                 await pilot.pause()
             # fast (adopted) is no longer ready, so the second `next` ran slow
-            assert [r["lever"] for r in app.seq.history()["runs"]] == ["fast", "slow"]
+            assert [r["lever"] for r in app.seq.views.history()["runs"]] == ["fast", "slow"]
             await select_lever(pilot, "fast")
             await pilot.press("r")
             await until(pilot, lambda: not app.main.panel.running, what="the re-run")
@@ -530,7 +530,7 @@ def test_quit_during_a_run_asks_then_cancels(tmp_path, db, monkeypatch):
         async with app.run_test(size=SIZE) as pilot:
             await select_lever(pilot, "slow")
             await pilot.press("r")
-            await until(pilot, lambda: app.seq.history()["runs"] and app.seq.history()["runs"][0].get("pgid"),
+            await until(pilot, lambda: app.seq.views.history()["runs"] and app.seq.views.history()["runs"][0].get("pgid"),
                         what="the child to start")
             await pilot.press("q")
             await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog", what="the question")
@@ -636,7 +636,7 @@ def test_closing_under_a_run_still_ends_it(tmp_path, db):
         async with app.run_test(size=SIZE) as pilot:
             await select_lever(pilot, "slow")
             await pilot.press("r")
-            await until(pilot, lambda: app.seq.history()["runs"] and app.seq.history()["runs"][0].get("pgid"),
+            await until(pilot, lambda: app.seq.views.history()["runs"] and app.seq.views.history()["runs"][0].get("pgid"),
                         what="the child to start")
             app.exit()  # not the quit key: no question, as when the terminal goes away
 

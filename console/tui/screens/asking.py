@@ -74,7 +74,7 @@ class Forms:
             return
         from optseq.console.tui.dialogs.fact import FactDialog
 
-        self._ask(FactDialog(list(host.seq.plan.facts), host.seq.status()["facts"]),
+        self._ask(FactDialog(list(host.seq.plan.facts), host.seq.views.status()["facts"]),
                   lambda v: host.seq.set_fact(v["name"], v["value"]))
 
     def decide(self) -> None:
@@ -90,7 +90,7 @@ class Forms:
 
         def ask(go: bool | None = True) -> None:
             if go:
-                runs = seq.lever_history(lever.id)["runs"]
+                runs = seq.views.lever_history(lever.id)["runs"]
                 self._ask(DecideDialog(lever, runs), lambda v: seq.decide(lever.id, v["outcome"], v["why"]))
         if view["state"] not in ("blocked", "unplanned"):
             ask()

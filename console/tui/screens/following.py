@@ -95,7 +95,7 @@ class Follower:
     def _say_stale(self, before: dict[str, LeverView]) -> None:
         """What the edit made stale, in status's words (the detail pane and `optseq status` give the same)."""
         seq = self.host.seq
-        lines = [f"{v['id']} stale: {v.get('stale_reason') or 'invalidated'}" for v in seq.lever_views()
+        lines = [f"{v['id']} stale: {v.get('stale_reason') or 'invalidated'}" for v in seq.views.lever_views()
                  if v.get("stale") and not (before.get(v["id"]) or {}).get("stale")]
         self.host.notify(" · ".join([f"{seq.plan.path} read again", *lines]), timeout=10, markup=False)
 

@@ -34,7 +34,7 @@ class Launcher:
 
     def run_next(self) -> None:
         host = self.host
-        status = host.seq.status()
+        status = host.seq.views.status()
         lever_id = status["next"]
         if lever_id is None:
             todo = status.get("todo") or []
@@ -47,7 +47,8 @@ class Launcher:
         host = self.host
         if self._refused():
             return
-        if host.seq.status()["next"] is None and not any(v["state"] == "ready" for v in host.seq.status()["levers"]):
+        if (host.seq.views.status()["next"] is None
+                and not any(v["state"] == "ready" for v in host.seq.views.status()["levers"])):
             host.notify("nothing is ready to run", severity="warning")
             return
         if host.seq.runner.name == "local":
@@ -93,7 +94,7 @@ class Launcher:
         host = self.host
         if host.seq.readonly or host.panel.running:
             return
-        detached = host.seq.detached_runs()
+        detached = host.seq.views.detached_runs()
         if detached:
             first = detached[0]
             host.notify(f"re-attaching run {first['run']} of {first['lever']} (Ray job {first.get('submission_id')})")
