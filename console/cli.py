@@ -238,16 +238,16 @@ def _command_on(seq, args) -> int:
 
         return run_whatif(seq, args.json)
     if command == "record":
-        return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
+        return _say(seq.actions.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
                                          args.evidence))
     if command == "plan":
-        return _say(seq.write_plan(args.lever, args.path, check=True, missing=args.missing))
+        return _say(seq.actions.write_plan(args.lever, args.path, check=True, missing=args.missing))
     if command == "fact":
-        return _say(seq.set_fact(args.name, args.value == "true"))
+        return _say(seq.actions.set_fact(args.name, args.value == "true"))
     if command == "decide":
-        return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
+        return _say(seq.actions.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
     if command == "landed":
-        return _say(seq.mark_landed(args.lever, args.commit, args.why))
+        return _say(seq.actions.mark_landed(args.lever, args.commit, args.why))
     if command == "check":
         from optseq.state.api import check_lever as check
 

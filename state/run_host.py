@@ -18,6 +18,21 @@ from optseq.state.store.store import Store
 from optseq.state.views import ReadViews
 
 
+class Acting(Protocol):
+    """What the host uses of the Sequencer's actions (state/actions.py's Actions, a room beside this one)."""
+
+    def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
+                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
+                        config: dict[str, Any] | None = None, why_said: dict[str, Any] | None = None,
+                        source: str | None = None) -> dict[str, Any]: ...
+
+    # the values of a criterion event, as a lever's command printed them (JSON): this method checks each
+    def record_criterion_in_batch(self, lever_id: str, candidate: Any, criterion: Any, outcome: Any,
+                                  evidence: Any = "") -> list[str]: ...
+
+    def mark_stack_changes(self, run_id: int, fp: dict, testbed: dict | None = None) -> None: ...
+
+
 class Sequencing(Protocol):
     """What the host uses of the Sequencer (state/sequencer.py and the actions it composes)."""
 
@@ -55,17 +70,6 @@ class Sequencing(Protocol):
 
     def fire_points(self, table: str, record: dict) -> None: ...
 
-    def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
-                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
-                        config: dict[str, Any] | None = None, why_said: dict[str, Any] | None = None,
-                        source: str | None = None) -> dict[str, Any]: ...
-
-    # the values of a criterion event, as a lever's command printed them (JSON): this method checks each
-    def record_criterion_in_batch(self, lever_id: str, candidate: Any, criterion: Any, outcome: Any,
-                                  evidence: Any = "") -> list[str]: ...
-
-    def mark_stack_changes(self, run_id: int, fp: dict, testbed: dict | None = None) -> None: ...
-
     def hold_lever(self, lever_id: str) -> Held: ...
 
     def check_runnable(self, lever_id: str) -> None: ...
@@ -78,6 +82,9 @@ class Sequencing(Protocol):
 
     @property
     def views(self) -> ReadViews: ...
+
+    @property
+    def actions(self) -> Acting: ...
 
 
 class SequencerHost:
@@ -169,12 +176,12 @@ class SequencerHost:
     def decide(self, lever_id: str, outcome: str, *, why: str, rule: str, runs: Sequence[int],
                stats: dict | None = None, config: dict | None = None, why_said: dict | None = None,
                source: str | None = None) -> None:
-        self._seq.decide_in_batch(lever_id, outcome, why=why, auto=True, rule=rule, runs=runs, stats=stats,
+        self._seq.actions.decide_in_batch(lever_id, outcome, why=why, auto=True, rule=rule, runs=runs, stats=stats,
                                   config=config, why_said=why_said, source=source)
 
     def record_criterion(self, lever_id: str, event: Mapping[str, Any]) -> None:
-        self._seq.record_criterion_in_batch(lever_id, event.get("candidate"), event.get("criterion"),
+        self._seq.actions.record_criterion_in_batch(lever_id, event.get("candidate"), event.get("criterion"),
                                             event.get("outcome"), event.get("evidence", ""))
 
     def mark_stack_changes(self, run_id: int, fingerprint: dict, testbed: dict | None) -> None:
-        self._seq.mark_stack_changes(run_id, fingerprint, testbed)
+        self._seq.actions.mark_stack_changes(run_id, fingerprint, testbed)

@@ -213,38 +213,6 @@ class Sequencer:
     def code_moves(self) -> list[dict[str, Any]]:
         return self.code.branch_moves()
 
-    # -- one-line delegations: acting on the plan's state (actions.py) ---------------------------------------
-    def record_criterion(self, lever_id: str, candidate: str, criterion: str, outcome: str,
-                         evidence: str = "") -> list[str]:
-        return self.actions.record_criterion(lever_id, candidate, criterion, outcome, evidence)
-    def record_criterion_in_batch(self, lever_id: str, candidate: str, criterion: str, outcome: str,
-                                  evidence: str = "") -> list[str]:
-        return self.actions.record_criterion_in_batch(lever_id, candidate, criterion, outcome, evidence)
-    def write_plan(self, lever_id: str, path: str, *, check: bool = False, missing: str = "refuse") -> list[str]:
-        return self.actions.write_plan(lever_id, path, check=check, missing=missing)
-    def create_plan_doc(self, lever_id: str, path: str) -> list[str]:
-        return self.actions.create_plan_doc(lever_id, path)
-    def check_plan_doc(self, path: str, must_exist: bool = True) -> Path | None:
-        return self.actions.check_plan_doc(path, must_exist)
-    def set_fact(self, name: str, value: bool) -> list[str]:
-        return self.actions.set_fact(name, value)
-    def decide(self, lever_id: str, outcome: str, why: str, unmeasured: bool = False) -> list[str]:
-        return self.actions.decide(lever_id, outcome, why, unmeasured)
-    def outcomes_of(self, lever: Lever) -> list[str]:
-        return self.actions.outcomes_of(lever)
-    def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
-                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
-                        config: dict[str, Any] | None = None,
-                        why_said: dict[str, Any] | None = None, source: str | None = None) -> dict[str, Any]:
-        return self.actions.decide_in_batch(lever_id, outcome, why=why, auto=auto, rule=rule, runs=runs, stats=stats,
-                                            config=config, why_said=why_said, source=source)
-    def check_stack(self, lever_id: str) -> None:
-        self.actions.check_stack(lever_id)
-    def mark_landed(self, lever_id: str, ref: str, why: str) -> list[str]:
-        return self.actions.mark_landed(lever_id, ref, why)
-    def mark_stack_changes(self, run_id: int, fp: dict[str, Any], testbed: dict[str, Any] | None = None) -> None:
-        self.actions.mark_stack_changes(run_id, fp, testbed)
-
     # -- one-line delegations: before a lever runs (lever_runs.py) -------------------------------------------
     GROUPS = LeverRuns.GROUPS
     def hold_lever(self, lever_id: str) -> LeverLock:

@@ -89,8 +89,9 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
         takes_record = "record" in inspect.signature(seq.run_ended).parameters
         start = len(seq.store.all("runs")) if more else 0
         if not more:
-            seq.record_criterion("julia_port", "torch_jl", "c4", "fail", evidence="store bench: Torch.jl c4 fails")
-            seq.write_plan("option_b", "docs/plans/option_b.md")
+            seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail",
+                                         evidence="store bench: Torch.jl c4 fails")
+            seq.actions.write_plan("option_b", "docs/plans/option_b.md")
         for first in range(start, start + runs, group):
             with seq.writing():  # building only: one batch per group (see the docstring)
                 for k in range(first, min(first + group, start + runs)):
@@ -180,11 +181,11 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                                 seq.store.append("events", event)
                         seq.fire_points("runs", {"lever": lever_id, "status": "succeeded"})
                         if verdict.outcome in ("adopt", "reject"):
-                            seq.decide_in_batch(lever_id, verdict.outcome, why=verdict.reason, auto=True,
+                            seq.actions.decide_in_batch(lever_id, verdict.outcome, why=verdict.reason, auto=True,
                                                 rule=rule_text, runs=(run_id,), stats=summary["stats"], config=None,
                                                 why_said=summary["verdict"].get("said"))
                         if exact:  # the fingerprint never changes here, so this writes nothing
-                            seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
+                            seq.actions.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
                     built.verdicts[verdict.outcome] = built.verdicts.get(verdict.outcome, 0) + 1
                     built.runs += 1
             if progress:

@@ -185,7 +185,7 @@ def test_record_c4_fail_goes_no_go_and_option_b_waits_for_its_plan(db):
 
 def test_mark_plan_written_makes_option_b_next(db, tmp_path, monkeypatch):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
     monkeypatch.chdir(tmp_path)  # the suggested relative path is looked for from here (and the plan's folder)
     doc = tmp_path / "docs" / "plans" / "option_b.md"
 
@@ -371,7 +371,7 @@ def test_a_record_from_a_shell_shows_up_in_the_open_console(db, cli_env):
             assert app.main.query_one("#status").text.startswith("next: nothing to run · press p on option_b")
             # and the console still writes: its next write catches up with the shell's first
             await select_lever(pilot, "option_b")
-            app.seq.write_plan("option_b", "docs/plans/option_b.md")
+            app.seq.actions.write_plan("option_b", "docs/plans/option_b.md")
             assert app.seq.machine.state("option_b") == "ready"
 
     run(go())
@@ -396,7 +396,7 @@ def test_a_read_only_console_keeps_its_writes_off(db):
             assert app.screen is app.main
             # another process's writes show up: a read-only console follows the store
             with Sequencer.open(DEFAULT_PLAN, db, mode="write") as writer:
-                writer.set_fact("eval_dense", True)
+                writer.actions.set_fact("eval_dense", True)
             await until(pilot, lambda: app.seq.views.status()["facts"]["eval_dense"], what="the reload")
 
     run(go())

@@ -129,7 +129,7 @@ def gate_plan(tmp_path) -> Path:
 
 def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(gate_plan, db):
     with Sequencer.open(gate_plan, db, mode="write") as seq:
-        seq.decide("gate", "GO", "A passes")
+        seq.actions.decide("gate", "GO", "A passes")
         assert states(seq)["slow_track"] == "closed"
         assert views(seq)["slow_track"]["why_blocked"] == ["closed: gate decided GO"]
         fast = seq.run_lever("fast")
@@ -139,7 +139,7 @@ def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(g
         assert seq.store.get("runs", other.run_id)["infra"]["adopted"] == ["fast"]
         assert states(seq)["after_fast"] == "adopted"
 
-        seq.decide("gate", "NO-GO", "A failed on the real data after all")
+        seq.actions.decide("gate", "NO-GO", "A failed on the real data after all")
         st = states(seq)
         assert st["fast"] == "closed" and st["after_fast"] == "closed"
         assert views(seq)["fast"]["why_blocked"] == ["closed: gate decided NO-GO"]
@@ -160,7 +160,7 @@ def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(g
         assert_replays(gate_plan, db, seq)
 
         # re-reversing works the same way: the GO branch opens again from scratch, NO-GO's closes
-        seq.decide("gate", "GO", "A passes on the re-run")
+        seq.actions.decide("gate", "GO", "A passes on the re-run")
         st = states(seq)
         assert st["fast"] == "ready" and views(seq)["fast"]["outcome"] is None
         assert st["slow_track"] == "closed" and st["after_fast"] == "blocked"
@@ -238,7 +238,7 @@ def test_inconclusive_remeasure_takes_the_lever_out_of_the_stack(tmp_path, db):
         dep = seq.run_lever("dep")
         assert first.decision == dep.decision == "adopt"
         assert states(seq)["gated"] == "ready"
-        seq.decide("gated_by_hand", "adopt", "measured elsewhere")
+        seq.actions.decide("gated_by_hand", "adopt", "measured elsewhere")
     with Sequencer.open(straddle_plan, db, mode="write") as seq:
         report = seq.run_lever("base")
         assert report.verdict == "inconclusive" and report.decision is None
@@ -271,7 +271,7 @@ def test_inconclusive_remeasure_takes_the_lever_out_of_the_stack(tmp_path, db):
         assert_replays(straddle_plan, db, seq)
 
         # the user can keep it: a decision by hand puts it back in the stack
-        seq.decide("base", "adopt", f"run {report.run_id} straddles 1.2x; the earlier run was clear")
+        seq.actions.decide("base", "adopt", f"run {report.run_id} straddles 1.2x; the earlier run was clear")
         assert views(seq)["base"]["state"] == "adopted"
         assert seq.machine.infra()["adopted"] == ["base", "dep", "gated_by_hand"]
         assert seq.views.history("base")["decisions"][-1]["supersedes"] == old["id"]
@@ -387,9 +387,9 @@ def test_default_plan_next_is_nothing_to_run_until_the_gate_is_decided(plan_path
     with Sequencer.open(plan_path, db, mode="write") as seq:
         st = seq.views.status()
         assert st["next"] is None and st["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
         assert seq.views.status()["todo"] == ["option_b: write its plan (optseq plan option_b PATH)"]
-        seq.write_plan("option_b", "docs/plans/option_b.md")
+        seq.actions.write_plan("option_b", "docs/plans/option_b.md")
         assert seq.views.status()["next"] == "option_b" and seq.views.status()["todo"] == []
 
 

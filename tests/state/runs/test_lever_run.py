@@ -206,7 +206,7 @@ def test_device_change_makes_earlier_numbers_stale(tmp_path, db):
     run_once(plan, db)
     with Sequencer.open(plan, db, mode="write") as seq:
         run = seq.store.all("runs")[-1]
-        seq.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
+        seq.actions.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
         view = lever_view(seq.views.status())
     assert view["state"] == "stale" and "device changed" in view["stale_reason"]
 

@@ -219,7 +219,7 @@ def test_the_export_from_the_digest_is_the_export_from_every_record(built, tmp_p
     store_build.build_store(DEFAULT_PLAN, db, RUNS, group=7)
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
         for i in range(digest.KEEP + 3):  # a lever whose standing decision is older than its newest ones
-            seq.decide("amp", "defer", f"defer {i}")
+            seq.actions.decide("amp", "defer", f"defer {i}")
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:
         records = seq.views.export_records()
         assert {h["lever"] for h in records["decisions_hidden"]} >= set(store_build.LEVERS)
@@ -240,7 +240,7 @@ def test_a_store_from_before_the_digest_gains_it_on_its_first_write(tmp_path):
         assert seq.store.recent("decisions") is None
         before = seq.views.export()  # read whole, as before the digest
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.decide("amp", "defer", "a first write")
+        seq.actions.decide("amp", "defer", "a first write")
         groups = seq.store.recent("decisions")
         assert groups == digest.started(seq.store.all("decisions"))
         assert {k: v for k, v in groups.items() if not k.startswith("amp|")} == \
@@ -302,7 +302,7 @@ def test_indexes_an_older_writer_left_behind_are_not_used(built, tmp_path):
         assert {k: list(v) for k, v in seq.views.history_stream("option_b")} == seq.views.history("option_b")
         assert seq.views.export_records()["decisions"] == seq.store.all("decisions")  # read whole
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.decide("amp", "defer", "the next writer")
+        seq.actions.decide("amp", "defer", "the next writer")
         meta = seq.store.meta()
         assert "runs" not in meta["heads"] and "runs" not in meta["late"]  # untracked from now on
         assert meta["indexed"] == meta["ends"]
