@@ -33,6 +33,27 @@ class Acting(Protocol):
     def mark_stack_changes(self, run_id: int, fp: dict, testbed: dict | None = None) -> None: ...
 
 
+class RunChecks(Protocol):
+    """What the host uses of the Sequencer's checks before a run (state/lever_runs.py's LeverRuns, a room beside
+    this one)."""
+
+    @property
+    def testbed(self) -> dict: ...
+
+    @property
+    def runner(self) -> Runner: ...
+
+    def hold_lever(self, lever_id: str) -> Held: ...
+
+    def check_runnable(self, lever_id: str) -> None: ...
+
+    def check_watchable(self, lever_id: str) -> None: ...
+
+    def watchable(self) -> list[str]: ...
+
+    def pick(self, target: str, done: Collection[str] = ()) -> str | None: ...
+
+
 class Sequencing(Protocol):
     """What the host uses of the Sequencer (state/sequencer.py and the actions it composes)."""
 
@@ -51,12 +72,6 @@ class Sequencing(Protocol):
     @property
     def readonly(self) -> bool: ...
 
-    @property
-    def testbed(self) -> dict: ...
-
-    @property
-    def runner(self) -> Runner: ...
-
     def lever(self, lever_id: str) -> Lever: ...
 
     def writing(self) -> AbstractContextManager[None]: ...
@@ -70,21 +85,14 @@ class Sequencing(Protocol):
 
     def fire_points(self, table: str, record: dict) -> None: ...
 
-    def hold_lever(self, lever_id: str) -> Held: ...
-
-    def check_runnable(self, lever_id: str) -> None: ...
-
-    def check_watchable(self, lever_id: str) -> None: ...
-
-    def watchable(self) -> list[str]: ...
-
-    def pick(self, target: str, done: Collection[str] = ()) -> str | None: ...
-
     @property
     def views(self) -> ReadViews: ...
 
     @property
     def actions(self) -> Acting: ...
+
+    @property
+    def lever_runs(self) -> RunChecks: ...
 
 
 class SequencerHost:
@@ -108,11 +116,11 @@ class SequencerHost:
 
     @property
     def testbed(self) -> dict:
-        return self._seq.testbed
+        return self._seq.lever_runs.testbed
 
     @property
     def runner(self) -> Runner:
-        return self._seq.runner
+        return self._seq.lever_runs.runner
 
     @property
     def store_tag(self) -> str:
@@ -136,16 +144,16 @@ class SequencerHost:
             raise InputError(f"the store {self._seq.store.directory} is read-only here; {doing}")
 
     def check_runnable(self, lever_id: str) -> None:
-        self._seq.check_runnable(lever_id)
+        self._seq.lever_runs.check_runnable(lever_id)
 
     def check_watchable(self, lever_id: str) -> None:
-        self._seq.check_watchable(lever_id)
+        self._seq.lever_runs.check_watchable(lever_id)
 
     def watchable(self) -> list[str]:
-        return self._seq.watchable()
+        return self._seq.lever_runs.watchable()
 
     def pick(self, target: str, done: Collection[str] = ()) -> str | None:
-        return self._seq.pick(target, done=done)
+        return self._seq.lever_runs.pick(target, done=done)
 
     # -- what a run does -----------------------------------------------------------------------------------------
     @property
@@ -156,7 +164,7 @@ class SequencerHost:
         return self._seq.writing()
 
     def hold(self, lever_id: str) -> Held:
-        return self._seq.hold_lever(lever_id)
+        return self._seq.lever_runs.hold_lever(lever_id)
 
     def append_run(self, fields: Record) -> Record:
         return self._seq.append("runs", fields)

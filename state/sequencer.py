@@ -213,39 +213,6 @@ class Sequencer:
     def code_moves(self) -> list[dict[str, Any]]:
         return self.code.branch_moves()
 
-    # -- one-line delegations: before a lever runs (lever_runs.py) -------------------------------------------
-    GROUPS = LeverRuns.GROUPS
-    def hold_lever(self, lever_id: str) -> LeverLock:
-        return self.lever_runs.hold_lever(lever_id)
-    def check_runnable(self, lever_id: str) -> None:
-        self.lever_runs.check_runnable(lever_id)
-    def check_refs(self, lever_id: str) -> None:
-        self.lever_runs.check_refs(lever_id)
-    def check_watchable(self, lever_id: str) -> None:
-        self.lever_runs.check_watchable(lever_id)
-    def watch_refusal(self, lever_id: str) -> str | None:
-        return self.lever_runs.watch_refusal(lever_id)
-    def watch_refusals(self) -> list[str]:
-        return self.lever_runs.watch_refusals()
-    def targets(self, target: str) -> list[str]:
-        return self.lever_runs.targets(target)
-    def watchable(self) -> list[str]:
-        return self.lever_runs.watchable()
-    def pick(self, target: str, done: Collection[str] = ()) -> str | None:
-        return self.lever_runs.pick(target, done)
-
-    @property
-    def testbed(self) -> dict[str, Any]:
-        return self.lever_runs.testbed
-
-    @property
-    def runner(self) -> Runner:
-        return self.lever_runs.runner
-
-    @runner.setter
-    def runner(self, value: Runner) -> None:
-        self.lever_runs.runner = value
-
 
 def default_db() -> Path:
     return Path(os.environ.get("OPTSEQ_DB") or ".optseq")

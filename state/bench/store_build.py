@@ -99,7 +99,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     for i in range(len(LEVERS)):
                         candidate = LEVERS[(k + i) % len(LEVERS)]
                         try:
-                            seq.check_runnable(candidate)
+                            seq.lever_runs.check_runnable(candidate)
                         except InputError:
                             continue
                         lever_id = candidate
@@ -120,7 +120,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     with seq.writing():
                         record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
                                                      "pid": os.getpid(), "started": utc_now(), "infra": infra,
-                                                     "passes": 0, "runner": "local", "testbed": seq.testbed})
+                                                     "passes": 0, "runner": "local", "testbed": seq.lever_runs.testbed})
                     run_id = record["id"]
                     run_dir = seq.store.run_dir(run_id)
                     samples_file = run_dir / "samples.jsonl"
@@ -167,7 +167,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                                         "definition": definition(lever, seq.plan.path), "repo": None},
                         "samples_file": str(samples_file), "n_samples": len(all_samples), "log": str(log_path),
                         "warnings": warnings[:40], "pass_counts": pass_counts, "summary": summary,
-                        "verdict": verdict.outcome, "testbed": seq.testbed,
+                        "verdict": verdict.outcome, "testbed": seq.lever_runs.testbed,
                     }
                     with seq.writing():
                         seq.store.update("runs", run_id, fields)

@@ -57,7 +57,7 @@ def write_screen(plan, db, status: str = "succeeded", **kw) -> dict:
     with Sequencer.open(plan, db, mode="write") as seq:
         record = seq.append("runs", {"kind": "screen", "lever": None, "status": status,
                                      "started": "2026-12-01T10:00:00+00:00", "ended": "2026-12-01T10:20:00+00:00",
-                                     "screen": screen(**kw), "testbed": seq.testbed})
+                                     "screen": screen(**kw), "testbed": seq.lever_runs.testbed})
         design = record["screen"]["design"]
         samples = seq.store.run_dir(record["id"]) / "samples.jsonl"
         samples.parent.mkdir(parents=True, exist_ok=True)

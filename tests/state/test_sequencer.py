@@ -112,8 +112,8 @@ def test_model_size_decision_makes_adopted_amp_stale(seq):
     assert view["state"] == "stale" and view["stale"] is True
     assert "model_size" in view["stale_reason"]
     # amp goes before compile, whose numbers a new amp decision would make stale again
-    assert seq.targets("stale") == ["amp"]
-    assert seq.targets("ready").index("amp") < seq.targets("ready").index("compile")
+    assert seq.lever_runs.targets("stale") == ["amp"]
+    assert seq.lever_runs.targets("ready").index("amp") < seq.lever_runs.targets("ready").index("compile")
 
 
 @pytest.mark.parametrize("args, fragment", [

@@ -51,7 +51,7 @@ class Launcher:
                 and not any(v["state"] == "ready" for v in host.seq.views.status()["levers"])):
             host.notify("nothing is ready to run", severity="warning")
             return
-        if host.seq.runner.name == "local":
+        if host.seq.lever_runs.runner.name == "local":
             host.notify(f"up to {host.parallel} levers at once on this machine: their timings share its cores",
                         severity="warning")
         host.panel.start_group(host.seq, "ready", host.parallel)
@@ -61,15 +61,15 @@ class Launcher:
         host = self.host
         if self._refused():
             return
-        elsewhere = host.seq.watch_refusals()  # adopted on another testbed: said, not measured here
-        if not host.seq.watchable():
+        elsewhere = host.seq.lever_runs.watch_refusals()  # adopted on another testbed: said, not measured here
+        if not host.seq.lever_runs.watchable():
             host.notify("; ".join(elsewhere) or "nothing to watch: no adopted lever has a command to measure it with",
                         severity="warning")
             return
         if elsewhere:
             host.notify("; ".join(elsewhere), severity="warning")
         # here the levers share this machine's cores, which a watch's figures must not: one at a time
-        host.panel.start_group(host.seq, "watch", host.parallel if host.seq.runner.name != "local" else 1)
+        host.panel.start_group(host.seq, "watch", host.parallel if host.seq.lever_runs.runner.name != "local" else 1)
         host.action_view("run")
 
     def start(self, lever_id: str) -> None:
@@ -77,7 +77,7 @@ class Launcher:
         if self._refused():
             return
         try:
-            host.seq.check_runnable(lever_id)
+            host.seq.lever_runs.check_runnable(lever_id)
         except InputError as exc:
             host.notify(str(exc), severity="error", timeout=8)
             return
