@@ -192,7 +192,7 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
 
     args.announce_store = announce_store  # a compare says it first, once its input is accepted: it may take hours
     with Sequencer.open(plan_path, db, mode=mode, on_wait=waiting) as seq:
-        for warning in seq.warnings:
+        for warning in seq.held.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
         code = _command_on(seq, args)
     # said once the command has spoken: a refusal stays its one line (the store it opened is empty, a later

@@ -11,11 +11,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from optseq.state.held import Held as Opened
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.runs.host import Held, Record, Runner
 from optseq.state.store.store import Store
 from optseq.state.views import ReadViews
+from optseq.state.writes import Writer
 
 
 class Acting(Protocol):
@@ -55,7 +57,7 @@ class RunChecks(Protocol):
 
 
 class Sequencing(Protocol):
-    """What the host uses of the Sequencer (state/sequencer.py and the actions it composes)."""
+    """What the host uses of the Sequencer (state/sequencer.py): what the open holds, and the parts it composes."""
 
     @property
     def plan(self) -> Plan: ...
@@ -67,23 +69,13 @@ class Sequencing(Protocol):
     def store(self) -> Store: ...
 
     @property
-    def lock(self) -> AbstractContextManager[Any]: ...
-
-    @property
     def readonly(self) -> bool: ...
 
-    def lever(self, lever_id: str) -> Lever: ...
+    @property
+    def held(self) -> Opened: ...
 
-    def writing(self) -> AbstractContextManager[None]: ...
-
-    def append(self, table: str, record: dict) -> dict: ...
-
-    def update_run(self, run_id: int, fields: dict) -> dict: ...
-
-    def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
-                  record: dict | None = None) -> None: ...
-
-    def fire_points(self, table: str, record: dict) -> None: ...
+    @property
+    def writer(self) -> Writer: ...
 
     @property
     def views(self) -> ReadViews: ...
@@ -112,7 +104,7 @@ class SequencerHost:
         return self._seq.machine
 
     def lever(self, lever_id: str) -> Lever:
-        return self._seq.lever(lever_id)
+        return self._seq.held.lever(lever_id)
 
     @property
     def testbed(self) -> dict:
@@ -158,16 +150,16 @@ class SequencerHost:
     # -- what a run does -----------------------------------------------------------------------------------------
     @property
     def lock(self) -> AbstractContextManager[Any]:
-        return self._seq.lock
+        return self._seq.held.lock
 
     def writing(self) -> AbstractContextManager[None]:
-        return self._seq.writing()
+        return self._seq.writer.writing()
 
     def hold(self, lever_id: str) -> Held:
         return self._seq.lever_runs.hold_lever(lever_id)
 
     def append_run(self, fields: Record) -> Record:
-        return self._seq.append("runs", fields)
+        return self._seq.writer.append("runs", fields)
 
     def update(self, run_id: int, fields: Record) -> None:
         runs = self._seq.machine.runs
@@ -175,11 +167,11 @@ class SequencerHost:
             self._seq.store.update("runs", run_id, fields)
             runs.compare({"id": run_id, **fields})
         else:
-            self._seq.update_run(run_id, fields)  # a screen's row beside its record
+            self._seq.writer.update_run(run_id, fields)  # a screen's row beside its record
 
     def end_run(self, lever_id: str, status: str, verdict: str | None, record: Record) -> None:
-        self._seq.run_ended(lever_id, status, verdict, record)
-        self._seq.fire_points("runs", {"lever": lever_id, "status": status})
+        self._seq.writer.run_ended(lever_id, status, verdict, record)
+        self._seq.writer.fire_points("runs", {"lever": lever_id, "status": status})
 
     def decide(self, lever_id: str, outcome: str, *, why: str, rule: str, runs: Sequence[int],
                stats: dict | None = None, config: dict | None = None, why_said: dict | None = None,

@@ -147,12 +147,12 @@ def test_two_openers_both_write_and_each_sees_the_others_writes(seq, plan_path, 
         assert not other.readonly
         assert other.views.status()["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
         other.actions.set_fact("eval_dense", True)
-        assert seq.reload() and seq.views.status()["facts"]["eval_dense"] is True
+        assert seq.follower.reload() and seq.views.status()["facts"]["eval_dense"] is True
         # a write catches up first: the gate decided here is known to the other opener's next write
         seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
         other.actions.write_plan("option_b", "docs/plans/option_b.md")
         assert other.machine.state("julia_port") == "decided" and other.machine.state("option_b") == "ready"
-    assert seq.reload() and seq.machine.state("option_b") == "ready"
+    assert seq.follower.reload() and seq.machine.state("option_b") == "ready"
 
 
 def test_a_read_opener_cannot_write(seq, plan_path, db):

@@ -54,7 +54,7 @@ class Follower:
                 self._follow_code, thread=True, group="code", exclusive=True))
 
     def _follow(self) -> None:
-        if self.follow_plan() | self.host.seq.reload():
+        if self.follow_plan() | self.host.seq.follower.reload():
             self.host.refresh_view()
 
     def follow_plan(self) -> bool:
@@ -101,7 +101,7 @@ class Follower:
 
     def _follow_code(self) -> None:
         try:
-            moved = self.host.seq.code_moves()
+            moved = self.host.seq.code.branch_moves()
         except (InputError, StoreError):
             return  # the store is busy or full: the next look tries again
         if moved:

@@ -180,7 +180,7 @@ class MainScreen(Screen[None]):
         screening = self.screen_panel()
         running = self.panel.running_levers | (screening.running_levers if screening is not None else set())
         table = self.table
-        with self.seq.lock:
+        with self.seq.held.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
             compares = list(self.seq.machine.runs.compares)
             testbeds = len(self.seq.machine.runs.testbeds) > 1
@@ -381,7 +381,7 @@ def _with_conflicts(status: dict[str, Any], seq: Sequencer) -> None:
     """Decisions two writers made concurrently (optseq sync): on the status line and in the lever's warnings."""
     from optseq.state.api import conflicts, conflict_lines as lines
 
-    with seq.lock:
+    with seq.held.lock:
         found = terminal_safe(conflicts(seq.store))
     if not found:
         return

@@ -164,7 +164,7 @@ def test_experiment_chooses_an_arm_that_joins_the_infra(tmp_path, db):
                        "(within its timeout of 15 min); to choose without waiting, decide it by hand (optseq "
                        "decide size CONFIG --why …, or d in the console)")
     with Sequencer.open(plan, db, mode="read") as seq:
-        again = experiment_length(seq.lever("size"), seq.machine.runs.recent["size"])
+        again = experiment_length(seq.held.lever("size"), seq.machine.runs.recent["size"])
     assert again.startswith(f"[optseq] 5 blocks before it can decide, up to 20; run {report.run_id} took ")
     assert " a block: ≈ " in again and ", up to " in again
     assert status["infra"]["model"] == {"name": "h256x4", "hidden": 256, "layers": 4}
