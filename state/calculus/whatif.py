@@ -115,7 +115,7 @@ def compute(plan: Plan, machine, search: bool = True) -> dict:
 def hours_by_lever(seq) -> dict[str, float | None]:
     """Every lever's expected hours saved in the plan's order (None: not pending, or an input is missing); cheap
     (no search), for a status or console column."""
-    with seq.held.lock:
+    with seq.lock:
         calc = Calculus(seq.plan, seq.machine)
         calc.plan_order()
         return {lv.id: (calc.levers[lv.id].h if lv.id in calc.levers else None) for lv in seq.plan.levers}
