@@ -192,7 +192,7 @@ def _dispatch(args, plan_path: Path, db: Path, mode: str, new: bool) -> int:
 
     args.announce_store = announce_store  # a compare says it first, once its input is accepted: it may take hours
     with Sequencer.open(plan_path, db, mode=mode, on_wait=waiting) as seq:
-        for warning in seq.warnings:
+        for warning in seq.held.warnings:
             print(f"optseq: warning: {warning}", file=sys.stderr)
         code = _command_on(seq, args)
     # said once the command has spoken: a refusal stays its one line (the store it opened is empty, a later
@@ -215,7 +215,7 @@ def _command_on(seq, args) -> int:
         return run_target(seq, args.run, _json_out(args), args.parallel, args.verbose)
     command = args.command or "status"
     if command == "status":
-        status = seq.status()
+        status = seq.views.status()
         from optseq.state.api import conflicts, conflict_lines, since_line, since_sync
 
         found, synced = conflicts(seq.store), since_sync(seq.store)
@@ -238,16 +238,16 @@ def _command_on(seq, args) -> int:
 
         return run_whatif(seq, args.json)
     if command == "record":
-        return _say(seq.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
+        return _say(seq.actions.record_criterion(args.lever, args.candidate, args.criterion, args.outcome,
                                          args.evidence))
     if command == "plan":
-        return _say(seq.write_plan(args.lever, args.path, check=True, missing=args.missing))
+        return _say(seq.actions.write_plan(args.lever, args.path, check=True, missing=args.missing))
     if command == "fact":
-        return _say(seq.set_fact(args.name, args.value == "true"))
+        return _say(seq.actions.set_fact(args.name, args.value == "true"))
     if command == "decide":
-        return _say(seq.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
+        return _say(seq.actions.decide(args.lever, args.outcome, args.why, unmeasured=args.unmeasured))
     if command == "landed":
-        return _say(seq.mark_landed(args.lever, args.commit, args.why))
+        return _say(seq.actions.mark_landed(args.lever, args.commit, args.why))
     if command == "check":
         from optseq.state.api import check_lever as check
 

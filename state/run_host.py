@@ -11,49 +11,18 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from optseq.state.held import Held as Opened
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.record_types import Run, as_
 from optseq.state.runs.host import Held, Record, Runner
 from optseq.state.store.store import Store
+from optseq.state.views import ReadViews
+from optseq.state.writes import Writer
 
 
-class Sequencing(Protocol):
-    """What the host uses of the Sequencer (state/sequencer.py and the actions it composes)."""
-
-    @property
-    def plan(self) -> Plan: ...
-
-    @property
-    def machine(self) -> PlanMachine: ...
-
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def lock(self) -> AbstractContextManager[Any]: ...
-
-    @property
-    def readonly(self) -> bool: ...
-
-    @property
-    def testbed(self) -> dict: ...
-
-    @property
-    def runner(self) -> Runner: ...
-
-    def lever(self, lever_id: str) -> Lever: ...
-
-    def writing(self) -> AbstractContextManager[None]: ...
-
-    def append(self, table: str, record: dict) -> dict: ...
-
-    def update_run(self, run_id: int, fields: dict) -> dict: ...
-
-    def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
-                  record: dict | None = None) -> None: ...
-
-    def fire_points(self, table: str, record: dict) -> None: ...
+class Acting(Protocol):
+    """What the host uses of the Sequencer's actions (state/actions.py's Actions, a room beside this one)."""
 
     def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
                         runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
@@ -66,6 +35,17 @@ class Sequencing(Protocol):
 
     def mark_stack_changes(self, run_id: int, fp: dict, testbed: dict | None = None) -> None: ...
 
+
+class RunChecks(Protocol):
+    """What the host uses of the Sequencer's checks before a run (state/lever_runs.py's LeverRuns, a room beside
+    this one)."""
+
+    @property
+    def testbed(self) -> dict: ...
+
+    @property
+    def runner(self) -> Runner: ...
+
     def hold_lever(self, lever_id: str) -> Held: ...
 
     def check_runnable(self, lever_id: str) -> None: ...
@@ -76,7 +56,36 @@ class Sequencing(Protocol):
 
     def pick(self, target: str, done: Collection[str] = ()) -> str | None: ...
 
-    def detached_runs(self) -> list[dict]: ...
+
+class Sequencing(Protocol):
+    """What the host uses of the Sequencer (state/sequencer.py): what the open holds, and the parts it composes."""
+
+    @property
+    def plan(self) -> Plan: ...
+
+    @property
+    def machine(self) -> PlanMachine: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def readonly(self) -> bool: ...
+
+    @property
+    def held(self) -> Opened: ...
+
+    @property
+    def writer(self) -> Writer: ...
+
+    @property
+    def views(self) -> ReadViews: ...
+
+    @property
+    def actions(self) -> Acting: ...
+
+    @property
+    def lever_runs(self) -> RunChecks: ...
 
 
 class SequencerHost:
@@ -96,15 +105,15 @@ class SequencerHost:
         return self._seq.machine
 
     def lever(self, lever_id: str) -> Lever:
-        return self._seq.lever(lever_id)
+        return self._seq.held.lever(lever_id)
 
     @property
     def testbed(self) -> dict:
-        return self._seq.testbed
+        return self._seq.lever_runs.testbed
 
     @property
     def runner(self) -> Runner:
-        return self._seq.runner
+        return self._seq.lever_runs.runner
 
     @property
     def store_tag(self) -> str:
@@ -122,7 +131,7 @@ class SequencerHost:
         return self._seq.store.run_dir(run_id)
 
     def detached_runs(self) -> list[Record]:
-        return self._seq.detached_runs()
+        return self._seq.views.detached_runs()
 
     def check_writable(self, doing: str) -> None:
         from optseq.state.errors import InputError
@@ -131,30 +140,30 @@ class SequencerHost:
             raise InputError(f"the store {self._seq.store.directory} is read-only here; {doing}")
 
     def check_runnable(self, lever_id: str) -> None:
-        self._seq.check_runnable(lever_id)
+        self._seq.lever_runs.check_runnable(lever_id)
 
     def check_watchable(self, lever_id: str) -> None:
-        self._seq.check_watchable(lever_id)
+        self._seq.lever_runs.check_watchable(lever_id)
 
     def watchable(self) -> list[str]:
-        return self._seq.watchable()
+        return self._seq.lever_runs.watchable()
 
     def pick(self, target: str, done: Collection[str] = ()) -> str | None:
-        return self._seq.pick(target, done=done)
+        return self._seq.lever_runs.pick(target, done=done)
 
     # -- what a run does -----------------------------------------------------------------------------------------
     @property
     def lock(self) -> AbstractContextManager[Any]:
-        return self._seq.lock
+        return self._seq.held.lock
 
     def writing(self) -> AbstractContextManager[None]:
-        return self._seq.writing()
+        return self._seq.writer.writing()
 
     def hold(self, lever_id: str) -> Held:
-        return self._seq.hold_lever(lever_id)
+        return self._seq.lever_runs.hold_lever(lever_id)
 
     def append_run(self, fields: Record) -> Record:
-        return self._seq.append("runs", fields)
+        return self._seq.writer.append("runs", fields)
 
     def update(self, run_id: int, fields: Record) -> None:
         runs = self._seq.machine.runs
@@ -162,21 +171,21 @@ class SequencerHost:
             self._seq.store.update("runs", run_id, fields)
             runs.compare({"id": run_id, **fields})
         else:
-            self._seq.update_run(run_id, fields)  # a screen's row beside its record
+            self._seq.writer.update_run(run_id, fields)  # a screen's row beside its record
 
     def end_run(self, lever_id: str, status: str, verdict: str | None, record: Record) -> None:
-        self._seq.run_ended(lever_id, status, verdict, record)
-        self._seq.fire_points("runs", {"lever": lever_id, "status": status})
+        self._seq.writer.run_ended(lever_id, status, verdict, record)
+        self._seq.writer.fire_points("runs", {"lever": lever_id, "status": status})
 
     def decide(self, lever_id: str, outcome: str, *, why: str, rule: str, runs: Sequence[int],
                stats: dict | None = None, config: dict | None = None, why_said: dict | None = None,
                source: str | None = None) -> None:
-        self._seq.decide_in_batch(lever_id, outcome, why=why, auto=True, rule=rule, runs=runs, stats=stats,
+        self._seq.actions.decide_in_batch(lever_id, outcome, why=why, auto=True, rule=rule, runs=runs, stats=stats,
                                   config=config, why_said=why_said, source=source)
 
     def record_criterion(self, lever_id: str, event: Mapping[str, Any]) -> None:
-        self._seq.record_criterion_in_batch(lever_id, event.get("candidate"), event.get("criterion"),
+        self._seq.actions.record_criterion_in_batch(lever_id, event.get("candidate"), event.get("criterion"),
                                             event.get("outcome"), event.get("evidence", ""))
 
     def mark_stack_changes(self, run_id: int, fingerprint: dict, testbed: dict | None) -> None:
-        self._seq.mark_stack_changes(run_id, fingerprint, testbed)
+        self._seq.actions.mark_stack_changes(run_id, fingerprint, testbed)

@@ -5,14 +5,15 @@ the store and the machine one open works on; `Follower` (follow.py) loads the ma
 store; `Writer` (writes.py) is the one write transaction; `ReadViews` (views.py) reads the plan's state; `Actions`
 (actions.py) acts on it; `LeverRuns` (lever_runs.py) says what a run may do before it starts; `CodeMoves`
 (code_moves.py) says how the code moved since a lever's runs. The Sequencer opens the store, builds them, recovers
-and settles; its other methods are one-line delegations, kept so that no caller changes.
+and settles; callers reach each part by its name (`seq.views.status()`, `seq.actions.decide(...)`,
+`seq.lever_runs.pick(...)`, `seq.writer.writing()`, `seq.follower.reload()`, `seq.held.lock`, `seq.code`), and
+read here only the plan, the store, the machine and whether the open is read-only, which nearly every caller wants.
 """
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Collection, Iterable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,21 +24,14 @@ from optseq.state.follow import Follower
 from optseq.state.held import Held
 from optseq.state.lever_runs import LeverRuns
 from optseq.state.lifecycle.machine import PlanMachine
-from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan import loader as plan_loader
-from optseq.state.plan.model import Lever, Plan
-from optseq.state.store.locks import LeverLock
+from optseq.state.plan.model import Plan
 from optseq.state.store.store import Store, StoreUnwritable
 from optseq.state.views import ReadViews
 from optseq.state.writes import Writer
 
 if TYPE_CHECKING:
-    import datetime as dt
-    import threading
-
     from optseq.state.runs.host import RunHost
-
-    from optseq.state.lever_runs import Runner
     from optseq.state.runs.lever_run import RunReport
 
 class Sequencer:
@@ -102,10 +96,10 @@ class Sequencer:
         """Runs the store found in flight with their process gone: state/recovery.py."""
         from optseq.state.recovery import recover
 
-        recover(self.store, self.warnings, self._finish_from_logs)
+        recover(self.store, self.held.warnings, self._finish_from_logs)
 
     def _finish_from_logs(self, run_id: int) -> RunReport | None:
-        """A run whose passes all ran, decided from their logs: state/runs/ is handed this whole sequencer."""
+        """A run whose passes all ran, decided from their logs: state/runs/ is handed the run host."""
         from optseq.state.runs.finish_logs import finish_from_logs  # only when a run was found in flight
 
         return finish_from_logs(self.run_host, run_id)
@@ -119,7 +113,7 @@ class Sequencer:
         if text == self._plan_text:
             return False
         plan = plan_loader.load(self.plan.path)
-        with self.lock:
+        with self.held.lock:
             self.held.plan, self._plan_text = plan, text
             self.follower.replayed = False
             self.follower.load()
@@ -131,8 +125,7 @@ class Sequencer:
                   on_log: Callable[[str], Any] | None = None, control: Any = None,
                   watch: bool = False) -> RunReport:
         """Blocking: launch, stream, judge and decide (a watch: judge whether the adopted gain holds, deciding
-        nothing); returns a lever_run.RunReport. state/runs/ is handed this whole sequencer until it has its own
-        typed interface."""
+        nothing); returns a lever_run.RunReport. state/runs/ is handed the run host, never the sequencer."""
         from optseq.state.runs import lever_run
 
         return lever_run.run_lever(self.run_host, lever_id, on_event=on_event, on_log=on_log, control=control,
@@ -161,28 +154,8 @@ class Sequencer:
         return self.held.machine
 
     @property
-    def lock(self) -> threading.RLock:
-        return self.held.lock
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.held.warnings
-
-    @property
     def readonly(self) -> bool:
         return self.held.readonly
-
-    @property
-    def on_made(self) -> Callable[[], None] | None:
-        """Called once a store this open left to its first write is made (the CLI says so then)."""
-        return self.writer.on_made
-
-    @on_made.setter
-    def on_made(self, value: Callable[[], None] | None) -> None:
-        self.writer.on_made = value
-
-    def lever(self, lever_id: str) -> Lever:
-        return self.held.lever(lever_id)
 
     @property
     def run_host(self) -> RunHost:
@@ -190,129 +163,6 @@ class Sequencer:
         from optseq.state.run_host import SequencerHost
 
         return SequencerHost(self)
-
-    # -- one-line delegations: the store kept in step (follow.py, writes.py) ---------------------------------
-    def records(self) -> dict[str, list[dict[str, Any]]]:
-        return self.follower.records()
-    def reload(self) -> bool:
-        return self.follower.reload()
-    refresh = reload
-    def writing(self) -> AbstractContextManager[None]:
-        return self.writer.writing()
-    def append(self, table: str, record: dict[str, Any]) -> dict[str, Any]:
-        return self.writer.append(table, record)
-    def update_run(self, run_id: int, fields: dict[str, Any]) -> dict[str, Any]:
-        return self.writer.update_run(run_id, fields)
-    def run_ended(self, lever_id: str, status: str, verdict: str | None = None,
-                  record: dict[str, Any] | None = None) -> None:
-        self.writer.run_ended(lever_id, status, verdict, record)
-    def fire_points(self, table: str, record: dict[str, Any]) -> None:
-        self.writer.fire_points(table, record)
-    def imported(self, lines: list[tuple[str, dict[str, Any]]]) -> None:
-        self.writer.imported(lines)
-    def code_moves(self) -> list[dict[str, Any]]:
-        return self.code.branch_moves()
-
-    # -- one-line delegations: acting on the plan's state (actions.py) ---------------------------------------
-    def record_criterion(self, lever_id: str, candidate: str, criterion: str, outcome: str,
-                         evidence: str = "") -> list[str]:
-        return self.actions.record_criterion(lever_id, candidate, criterion, outcome, evidence)
-    def record_criterion_in_batch(self, lever_id: str, candidate: str, criterion: str, outcome: str,
-                                  evidence: str = "") -> list[str]:
-        return self.actions.record_criterion_in_batch(lever_id, candidate, criterion, outcome, evidence)
-    def write_plan(self, lever_id: str, path: str, *, check: bool = False, missing: str = "refuse") -> list[str]:
-        return self.actions.write_plan(lever_id, path, check=check, missing=missing)
-    def create_plan_doc(self, lever_id: str, path: str) -> list[str]:
-        return self.actions.create_plan_doc(lever_id, path)
-    def check_plan_doc(self, path: str, must_exist: bool = True) -> Path | None:
-        return self.actions.check_plan_doc(path, must_exist)
-    def set_fact(self, name: str, value: bool) -> list[str]:
-        return self.actions.set_fact(name, value)
-    def decide(self, lever_id: str, outcome: str, why: str, unmeasured: bool = False) -> list[str]:
-        return self.actions.decide(lever_id, outcome, why, unmeasured)
-    def outcomes_of(self, lever: Lever) -> list[str]:
-        return self.actions.outcomes_of(lever)
-    def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,
-                        runs: Iterable[int] = (), stats: dict[str, Any] | None = None,
-                        config: dict[str, Any] | None = None,
-                        why_said: dict[str, Any] | None = None, source: str | None = None) -> dict[str, Any]:
-        return self.actions.decide_in_batch(lever_id, outcome, why=why, auto=auto, rule=rule, runs=runs, stats=stats,
-                                            config=config, why_said=why_said, source=source)
-    def check_stack(self, lever_id: str) -> None:
-        self.actions.check_stack(lever_id)
-    def mark_landed(self, lever_id: str, ref: str, why: str) -> list[str]:
-        return self.actions.mark_landed(lever_id, ref, why)
-    def mark_stack_changes(self, run_id: int, fp: dict[str, Any], testbed: dict[str, Any] | None = None) -> None:
-        self.actions.mark_stack_changes(run_id, fp, testbed)
-
-    # -- one-line delegations: before a lever runs (lever_runs.py) -------------------------------------------
-    GROUPS = LeverRuns.GROUPS
-    def hold_lever(self, lever_id: str) -> LeverLock:
-        return self.lever_runs.hold_lever(lever_id)
-    def check_runnable(self, lever_id: str) -> None:
-        self.lever_runs.check_runnable(lever_id)
-    def check_refs(self, lever_id: str) -> None:
-        self.lever_runs.check_refs(lever_id)
-    def check_watchable(self, lever_id: str) -> None:
-        self.lever_runs.check_watchable(lever_id)
-    def watch_refusal(self, lever_id: str) -> str | None:
-        return self.lever_runs.watch_refusal(lever_id)
-    def watch_refusals(self) -> list[str]:
-        return self.lever_runs.watch_refusals()
-    def targets(self, target: str) -> list[str]:
-        return self.lever_runs.targets(target)
-    def watchable(self) -> list[str]:
-        return self.lever_runs.watchable()
-    def pick(self, target: str, done: Collection[str] = ()) -> str | None:
-        return self.lever_runs.pick(target, done)
-
-    @property
-    def testbed(self) -> dict[str, Any]:
-        return self.lever_runs.testbed
-
-    @property
-    def runner(self) -> Runner:
-        return self.lever_runs.runner
-
-    @runner.setter
-    def runner(self, value: Runner) -> None:
-        self.lever_runs.runner = value
-
-    # -- one-line delegations: reading the plan's state (views.py) -------------------------------------------
-    def cannot_run(self, lever_id: str) -> str | None:
-        return self.views.cannot_run(lever_id)
-    def detached_runs(self) -> list[dict[str, Any]]:
-        return self.views.detached_runs()
-    def lever_views(self) -> list[dict[str, Any]]:
-        return self.views.lever_views()
-    def repo_warnings(self, model: LeverModel) -> list[str]:
-        return self.views.repo_warnings(model)
-    def branch_view(self, lever_id: str) -> dict[str, Any] | None:
-        return self.views.branch_view(lever_id)
-    def branch_warnings(self, model: LeverModel) -> list[str]:
-        return self.views.branch_warnings(model)
-    def repo_now(self, root: str) -> dict[str, Any] | None:
-        return self.views.repo_now(root)
-    def status(self, hours: bool = True) -> dict[str, Any]:
-        return self.views.status(hours)
-    def screen_status(self) -> dict[str, Any]:
-        return self.views.screen_status()
-    def whatif(self, search: bool = True) -> dict[str, Any]:
-        return self.views.whatif(search)
-    def history(self, lever_id: str | None = None) -> dict[str, Any]:
-        return self.views.history(lever_id)
-    def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict[str, Any]]]]:
-        return self.views.history_stream(lever_id)
-    def todo(self) -> list[str]:
-        return self.views.todo()
-    def lever_history(self, lever_id: str) -> dict[str, Any]:
-        return self.views.lever_history(lever_id)
-    def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
-        return self.views.export(lang, today)
-    def export_records(self) -> dict[str, list[dict[str, Any]]]:
-        return self.views.export_records()
-    def latest_runs(self) -> list[dict[str, Any]]:
-        return self.views.latest_runs()
 
 
 def default_db() -> Path:

@@ -77,7 +77,7 @@ def run_compare(seq, args) -> int:
     # refused in one line, if at all
     found, commits = prepare(seq.run_host, args.base, args.head, args.lever, tolerance)
     # a new store is said as the compare makes it (its first record, before any launch), not after hours
-    seq.on_made = getattr(args, "announce_store", None)
+    seq.writer.on_made = getattr(args, "announce_store", None)
     control = RunControl()
     from optseq.state.api import Lever
 

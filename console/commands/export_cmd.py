@@ -32,7 +32,7 @@ def run_export(seq, args, fail) -> int:
     """Write the export where `args` says; `fail(message)` is the CLI's one-line refusal (exit 2)."""
     if args.output is None:
         # stdout has nowhere beside it for charts: that doc links none
-        sys.stdout.write(seq.export(args.lang))
+        sys.stdout.write(seq.views.export(args.lang))
         return Exit.OK
     from optseq.state.api import ExportTargetError, default_target, export_doc
 

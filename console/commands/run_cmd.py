@@ -117,7 +117,7 @@ def run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int = 1, ech
     from optseq.state.api import RunnerError
 
     try:
-        seq.runner  # a runner that cannot be set up is bad input, before anything is picked or recorded
+        seq.lever_runs.runner  # a runner that cannot be set up is bad input, before anything is picked or recorded
     except RunnerError as exc:
         print(f"optseq: {exc}", file=sys.stderr)
         return Exit.BAD_INPUT
@@ -156,21 +156,21 @@ def _refused(seq: Sequencer, target: str, message: str, out: JsonOut, code: int)
     """A run refused before it started: one line on stderr and, with --json, still a JSON object on stdout."""
     print(f"optseq: {message}", file=sys.stderr)
     if out.wanted:
-        status = seq.status()
+        status = seq.views.status()
         out.emit({"target": target, "runs": [], "refused": message, "next": status["next"], "todo": status["todo"]})
     return code
 
 
 def _run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int, control: RunControl,
                 echo: bool = False) -> int:
-    group = target in seq.GROUPS
+    group = target in seq.lever_runs.GROUPS
     reports: list[RunReport] = []
     try:
-        seq.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed refuses the run before it starts
+        seq.lever_runs.testbed  # noqa: B018 -- an OPTSEQ_TESTBED that names no testbed refuses the run before it starts
     except InputError as exc:
         return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
-    for detached in seq.detached_runs():
+    for detached in seq.views.detached_runs():
         if (group or detached["lever"] == target) and not control.cancelled:
             print(f"{detached['lever']}: re-attaching run {detached['run']} (Ray job {detached.get('submission_id')})",
                   file=sys.stderr, flush=True)
@@ -178,19 +178,20 @@ def _run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int, contro
     if reports and (target == "next" or not group):
         return _summarise(seq, target, reports, out)
     try:
-        first = seq.pick(target) if group else target
+        first = seq.lever_runs.pick(target) if group else target
         if not group:
-            seq.check_runnable(target)  # by name it runs even when unavailable or not `next`
+            seq.lever_runs.check_runnable(target)  # by name it runs even when unavailable or not `next`
     except UnknownLever as exc:
         return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     except InputError as exc:  # a lever the plan has that cannot run now, or a group with none to run
         return _refused(seq, target, str(exc), out, Exit.NOTHING)
     if not group:
         try:
-            seq.check_refs(target)  # a branch lever's refs: the plan's input, refused before the run says it starts
+            # a branch lever's refs: the plan's input, refused before the run says it starts
+            seq.lever_runs.check_refs(target)
         except InputError as exc:
             return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
-    elsewhere = seq.watch_refusals() if target == "watch" else []
+    elsewhere = seq.lever_runs.watch_refusals() if target == "watch" else []
     for line in elsewhere[:-1] if first is None and not reports else elsewhere:
         print(f"optseq: {line}", file=sys.stderr, flush=True)
     if first is None and not reports:
@@ -220,7 +221,7 @@ def _run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int, contro
         except PlanError as exc:
             print(f"optseq: {exc}", file=sys.stderr)
             return Exit.BAD_INPUT
-        lever_id = seq.pick(target, done=ran)
+        lever_id = seq.lever_runs.pick(target, done=ran)
     return _summarise(seq, target, reports, out)
 
 
@@ -241,7 +242,7 @@ def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, 
 
 
 def _summarise(seq: Sequencer, target: str, reports: list, out: JsonOut) -> int:
-    status = seq.status()
+    status = seq.views.status()
     if out.wanted:
         out.emit({"target": target, "runs": [r.to_dict() for r in reports], "next": status["next"],
                   "todo": status["todo"]})
@@ -327,7 +328,7 @@ def _lever(seq: Sequencer, lever_id: str):
 
 
 def _nothing_why(seq: Sequencer, target: str) -> str:
-    status = seq.status()
+    status = seq.views.status()
     todo = status["todo"]
     if target == "watch":
         skipped = [f"{v['id']} ({v['branch']['text']})" for v in status["levers"]

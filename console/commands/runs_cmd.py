@@ -24,9 +24,9 @@ def print_runs(seq, lever: str | None, as_json: bool) -> int:
     if as_json:  # written as it is read: the first run at once, memory bounded
         kept: dict[str, list[dict]] = {}
         sections = [(key, _keeping(records, kept) if key == "runs" else records)
-                    for key, records in seq.history_stream(lever)]
+                    for key, records in seq.views.history_stream(lever)]
         return write_json([*sections, ("changes", _changes(kept))], sys.stdout)
-    history = seq.history(lever)
+    history = seq.views.history(lever)
     print(render_history(history, change_lines(history["runs"]) if lever is not None else (), terminal_width()))
     return Exit.OK
 

@@ -18,8 +18,8 @@ def run_screen_target(seq, named: list[str], budget: int | None, out: JsonOut, e
     from optseq.state.api import screen_run
 
     try:
-        seq.runner  # noqa: B018 -- a runner that cannot be set up is bad input, before anything is recorded
-        seq.testbed  # noqa: B018 -- as is an OPTSEQ_TESTBED that names no testbed
+        seq.lever_runs.runner  # noqa: B018 -- a runner that cannot be set up is bad input, before anything is recorded
+        seq.lever_runs.testbed  # noqa: B018 -- as is an OPTSEQ_TESTBED that names no testbed
         screen = screen_run.prepare(seq.run_host, named, budget)
     except (InputError, RunnerError) as exc:
         return _refused(seq, "screen", str(exc), out, Exit.BAD_INPUT)
@@ -36,7 +36,7 @@ def run_screen_target(seq, named: list[str], budget: int | None, out: JsonOut, e
             progress.close()
             return _refused(seq, "screen", str(exc), out, Exit.BAD_INPUT)
         progress.close()
-    status = seq.status()
+    status = seq.views.status()
     if out.wanted:
         out.emit({"target": "screen", "runs": [report.to_dict()], "next": status["next"], "todo": status["todo"]})
     if not out.stdout:

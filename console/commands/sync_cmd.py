@@ -51,7 +51,7 @@ cannot sync thousands)."""
 
 def follow(store, plan: Path | None, lines: list) -> None:
     """Inside the import's transaction: the plan's lever machine follows the merged lines and its snapshot is kept
-    with them (Sequencer.imported), where there are many and the plan loads (a sync needs no plan)."""
+    with them (the sequencer's Writer.imported), where there are many and the plan loads (a sync needs no plan)."""
     if len(lines) < int(os.environ.get("OPTSEQ_TEST_FOLLOW_AT") or FOLLOW_AT) or plan is None or not plan.is_file():
         return
     from optseq.state.api import loader
@@ -62,4 +62,4 @@ def follow(store, plan: Path | None, lines: list) -> None:
         loaded = loader.load(plan)
     except PlanError:
         return
-    Sequencer(loaded, store).imported(lines)
+    Sequencer(loaded, store).writer.imported(lines)

@@ -9,7 +9,7 @@ from optseq.state.api import Exit
 
 
 def run_whatif(seq, as_json: bool) -> int:
-    report = seq.whatif()
+    report = seq.views.whatif()
     print(json.dumps(report, ensure_ascii=False, indent=2) if as_json else render(report))
     return Exit.OK
 

@@ -51,7 +51,7 @@ def one_run(plan: Path, db: Path, runner) -> dict:
 
     first: list[float] = []
     with Sequencer.open(plan, db, mode="write") as seq:
-        seq.runner = runner
+        seq.lever_runs.runner = runner
         start = time.perf_counter()
         report = seq.run_lever("lever", on_event=lambda ev: first.append(time.perf_counter())
                                if ev.get("event") == "sample" and not first else None)

@@ -3,8 +3,8 @@
 `python -m optseq.state.bench.store [--runs 100,10000,100000] [--repeat N] [--write docs/performance.md] [--keep DIR | --reuse DIR]`
 
 For each size N it builds a fresh store of N real-shaped lever runs on the default plan through the real
-API (`store_build.build_store`: `Sequencer.open`, `Sequencer.append`/`run_ended`/`fire_points`/`decide_in_batch`/
-`mark_stack_changes`, `Store.update`/`run_dir`, in the shapes `optseq.state.runs.lever_run` writes), then runs each
+API (`store_build.build_store`: `Sequencer.open`, its writer's `append`/`run_ended`/`fire_points`, its actions'
+`decide_in_batch`/`mark_stack_changes`, `Store.update`/`run_dir`, in the shapes `optseq.state.runs.lever_run` writes), then runs each
 command as a fresh process of the real CLI (`python -m optseq.console.cli … --plan … --db …`), `--repeat` times
 side by side, and reports medians: the process times, the peak RSS of `status`, and the in-process time of
 one write through a Sequencer (and a Store) already open, apart from process start-up, whose baseline

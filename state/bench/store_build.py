@@ -62,10 +62,10 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     and pass_counts; the machine moved by `run_ended`; the automatic decision with its stats, and the
     derived events the decisions cause (stale, superseded), kept by the Sequencer as a real run's are.
 
-    Batching is for building only: the runs of each group of `group` share one `seq.writing()` (one
+    Batching is for building only: the runs of each group of `group` share one `seq.writer.writing()` (one
     store.batch(), one levers snapshot), where a real run writes each step as its own transaction.
     Also for building only, unless `exact`: the machine's `run_ended` with the final record in hand stands
-    for a `Sequencer.run_ended` that reads every run to find that record again (one that takes the record
+    for a `Writer.run_ended` that reads every run to find that record again (one that takes the record
     is called as it is), and `mark_stack_changes` (which reads every run too) is left out, as it writes
     nothing while the fingerprint stays the same. On the store this was written for, each of those reads
     copies the whole runs table, which makes a 10,000-run build take hours; `exact=True` makes the very
@@ -86,26 +86,27 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
     per_lever: dict[str, int] = {}
     built = Built(runs=0, seconds=0.0)
     with Sequencer.open(plan_path, db, mode="write") as seq:
-        takes_record = "record" in inspect.signature(seq.run_ended).parameters
+        takes_record = "record" in inspect.signature(seq.writer.run_ended).parameters
         start = len(seq.store.all("runs")) if more else 0
         if not more:
-            seq.record_criterion("julia_port", "torch_jl", "c4", "fail", evidence="store bench: Torch.jl c4 fails")
-            seq.write_plan("option_b", "docs/plans/option_b.md")
+            seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail",
+                                         evidence="store bench: Torch.jl c4 fails")
+            seq.actions.write_plan("option_b", "docs/plans/option_b.md")
         for first in range(start, start + runs, group):
-            with seq.writing():  # building only: one batch per group (see the docstring)
+            with seq.writer.writing():  # building only: one batch per group (see the docstring)
                 for k in range(first, min(first + group, start + runs)):
                     lever_id = None
                     for i in range(len(LEVERS)):
                         candidate = LEVERS[(k + i) % len(LEVERS)]
                         try:
-                            seq.check_runnable(candidate)
+                            seq.lever_runs.check_runnable(candidate)
                         except InputError:
                             continue
                         lever_id = candidate
                         break
                     if lever_id is None:
                         raise BenchError(f"run {k + 1}: none of {', '.join(LEVERS)} can run on this plan")
-                    lever = seq.lever(lever_id)
+                    lever = seq.held.lever(lever_id)
                     rule = lever.rule
                     if rule is None:  # the bench's plan gives each of its levers a rule
                         raise BenchError(f"{lever_id}: the plan gives it no [levers.rule] to run by")
@@ -116,10 +117,10 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     # -- run_lever's first write: the run, running, on the stack without this lever
                     infra = seq.machine.infra()
                     infra["adopted"] = [x for x in infra["adopted"] if x != lever_id]
-                    with seq.writing():
-                        record = seq.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
+                    with seq.writer.writing():
+                        record = seq.writer.append("runs", {"lever": lever_id, "status": "running", "argv": list(lever.run),
                                                      "pid": os.getpid(), "started": utc_now(), "infra": infra,
-                                                     "passes": 0, "runner": "local", "testbed": seq.testbed})
+                                                     "passes": 0, "runner": "local", "testbed": seq.lever_runs.testbed})
                     run_id = record["id"]
                     run_dir = seq.store.run_dir(run_id)
                     samples_file = run_dir / "samples.jsonl"
@@ -133,7 +134,7 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                     pass_counts: list[dict] = []
                     log_path = None
                     for pass_no, (samples, quality, step) in enumerate(passes_of[pattern], 1):
-                        with seq.writing():
+                        with seq.writer.writing():
                             child = 20_000 + (run_id * 7 + pass_no) % 40_000
                             seq.store.update("runs", run_id, {"child_pid": child, "pgid": child, "passes": pass_no,
                                                               "elapsed_at_pass": 1.5 * (pass_no - 1)})
@@ -166,25 +167,25 @@ def build_store(plan_path: Path | str, db: Path | str, runs: int, *, group: int 
                                         "definition": definition(lever, seq.plan.path), "repo": None},
                         "samples_file": str(samples_file), "n_samples": len(all_samples), "log": str(log_path),
                         "warnings": warnings[:40], "pass_counts": pass_counts, "summary": summary,
-                        "verdict": verdict.outcome, "testbed": seq.testbed,
+                        "verdict": verdict.outcome, "testbed": seq.lever_runs.testbed,
                     }
-                    with seq.writing():
+                    with seq.writer.writing():
                         seq.store.update("runs", run_id, fields)
                         if takes_record:  # a run_ended that is handed the final record reads nothing
-                            seq.run_ended(lever_id, "succeeded", verdict.outcome, dict(record, **fields))
+                            seq.writer.run_ended(lever_id, "succeeded", verdict.outcome, dict(record, **fields))
                         elif exact:
-                            seq.run_ended(lever_id, "succeeded", verdict.outcome)
-                        else:  # Sequencer.run_ended without its look-up of the record we hold
+                            seq.writer.run_ended(lever_id, "succeeded", verdict.outcome)
+                        else:  # Writer.run_ended without its look-up of the record we hold
                             for event in seq.machine.run_ended(lever_id, "succeeded", verdict.outcome,
                                                                dict(record, **fields)):
                                 seq.store.append("events", event)
-                        seq.fire_points("runs", {"lever": lever_id, "status": "succeeded"})
+                        seq.writer.fire_points("runs", {"lever": lever_id, "status": "succeeded"})
                         if verdict.outcome in ("adopt", "reject"):
-                            seq.decide_in_batch(lever_id, verdict.outcome, why=verdict.reason, auto=True,
+                            seq.actions.decide_in_batch(lever_id, verdict.outcome, why=verdict.reason, auto=True,
                                                 rule=rule_text, runs=(run_id,), stats=summary["stats"], config=None,
                                                 why_said=summary["verdict"].get("said"))
                         if exact:  # the fingerprint never changes here, so this writes nothing
-                            seq.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
+                            seq.actions.mark_stack_changes(run_id, fields["fingerprint"], fields["testbed"])
                     built.verdicts[verdict.outcome] = built.verdicts.get(verdict.outcome, 0) + 1
                     built.runs += 1
             if progress:

@@ -36,7 +36,7 @@ class Row:
     status_rss: int
     """Bytes: the peak RSS of one more `status --json` process."""
     set_fact_s: float
-    """In-process `Sequencer.set_fact` on a Sequencer already open (machine, levers snapshot, store write)."""
+    """In-process `seq.actions.set_fact` on a Sequencer already open (machine, levers snapshot, store write)."""
     append_s: float
     """In-process `Store.append("facts", …)` on a Store already open: the store's own write."""
     runs_first_s: float = 0.0
@@ -209,7 +209,7 @@ def measure(plan_path: Path, db: Path, repeat: int, built: Built, scratch: Path)
     with Sequencer.open(plan_path, db, mode="write") as seq:
         for i in range(WRITES + 1):
             t0 = time.perf_counter()
-            seq.set_fact("eval_dense", i % 2 == 0)
+            seq.actions.set_fact("eval_dense", i % 2 == 0)
             set_fact.append(time.perf_counter() - t0)
     with Store.open(db, mode="write") as store:
         for i in range(WRITES + 1):

@@ -30,7 +30,7 @@ class Board:
     last_device: str | None = None
     cannot_run: Callable[[str], str | None] | None = None
     """lever id -> why it cannot run though ready (a branch merged before it ran), or None: git's answer, which the
-    sequencer gives (Sequencer.cannot_run); `next` and the group runs skip such a lever."""
+    sequencer gives (ReadViews.cannot_run); `next` and the group runs skip such a lever."""
 
     @classmethod
     def of(cls, plan: Plan) -> Board:

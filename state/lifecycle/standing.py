@@ -138,7 +138,7 @@ class Standing:
     def next(self) -> str | None:
         """What is next, the one answer of every view (status and its --json, the console's status line and `n`,
         `--run next`, the export's "(next)"): the first lever that can run, in dependency order; None when only
-        the user can move the plan on, and then the to-do (Sequencer.todo) says how."""
+        the user can move the plan on, and then the to-do (ReadViews.todo) says how."""
         levers = self.runnable()
         return levers[0] if levers else None
 

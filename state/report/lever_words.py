@@ -84,7 +84,7 @@ class LeverWords:
         if state == "closed":
             return w["closed"].format(reason=self.closed_reason(model))
         held = self.m.cannot_run(lever_id) if self.m.cannot_run and state == "ready" else None
-        if held:  # not ready, as status says: a branch merged before it ran (Sequencer.cannot_run)
+        if held:  # not ready, as status says: a branch merged before it ran (ReadViews.cannot_run)
             text = w["blocked"].format(reasons=held)
         elif state == "ready":
             text = w["ready"] + self.next_mark(lever_id)

@@ -87,11 +87,11 @@ def export_doc(seq, path: str | os.PathLike, lang: str | None = None, *, force: 
 def _export_doc(seq, raw: str, lang: str | None, force: bool) -> tuple[Path, str]:
     target = check_target(raw, seq.store.directory)
     folder = export_charts.folder_name(target.name)
-    with seq.lock:
+    with seq.held.lock:
         # what the console's history plot draws of each lever: the machine's recent runs, never the runs journal
         runs = {lever.id: [dict(r) for r in seq.machine.runs.recent.get(lever.id, [])] for lever in seq.plan.levers}
         names = export_charts.chart_names(seq.plan, runs)
-        text = export.render(seq.plan, seq.machine, seq.export_records(), lang=lang,
+        text = export.render(seq.plan, seq.machine, seq.views.export_records(), lang=lang,
                              charts=export_charts.paths(folder, names))
     charts = export_charts.render_charts(seq.plan, runs, names)
     return write_export(raw, text, seq.store.directory, force=force, charts=charts), text

@@ -93,7 +93,7 @@ async def select_lever(pilot, lever: str) -> None:
 def stored(plan: Path, db: Path) -> tuple[dict, dict]:
     """(status, history) read back from disk by a fresh Sequencer, after the console closed."""
     with Sequencer.open(plan, db, mode="read") as seq:
-        return seq.status(), seq.history()
+        return seq.views.status(), seq.views.history()
 
 
 def view(status: dict, lever: str) -> dict:
@@ -185,7 +185,7 @@ def test_record_c4_fail_goes_no_go_and_option_b_waits_for_its_plan(db):
 
 def test_mark_plan_written_makes_option_b_next(db, tmp_path, monkeypatch):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
     monkeypatch.chdir(tmp_path)  # the suggested relative path is looked for from here (and the plan's folder)
     doc = tmp_path / "docs" / "plans" / "option_b.md"
 
@@ -371,7 +371,7 @@ def test_a_record_from_a_shell_shows_up_in_the_open_console(db, cli_env):
             assert app.main.query_one("#status").text.startswith("next: nothing to run · press p on option_b")
             # and the console still writes: its next write catches up with the shell's first
             await select_lever(pilot, "option_b")
-            app.seq.write_plan("option_b", "docs/plans/option_b.md")
+            app.seq.actions.write_plan("option_b", "docs/plans/option_b.md")
             assert app.seq.machine.state("option_b") == "ready"
 
     run(go())
@@ -396,8 +396,8 @@ def test_a_read_only_console_keeps_its_writes_off(db):
             assert app.screen is app.main
             # another process's writes show up: a read-only console follows the store
             with Sequencer.open(DEFAULT_PLAN, db, mode="write") as writer:
-                writer.set_fact("eval_dense", True)
-            await until(pilot, lambda: app.seq.status()["facts"]["eval_dense"], what="the reload")
+                writer.actions.set_fact("eval_dense", True)
+            await until(pilot, lambda: app.seq.views.status()["facts"]["eval_dense"], what="the reload")
 
     run(go())
 
@@ -455,7 +455,7 @@ def test_run_next_and_history_plot(tmp_path, db):
                 await until(pilot, lambda: not app.main.panel.running, what="the run to finish")
                 await pilot.pause()
             # fast (adopted) is no longer ready, so the second `next` ran slow
-            assert [r["lever"] for r in app.seq.history()["runs"]] == ["fast", "slow"]
+            assert [r["lever"] for r in app.seq.views.history()["runs"]] == ["fast", "slow"]
             await select_lever(pilot, "fast")
             await pilot.press("r")
             await until(pilot, lambda: not app.main.panel.running, what="the re-run")
@@ -530,7 +530,7 @@ def test_quit_during_a_run_asks_then_cancels(tmp_path, db, monkeypatch):
         async with app.run_test(size=SIZE) as pilot:
             await select_lever(pilot, "slow")
             await pilot.press("r")
-            await until(pilot, lambda: app.seq.history()["runs"] and app.seq.history()["runs"][0].get("pgid"),
+            await until(pilot, lambda: app.seq.views.history()["runs"] and app.seq.views.history()["runs"][0].get("pgid"),
                         what="the child to start")
             await pilot.press("q")
             await until(pilot, lambda: type(app.screen).__name__ == "ConfirmDialog", what="the question")
@@ -636,7 +636,7 @@ def test_closing_under_a_run_still_ends_it(tmp_path, db):
         async with app.run_test(size=SIZE) as pilot:
             await select_lever(pilot, "slow")
             await pilot.press("r")
-            await until(pilot, lambda: app.seq.history()["runs"] and app.seq.history()["runs"][0].get("pgid"),
+            await until(pilot, lambda: app.seq.views.history()["runs"] and app.seq.views.history()["runs"][0].get("pgid"),
                         what="the child to start")
             app.exit()  # not the quit key: no question, as when the terminal goes away
 

@@ -134,7 +134,7 @@ def test_the_criterion_dialog_names_criteria_and_shows_results_by_criterion(db):
 
 def test_the_plan_dialog_refuses_a_missing_or_garbage_path_until_it_names_a_doc(db, tmp_path):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
     doc = tmp_path / "option_b.md"
     doc.write_text("# Option B\n", encoding="utf-8")
 
@@ -203,7 +203,7 @@ def test_deciding_a_blocked_lever_asks_first_and_says_why(db):
 
 def test_a_refused_decision_keeps_the_dialog_and_its_rationale(db):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")  # NO-GO: the port closes
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")  # NO-GO: the port closes
 
     async def go():
         app = make_app(DEFAULT_PLAN, db)

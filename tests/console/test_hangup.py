@@ -70,5 +70,5 @@ def test_a_run_under_way_ends_cancelled_with_the_terminal(terminal, tmp_path, db
     term.close()
     _gone([console, *lever])
     with Sequencer.open(plan, db, mode="read") as seq:
-        (run,) = seq.history("slow")["runs"]
+        (run,) = seq.views.history("slow")["runs"]
     assert run["status"] == "cancelled", run

@@ -31,7 +31,7 @@ def test_the_console_stops_what_a_launch_left_and_says_it(tmp_path, db, kill_lef
             said = [line for line in panel.query_one("#run-log").lines if "left by launch" in line]
             assert len(said) == sorted(pids.values()).count("daemon"), said
             assert all(any(f"pid {pid} (" in line for line in said) for pid in pids), (pids, said)
-            run_record = app.seq.history()["runs"][0]
+            run_record = app.seq.views.history()["runs"][0]
             assert sorted(p["pid"] for p in run_record["leftovers"]) == sorted(pids)
 
     run(go())

@@ -42,7 +42,7 @@ def test_graph_lists_each_lever_once_with_a_legend(db):
 
 def test_graph_never_doubles_words_and_shows_measured_figures(tmp_path, db):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
     plan = tiny_plan(tmp_path)
 
     async def seed():
@@ -71,7 +71,7 @@ def test_graph_never_doubles_words_and_shows_measured_figures(tmp_path, db):
 
 def test_export_text_graph_speaks_go_and_no_go(db):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        doc = seq.export()
+        doc = seq.views.export()
     tree = doc[doc.index("```"):doc.index("```mermaid")]
     assert "GO → port" in tree and "NO-GO → Python/Cython" in tree
     assert "PASS" not in tree and "FAIL" not in tree

@@ -120,7 +120,7 @@ def test_a_run_streams_and_finishes(terminal, tmp_path, db):
     term.keys("q")
     term.wait_for("OPTSEQ-EXIT=0")
     with Sequencer.open(plan, db, mode="read") as seq:
-        (run,) = seq.history("slow")["runs"]
+        (run,) = seq.views.history("slow")["runs"]
     assert run["status"] == "succeeded" and run["n_samples"] == 24 and run["passes"] == 6
 
 

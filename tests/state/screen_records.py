@@ -55,9 +55,9 @@ def write_screen(plan, db, status: str = "succeeded", **kw) -> dict:
     """The screen's record appended to the store at `db`, as the run leaves it once it ended, with its samples
     file (one sample per design run and block, `arm` run-<index>, as the design mode's driver sends them)."""
     with Sequencer.open(plan, db, mode="write") as seq:
-        record = seq.append("runs", {"kind": "screen", "lever": None, "status": status,
+        record = seq.writer.append("runs", {"kind": "screen", "lever": None, "status": status,
                                      "started": "2026-12-01T10:00:00+00:00", "ended": "2026-12-01T10:20:00+00:00",
-                                     "screen": screen(**kw), "testbed": seq.testbed})
+                                     "screen": screen(**kw), "testbed": seq.lever_runs.testbed})
         design = record["screen"]["design"]
         samples = seq.store.run_dir(record["id"]) / "samples.jsonl"
         samples.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +67,6 @@ def write_screen(plan, db, status: str = "succeeded", **kw) -> dict:
                     amp, compile_ = design["runs"][index][:2]
                     out.write(json.dumps({"event": "sample", "arm": f"run-{index}", "block": block,
                                           "metric": "items_per_s", "value": RATE[(amp, compile_)]}) + "\n")
-        with seq.lock, seq.writing():
-            seq.update_run(record["id"], {"samples_file": str(samples)})
+        with seq.held.lock, seq.writer.writing():
+            seq.writer.update_run(record["id"], {"samples_file": str(samples)})
         return record

@@ -9,7 +9,7 @@ from optseq.console.tui.dialogs.form import REFUSALS, FormDialog, FormInvalid, t
 class PlanDialog(FormDialog):
     """Suggests docs/plans/LEVER.md, or the path the lever already has.
 
-    `check` is the store's own test of a plan doc path (Sequencer.check_plan_doc), so the dialog refuses
+    `check` is the store's own test of a plan doc path (Actions.check_plan_doc), so the dialog refuses
     exactly what `optseq plan` refuses, and its error goes as soon as the path names a doc. A path that could
     name a doc but none is there yet comes back `missing`: the screen offers to create it from a template.
     """

@@ -37,7 +37,7 @@ class Forms:
             return
         from optseq.console.tui.dialogs.criterion import CriterionDialog
 
-        self._ask(CriterionDialog(lever, host.shown[lever.id]), lambda v: host.seq.record_criterion(
+        self._ask(CriterionDialog(lever, host.shown[lever.id]), lambda v: host.seq.actions.record_criterion(
             lever.id, v["candidate"], v["criterion"], v["outcome"], v["evidence"]))
 
     def mark_plan(self) -> None:
@@ -48,9 +48,9 @@ class Forms:
         if lever_id is None:
             return
         seq = host.seq
-        dialog = PlanDialog(lever_id, host.shown[lever_id].get("plan_doc"), check=seq.check_plan_doc)
+        dialog = PlanDialog(lever_id, host.shown[lever_id].get("plan_doc"), check=seq.actions.check_plan_doc)
         # a doc not written yet: asked about once the form has closed, and created from a template on yes
-        dialog.apply = lambda v: v if v["missing"] else seq.write_plan(lever_id, v["path"], check=True)
+        dialog.apply = lambda v: v if v["missing"] else seq.actions.write_plan(lever_id, v["path"], check=True)
 
         def closed(done: Values | list[str] | None) -> None:
             if isinstance(done, dict):
@@ -58,8 +58,8 @@ class Forms:
 
                 def create(yes: bool | None) -> None:
                     if yes:
-                        self.write(lambda: [*seq.create_plan_doc(lever_id, path),
-                                            *seq.write_plan(lever_id, path, check=True)])
+                        self.write(lambda: [*seq.actions.create_plan_doc(lever_id, path),
+                                            *seq.actions.write_plan(lever_id, path, check=True)])
                 host.app.push_screen(ConfirmDialog(escape(
                     f"{path} does not exist yet. Create it from a short template (fill it in after), and mark "
                     f"{lever_id}'s plan written?"), "Create", "Back"), create)
@@ -74,8 +74,8 @@ class Forms:
             return
         from optseq.console.tui.dialogs.fact import FactDialog
 
-        self._ask(FactDialog(list(host.seq.plan.facts), host.seq.status()["facts"]),
-                  lambda v: host.seq.set_fact(v["name"], v["value"]))
+        self._ask(FactDialog(list(host.seq.plan.facts), host.seq.views.status()["facts"]),
+                  lambda v: host.seq.actions.set_fact(v["name"], v["value"]))
 
     def decide(self) -> None:
         from optseq.console.tui.dialogs.confirm import ConfirmDialog
@@ -90,8 +90,8 @@ class Forms:
 
         def ask(go: bool | None = True) -> None:
             if go:
-                runs = seq.lever_history(lever.id)["runs"]
-                self._ask(DecideDialog(lever, runs), lambda v: seq.decide(lever.id, v["outcome"], v["why"]))
+                runs = seq.views.lever_history(lever.id)["runs"]
+                self._ask(DecideDialog(lever, runs), lambda v: seq.actions.decide(lever.id, v["outcome"], v["why"]))
         if view["state"] not in ("blocked", "unplanned"):
             ask()
             return

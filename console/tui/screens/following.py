@@ -54,7 +54,7 @@ class Follower:
                 self._follow_code, thread=True, group="code", exclusive=True))
 
     def _follow(self) -> None:
-        if self.follow_plan() | self.host.seq.reload():
+        if self.follow_plan() | self.host.seq.follower.reload():
             self.host.refresh_view()
 
     def follow_plan(self) -> bool:
@@ -95,13 +95,13 @@ class Follower:
     def _say_stale(self, before: dict[str, LeverView]) -> None:
         """What the edit made stale, in status's words (the detail pane and `optseq status` give the same)."""
         seq = self.host.seq
-        lines = [f"{v['id']} stale: {v.get('stale_reason') or 'invalidated'}" for v in seq.lever_views()
+        lines = [f"{v['id']} stale: {v.get('stale_reason') or 'invalidated'}" for v in seq.views.lever_views()
                  if v.get("stale") and not (before.get(v["id"]) or {}).get("stale")]
         self.host.notify(" · ".join([f"{seq.plan.path} read again", *lines]), timeout=10, markup=False)
 
     def _follow_code(self) -> None:
         try:
-            moved = self.host.seq.code_moves()
+            moved = self.host.seq.code.branch_moves()
         except (InputError, StoreError):
             return  # the store is busy or full: the next look tries again
         if moved:

@@ -34,7 +34,7 @@ class Launcher:
 
     def run_next(self) -> None:
         host = self.host
-        status = host.seq.status()
+        status = host.seq.views.status()
         lever_id = status["next"]
         if lever_id is None:
             todo = status.get("todo") or []
@@ -47,10 +47,11 @@ class Launcher:
         host = self.host
         if self._refused():
             return
-        if host.seq.status()["next"] is None and not any(v["state"] == "ready" for v in host.seq.status()["levers"]):
+        if (host.seq.views.status()["next"] is None
+                and not any(v["state"] == "ready" for v in host.seq.views.status()["levers"])):
             host.notify("nothing is ready to run", severity="warning")
             return
-        if host.seq.runner.name == "local":
+        if host.seq.lever_runs.runner.name == "local":
             host.notify(f"up to {host.parallel} levers at once on this machine: their timings share its cores",
                         severity="warning")
         host.panel.start_group(host.seq, "ready", host.parallel)
@@ -60,15 +61,15 @@ class Launcher:
         host = self.host
         if self._refused():
             return
-        elsewhere = host.seq.watch_refusals()  # adopted on another testbed: said, not measured here
-        if not host.seq.watchable():
+        elsewhere = host.seq.lever_runs.watch_refusals()  # adopted on another testbed: said, not measured here
+        if not host.seq.lever_runs.watchable():
             host.notify("; ".join(elsewhere) or "nothing to watch: no adopted lever has a command to measure it with",
                         severity="warning")
             return
         if elsewhere:
             host.notify("; ".join(elsewhere), severity="warning")
         # here the levers share this machine's cores, which a watch's figures must not: one at a time
-        host.panel.start_group(host.seq, "watch", host.parallel if host.seq.runner.name != "local" else 1)
+        host.panel.start_group(host.seq, "watch", host.parallel if host.seq.lever_runs.runner.name != "local" else 1)
         host.action_view("run")
 
     def start(self, lever_id: str) -> None:
@@ -76,7 +77,7 @@ class Launcher:
         if self._refused():
             return
         try:
-            host.seq.check_runnable(lever_id)
+            host.seq.lever_runs.check_runnable(lever_id)
         except InputError as exc:
             host.notify(str(exc), severity="error", timeout=8)
             return
@@ -93,7 +94,7 @@ class Launcher:
         host = self.host
         if host.seq.readonly or host.panel.running:
             return
-        detached = host.seq.detached_runs()
+        detached = host.seq.views.detached_runs()
         if detached:
             first = detached[0]
             host.notify(f"re-attaching run {first['run']} of {first['lever']} (Ray job {first.get('submission_id')})")

@@ -173,14 +173,14 @@ class MainScreen(Screen[None]):
 
     def refresh_view(self, hours: bool = True) -> None:
         # what the store holds came from levers and users (an evidence, a why): none of it drives the terminal
-        status = terminal_safe(self.seq.status(hours=hours))
+        status = terminal_safe(self.seq.views.status(hours=hours))
         _with_conflicts(status, self.seq)
-        runs = terminal_safe(self.seq.latest_runs())
+        runs = terminal_safe(self.seq.views.latest_runs())
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         screening = self.screen_panel()
         running = self.panel.running_levers | (screening.running_levers if screening is not None else set())
         table = self.table
-        with self.seq.lock:
+        with self.seq.held.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
             compares = list(self.seq.machine.runs.compares)
             testbeds = len(self.seq.machine.runs.testbeds) > 1
@@ -228,7 +228,7 @@ class MainScreen(Screen[None]):
     def show_lever(self, lever_id: str | None) -> None:
         if lever_id is None or lever_id not in self.shown:
             return
-        history = terminal_safe(self.seq.lever_history(lever_id))
+        history = terminal_safe(self.seq.views.lever_history(lever_id))
         lever = self.seq.plan.lever(lever_id)
         self.query_one(LeverDetail).show(self.shown[lever_id], history, lever, self._steps.get(lever_id, ""))
         for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
@@ -381,7 +381,7 @@ def _with_conflicts(status: dict[str, Any], seq: Sequencer) -> None:
     """Decisions two writers made concurrently (optseq sync): on the status line and in the lever's warnings."""
     from optseq.state.api import conflicts, conflict_lines as lines
 
-    with seq.lock:
+    with seq.held.lock:
         found = terminal_safe(conflicts(seq.store))
     if not found:
         return

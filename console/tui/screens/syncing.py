@@ -29,7 +29,7 @@ class Syncer:
         from optseq.state.api import last_remote
 
         self.syncing = True
-        host.seq.reload()  # a sync from the CLI since the console last read the store may have named another remote
+        host.seq.follower.reload()  # a sync from the CLI since the console last read the store may have named another remote
         remote = last_remote(host.seq.store)
         said = "the remote this store last synced with" if remote else "no sync of this store names another"
         remote = remote or REMOTE
@@ -44,7 +44,7 @@ class Syncer:
         self.syncing = False
         self.step("")
         if not failed:
-            host.seq.reload()
+            host.seq.follower.reload()
         host.refresh_view()
         host.notify(f"sync with {remote} {'refused' if failed else 'done'}: {line}",
                     severity="error" if failed else "information", timeout=10, markup=False)

@@ -25,7 +25,7 @@ def in_keys(text: str) -> str:
 
 
 def todo_hint(item: str) -> str:
-    """One `seq.todo()` line as the key to press first: `press p on option_b: write its plan`."""
+    """One `seq.views.todo()` line as the key to press first: `press p on option_b: write its plan`."""
     lever, sep, what = item.partition(": ")
     match = CLI_HINT.search(what)
     if not sep or " " in lever:

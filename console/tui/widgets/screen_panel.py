@@ -118,7 +118,7 @@ class ScreenPanel(VerticalScroll):
         """Idle: the newest screen the store holds, its effects, calls and plots."""
         if self.running:
             return
-        with seq.lock:
+        with seq.held.lock:
             record = max(seq.machine.runs.screens, key=lambda r: r.get("id") or 0, default=None)
         key = (record.get("id"), record.get("status"), len((record.get("screen") or {}).get("blocks") or ())) \
             if record is not None else None
@@ -188,7 +188,7 @@ class ScreenPanel(VerticalScroll):
             self.query_one("#screen-title", Label).update(f"screen: could not run: {message.error}")
             return
         seq = self._seq()
-        with seq.lock:
+        with seq.held.lock:
             record = next((r for r in seq.machine.runs.screens if r.get("id") == report.run_id), None)
         if record is not None:
             self._shown = (record.get("id"), record.get("status"),

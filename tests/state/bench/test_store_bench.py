@@ -48,7 +48,7 @@ def test_built_runs_have_the_shapes_a_real_run_writes(built, tmp_path):
     db, info = built
     real = real_run(tmp_path)
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:
-        assert seq.warnings == []
+        assert seq.held.warnings == []
         runs = seq.store.all("runs")
         decisions = seq.store.all("decisions")
     assert len(runs) == info.runs == RUNS
@@ -92,7 +92,7 @@ def test_built_runs_have_the_shapes_a_real_run_writes(built, tmp_path):
 def test_built_store_holds_the_gate_the_plan_and_the_derived_events(built):
     db, _ = built
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:
-        status = seq.status()
+        status = seq.views.status()
         events = seq.store.all("events")
         criteria = seq.store.all("criteria")
         decisions = seq.store.all("decisions")

@@ -291,7 +291,7 @@ def test_hours_by_lever_and_status(tmp_path):
         assert set(hours) == {lv.id for lv in seq.plan.levers}
         assert hours["option_b"] == pytest.approx(0.5 * 0.8 * (0.3 / 1.3) * 5800 * 30 / 3600)
         assert hours["amp"] is None and hours["cython_bot"] is None  # no S yet; adopted before the plan
-        views = {v["id"]: v for v in seq.status()["levers"]}
+        views = {v["id"]: v for v in seq.views.status()["levers"]}
         assert views["option_b"]["hours_saved"] == pytest.approx(hours["option_b"])
 
 
@@ -303,11 +303,11 @@ def test_a_live_runs_hours_count_in_its_cost(tmp_path):
     path = one_lever_plan(tmp_path, argv, extra=tail().replace("[volume]", "\n[volume]"))
     with Sequencer.open(path, tmp_path / "state", mode="write") as seq:
         assert seq.run_lever("lever").status == "succeeded"
-        fig = figures(seq.whatif(), "lever")
+        fig = figures(seq.views.whatif(), "lever")
         (run,) = seq.machine.runs.recent["lever"]
     # the final record a live run hands the machine carries no start: the run index keeps its first record's (times are
     # to the second, so a quick run may count 0 h; what matters is that it is counted, not unknown)
     assert run["started"] <= run["ended"]
     assert fig["runs_counted"] == 1 and fig["runs_unknown"] == 0 and fig["run_h"] >= 0
     with Sequencer.open(path, tmp_path / "state", mode="read") as again:  # from the snapshot
-        assert figures(again.whatif(), "lever")["runs_counted"] == 1
+        assert figures(again.views.whatif(), "lever")["runs_counted"] == 1

@@ -75,7 +75,7 @@ def default_plan_copy(path: Path, runs: dict[str, list[str]]) -> Path:
 
 
 def views(seq) -> dict[str, dict]:
-    return {v["id"]: v for v in seq.status()["levers"]}
+    return {v["id"]: v for v in seq.views.status()["levers"]}
 
 
 def states(seq) -> dict[str, str]:
@@ -83,7 +83,7 @@ def states(seq) -> dict[str, str]:
 
 
 def snapshot(seq) -> dict:
-    status = seq.status()
+    status = seq.views.status()
     return {"levers": [(v["id"], v["state"], v["outcome"], v["stale_reason"], v["why_blocked"])
                        for v in status["levers"]],
             "infra": status["infra"], "next": status["next"], "todo": status["todo"]}
@@ -93,7 +93,7 @@ def assert_replays(plan: Path, db: Path, seq) -> None:
     """A fresh Sequencer on the same store reaches the very same states."""
     with Sequencer.open(plan, db, mode="read") as again:
         assert snapshot(again) == snapshot(seq)
-        assert again.history() == seq.history()
+        assert again.views.history() == seq.views.history()
 
 
 def results_row(doc: str, start: str) -> str:
@@ -129,7 +129,7 @@ def gate_plan(tmp_path) -> Path:
 
 def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(gate_plan, db):
     with Sequencer.open(gate_plan, db, mode="write") as seq:
-        seq.decide("gate", "GO", "A passes")
+        seq.actions.decide("gate", "GO", "A passes")
         assert states(seq)["slow_track"] == "closed"
         assert views(seq)["slow_track"]["why_blocked"] == ["closed: gate decided GO"]
         fast = seq.run_lever("fast")
@@ -139,7 +139,7 @@ def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(g
         assert seq.store.get("runs", other.run_id)["infra"]["adopted"] == ["fast"]
         assert states(seq)["after_fast"] == "adopted"
 
-        seq.decide("gate", "NO-GO", "A failed on the real data after all")
+        seq.actions.decide("gate", "NO-GO", "A failed on the real data after all")
         st = states(seq)
         assert st["fast"] == "closed" and st["after_fast"] == "closed"
         assert views(seq)["fast"]["why_blocked"] == ["closed: gate decided NO-GO"]
@@ -149,26 +149,26 @@ def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(g
         assert other_view["state"] == "stale" and other_view["outcome"] == "adopt"
         assert other_view["stale_reason"] == (f"fast left the stack (gate decided NO-GO) after other was "
                                               f"measured with it in run {other.run_id}")
-        reversal = seq.history("gate")["decisions"][-1]
-        fast_decision = seq.history("fast")["decisions"][-1]
+        reversal = seq.views.history("gate")["decisions"][-1]
+        fast_decision = seq.views.history("fast")["decisions"][-1]
         assert fast_decision["outcome"] == "adopt"  # kept in history...
         assert fast_decision["superseded"] is True  # ...marked superseded by the reversal
         assert fast_decision["superseded_by"] == (f"decision {reversal['id']}: closed: gate decided NO-GO")
-        assert seq.history("gate")["decisions"][0]["superseded"] is True
-        events = [e for e in seq.history("fast")["events"] if e["type"] == "superseded"]
+        assert seq.views.history("gate")["decisions"][0]["superseded"] is True
+        events = [e for e in seq.views.history("fast")["events"] if e["type"] == "superseded"]
         assert [(e["decision"], e["by"]) for e in events] == [(fast_decision["id"], reversal["id"])]
         assert_replays(gate_plan, db, seq)
 
         # re-reversing works the same way: the GO branch opens again from scratch, NO-GO's closes
-        seq.decide("gate", "GO", "A passes on the re-run")
+        seq.actions.decide("gate", "GO", "A passes on the re-run")
         st = states(seq)
         assert st["fast"] == "ready" and views(seq)["fast"]["outcome"] is None
         assert st["slow_track"] == "closed" and st["after_fast"] == "blocked"
-        assert seq.status()["next"] == "fast"
+        assert seq.views.status()["next"] == "fast"
         assert_replays(gate_plan, db, seq)
         again = seq.run_lever("fast")
         assert again.decision == "adopt"
-        assert seq.history("fast")["decisions"][-1]["supersedes"] == fast_decision["id"]
+        assert seq.views.history("fast")["decisions"][-1]["supersedes"] == fast_decision["id"]
         assert states(seq)["after_fast"] == "ready"
         assert_replays(gate_plan, db, seq)
 
@@ -215,7 +215,7 @@ def test_default_plan_go_then_no_go_reopens_option_b_and_closes_the_port(cli_env
     assert of(st, "option_b")["state"] == "closed"
     assert st["infra"]["adopted"] == ["cython_bot"]
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:  # the CLI replayed it; so does a fresh open
-        assert [(v["id"], v["state"], v["outcome"]) for v in seq.status()["levers"]] == \
+        assert [(v["id"], v["state"], v["outcome"]) for v in seq.views.status()["levers"]] == \
                [(v["id"], v["state"], v["outcome"]) for v in st["levers"]]
         assert seq.machine.infra() == st["infra"]
 
@@ -238,7 +238,7 @@ def test_inconclusive_remeasure_takes_the_lever_out_of_the_stack(tmp_path, db):
         dep = seq.run_lever("dep")
         assert first.decision == dep.decision == "adopt"
         assert states(seq)["gated"] == "ready"
-        seq.decide("gated_by_hand", "adopt", "measured elsewhere")
+        seq.actions.decide("gated_by_hand", "adopt", "measured elsewhere")
     with Sequencer.open(straddle_plan, db, mode="write") as seq:
         report = seq.run_lever("base")
         assert report.verdict == "inconclusive" and report.decision is None
@@ -257,11 +257,11 @@ def test_inconclusive_remeasure_takes_the_lever_out_of_the_stack(tmp_path, db):
         by_hand = views(seq)["gated_by_hand"]  # decided, gated on base: stale, as it lost its gate
         assert by_hand["state"] == "stale" and by_hand["stale_reason"].startswith(
             f"base left the stack (base re-measured inconclusive in run {report.run_id}); base is not decided")
-        (old,) = seq.history("base")["decisions"]
+        (old,) = seq.views.history("base")["decisions"]
         assert old["superseded"] is True and old["superseded_by"].startswith(f"run {report.run_id}: ")
         assert any(f"base: decide it (re-measured inconclusive in run {report.run_id}" in t
-                   for t in seq.status()["todo"])
-        doc = seq.export(lang="en")
+                   for t in seq.views.status()["todo"])
+        doc = seq.views.export(lang="en")
         row = results_row(doc, "| **base** |")
         assert "| inconclusive | items_per_s |" in row
         assert f"re-measured inconclusive in run {report.run_id}: " in row and "; was adopt 1.5" in row
@@ -271,10 +271,10 @@ def test_inconclusive_remeasure_takes_the_lever_out_of_the_stack(tmp_path, db):
         assert_replays(straddle_plan, db, seq)
 
         # the user can keep it: a decision by hand puts it back in the stack
-        seq.decide("base", "adopt", f"run {report.run_id} straddles 1.2x; the earlier run was clear")
+        seq.actions.decide("base", "adopt", f"run {report.run_id} straddles 1.2x; the earlier run was clear")
         assert views(seq)["base"]["state"] == "adopted"
         assert seq.machine.infra()["adopted"] == ["base", "dep", "gated_by_hand"]
-        assert seq.history("base")["decisions"][-1]["supersedes"] == old["id"]
+        assert seq.views.history("base")["decisions"][-1]["supersedes"] == old["id"]
         assert states(seq)["gated"] == "ready"
         assert_replays(straddle_plan, db, seq)
 
@@ -311,7 +311,7 @@ def test_default_plan_inconclusive_amp_remeasure_after_a_model_size_decision(tmp
     assert history["decisions"][-1]["superseded"] is True
     with Sequencer.open(straddle_plan, db, mode="read") as seq:  # replay
         assert states(seq)["amp"] == "measured" and "amp" not in seq.machine.infra()["adopted"]
-        assert seq.export(lang="en") == doc
+        assert seq.views.export(lang="en") == doc
 
 
 # -- 7. dependency order -------------------------------------------------------------------------------------
@@ -385,12 +385,12 @@ def test_next_skips_a_decision_lever_and_says_what_is_left_to_do(tmp_path, cli_e
 
 def test_default_plan_next_is_nothing_to_run_until_the_gate_is_decided(plan_path, db):
     with Sequencer.open(plan_path, db, mode="write") as seq:
-        st = seq.status()
+        st = seq.views.status()
         assert st["next"] is None and st["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail")
-        assert seq.status()["todo"] == ["option_b: write its plan (optseq plan option_b PATH)"]
-        seq.write_plan("option_b", "docs/plans/option_b.md")
-        assert seq.status()["next"] == "option_b" and seq.status()["todo"] == []
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
+        assert seq.views.status()["todo"] == ["option_b: write its plan (optseq plan option_b PATH)"]
+        seq.actions.write_plan("option_b", "docs/plans/option_b.md")
+        assert seq.views.status()["next"] == "option_b" and seq.views.status()["todo"] == []
 
 
 OTHER_DEVICE = """import json, os

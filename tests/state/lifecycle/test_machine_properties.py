@@ -56,15 +56,15 @@ class LeverMachine(RuleBasedStateMachine):
         lever, criteria = gate
         cand = criteria.candidates[candidate % len(criteria.candidates)].id
         crit = criteria.criteria[criterion % len(criteria.criteria)].id
-        self._act(lambda: self.seq.record_criterion(lever, cand, crit, outcome, evidence="a property test"))
+        self._act(lambda: self.seq.actions.record_criterion(lever, cand, crit, outcome, evidence="a property test"))
 
     @rule(name=st.sampled_from(FACTS), value=st.booleans())
     def fact(self, name, value):
-        self._act(lambda: self.seq.set_fact(name, value))
+        self._act(lambda: self.seq.actions.set_fact(name, value))
 
     @rule(lever=st.sampled_from(LEVERS), outcome=st.sampled_from(OUTCOMES), unmeasured=st.booleans())
     def decide(self, lever, outcome, unmeasured):
-        self._act(lambda: self.seq.decide(lever, outcome, "decided by a property test", unmeasured=unmeasured))
+        self._act(lambda: self.seq.actions.decide(lever, outcome, "decided by a property test", unmeasured=unmeasured))
 
     @rule()
     def reopen(self):

@@ -593,9 +593,9 @@ def test_export_through_the_sequencer_and_store(tmp_path):
     from optseq.state.sequencer import Sequencer
 
     with Sequencer.open(DEFAULT_PLAN, tmp_path / "state", mode="write") as seq:
-        assert table_rows(seq.export(), "Pending levers") == SEED_TABLE
-        seq.record_criterion("julia_port", "torch_jl", "c4", "fail", "0.8x of PyTorch")
-        doc = seq.export()
+        assert table_rows(seq.views.export(), "Pending levers") == SEED_TABLE
+        seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail", "0.8x of PyTorch")
+        doc = seq.views.export()
     assert not any(row.startswith("| **Julia port** |") for row in table_rows(doc, "Pending levers"))
     assert re.search(r"^- ✅ Julia port: NO-GO \(\d{4}-\d\d-\d\d, 자동: .*c4 fail.*\)$", doc, re.M)
     assert re.search(r"^- Torch\.jl 결과 들어올 때 \(Julia 트랙 closed/branched\) — \d{4}-\d\d-\d\d 발생",
@@ -671,8 +671,8 @@ def test_a_long_history_lists_the_newest_decisions_and_counts_the_rest(tmp_path)
 
     with Sequencer.open(DEFAULT_PLAN, tmp_path / "db", mode="write") as seq:
         for i in range(15):
-            seq.decide("amp", "defer" if i % 2 else "reject", f"round {i}")
-        doc = seq.export(lang="en")
+            seq.actions.decide("amp", "defer" if i % 2 else "reject", f"round {i}")
+        doc = seq.views.export(lang="en")
     history = [line for line in doc.splitlines() if line.startswith("- **AMP** trainer:")]
     assert len(history) == 1 + HISTORY_PER_LEVER  # 14 superseded: the newest ten and a count
     assert history[0] == "- **AMP** trainer: 4 earlier decisions (`optseq runs amp`)"

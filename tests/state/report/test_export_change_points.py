@@ -17,7 +17,7 @@ def test_a_lever_that_changed_gets_one_line(tmp_path):
     plan, commits = build(tmp_path / "repo", tmp_path / "db", [1.5] * 4 + [1.25] * 4)
     old, new = commits[3][:7], commits[4][:7]
     with Sequencer.open(plan, tmp_path / "db", mode="read") as seq:
-        en, ko = seq.export("en", TODAY), seq.export("ko", TODAY)
+        en, ko = seq.views.export("en", TODAY), seq.views.export("ko", TODAY)
     lines = [line for line in en.splitlines() if "change at run" in line]
     assert len(lines) == 1
     assert lines[0].startswith("- A lever: change at run 5: 1.")
@@ -30,5 +30,5 @@ def test_a_lever_that_changed_gets_one_line(tmp_path):
 def test_a_history_without_a_step_gets_none(tmp_path):
     plan, _ = build(tmp_path / "repo", tmp_path / "db", [1.5] * 6)
     with Sequencer.open(plan, tmp_path / "db", mode="read") as seq:
-        text = seq.export("en", TODAY)
+        text = seq.views.export("en", TODAY)
     assert "Change points" not in text and "change at run" not in text

@@ -122,7 +122,7 @@ def test_the_same_store_gives_the_same_bytes_and_a_new_run_updates_its_chart(tmp
 def test_a_doc_without_a_file_links_no_charts(tmp_path, cli_env):
     path, db = measured(tmp_path)
     with Sequencer.open(path, db, mode="read") as seq:
-        assert IMAGE.findall(seq.export("en")) == []  # the console's preview of a doc written nowhere
+        assert IMAGE.findall(seq.views.export("en")) == []  # the console's preview of a doc written nowhere
     env = {**cli_env, "OPTSEQ_PLAN": str(path), "OPTSEQ_DB": str(db)}
     proc = subprocess.run([*OPTSEQ, "export", "--lang", "en"], env=env, capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)

@@ -5,7 +5,7 @@ of their own, a heading, a fence, a quote, a list item, a table row and a rule. 
 the real CLI (plan file, `record`, `decide`, lever runs) and read back with markdown-it, the
 CommonMark parser Textual's Markdown (the console's preview) and VS Code render with. The plan doc path
 holds newlines and control characters, which `optseq plan` now refuses: it is stored through the Python
-API (`Sequencer.write_plan` without `check`), as an older store or another tool may hold it.
+API (`seq.actions.write_plan` without `check`), as an older store or another tool may hold it.
 """
 from __future__ import annotations
 
@@ -143,8 +143,8 @@ def docs(tmp_path_factory) -> dict[str, str]:
     # the CLI refuses a path with control characters; the store still takes one unchecked from Python
     with Sequencer.open(plan, root / "state", mode="write") as seq:
         # on a lever still pending at the end: the pending table lists no decided lever
-        seq.write_plan("runner", PLAN_DOC)
-        assert next(v for v in seq.status()["levers"] if v["id"] == "runner")["plan_doc"] == PLAN_DOC  # kept as is
+        seq.actions.write_plan("runner", PLAN_DOC)
+        assert next(v for v in seq.views.status()["levers"] if v["id"] == "runner")["plan_doc"] == PLAN_DOC  # kept as is
     cli(env, "--run", "measured")  # first: its device differs, and a device change forgets `unavailable`
     cli(env, "--run", "runner")
     cli(env, "record", "gate", "cand", "c1", "pass", "--evidence", payload("evidence"))

@@ -238,7 +238,7 @@ def test_a_device_change_is_stale_in_the_docs_language(tmp_path, cli_env, db):
     with Sequencer.open(plan, db, mode="write") as seq:
         run = seq.store.all("runs")[-1]
         was = run["fingerprint"]["device"]
-        seq.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
+        seq.actions.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
     env = dict(cli_env, OPTSEQ_PLAN=str(plan))
     (view,) = json.loads(cli(env, "status", "--json"))["levers"]
     assert view["stale_reason"] == f"device changed: measured on {was}, now NVIDIA H200"

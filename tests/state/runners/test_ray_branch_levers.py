@@ -150,8 +150,8 @@ def test_a_branch_lever_run_whose_optseq_died_is_re_attached_and_its_next_pass_s
     main, fast = repo.commit("main"), repo.commit("fast")
     kill_in_pass_1(tmp_path, ray_cluster, repo, env, "--run", "fast")
     with Sequencer.open(repo.root / "optseq.toml", tmp_path / "db", mode="write") as seq:
-        assert [d["run"] for d in seq.detached_runs()] == [1]
-        assert any("optseq --run fast re-attaches" in line for line in seq.todo())
+        assert [d["run"] for d in seq.views.detached_runs()] == [1]
+        assert any("optseq --run fast re-attaches" in line for line in seq.views.todo())
     (tmp_path / "release").touch()
     proc = optseq(ray_cluster, repo, env, "--run", "fast", "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -180,7 +180,7 @@ def test_a_compare_whose_optseq_died_ends_interrupted_and_its_job_is_stopped(tmp
     with Sequencer.open(repo.root / "optseq.toml", tmp_path / "db", mode="read") as seq:
         record = seq.store.get("runs", 1)
         assert record["status"] == "interrupted" and "may still be running" in record["note"]
-        assert seq.detached_runs() == []
+        assert seq.views.detached_runs() == []
     client, end = ray_cluster.client(), time.monotonic() + CEILING_S
     while not str(client.get_job_status(sid)).endswith("STOPPED"):
         assert time.monotonic() < end, f"Ray job {sid} was never stopped"

@@ -274,8 +274,8 @@ def test_optseq_killed_mid_run_is_re_attached_by_the_next_optseq_and_decided(tmp
     env = kill_mid_pass(tmp_path, path, 2)
     with Sequencer.open(path, tmp_path / "db", mode="write") as seq:
         record = seq.store.get("runs", 1)
-        detached = seq.detached_runs()
-        todo = seq.todo()
+        detached = seq.views.detached_runs()
+        todo = seq.views.todo()
         assert seq.machine.state("lever") == "running"
     assert record["status"] == "running" and record["passes"] == 2 and "re-attaches" in record["note"]
     assert [d["run"] for d in detached] == [1] and any("optseq --run lever re-attaches" in t for t in todo)
@@ -291,7 +291,7 @@ def test_optseq_killed_mid_run_is_re_attached_by_the_next_optseq_and_decided(tmp
     assert "re-attaching run 1" in proc.stderr and "pass 1: 4 samples read back" in proc.stderr
     with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
         record = seq.store.get("runs", 1)
-        assert seq.machine.state("lever") == "adopted" and not seq.detached_runs()
+        assert seq.machine.state("lever") == "adopted" and not seq.views.detached_runs()
     samples = [json.loads(line) for line in (tmp_path / "db" / "runs" / "1" / "samples.jsonl").open()]
     keys = [(s["run"], s["pair"], s["arm"]) for s in samples]
     assert len(keys) == 20 and len(set(keys)) == 20  # the replayed pass 2 log counted once
@@ -324,7 +324,7 @@ def test_a_detached_run_whose_job_is_gone_is_interrupted(tmp_path, ray_cluster):
     assert f"Ray job {sid} is gone" in message or f"Ray lost job {sid}" in message, message
     assert "not the lever's failure" in message
     with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
-        assert seq.machine.state("lever") == "ready" and not seq.detached_runs()
+        assert seq.machine.state("lever") == "ready" and not seq.views.detached_runs()
 
 
 def test_two_ready_levers_run_in_parallel_on_separate_nodes(tmp_path, ray_cluster):
@@ -390,7 +390,7 @@ def test_a_job_whose_logs_ray_cannot_serve_is_interrupted_not_the_levers_failure
     assert outage.refused >= 2  # the stream's attach and the whole log at the end both met the outage
     with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
         record = seq.store.get("runs", 1)
-        assert seq.machine.state("lever") == "ready" and not seq.detached_runs()
+        assert seq.machine.state("lever") == "ready" and not seq.views.detached_runs()
     assert str(job(ray_cluster, record["submission_id"]).status).endswith("SUCCEEDED")  # the job itself was fine
 
 

@@ -137,9 +137,9 @@ def test_a_compare_whose_optseq_died_on_a_cluster_ends_interrupted_not_detached(
         record = seq.store.get("runs", run["id"])
         assert record["status"] == "interrupted" and record.get("ended")
         assert "may still be running" in record["note"] and "optseq-ab-1-1" in record["note"]
-        assert seq.detached_runs() == []
-        assert not any("None" in line or "goes on as Ray job" in line for line in seq.todo())
-        said = [w for w in seq.warnings if f"run {run['id']} (a compare)" in w]
+        assert seq.views.detached_runs() == []
+        assert not any("None" in line or "goes on as Ray job" in line for line in seq.views.todo())
+        said = [w for w in seq.held.warnings if f"run {run['id']} (a compare)" in w]
         assert len(said) == 1 and "\n" not in said[0] and "Traceback" not in said[0]
         assert "optseq-ab-1-1 may still be running" in said[0] and "ray job stop optseq-ab-1-1" in said[0], said
     assert (db / "runs" / str(run["id"]) / "optseq-ab-1-1.cancelled").exists()  # a pending job would not start

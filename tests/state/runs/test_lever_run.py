@@ -28,7 +28,7 @@ def run_once(plan: Path, db: Path, lever: str = "lever"):
     with Sequencer.open(plan, db, mode="write") as seq:
         report = seq.run_lever(lever, on_event=events.append, on_log=logs.append)
         run = seq.store.get("runs", report.run_id)
-        return report, run, seq.status(), events, logs
+        return report, run, seq.views.status(), events, logs
 
 
 def lever_view(status: dict, lever: str = "lever") -> dict:
@@ -164,7 +164,7 @@ def test_experiment_chooses_an_arm_that_joins_the_infra(tmp_path, db):
                        "(within its timeout of 15 min); to choose without waiting, decide it by hand (optseq "
                        "decide size CONFIG --why …, or d in the console)")
     with Sequencer.open(plan, db, mode="read") as seq:
-        again = experiment_length(seq.lever("size"), seq.machine.runs.recent["size"])
+        again = experiment_length(seq.held.lever("size"), seq.machine.runs.recent["size"])
     assert again.startswith(f"[optseq] 5 blocks before it can decide, up to 20; run {report.run_id} took ")
     assert " a block: ≈ " in again and ", up to " in again
     assert status["infra"]["model"] == {"name": "h256x4", "hidden": 256, "layers": 4}
@@ -206,8 +206,8 @@ def test_device_change_makes_earlier_numbers_stale(tmp_path, db):
     run_once(plan, db)
     with Sequencer.open(plan, db, mode="write") as seq:
         run = seq.store.all("runs")[-1]
-        seq.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
-        view = lever_view(seq.status())
+        seq.actions.mark_stack_changes(run["id"] + 1000, {**run["fingerprint"], "device": "NVIDIA H200"})
+        view = lever_view(seq.views.status())
     assert view["state"] == "stale" and "device changed" in view["stale_reason"]
 
 
@@ -264,7 +264,7 @@ def test_sigkill_during_a_run_leaves_it_interrupted_and_no_child(tmp_path, cli_e
     with Sequencer.open(plan, db, mode="write") as seq:
         run = seq.store.all("runs")[0]
         assert run["status"] == "interrupted"
-        assert lever_view(seq.status())["state"] == "ready"
+        assert lever_view(seq.views.status())["state"] == "ready"
 
 
 def _alive(pid: int) -> bool:
@@ -313,7 +313,7 @@ rule = {{ metric = "items_per_s", min_speedup = 1.2 }}
     report, _, _, _, _ = run_once(plan, db)
     run_once(plan, db, "other")
     with Sequencer.open(plan, db, mode="write") as seq:
-        view = lever_view(seq.status())
+        view = lever_view(seq.views.status())
     assert view["state"] == "adopted"
     assert view["warnings"] == [f"workload code changed since run {report.run_id} (code hash abc123 → def456)"]
 

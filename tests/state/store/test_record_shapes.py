@@ -35,9 +35,9 @@ def pristine(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("shapes") / "state"
     build_store(DEFAULT_PLAN, db, 6)
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.set_fact("eval_dense", True)
-        with seq.writing():
-            seq.append("runs", {"lever": "option_a", "status": "running", "argv": ["true"], "pid": os.getpid(),
+        seq.actions.set_fact("eval_dense", True)
+        with seq.writer.writing():
+            seq.writer.append("runs", {"lever": "option_a", "status": "running", "argv": ["true"], "pid": os.getpid(),
                                 "passes": 0, "runner": "local"})
     data = hot(db)
     assert all(data[t] for t in ("meta", "levers", "active", "snapshot", "recent")), sorted(data)

@@ -99,8 +99,8 @@ def test_a_run_is_given_out_once_settled_not_after_the_whole_journal(tmp_path):
 def test_runs_json_is_the_document_it_printed_when_it_read_everything_first(built):
     env = {**os.environ, "OPTSEQ_DB": str(built), "OPTSEQ_PLAN": str(DEFAULT_PLAN)}
     with Sequencer.open(DEFAULT_PLAN, built, mode="read") as seq:
-        whole = seq.history()
-        option_b = seq.history("option_b")
+        whole = seq.views.history()
+        option_b = seq.views.history("option_b")
     out = cli(env, "runs", "--json")
     assert out.returncode == 0, out.stderr
     # the history, then the levers' change points (tests/console/test_change_points_views.py checks them)
@@ -211,7 +211,7 @@ def test_a_stamp_taken_inside_the_racy_window_is_not_trusted(tmp_path):
 
 def full_export(seq) -> str:
     records = {t: seq.store.all(t) for t in digest.TABLES}
-    return markdown.render(seq.plan, seq.machine, {**records, "runs": seq.latest_runs()}, today="2026-12-01")
+    return markdown.render(seq.plan, seq.machine, {**records, "runs": seq.views.latest_runs()}, today="2026-12-01")
 
 
 def test_the_export_from_the_digest_is_the_export_from_every_record(built, tmp_path):
@@ -219,9 +219,9 @@ def test_the_export_from_the_digest_is_the_export_from_every_record(built, tmp_p
     store_build.build_store(DEFAULT_PLAN, db, RUNS, group=7)
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
         for i in range(digest.KEEP + 3):  # a lever whose standing decision is older than its newest ones
-            seq.decide("amp", "defer", f"defer {i}")
+            seq.actions.decide("amp", "defer", f"defer {i}")
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:
-        records = seq.export_records()
+        records = seq.views.export_records()
         assert {h["lever"] for h in records["decisions_hidden"]} >= set(store_build.LEVERS)
         assert len(records["decisions"]) < len(seq.store.all("decisions"))
         assert markdown.render(seq.plan, seq.machine, records, today="2026-12-01") == full_export(seq)
@@ -238,15 +238,15 @@ def test_a_store_from_before_the_digest_gains_it_on_its_first_write(tmp_path):
     hot.write_text(json.dumps(data), encoding="utf-8")
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:
         assert seq.store.recent("decisions") is None
-        before = seq.export()  # read whole, as before the digest
+        before = seq.views.export()  # read whole, as before the digest
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.decide("amp", "defer", "a first write")
+        seq.actions.decide("amp", "defer", "a first write")
         groups = seq.store.recent("decisions")
         assert groups == digest.started(seq.store.all("decisions"))
         assert {k: v for k, v in groups.items() if not k.startswith("amp|")} == \
             {k: v for k, v in next(d["keys"] for d in kept.values() if d["table"] == "decisions").items()}
-        assert seq.export() != before and full_export(seq) == markdown.render(
-            seq.plan, seq.machine, seq.export_records(), today="2026-12-01")
+        assert seq.views.export() != before and full_export(seq) == markdown.render(
+            seq.plan, seq.machine, seq.views.export_records(), today="2026-12-01")
 
 
 def test_one_levers_history_is_read_by_its_chain_alone(built):
@@ -262,7 +262,7 @@ def test_one_levers_history_is_read_by_its_chain_alone(built):
         assert mine == seq.store.find("runs", lever="option_b") and mine
         assert len(read) == len(set(read)) == sum(1 for line in whole if line["id"] in ids) < len(whole)
         for lever in [lever.id for lever in seq.plan.levers]:
-            assert {k: list(v) for k, v in seq.history_stream(lever)} == seq.history(lever), lever
+            assert {k: list(v) for k, v in seq.views.history_stream(lever)} == seq.views.history(lever), lever
 
 
 @pytest.mark.parametrize("table", ["runs", "decisions"])
@@ -299,10 +299,10 @@ def test_indexes_an_older_writer_left_behind_are_not_used(built, tmp_path):
         assert seq.store.lever_records("runs", "option_b") is None and seq.store.recent("decisions") is None
         assert seq.store.lever_records("events", "option_b") is not None  # the other journals' stand
         assert list(seq.store.stream("runs")) == seq.store.all("runs")
-        assert {k: list(v) for k, v in seq.history_stream("option_b")} == seq.history("option_b")
-        assert seq.export_records()["decisions"] == seq.store.all("decisions")  # read whole
+        assert {k: list(v) for k, v in seq.views.history_stream("option_b")} == seq.views.history("option_b")
+        assert seq.views.export_records()["decisions"] == seq.store.all("decisions")  # read whole
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
-        seq.decide("amp", "defer", "the next writer")
+        seq.actions.decide("amp", "defer", "the next writer")
         meta = seq.store.meta()
         assert "runs" not in meta["heads"] and "runs" not in meta["late"]  # untracked from now on
         assert meta["indexed"] == meta["ends"]
