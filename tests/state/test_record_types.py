@@ -25,10 +25,10 @@ def written(cli_env, db):
     cli(cli_env, "plan", "port", "docs/plans/port.md", "--missing-ok")
     cli(cli_env, "decide", "port", "adopt", "--why", "the port is done and merged")
     with Sequencer.open(cli_env["OPTSEQ_PLAN"], db, mode="write") as seq:
-        with seq.writing():
-            run = seq.append("runs", {"lever": "option_a", "status": "running", "argv": ["true"], "passes": 0,
+        with seq.writer.writing():
+            run = seq.writer.append("runs", {"lever": "option_a", "status": "running", "argv": ["true"], "passes": 0,
                                       "runner": "local"})
-        with seq.writing():
+        with seq.writer.writing():
             seq.store.update("runs", run["id"], {"status": "failed", "exit_code": 1, "detail": "exit 1"})
     return db
 
