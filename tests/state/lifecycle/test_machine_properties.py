@@ -77,9 +77,12 @@ class LeverMachine(RuleBasedStateMachine):
             assert self.seq.machine.state(lever) in STATES
 
     @invariant()
-    def next_is_a_ready_lever(self):
+    def next_is_a_lever_a_run_may_start(self):
+        # `next` is the first lever a group run may start (Standing.runnable): a ready one, or a stale one to
+        # measure again, with a command to run
         found = self.seq.machine.next()
-        assert found is None or self.seq.machine.state(found) == "ready", found
+        assert found is None or self.seq.machine.state(found) in ("ready", "stale"), found
+        assert found is None or self.seq.plan.lever(found).run, found
 
     @invariant()
     def a_fresh_reader_derives_the_same_states(self):
