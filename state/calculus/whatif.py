@@ -112,13 +112,14 @@ def compute(plan: Plan, machine, search: bool = True) -> dict:
     return Calculus(plan, machine).report(search=search)
 
 
-def hours_by_lever(seq) -> dict[str, float | None]:
+def hours_by_lever(held) -> dict[str, float | None]:
     """Every lever's expected hours saved in the plan's order (None: not pending, or an input is missing); cheap
-    (no search), for a status or console column."""
-    with seq.lock:
-        calc = Calculus(seq.plan, seq.machine)
+    (no search), for a status or console column. `held`: what an open holds (state/held.py's Held: its lock, plan and
+    machine), which the views pass."""
+    with held.lock:
+        calc = Calculus(held.plan, held.machine)
         calc.plan_order()
-        return {lv.id: (calc.levers[lv.id].h if lv.id in calc.levers else None) for lv in seq.plan.levers}
+        return {lv.id: (calc.levers[lv.id].h if lv.id in calc.levers else None) for lv in held.plan.levers}
 
 
 def fmt_h(hours: float | None) -> str:

@@ -287,7 +287,7 @@ def test_hours_by_lever_and_status(tmp_path):
     from optseq.state.sequencer import Sequencer
 
     with Sequencer.open(DEFAULT_PLAN, tmp_path / "state", mode="write") as seq:
-        hours = whatif.hours_by_lever(seq)
+        hours = whatif.hours_by_lever(seq.held)
         assert set(hours) == {lv.id for lv in seq.plan.levers}
         assert hours["option_b"] == pytest.approx(0.5 * 0.8 * (0.3 / 1.3) * 5800 * 30 / 3600)
         assert hours["amp"] is None and hours["cython_bot"] is None  # no S yet; adopted before the plan
