@@ -275,6 +275,7 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
     (ABPasses over command pairs), recorded as a run of its own (`kind = "confirm"`); its threshold is the
     product of the levers' min_speedup (each must pay its own)."""
     from optseq.state.runs.lever_run import measure
+    from optseq.state.runs.screen_run import confirm_code
 
     chosen = [lv for lv in screen.screened.levers if lv.id in levers]
     first = chosen[0]
@@ -290,6 +291,7 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
     lever = Lever(id=CONFIRM_ID, title="confirm", kind="speedup", index=-1, run=ARMS_RUN, rule=rule, arms=arms,
                   timeout_s=sum(lv.timeout_s for lv in chosen))
     spec = arms.to_dict(screen.screened.stack)
+    code = confirm_code(host, screen, levers, spec)  # a screen of branch levers: the combination's commit
     go.on_log(f"[optseq] confirming {' + '.join(levers)} against the stack by the paired test "
               f"(threshold {rule.min_speedup:.4g}×)")
     with host.lock:
@@ -299,7 +301,7 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
                                      "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
                                      "runner": go.runner.name, "arms": spec, "testbed": host.testbed,
                                      "confirm": {"screen": screen_run, "levers": list(levers),
-                                                 "threshold": rule.min_speedup}})
+                                                 "threshold": rule.min_speedup, **code}})
             run_dir = host.run_dir(record["id"])
     go.arms = spec
     outcome, tally, passes, step, started = measure(host, lever, record["id"], run_dir, infra, go)
@@ -319,7 +321,8 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
               "warnings": tally.warnings[:40], "pass_counts": tally.passes, "testbed": host.testbed}
     # a run of no lever: the screen's end moves its levers and decides
     finish_run(host, Ending(record["id"], status, verdict, fields, marks_stack=False))
-    return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status}
+    return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status,
+            **({"commit": code["code"]["candidate"]["commit"]} if code else {})}
 
 
 def _x(gain: float | None) -> str:
