@@ -45,7 +45,8 @@ def combined(root: str, base: str, branches: Sequence[Branch]) -> str:
     """The commit holding `base` and every branch's code, merged in the order given; Clash naming the first branch
     that cannot join and the side it meets, the baseline or a lever merged before it (found by merging the two
     alone). GitError where git cannot answer."""
-    now, inside = base, []
+    now = base
+    inside: list[Branch] = []
     for one in branches:
         if g.is_ancestor(root, now, one.commit):
             now = one.commit  # the branch holds everything so far: its own commit, its own worktree

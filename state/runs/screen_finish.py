@@ -275,7 +275,7 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
     (ABPasses over command pairs), recorded as a run of its own (`kind = "confirm"`); its threshold is the
     product of the levers' min_speedup (each must pay its own)."""
     from optseq.state.runs.lever_run import measure
-    from optseq.state.runs.screen_run import confirm_code
+    from optseq.state.runs.screen_code import confirm_code
 
     chosen = [lv for lv in screen.screened.levers if lv.id in levers]
     first = chosen[0]
@@ -291,7 +291,7 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
     lever = Lever(id=CONFIRM_ID, title="confirm", kind="speedup", index=-1, run=ARMS_RUN, rule=rule, arms=arms,
                   timeout_s=sum(lv.timeout_s for lv in chosen))
     spec = arms.to_dict(screen.screened.stack)
-    code = confirm_code(host, screen, levers, spec)  # a screen of branch levers: the combination's commit
+    code = confirm_code(screen, levers, spec)  # a screen of branch levers: the combination's commit
     go.on_log(f"[optseq] confirming {' + '.join(levers)} against the stack by the paired test "
               f"(threshold {rule.min_speedup:.4g}×)")
     with host.lock:

@@ -21,6 +21,7 @@ from optseq.state.runs import screen_levers
 from optseq.state.runs.host import RunHost
 from optseq.state.runs.lever_run import RunControl
 from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, launch, launch_token
+from optseq.state.runs.screen_code import code_of, combinations, trees_spec, worktrees
 from optseq.state.runs.screen_levers import Measured, Screen, arms_of, rule_of
 from optseq.state.store.records import utc_now
 
@@ -51,53 +52,8 @@ def prepare(host: RunHost, named: Iterable[str], budget: int | None = None) -> S
     return screen
 
 
-def combinations(screen: Screen) -> None:
-    """Every commit the design's runs launch, made now in the object store (a screen of branch levers): a set of
-    them that does not merge is refused before anything runs (the levers merged pairwise in choose; three may
-    still meet in one file). With four branch levers or fewer every set is made, so that the confirmation of
-    whichever combination wins finds its commit made too."""
-    from optseq.state.code import combine
-    from optseq.state.code import git as g
-
-    code = screen.screened.code
-    if code is None:
-        return
-    sets = [screen.screened.on(levels) for levels in screen.design.runs]
-    if len(code.branches) <= 4:
-        sets += [[b.lever for i, b in enumerate(code.branches) if mask >> i & 1]
-                 for mask in range(2 ** len(code.branches))]
-    for on in sets:
-        try:
-            code.commit(on)
-        except combine.Clash as clash:
-            raise InputError(f"--run screen: the code of {code.named(on)} cannot be combined: {clash} (each pair "
-                             "merges, all of them do not); screen fewer branch levers") from None
-        except g.GitError as exc:
-            raise InputError(f"--run screen: {exc}") from None
 
 
-def worktrees(host: RunHost, screen: Screen, sets: Iterable[Iterable[str]]) -> None:
-    """The worktree of each set's commit, made where missing (in optseq's cache, worktrees.py) and held until the
-    screen ends; InputError naming the commit git could not check out."""
-    from optseq.state.code import branch, combine, worktrees as trees
-    from optseq.state.code import git as g
-
-    code = screen.screened.code
-    if code is None or screen.holds is None:
-        return
-    for on in sets:
-        on = list(on)
-        try:
-            commit = code.commit(on)
-            if commit in screen.trees:
-                continue
-            tree = trees.ensure(code.repo, commit, code.named(on), screen.holds)
-        except combine.Clash as clash:
-            raise InputError(f"--run screen: the code of {code.named(on)} cannot be combined: {clash}") from None
-        except (g.GitError, OSError) as exc:
-            raise InputError(f"cannot check out the code of {code.named(on)} into optseq's "
-                             f"worktrees ({trees.cache_root()}): {branch.why_unmade(exc)}") from None
-        screen.trees[commit] = tree.for_driver(code.named(on))
 
 
 def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = None, on_log: LogSink | None = None,
@@ -115,7 +71,7 @@ def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = No
         for lever_id in screen.screened.ids:  # every lever of the design is held: none runs elsewhere meanwhile
             holds.callback(host.hold(lever_id).release)
         screen.holds = holds  # and the worktrees its runs launch in, whoever prunes the cache meanwhile
-        worktrees(host, screen, (screen.screened.on(levels) for levels in screen.design.runs))
+        worktrees(screen, (screen.screened.on(levels) for levels in screen.design.runs))
         with host.lock:
             with host.writing():
                 for lever_id in screen.screened.ids:
@@ -139,11 +95,7 @@ def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = No
 def base_spec(screen: Screen) -> dict:
     """The arms driver's spec every pass shares: the workload, its metric and guards, the stack; for a screen of
     branch levers, where the workload runs in each commit's worktree and the setup run there once."""
-    spec = arms_of(screen.screened.levers[0]).to_dict(screen.screened.stack)
-    code = screen.screened.code
-    if code is not None:
-        spec["trees"] = {"rel": code.rel, "setup": list(code.setup) or None}
-    return spec
+    return {**arms_of(screen.screened.levers[0]).to_dict(screen.screened.stack), **trees_spec(screen)}
 
 
 def points(screen: Screen) -> list[dict]:
@@ -157,13 +109,6 @@ def points(screen: Screen) -> list[dict]:
     return found
 
 
-def code_of(screen: Screen) -> dict:
-    """The screen record's `code`: the repository, the baseline, each branch lever's commit, and the commit each
-    design run launched (by its index): what a confirmation, or a later reader, knows was measured."""
-    code = screen.screened.code
-    if code is None:
-        return {}
-    return {"code": {**code.to_dict(), "runs": [screen.screened.commit(levels) for levels in screen.design.runs]}}
 
 
 def pseudo_lever(screen: Screen) -> Lever:
@@ -224,7 +169,7 @@ def measure(host: RunHost, screen: Screen, run_id: int, run_dir: Path, infra: di
         found.step = judge.after_pass(observations(screen, tally.samples))
         if judge.design is not screen.design:  # folded over: the next blocks run the other half
             screen.design = judge.design
-            worktrees(host, screen, (screen.screened.on(levels) for levels in screen.design.runs))
+            worktrees(screen, (screen.screened.on(levels) for levels in screen.design.runs))
             spec["points"] = points(screen)
         _progress(host, run_id, found, screen)
         if found.step.note:
@@ -251,18 +196,3 @@ def _progress(host: RunHost, run_id: int, found: Measured, folded: Screen | None
             host.update(run_id, {"screen": screen})
     except StoreUnwritable:
         pass  # the samples file and the pass logs hold what was measured; the end says what it can
-
-
-def confirm_code(host: RunHost, screen: Screen, levers: tuple[str, ...], spec: dict) -> dict:
-    """For a screen of branch levers, the confirmation's two arms in worktrees (set in `spec`): the baseline's
-    commit, and the commit combining the code of the confirmed branch levers (the baseline's where none is among
-    them), as the design's runs launched them. Returns the confirm record's `code` ({} for no branch lever)."""
-    code = screen.screened.code
-    if code is None:
-        return {}
-    on = [lid for lid in levers if any(b.lever == lid for b in code.branches)]
-    worktrees(host, screen, ([], on))
-    base, combined = code.commit([]), code.commit(on)
-    spec["trees"] = {**base_spec(screen)["trees"], "baseline": screen.trees[base], "candidate": screen.trees[combined]}
-    return {"code": {"repo": code.repo, "rel": code.rel, "baseline": {"ref": code.base_ref, "commit": base},
-                     "candidate": {"ref": code.named(on), "commit": combined}}}
