@@ -87,3 +87,15 @@ def confirm_code(screen: Screen, levers: tuple[str, ...], spec: dict) -> dict:
     spec["trees"] = {**trees_spec(screen)["trees"], "baseline": screen.trees[base], "candidate": screen.trees[combined]}
     return {"code": {"repo": code.repo, "rel": code.rel, "baseline": {"ref": code.base_ref, "commit": base},
                      "candidate": {"ref": code.named(on), "commit": combined}}}
+
+
+def codes_of(screen: Screen) -> dict:
+    """The screen's fingerprint's `codes`: per branch lever, the commits its decision stands on (the screen's
+    baseline and the lever's own candidate), as a lever's run keeps its `code`: what tells, later, whether an adopted
+    branch has landed in the baseline, or moved (state/code/landing.py)."""
+    code = screen.screened.code
+    if code is None:
+        return {}
+    return {"codes": {b.lever: {"repo": code.repo, "rel": code.rel,
+                                "baseline": {"ref": code.base_ref, "commit": code.base},
+                                "candidate": {"ref": b.ref, "commit": b.commit}} for b in code.branches}}

@@ -78,6 +78,8 @@ def observations(screen, samples: list, complete: bool = True) -> list:
 
 def finish(host: RunHost, screen: Screen, run_id: int, measured: Measured, go: Go) -> ScreenReport:
     """Record how the screen ended and decide its levers; returns the ScreenReport."""
+    from optseq.state.runs.screen_code import codes_of
+
     outcome, step, tally = measured.outcome, measured.step, measured.tally
     status = "cancelled" if outcome is None else outcome.status
     detail = outcome.detail if outcome is not None else "cancelled before its first block"
@@ -103,7 +105,7 @@ def finish(host: RunHost, screen: Screen, run_id: int, measured: Measured, go: G
         "detail": detail,
         "passes": measured.passes, "env": tally.env,
         # no one definition: each lever's numbers stand on the run's stack, and the plan's edits are per lever
-        "fingerprint": fingerprint(tally.env, host.machine.infra()),
+        "fingerprint": {**fingerprint(tally.env, host.machine.infra()), **codes_of(screen)},
         "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
         "log": outcome.log_path if outcome is not None else None, "warnings": tally.warnings[:40],
         "summary": {"fit": fit} if fit else {},

@@ -204,7 +204,6 @@ def _branch_why_not(host: RunHost, lever: Lever) -> str | None:
     """Why a branch lever's code cannot be one factor: refs that name no commit, a candidate in its baseline's
     history, a runner that launches elsewhere (its worktrees are this machine's)."""
     from optseq.state.code import branch
-
     from optseq.state.runners.interface import RunnerError
 
     arms = arms_of(lever)

@@ -157,6 +157,16 @@ def test_a_screen_of_two_branch_levers_and_a_flag_launches_each_combination_and_
     # and its files, HEAD, branches and stash (read last: the snapshot's own `git status` may refresh the index)
     assert index_stat(repo.root) == index and repo.snapshot() == before
 
+    # adopted by the screen, each branch waits to be merged, naming its own commit, and lands once merged
+    levers = {v["id"]: v for v in json.loads(cli(repo, db, "status", "--json").stdout)["levers"]}
+    assert levers["alpha"]["note"] == f"adopted — merge alpha ({alpha[:7]}) to put it in the stack", levers["alpha"]
+    assert levers["beta"]["branch"]["state"] == "unmerged"
+    repo.git("merge", "--quiet", "--no-ff", "alpha", "-m", "merge alpha")
+    merge = repo.commit("main")
+    levers = {v["id"]: v for v in json.loads(cli(repo, db, "status", "--json").stdout)["levers"]}
+    assert levers["alpha"]["branch"]["state"] == "landed" and levers["alpha"]["branch"]["since"] == merge
+    assert levers["beta"]["branch"]["state"] == "unmerged"
+
 
 CONFLICTING = lever("gamma", 'candidate_ref = "gamma"')
 
