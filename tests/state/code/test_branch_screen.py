@@ -183,6 +183,17 @@ def test_two_conflicting_branch_levers_named_are_refused_in_one_line_naming_both
     assert index_stat(repo.root) == index and not worktrees_git_knows(repo)  # nothing checked out
 
 
+def test_a_branch_lever_measured_against_another_baseline_is_refused_naming_both_baselines(tmp_path):
+    repo = make(tmp_path, lever("onalpha", 'candidate_ref = "beta"\nbaseline_ref = "alpha"'))
+    db = tmp_path / "db"
+    proc = cli(repo, db, "--run", "screen", "beta", "onalpha", code=2)
+    said = proc.stderr.strip()
+    assert said == (f"optseq: --run screen: onalpha measures against alpha ({repo.commit('alpha')[:7]}), not the "
+                    f"baseline of the screen's other branch levers, HEAD ({repo.commit('main')[:7]}): one screen's "
+                    "runs share one baseline"), said
+    assert not db.exists() or not runs(repo, db)
+
+
 @pytest.mark.slow
 def test_by_default_the_later_of_two_conflicting_branch_levers_is_left_out_and_said(tmp_path):
     repo = make(tmp_path, CONFLICTING)
