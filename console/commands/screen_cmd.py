@@ -61,7 +61,9 @@ def summary_lines(report) -> list[str]:
         lines.append(f"  {said}")
     confirmed = report.confirmed
     if confirmed:
-        lines.append(f"  confirmed {' + '.join(confirmed['levers'])} against the stack (run {confirmed['run']}): "
+        # a screen of branch levers confirms their combined code: its commit, named
+        code = f", their code at {str(confirmed['commit'])[:7]}" if "commit" in confirmed else ""
+        lines.append(f"  confirmed {' + '.join(confirmed['levers'])} against the stack (run {confirmed['run']}{code}): "
                      f"{confirmed['outcome']} ({confirmed['reason']})")
     if report.status != "succeeded":
         lines.append(f"  {report.message}")

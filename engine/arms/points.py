@@ -25,7 +25,8 @@ def arm(spec: dict, index: int, ready: dict[str, Path] | None = None) -> Arm:
     given["trees"] = {**spec["trees"], name: tree}
     ready = {} if ready is None else ready
     if tree["commit"] not in ready:
-        ready[tree["commit"]] = trees.ready(f"design run {index}", tree, given, say=lambda line: print(line, flush=True))
+        ready[tree["commit"]] = trees.ready(f"design run {index}", tree, given,
+                                            say=lambda line: print(line, flush=True))
     return Arm(name, given, str(ready[tree["commit"]] / spec["trees"].get("rel", ".")))
 
 

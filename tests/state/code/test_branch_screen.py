@@ -73,15 +73,20 @@ warmup = 0
     + lever("wide", 'candidate_args = ["--wide=1"]')
 
 
-def make(tmp_path: Path, extra: str = "") -> CodeRepo:
+SETUP = "import pathlib\npathlib.Path('built.txt').write_text(pathlib.Path('knob_a.txt').read_text())\n"
+"""A workload's setup: it writes an ignored file in the checkout it builds."""
+
+
+def make(tmp_path: Path, extra: str = "", workload: str = "") -> CodeRepo:
     """The repository on main, mid-work (notes.md changed, scratch.txt untracked), with branches alpha (knob_a
     1.5), beta (knob_b 1.4) and gamma (knob_a 1.1: it conflicts with alpha)."""
     root = tmp_path / "repo"
     root.mkdir()
     repo = CodeRepo(root)
     repo.git("init", "--quiet", "-b", "main")
+    plan = PLAN.replace("warmup = 0\n", f"warmup = 0\n{workload}")
     for name, text in (("bench.py", BENCH), ("knob_a.txt", "1.0\n"), ("knob_b.txt", "1.0\n"), ("notes.md", "notes\n"),
-                       (".gitignore", ".optseq/\n"), ("optseq.toml", PLAN + extra)):
+                       (".gitignore", ".optseq/\nbuilt.txt\n"), ("build.py", SETUP), ("optseq.toml", plan + extra)):
         (root / name).write_text(text, encoding="utf-8")
     repo.git("add", "-A")
     repo.git("commit", "--quiet", "-m", "base")
@@ -138,7 +143,8 @@ def test_a_screen_of_two_branch_levers_and_a_flag_launches_each_combination_and_
     confirmed = screen["screen"]["confirmed"]
     assert confirmed["outcome"] == "adopt" and {"alpha", "beta"} <= set(confirmed["levers"]), confirmed
     assert confirmed["commit"] == both
-    assert f"confirmed {' + '.join(confirmed['levers'])} against the stack" in out
+    assert f"confirmed {' + '.join(confirmed['levers'])} against the stack (run {confirmed['run']}, their code at " \
+           f"{both[:7]}): adopt" in out, out
     check = next(r for r in runs(repo, db) if r["id"] == confirmed["run"])
     assert check["confirm"]["code"]["candidate"] == {"ref": "alpha + beta", "commit": both}
     assert check["confirm"]["code"]["baseline"]["commit"] == main
@@ -196,7 +202,7 @@ def test_a_branch_lever_measured_against_another_baseline_is_refused_naming_both
 
 @pytest.mark.slow
 def test_by_default_the_later_of_two_conflicting_branch_levers_is_left_out_and_said(tmp_path):
-    repo = make(tmp_path, CONFLICTING)
+    repo = make(tmp_path, CONFLICTING, workload='setup = ["python", "build.py"]\n')
     db = tmp_path / "db"
     proc = cli(repo, db, "--run", "screen", "--budget", "16", code=None)
     assert "optseq: gamma: left out: cannot join the screen: its code (gamma, " in proc.stderr \
@@ -204,6 +210,15 @@ def test_by_default_the_later_of_two_conflicting_branch_levers_is_left_out_and_s
     screen = next(r for r in runs(repo, db) if r.get("kind") == "screen")
     assert screen["screen"]["levers"] == ["alpha", "beta", "wide"]
     assert any(line.startswith("gamma: left out: ") for line in screen["screen"]["left_out"])
+    # the workload's setup ran once in each combination's worktree, before its first launch there
+    made = {Path(p) for p in worktrees_git_knows(repo)}
+    assert {p.name for p in made} == set(screen["screen"]["code"]["runs"]) and len(made) == 4, made
+    for tree in made:
+        assert json.loads(tree.with_name(tree.name + ".setup.json").read_text())["ok"] is True
+        assert (tree / "built.txt").read_text() == (tree / "knob_a.txt").read_text()
+    log = Path(screen["log"]).read_text(encoding="utf-8")
+    assert sum(line.startswith("[optseq] setup of design run ") and " done in " in line
+               for line in log.splitlines()) == 4, log[:3000]
 
 
 def test_sigterm_mid_screen_leaves_nothing_running_and_the_users_index_as_it_was(tmp_path):
