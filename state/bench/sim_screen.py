@@ -207,8 +207,13 @@ def simulate(setting: Setting, draws: int) -> Row:
     return Row(setting, draws, name.kind(), screen, alone, found, other, s_launches, a_launches)
 
 
-def table(draws: int = DRAWS, progress=None) -> list[Row]:
-    return perf_doc.rows_of(settings(), lambda setting: simulate(setting, draws), progress)
+def table(draws: int = DRAWS, progress=None, k: int | None = None, budget: int | None = None) -> list[Row]:
+    """Every row, or those of `k` levers and/or that budget alone (a row explored without the whole table)."""
+    return perf_doc.rows_of(_chosen(k, budget), lambda setting: simulate(setting, draws), progress)
+
+
+def _chosen(k: int | None, budget: int | None) -> list[Setting]:
+    return [s for s in settings() if k in (None, s.k) and budget in (None, s.budget)]
 
 
 def _pct(x: float | None) -> str:
@@ -271,8 +276,8 @@ def verdicts(rows: list[Row]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m optseq.state.bench.sim_screen [--draws N] [--write PATH]`: this section alone (make simulate writes
-    it with the others, at half its --draws)."""
+    """`python -m optseq.state.bench.sim_screen [--draws N] [--k K] [--budget B] [--write PATH]`: this section alone
+    (make simulate writes it with the others, at half its --draws); --k and --budget print those rows alone."""
     import argparse
     import sys
     from pathlib import Path
@@ -280,12 +285,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m optseq.state.bench.sim_screen", description=__doc__.split("\n\n")[0])
     p.add_argument("--draws", type=int, default=DRAWS, help=f"draws per row (default {DRAWS})")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the table into this markdown file")
+    p.add_argument("--k", type=int, default=None, help="only the rows of this many levers (printed, never written)")
+    p.add_argument("--budget", type=int, default=None, help="only the rows of this budget (printed, never written)")
     args = p.parse_args(argv)
     if args.draws < 1:
         p.error(f"--draws {args.draws}: needs at least one draw")
+    rows = _chosen(args.k, args.budget)
+    if not rows:
+        p.error(f"no row of {args.k or 'any number of'} levers at a budget of {args.budget or 'any size'}: the rows are "
+                + ", ".join(f"k = {s.k} at {s.budget}" for s in settings()))
+    if args.write is not None and len(rows) < len(settings()):
+        p.error("--k and --budget print rows alone; --write writes the whole table")
     command = "python -m optseq.state.bench.sim_screen" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
         f" --write {args.write}" if args.write else "")
-    section = render(table(args.draws), command)
+    section = render(table(args.draws, k=args.k, budget=args.budget), command)
     if args.write is None:
         print(section)
         return 0
