@@ -83,8 +83,8 @@ def settings() -> list[Setting]:
     # the interaction lies between a gain and a lever below: nulls at their threshold interact with nothing, so
     # their ratio against the stack is their threshold in the screen and one at a time alike
     rows = [Setting(_levers(k), ("g1", "b1"), budget(k)) for k in (3, 4, 6, 8)]
-    # at one lever's budget six levers get one 32-run block: too few runs for an interaction, whose log ratio of
-    # ratios has twice a main effect's error, among 15 of them; what a second block buys, beside it
+    # at one lever's budget six levers get two blocks of the 2^(6-2) IV (one of the 2^(6-1) would leave its only
+    # look 10 residual df); at 64 two blocks of the 2^(6-1) VI, each pair named apart, beside it
     return rows[:3] + [Setting(_levers(6), ("g1", "b1"), 64)] + rows[3:]
 
 
@@ -292,8 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--draws {args.draws}: needs at least one draw")
     rows = _chosen(args.k, args.budget)
     if not rows:
-        p.error(f"no row of {args.k or 'any number of'} levers at a budget of {args.budget or 'any size'}: the rows are "
-                + ", ".join(f"k = {s.k} at {s.budget}" for s in settings()))
+        p.error(f"no row of {args.k or 'any number of'} levers at a budget of {args.budget or 'any size'}: the rows "
+                "are " + ", ".join(f"k = {s.k} at {s.budget}" for s in settings()))
     if args.write is not None and len(rows) < len(settings()):
         p.error("--k and --budget print rows alone; --write writes the whole table")
     command = "python -m optseq.state.bench.sim_screen" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (

@@ -24,9 +24,9 @@ one needs a second block to measure its error."""
 LAST_DF = 16
 """Residual degrees of freedom a resolution V design should have at the last look its budget buys. Below them the
 t quantile an interaction is tested at, its Bonferroni share of a look's alpha, stands far above the normal's (at
-10, one block of the 2^(6-1): 3.54 against 2.79; at 16, 12% above it), and a stall's launch has the leverage to hide
-from the robust fit: a resolution IV fraction of half the runs, whose blocks replicate it, has more where the same
-budget buys two of them (the 2^(6-2)'s two blocks of 16: 17), and is taken instead."""
+10, one block of the 2^(6-1): 3.54 against 2.79; at 16, 13-18% above it), and a stall's launch has the leverage
+to hide from the robust fit: a resolution IV fraction of half the runs, whose blocks replicate it, has more where
+the same budget buys two of them (the 2^(6-2)'s two blocks of 16: 17), and is taken instead."""
 
 GENERATORS: dict[int, tuple[tuple[str, ...], ...]] = {
     # per k, the fractions by runs, fewest first; the full factorial is always a candidate too
