@@ -120,8 +120,9 @@ def screen_draw(setting: Setting, rng: random.Random) -> tuple[dict, tuple[str, 
             block += 1
             measured(setting.noise, true_log_speed(setting, set()), 0, rng)  # the block's warm-up launch
             launches += 1
-            for i, run in enumerate(designs.order(design, block, seed), start=1):
-                on = {f for f, x in zip(names, design.runs[run]) if x > 0}
+            # the judge's design, as the run's: folded over, its next blocks run the other half
+            for i, run in enumerate(designs.order(passes.design, block, seed), start=1):
+                on = {f for f, x in zip(names, passes.design.runs[run]) if x > 0}
                 obs.append(Observation(block, run, measured(setting.noise, true_log_speed(setting, on), i, rng)))
                 launches += 1
         step = passes.after_pass(obs)
