@@ -155,6 +155,15 @@ class Sample(msgspec.Struct, frozen=True):
         return int(index) if self.arm.startswith("run-") and index.isdigit() else None
 
 
+class Quality(msgspec.Struct, frozen=True):
+    """A guard's quality event from a design run (`name` GUARD@run-<index>): its value against its limit, a floor
+    where `bound` is min, else a ceiling."""
+    name: str = ""
+    value: float | None = None
+    limit: float | None = None
+    bound: str | None = None
+
+
 def screen_run(record: Mapping[str, Any] | ScreenRun) -> ScreenRun:
     """A kept screen record as its type: itself where decoded already; one whose `screen` part holds a shape no
     writer stored reads with an empty part (its id and status stand)."""
@@ -182,6 +191,18 @@ def samples(events: list[Any]) -> list[Sample]:
     return found
 
 
+def qualities(events: list[Any]) -> list[Quality]:
+    """The quality events among events (each a dict), in order, as their type; one of another shape left out (a
+    value that is no number judges nothing)."""
+    found = []
+    for event in events:
+        try:
+            found.append(msgspec.convert(event, Quality))
+        except msgspec.ValidationError:
+            continue
+    return found
+
+
 def builtins(value: msgspec.Struct) -> dict[str, Any]:
     """A part handed out whole (status --json), as the store holds it: the fields it has, in the writer's order."""
     out: dict[str, Any] = msgspec.to_builtins(value)
@@ -189,4 +210,4 @@ def builtins(value: msgspec.Struct) -> dict[str, Any]:
 
 
 __all__ = ["UNSET", "Effect", "Fit", "Call", "Step", "Confirmed", "Design", "Part", "ScreenRun", "Report", "Sample",
-           "screen_run", "report", "samples", "builtins"]
+           "Quality", "screen_run", "report", "samples", "qualities", "builtins"]
