@@ -19,7 +19,7 @@ from optseq.state.runs.measured_on import fingerprint
 from optseq.state.runs.run_end import Decision, Ending, Move, finish_run
 from optseq.state.runs.run_pass import Go
 from optseq.state.runs.screen_levers import Measured, Screen, arms_of, rule_of
-from optseq.state.screen_record import Confirmed, builtins, qualities as quality_events, samples as sample_events
+from optseq.state.screen_record import Call, Confirmed, builtins, qualities as quality_events, samples as sample_events
 from optseq.state.store.records import utc_now
 from optseq.state.text import ratio_text
 
@@ -41,13 +41,13 @@ class ScreenReport:
     """Design.text()."""
     blocks: list = field(default_factory=list)
     """Per block done: its run order."""
-    calls: dict = field(default_factory=dict)
-    """lever -> LeverCall.to_dict() of the last look."""
+    calls: dict[str, Call] = field(default_factory=dict)
+    """lever -> the last look's call, with `why` its verdict's reason."""
     said: list = field(default_factory=list)
     """One sentence per significant interaction."""
     decisions: dict = field(default_factory=dict)
     """lever -> adopt | reject, for the levers the screen decided."""
-    confirmed: dict | None = None
+    confirmed: Confirmed | None = None
     launches: int = 0
     fit: dict | None = None
 
@@ -59,9 +59,11 @@ class ScreenReport:
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "kind": "screen", "status": self.status, "message": self.message,
-                "design": self.design, "blocks": self.blocks, "calls": self.calls, "said": self.said,
-                "decisions": self.decisions, "confirmed": self.confirmed, "launches": self.launches,
-                "fit": self.fit}
+                "design": self.design, "blocks": self.blocks,
+                "calls": {lever: builtins(call) for lever, call in self.calls.items()}, "said": self.said,
+                "decisions": self.decisions,
+                "confirmed": builtins(self.confirmed) if self.confirmed is not None else None,
+                "launches": self.launches, "fit": self.fit}
 
 
 def observations(screen, samples: list, complete: bool = True) -> list:
@@ -135,9 +137,15 @@ def finish(host: RunHost, screen: Screen, run_id: int, measured: Measured, go: G
     message = detail if status != "succeeded" else (
         "; ".join(f"{lid} {v}" for lid, v in verdicts.items()) + (f" ({'; '.join(notes)})" if notes else ""))
     return ScreenReport(run_id=run_id, status=status, message=message, design=screen.design.text(),
-                        blocks=measured.blocks, calls={lid: {**c.to_dict(), "why": whys.get(lid, c.reason)}
-                                                       for lid, c in calls.items()},
-                        said=said, decisions=decisions, confirmed=stored, launches=measured.launches, fit=fit)
+                        blocks=measured.blocks,
+                        calls={lid: _call(c, whys.get(lid, c.reason)) for lid, c in calls.items()},
+                        said=said, decisions=decisions, confirmed=confirmed, launches=measured.launches, fit=fit)
+
+
+def _call(call: LeverCall, why: str) -> Call:
+    """A look's call as the report says it, with why its lever was decided so."""
+    return Call(lever=call.lever, outcome=call.outcome, reason=call.reason, low=call.low, high=call.high,
+                more_blocks=call.more_blocks, why=why)
 
 
 def _verdicts(screen, status: str, calls: dict[str, LeverCall], confirmed: Confirmed | None, measured, fit=None):
