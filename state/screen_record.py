@@ -143,6 +143,7 @@ class Report(msgspec.Struct, frozen=True):
 class Sample(msgspec.Struct, frozen=True):
     """A design run's sample, as the samples file and the progress events carry it: `arm` run-<index> into the
     design's runs."""
+    event: str = ""
     arm: str = ""
     value: float | None = None
     block: int | None = None

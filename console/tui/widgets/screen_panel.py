@@ -119,7 +119,8 @@ class ScreenPanel(VerticalScroll):
         if self.running:
             return
         with seq.held.lock:
-            found = max(seq.machine.runs.screens, key=lambda r: r.get("id") or 0, default=None)
+            # the run index keeps a screen by its id: every kept one has it
+            found = max(seq.machine.runs.screens, key=lambda r: r["id"], default=None)
         record = screened.screen_run(terminal_safe(found)) if found is not None else None
         key = _key(record) if record is not None else None
         if record is not None and key != self._shown:
@@ -144,10 +145,8 @@ class ScreenPanel(VerticalScroll):
             self._idle.set()
 
     def _on_event(self, event: dict) -> None:
-        if event.get("event") != "sample":
-            return
         found = screened.samples([event])
-        if not found:
+        if not found or found[0].event != "sample":
             return
         sample = found[0]
         with self._lock:
@@ -191,7 +190,7 @@ class ScreenPanel(VerticalScroll):
             return
         seq = self._seq()
         with seq.held.lock:
-            found = next((r for r in seq.machine.runs.screens if r.get("id") == report.run_id), None)
+            found = next((r for r in seq.machine.runs.screens if r["id"] == report.run_id), None)
         if found is not None:
             record = screened.screen_run(terminal_safe(found))
             self._shown = _key(record)
