@@ -176,6 +176,17 @@ def screen_run(record: Mapping[str, Any] | ScreenRun) -> ScreenRun:
         return msgspec.convert({k: v for k, v in record.items() if k != "screen"}, ScreenRun)
 
 
+def part(found: object) -> Part | None:
+    """A run's stored `screen` as its type: None where the run has none; one in a shape no writer stored reads as
+    an empty part."""
+    if not isinstance(found, Mapping):
+        return None
+    try:
+        return msgspec.convert(found, Part)
+    except msgspec.ValidationError:
+        return Part()
+
+
 def report(found: object) -> Report:
     """A `--run screen --json` run as its type; msgspec.ValidationError (naming the field) where it is not one."""
     return msgspec.convert(found, Report)
@@ -211,4 +222,4 @@ def builtins(value: msgspec.Struct) -> dict[str, Any]:
 
 
 __all__ = ["UNSET", "Effect", "Fit", "Call", "Step", "Confirmed", "Design", "Part", "ScreenRun", "Report", "Sample",
-           "Quality", "screen_run", "report", "samples", "qualities", "builtins"]
+           "Quality", "screen_run", "part", "report", "samples", "qualities", "builtins"]
