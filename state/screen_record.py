@@ -82,6 +82,7 @@ class Confirmed(msgspec.Struct, frozen=True):
     outcome: str | None = None
     reason: str | None | UnsetType = UNSET
     status: str | None | UnsetType = UNSET
+    commit: str | UnsetType = UNSET  # a screen of branch levers: the combination's commit
 
 
 class Design(msgspec.Struct, frozen=True):
