@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from optseq.state.plan.gates import atoms as gate_atoms
     from optseq.state.plan.model import Lever as Lever, PlanError as PlanError
     from optseq.state.plan.testbed import label as testbed_label
+    from optseq.state.record_types import Run as Run, Stats as Stats, Summary as Summary, as_ as as_
+    from optseq.state.record_types import stats_from as stats_from
     from optseq.state.report.compare_doc import render as compare_doc
     from optseq.state.report.marker import is_export as is_export
     from optseq.state.report.target import TAIL_BYTES as TAIL_BYTES, ExportTargetError as ExportTargetError
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
     from optseq.state.runs.lever_changes import _root as run_repo_root, changes as changes
     from optseq.state.runs.lever_changes import count_commits as count_commits
     from optseq.state.runs.lever_run import RunControl as RunControl, RunReport as RunReport
-    from optseq.state.runs.measured_on import at_ci_size as at_ci_size
+    from optseq.state.runs.measured_on import CI_SIZE as CI_SIZE, at_ci_size as at_ci_size
     from optseq.state.runs.pairs import BASELINE as BASELINE, CANDIDATE as CANDIDATE
     from optseq.state.runs.parallel import GroupRun as GroupRun
     from optseq.state.runs.passes import asks as asks, first_look as first_look, replicate_of as replicate_of
@@ -141,8 +143,14 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "CANDIDATE": ("optseq.state.runs.pairs", "CANDIDATE"),
     "measured_configs": ("optseq.state.runs.configs", "measured_configs"),
     "at_ci_size": ("optseq.state.runs.measured_on", "at_ci_size"),
+    "CI_SIZE": ("optseq.state.runs.measured_on", "CI_SIZE"),
     "arms_text": ("optseq.state.runs.stats", "arms_text"),
     "run_stats": ("optseq.state.lifecycle.history_points", "run_stats"),
+    "Run": ("optseq.state.record_types", "Run"),
+    "Stats": ("optseq.state.record_types", "Stats"),
+    "Summary": ("optseq.state.record_types", "Summary"),
+    "as_": ("optseq.state.record_types", "as_"),
+    "stats_from": ("optseq.state.record_types", "stats_from"),
     "measured_at": ("optseq.state.lifecycle.history_points", "measured_at"),
     "history_points": ("optseq.state.lifecycle.history_points", "points"),
     "MIN_RUNS": ("optseq.state.runs.lever_changes", "MIN_RUNS"),
