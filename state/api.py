@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from optseq.state.plan.model import Lever as Lever, PlanError as PlanError
     from optseq.state.plan.testbed import label as testbed_label
     from optseq.state.record_types import Run as Run, Stats as Stats, Summary as Summary, as_ as as_
+    from optseq.state.record_types import RuleVerdict as RuleVerdict
     from optseq.state.record_types import stats_from as stats_from
     from optseq.state.report.compare_doc import render as compare_doc
     from optseq.state.report.marker import is_export as is_export
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from optseq.state.plan.compare import tolerance_of_speedup as tolerance_of_speedup
     from optseq.state.runs.commit_gate import ToleranceError as ToleranceError, parse_tolerance as parse_tolerance
     from optseq.state.runs.compare_run import COMPARE_ID as COMPARE_ID, compare as compare
+    from optseq.state.runs.compare_run import CompareReport as CompareReport
     from optseq.state.runs.compare_run import length_line as length_line, notices as notices
     from optseq.state.runs.compare_run import prepare as prepare_compare
     from optseq.state.runs.configs import measured_configs as measured_configs
@@ -136,6 +138,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "tolerance_of_speedup": ("optseq.state.plan.compare", "tolerance_of_speedup"),
     "COMPARE_ID": ("optseq.state.runs.compare_run", "COMPARE_ID"),
     "compare": ("optseq.state.runs.compare_run", "compare"),
+    "CompareReport": ("optseq.state.runs.compare_run", "CompareReport"),
     "prepare_compare": ("optseq.state.runs.compare_run", "prepare"),
     "length_line": ("optseq.state.runs.compare_run", "length_line"),
     "notices": ("optseq.state.runs.compare_run", "notices"),
@@ -149,6 +152,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "Run": ("optseq.state.record_types", "Run"),
     "Stats": ("optseq.state.record_types", "Stats"),
     "Summary": ("optseq.state.record_types", "Summary"),
+    "RuleVerdict": ("optseq.state.record_types", "RuleVerdict"),
     "as_": ("optseq.state.record_types", "as_"),
     "stats_from": ("optseq.state.record_types", "stats_from"),
     "measured_at": ("optseq.state.lifecycle.history_points", "measured_at"),

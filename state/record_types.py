@@ -199,10 +199,15 @@ NO_STATS = Stats()
 NO_SUMMARY = Summary()
 
 
+def figures_of(summary: Mapping[str, Any] | None) -> Summary:
+    """A summary a run's end made (and stored, checked by shapes.Summary) as a Summary, empty for none."""
+    return msgspec.convert(summary, Summary) if summary else NO_SUMMARY
+
+
 def stats_from(stats: Mapping[str, Any] | None) -> Stats:
     """A record's statistics the store checked (a decision's `stats`, shapes.Stats) as a Stats, empty for none."""
     return msgspec.convert(stats, Stats) if stats else NO_STATS
 
 
 __all__ = ["UNSET", "Run", "Decision", "Criterion", "Fact", "Event", "Typed", "TYPES", "decode", "as_", "part",
-           "Stats", "RuleVerdict", "Summary", "stats_from", "NO_STATS", "NO_SUMMARY", "NO_VERDICT"]
+           "Stats", "RuleVerdict", "Summary", "figures_of", "stats_from", "NO_STATS", "NO_SUMMARY", "NO_VERDICT"]

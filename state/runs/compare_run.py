@@ -17,6 +17,7 @@ from optseq.state.code import branch
 from optseq.state.errors import InputError
 from optseq.state.plan.arms import guard_rules
 from optseq.state.plan.model import Lever, Rule
+from optseq.state.record_types import Summary, figures_of
 from optseq.state.plan.testbed import of as testbed_of
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
@@ -70,6 +71,11 @@ class CompareReport:
     @property
     def exit_code(self) -> int:
         return commit_gate.EXIT.get(self.verdict, commit_gate.EXIT["failed"])
+
+    @property
+    def figures(self) -> Summary:
+        """The summary as the compare's end stored it, as its readers read a stored one."""
+        return figures_of(self.summary)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "status": self.status, "verdict": self.verdict, "exit_code": self.exit_code,

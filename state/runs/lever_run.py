@@ -14,6 +14,7 @@ from optseq.state.exits import Exit
 from optseq.state.kinds import LeverVerdict, RunStatus
 from optseq.state.runs.measured_on import stack
 from optseq.state.plan.model import Lever
+from optseq.state.record_types import Summary, figures_of
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.host import RunHost
 from optseq.state.runs.run_pass import (Collected, EventSink, Go, LogSink, Pass, Resume, experiment_length, launch,
@@ -88,6 +89,11 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         return EXIT.get(self.status, Exit.RUN_FAILED)
+
+    @property
+    def figures(self) -> Summary:
+        """The summary as the run's end stored it, as its readers read a stored one."""
+        return figures_of(self.summary)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "lever": self.lever, "status": self.status, "verdict": self.verdict,
