@@ -60,6 +60,7 @@ class Run(_Typed, frozen=True):
     pid: int | None = None
     arms: dict[str, Any] | None = None  # a command-pair lever's two commands, as the run launched them
     compare: dict[str, Any] | None = None  # a compare's refs, commits and tolerance (kind compare)
+    code: dict[str, Any] | None = None  # a branch lever's two commits, as its run's start resolved them
     log_tail: list[Any] | None = None  # a failed run's last lines of output
     notes: list[Any] | None = None  # what the run's end adds to say (leftovers stopped)
 
@@ -164,6 +165,8 @@ class Stats(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     replicate: str | None = None  # "launch" where each launch is one unit of the test, else pairs
     noise: str | None = None  # the busy-machine or noisy-baseline line its end wrote
     bench_size: str | None = None  # the reference workload's size ("ci"): its figures are not the plan's
+    order: str | None = None  # where the pairs' order came from the samples, the line that says so
+    stalls: str | None = None  # on an adopt, what its candidate calls could have seen of a stall
     baseline: dict[str, Any] | None = None  # each arm's median and quartiles (stats.py ArmFigures), read whole
     candidate: dict[str, Any] | None = None
 

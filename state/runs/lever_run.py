@@ -225,11 +225,10 @@ def _run(host: RunHost, lever: Lever, run_id: int, run_dir: Path, infra: dict, g
             raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
                                   f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
                                   "the next optseq that can write finishes the run from them") from None
-    stats = report.summary.get("stats")
-    stats = stats if isinstance(stats, dict) else {}
-    for said in ("order", "stalls"):  # what the figures rest on, said where the run is watched
-        if stats.get(said):
-            go.on_log(f"[optseq] {stats[said]}")
+    stats = report.figures.stats
+    for said in (stats.order, stats.stalls) if stats is not None else ():  # what the figures rest on, said where
+        if said:  # the run is watched
+            go.on_log(f"[optseq] {said}")
     return report
 
 

@@ -53,6 +53,8 @@ class Stats(_Shape):
     replicate: str | None | UnsetType = UNSET
     noise: str | None | UnsetType = UNSET
     bench_size: str | None | UnsetType = UNSET
+    order: str | None | UnsetType = UNSET
+    stalls: str | None | UnsetType = UNSET
     baseline: dict[str, Any] | None | UnsetType = UNSET
     candidate: dict[str, Any] | None | UnsetType = UNSET
 
@@ -113,6 +115,7 @@ class RunFields(_Shape):
     screen: dict[str, Any] | None | UnsetType = UNSET  # a screen's design, seed, blocks and looks (kind "screen")
     confirm: dict[str, Any] | None | UnsetType = UNSET  # a screen's paired confirmation of a combination
     compare: dict[str, Any] | None | UnsetType = UNSET  # what record_types.Run types, for the run's readers
+    code: dict[str, Any] | None | UnsetType = UNSET
     log_tail: list[Any] | None | UnsetType = UNSET
     notes: list[Any] | None | UnsetType = UNSET
 
