@@ -19,7 +19,7 @@ from optseq.console.words.figures import estimate_text, ratio
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.reported import Reported
 from optseq.console.tui.widgets.run_tally import Tally
-from optseq.state.api import RunProgress
+from optseq.state.api import Run, RunProgress, as_
 from optseq.state.api import terminal_safe
 
 if TYPE_CHECKING:
@@ -163,8 +163,6 @@ class RunPanel(Vertical):
         newest = max(runs, key=lambda r: r.get("id", 0), default=None)
         held = "no run in this store yet"
         if newest:
-            from optseq.state.api import Run, as_
-
             latest = as_(Run, newest)
             figure = estimate_text(latest.stats, wide=True)
             held = " ".join(p for p in (f"last run #{latest.id}", str(latest.lever or ""),
