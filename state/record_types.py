@@ -144,6 +144,8 @@ def as_(kind: type[T], record: Mapping[str, Any] | Typed) -> T:
 def part(value: object, key: str) -> dict[str, Any]:
     """`value[key]` where `value` is an object and that is one too, else empty: the part of a record an older
     release wrote in another shape, or not at all, reads as none."""
+    if isinstance(value, msgspec.Struct):  # a typed part (a run's Summary) where a caller still reads dicts: its
+        value = msgspec.to_builtins(value)  # fields as stored, not none (a run's watch figures were lost that way)
     found = value.get(key) if isinstance(value, dict) else None
     return found if isinstance(found, dict) else {}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from optseq.state.record_types import NO_SUMMARY, UNSET, RuleVerdict, Run, Stats, Summary
+from optseq.state.record_types import NO_SUMMARY, UNSET, RuleVerdict, Run, Stats, Summary, part
 from optseq.state.store.store import Store
 from optseq.state.text import ratio_text
 from tests.console.test_runs_table import TINY_LEVER, lever, optseq, table, write_plan
@@ -30,6 +30,8 @@ def test_a_lever_runs_summary_reads_back_as_its_types(tmp_path, cli_env, db):
                   "candidate"):
         assert getattr(run.stats, field) == summary["stats"][field], field
     assert run.figures.chosen is UNSET and run.figures.error is None  # no best-of choice, judged
+    # a reader of dicts handed the typed summary (a merge of a branch from before it) reads its parts, not none
+    assert part(run.summary, "stats")["estimate"] == summary["stats"]["estimate"]
     row, = table(optseq(env, "runs").stdout)
     stats = run.stats
     assert stats.estimate is not None and stats.ci_low is not None and stats.ci_high is not None
