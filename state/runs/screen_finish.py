@@ -250,8 +250,8 @@ def settle(screen, measured, more_blocks: int | None = None) -> str:
     runs = screen.design.block_runs
     if measured.spent:
         spent = f"its budget of {screen.budget} launches is spent ({len(measured.blocks)} blocks of {runs})"
-        if more_blocks == 0:
-            return f"{spent}; it lies at its threshold: no budget is likely to settle it"
+        if more_blocks == 0:  # its call says already that it lies at its threshold, where no budget settles it
+            return spent
         budget = screen.budget + max(more_blocks or 2, 1) * runs
         return f"{spent}; more blocks would likely settle it: --budget {budget}, or run it on its own"
     return "a screen with more blocks, or a run of it on its own, would settle it"
