@@ -13,8 +13,10 @@ import msgspec
 
 from optseq.state.kinds import LeverState
 from optseq.state.lifecycle.machine import PlanMachine
+from optseq.state.lifecycle.lever_records import SavedLever, kept_decision
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan.model import Plan
+from optseq.state.record_types import Decision
 from optseq.state.lifecycle.run_index import RunIndex
 
 VERSION = 1
@@ -33,10 +35,10 @@ def plan_key(plan: Plan) -> str:
 def dump(machine: PlanMachine, plan: Plan) -> dict[str, Any]:
     cited: set[int] = set()
     for model in machine.models.values():
-        for decision in (model.decision, (model.cleared or {}).get("decision")):
-            cited.update(r for r in (decision or {}).get("runs") or () if isinstance(r, int))
-        last = (model.last_run or {}).get("id")
-        if model.state == LeverState.MEASURED and isinstance(last, int):
+        for decision in (model.decision, model.cleared.decision if model.cleared else None):
+            cited.update((decision.runs or ()) if decision else ())
+        last = model.last_run.id if model.last_run else None
+        if model.state == LeverState.MEASURED and last is not None:
             cited.add(last)  # a measured lever's numbers stand on its last run's stack
     machine.runs.prune(cited)
     return {
@@ -59,20 +61,34 @@ def load(plan: Plan, data: dict[str, Any] | None) -> PlanMachine | None:
     machine.last_device = data.get("last_device")
     machine.fired = dict(data.get("fired") or {})
     machine.runs = RunIndex.from_dict(data.get("runs") or {})
-    levers = data.get("levers") or {}
-    if set(levers) != set(machine.models):
+    if set(data.get("levers") or {}) != set(machine.models):
         return None
+    levers = msgspec.convert(data["levers"], dict[str, SavedLever])  # one decode: the store checked its shape
     for lid, saved in levers.items():
         model = machine.models[lid]
-        for name in FIELDS:
-            setattr(model, name, saved.get(name))
-        model.results = {(c, k): (o, e) for c, k, o, e in saved.get("results") or ()}
-        model.state = saved["state"]  # transitions keeps the state in this attribute
+        model.plan_doc, model.outcome, model.decision_seq = saved.plan_doc, saved.outcome, saved.decision_seq
+        model.decision_stored = saved.decision
+        model.decision = None if saved.decision is None else msgspec.convert(saved.decision, Decision)
+        # a field an older release's snapshot lacks (or holds null) reads empty, as a fresh model's does
+        model.stale_reason, model.stale_said = saved.stale_reason or "", saved.stale_said
+        model.closed_by, model.closed_said = saved.closed_by or "", saved.closed_said
+        model.closed_by_lever, model.origin = saved.closed_by_lever or "", saved.origin or ""
+        model.cleared, model.last_run, model.unavailable = saved.cleared, saved.last_run, saved.unavailable
+        model.landed, model.watch = saved.landed, saved.watch
+        model.results = {(c, k): (o, e) for c, k, o, e in saved.results or ()}
+        model.state = saved.state.value  # transitions keeps the state in this attribute, a plain string (states.py)
     return machine
 
 
-def _model(model: LeverModel) -> dict[str, Any]:
-    out = {name: getattr(model, name) for name in FIELDS}
+def _model(model: LeverModel) -> Any:
+    """One lever in the layout the snapshot always had: FIELDS in order (the decision as the store gave it out, a
+    cleared one's by its fields that hold a value), then `state` and `results`."""
+    out: dict[str, Any] = {name: getattr(model, name) for name in FIELDS}
+    out["decision"] = model.decision_stored
+    if model.cleared is not None:
+        cleared = msgspec.to_builtins(model.cleared)
+        cleared["decision"] = kept_decision(model.cleared.decision)
+        out["cleared"] = cleared
     out["state"] = model.state
     out["results"] = [[c, k, o, e] for (c, k), (o, e) in model.results.items()]
-    return out
+    return msgspec.to_builtins(out)

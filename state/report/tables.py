@@ -7,6 +7,7 @@ from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.lifecycle.words import said_in
 from optseq.state.plan.model import Lever
+from optseq.state.record_types import Decision, as_
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.change_lines import ChangeLines
 from optseq.state.report.lever_words import number, utc_day
@@ -66,14 +67,14 @@ class Tables(ChangeLines, ScreenLines):
             record = model.decision
             note = _joined(w["stale"].format(reason=self.stale_reason(model)) if model.state == "stale" else "",
                            self.eroded_text(lever.id), self.code_text(lever.id))
-            if record is not None and record.get("source") == "plan":
+            if record is not None and record.source == "plan":
                 if lever.prior and lever.prior.estimate is not None:
                     rows.append([lever.title, model.outcome or "", "—", f"{ratio_text(lever.prior.estimate)}×", "—", "—",
                                  "—", self.plan.as_of.isoformat(), w["plan_source"], note])
-            elif record is not None and record.get("stats"):
-                rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
-                             utc_day(record.get("at")), w["auto"] if record.get("auto") else w["manual"],
-                             _joined(note, figures_note(record["stats"], self.lang))])
+            elif record is not None and record.stats:
+                rows.append([lever.title, model.outcome or "", *self.stats_cells(record.stats),
+                             utc_day(record.at), w["auto"] if record.auto else w["manual"],
+                             _joined(note, figures_note(record.stats, self.lang))])
             elif record is None and self.inconclusive_text(model):
                 # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
                 run = self.latest("runs", lever.id) or {}
@@ -107,7 +108,7 @@ class Tables(ChangeLines, ScreenLines):
             gone = self.superseded_reasons()
             lines += [bullet(f"{lever.title}: " + w["history_more"].format(n=record["earlier"], lever=lever.id))
                       if "earlier" in record else
-                      bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}"
+                      bullet(f"{lever.title}: {self.decision_text(lever, outcome, as_(Decision, record))}"
                               + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
                                  if record.get("id") in gone else ""))
                       for _, lever, outcome, record in history]

@@ -1,0 +1,105 @@
+"""What the lever machine keeps of a lever beside its state, as types: its last run, why its decision left the
+stack, why it waits for another device, its latest watch, where its branch landed; and a lever as the store's
+snapshot holds it (snapshot.py), decoded in one msgspec call per snapshot.
+
+The machine builds these as it moves (moves.py, watched.py); every reader takes their fields by name. Each is the
+layout the snapshot always held for it ({id, status, verdict, reason} for a last run, …): `msgspec.to_builtins`
+writes one as the old code's dict was written, field for field and in order, so a snapshot stays VERSION 1 both
+ways, and a field a snapshot of an older release lacks reads as its default.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from optseq.state.kinds import LeverState, RunStatus, WatchVerdict
+from optseq.state.record_types import Decision
+
+Said = dict[str, Any]
+"""A reason as lifecycle/words says it ({"key", "fields"}, said.py's shape; a field may hold a said in turn): kept
+as the JSON it is, since the store's events and the derived events carry it as such."""
+
+
+class _Kept(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A part of a lever the machine keeps (a snapshot of a newer release may add keys: they are not read)."""
+
+
+class LastRun(_Kept, frozen=True):
+    """A lever's latest finished run, as its move read it: `said`, the rule's reason as runs/words says it, where
+    the rule kept one (the export's language)."""
+    id: int | None = None
+    status: RunStatus | None = None
+    verdict: str | None = None  # a LeverVerdict's string, or the config an experiment's run chose
+    reason: str = ""
+    said: Said | UnsetType = UNSET
+
+
+class Cleared(_Kept, frozen=True):
+    """The decision that left the stack without a new one (a closed branch, an inconclusive re-measure): the export
+    says "was …" of it, and a new decision supersedes it."""
+    decision: Decision | None = None
+    outcome: str | None = None
+    why: str | None = None
+    run: int | None = None
+
+
+class Unavailable(_Kept, frozen=True):
+    """A lever whose last run was `unavailable`: `next` skips it until a run names another device."""
+    reason: str | None = None
+    run: int | None = None
+    device: str | None = None
+
+
+class Watch(_Kept, frozen=True):
+    """The latest watch of a standing adopt (`optseq --run watch`): what it found of the adopted gain, on which
+    commit. `estimate` and its bounds are the run's paired statistics, None where it kept none."""
+    run: int | None = None
+    verdict: WatchVerdict | None = None
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    commit: str | None = None
+    at: str | None = None
+
+
+class Landed(_Kept, frozen=True):
+    """An adopted branch lever whose commit is in the baseline's history (its `landed` event)."""
+    commit: str | None = None
+    since: str | None = None
+    at: str | None = None
+
+
+class SavedLever(_Kept, frozen=True):
+    """A lever as a snapshot holds it (snapshot.FIELDS, then `state` and `results`). `decision` is the store's
+    record as it was stored (status --json passes it on whole); a field an older snapshot lacks reads as None, as
+    the old loader's `.get` read it."""
+    state: LeverState
+    plan_doc: str | None = None
+    outcome: str | None = None
+    decision_seq: int | None = None
+    decision: dict[str, Any] | None = None
+    stale_reason: str | None = None
+    stale_said: Said | None = None
+    closed_by: str | None = None
+    closed_said: Said | None = None
+    closed_by_lever: str | None = None
+    origin: str | None = None
+    cleared: Cleared | None = None
+    last_run: LastRun | None = None
+    unavailable: Unavailable | None = None
+    landed: Landed | None = None
+    watch: Watch | None = None
+    results: list[tuple[str, str, str, str | None]] | None = None
+
+
+def kept_decision(decision: Decision | None) -> dict[str, Any] | None:
+    """A decision as the snapshot keeps a cleared one: its fields that hold a value (a field stored null, or
+    absent, reads None either way; the store's snapshot shape takes no null for a decision's `auto`)."""
+    if decision is None:
+        return None
+    return {k: v for k, v in msgspec.to_builtins(decision).items() if v is not None}
+
+
+__all__ = ["Said", "LastRun", "Cleared", "Unavailable", "Watch", "Landed", "SavedLever", "kept_decision"]
