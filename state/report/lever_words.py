@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any
 
 from optseq.state.kinds import WatchVerdict
 from optseq.state.record_types import Decision
@@ -10,6 +11,7 @@ from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.plan import gates
 from optseq.state.plan.gates import Atom
 from optseq.state.report.labels import LABELS, MARKS, RUNS, STORED
+from optseq.state.report.records import Records
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
 from optseq.state.lifecycle.words import said_in
@@ -20,7 +22,7 @@ from optseq.state.text import ratio_text
 class LeverWords:
     """The doc's hold on the plan and its live state; the sections (graph, tables, hours, markdown) build on it."""
 
-    def __init__(self, plan: Plan, machine: PlanMachine, records: dict[str, list[dict]], words: dict[str, str]):
+    def __init__(self, plan: Plan, machine: PlanMachine, records: Records, words: dict[str, str]):
         self.plan, self.m, self.records, self.w = plan, machine, records, words
         fresh = PlanMachine(plan)
         self.changed = {lid for lid, model in machine.models.items()
@@ -96,10 +98,10 @@ class LeverWords:
         elif state == "unplanned":
             text = w["unplanned"]
         elif state == "running":
-            run = self.latest("runs", lever_id)
+            run = self.latest_run(lever_id)
             text = w["running"] + (f" ({run['id']})" if run and run.get("id") is not None else "")
         elif state == "measured":
-            run = self.latest("runs", lever_id)
+            run = self.latest_run(lever_id)
             summary = run.get("summary") if run else None
             text = w["measured"] + (f" ({summary})" if isinstance(summary, str) and summary else "")
             why = self.inconclusive_text(model)
@@ -183,8 +185,9 @@ class LeverWords:
             return [reason for item in expr.items for reason in self.unmet(item)]
         return [w["or"].join(w["and"].join(self.unmet(item)) for item in expr.items)]
 
-    def latest(self, table: str, lever_id: str) -> dict | None:
-        mine = [r for r in self.records.get(table, ()) if r.get("lever") == lever_id]
+    def latest_run(self, lever_id: str) -> dict[str, Any] | None:
+        """The lever's latest run the export was given (the run index's kept copy)."""
+        mine = [r for r in self.records.runs if r.get("lever") == lever_id]
         return max(mine, key=lambda r: r.get("seq", 0)) if mine else None
 
     def plan_words(self, lever_id: str, plan_text: str) -> str:
