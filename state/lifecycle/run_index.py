@@ -195,19 +195,28 @@ class RunIndex:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunIndex:
+        saved = msgspec.convert(data, _Saved, strict=False)  # one decode; the stacks' ids are JSON's strings
         index = cls()
-        index.running = {k: int(v) for k, v in (data.get("running") or {}).items()}
-        index.last = dict(data.get("last") or {})
-        index.last_stats = dict(data.get("last_stats") or {})
-        index.recent = {k: list(v) for k, v in (data.get("recent") or {}).items()}
-        index.stacks = msgspec.convert(data.get("stacks") or {}, dict[int, Stack], strict=False)
-        index.compares = list(data.get("compares") or [])
-        index.screens = list(data.get("screens") or [])
-        index.testbeds = dict(data.get("testbeds") or {})
-        latest = data.get("latest_code")
+        index.running, index.last, index.last_stats = saved.running, saved.last, saved.last_stats
+        index.recent, index.stacks, index.testbeds = saved.recent, saved.stacks, saved.testbeds
+        index.compares, index.screens = saved.compares, saved.screens
+        latest = saved.latest_code
         # snapshots before workloads were told apart held one hash, the built-in benches'
         index.latest_code = {"default": latest} if isinstance(latest, str) else dict(latest or {})
         return index
+
+
+class _Saved(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A run index as to_dict writes it (the kept runs as the dicts they are)."""
+    running: dict[str, int] = {}
+    last: dict[str, dict[str, Any]] = {}
+    last_stats: dict[str, dict[str, Any]] = {}
+    recent: dict[str, list[dict[str, Any]]] = {}
+    stacks: dict[int, Stack] = {}
+    latest_code: dict[str, str] | str | None = None
+    compares: list[dict[str, Any]] = []
+    screens: list[dict[str, Any]] = []
+    testbeds: dict[str, str] = {}
 
 
 def workload(fingerprint: dict[str, Any]) -> str:

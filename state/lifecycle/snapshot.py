@@ -27,6 +27,17 @@ FIELDS = ("plan_doc", "outcome", "decision_seq", "decision", "stale_reason", "st
 saids are optional (the export falls back to the stored text), so such a snapshot stays VERSION 1."""
 
 
+class Saved(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A snapshot as dump writes it; its run index is RunIndex.from_dict's to read."""
+    version: int
+    plan: str | None = None
+    facts: dict[str, bool] = {}
+    last_device: str | None = None
+    fired: dict[str, str | None] = {}
+    runs: dict[str, Any] = {}
+    levers: dict[str, SavedLever] = {}
+
+
 def plan_key(plan: Plan) -> str:
     """Identifies the plan's content, wherever its file lies."""
     return hashlib.sha256(repr(msgspec.structs.replace(plan, path="")).encode("utf-8")).hexdigest()[:16]
@@ -56,15 +67,15 @@ def load(plan: Plan, data: dict[str, Any] | None) -> PlanMachine | None:
     """The machine a snapshot describes, or None when it is of another plan or layout (replay instead)."""
     if not isinstance(data, dict) or data.get("version") != VERSION or data.get("plan") != plan_key(plan):
         return None
+    snap = msgspec.convert(data, Saved)  # one decode: the store checked its shape as it read it
     machine = PlanMachine(plan, settle=False)  # what the priors and gates would settle, the snapshot says
-    machine.facts.update(data.get("facts") or {})
-    machine.last_device = data.get("last_device")
-    machine.fired = dict(data.get("fired") or {})
-    machine.runs = RunIndex.from_dict(data.get("runs") or {})
-    if set(data.get("levers") or {}) != set(machine.models):
+    if set(snap.levers) != set(machine.models):
         return None
-    levers = msgspec.convert(data["levers"], dict[str, SavedLever])  # one decode: the store checked its shape
-    for lid, saved in levers.items():
+    machine.facts.update(snap.facts)
+    machine.last_device = snap.last_device
+    machine.fired = dict(snap.fired)
+    machine.runs = RunIndex.from_dict(snap.runs)
+    for lid, saved in snap.levers.items():
         model = machine.models[lid]
         model.plan_doc, model.outcome, model.decision_seq = saved.plan_doc, saved.outcome, saved.decision_seq
         model.decision_stored = saved.decision
