@@ -15,11 +15,9 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from optseq.state.kinds import LeverState, RunStatus, WatchVerdict
+from optseq.state.lifecycle.fields import Said  # kept as the JSON it is: a said's fields may hold saids in turn, and
+# the store's events and the derived events carry it as such
 from optseq.state.record_types import Decision
-
-Said = dict[str, Any]
-"""A reason as lifecycle/words says it ({"key", "fields"}, said.py's shape; a field may hold a said in turn): kept
-as the JSON it is, since the store's events and the derived events carry it as such."""
 
 
 class _Kept(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
