@@ -23,8 +23,10 @@ VERSION = 1
 """The layout below; a snapshot of another version is replayed over, never read."""
 FIELDS = ("plan_doc", "outcome", "decision_seq", "decision", "stale_reason", "stale_said", "closed_by", "closed_said",
           "closed_by_lever", "origin", "cleared", "last_run", "unavailable", "landed", "watch")
-"""LeverModel fields kept as they are (JSON already). A field a snapshot of an older release lacks reads None: the
-saids are optional (the export falls back to the stored text), so such a snapshot stays VERSION 1."""
+"""LeverModel fields a snapshot keeps, in this order (the decision as the store gave it out; the parts the machine
+keeps as Structs, lifecycle/lever_records.py, written by msgspec in the layout their dicts had). A field a snapshot
+of an older release lacks reads empty: the saids are optional (the export falls back to the stored text), so such a
+snapshot stays VERSION 1."""
 
 
 class Saved(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
