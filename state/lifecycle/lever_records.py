@@ -34,13 +34,32 @@ class LastRun(_Kept, frozen=True):
     said: Said | UnsetType = UNSET
 
 
+class SavedCleared(_Kept, frozen=True):
+    """A cleared decision as the snapshot keeps it: the decision as the store gave it out."""
+    decision: dict[str, Any] | None = None
+    outcome: str | None = None
+    why: str | None = None
+    run: int | None = None
+
+
 class Cleared(_Kept, frozen=True):
     """The decision that left the stack without a new one (a closed branch, an inconclusive re-measure): the export
-    says "was …" of it, and a new decision supersedes it."""
+    says "was …" of it, and a new decision supersedes it. `decision_stored`: the decision as the store gave it out,
+    which the snapshot keeps (as LeverModel.decision_stored)."""
     decision: Decision | None = None
     outcome: str | None = None
     why: str | None = None
     run: int | None = None
+    decision_stored: dict[str, Any] | None = None
+
+    @classmethod
+    def saved(cls, saved: SavedCleared) -> Cleared:
+        decision = None if saved.decision is None else msgspec.convert(saved.decision, Decision)
+        return cls(decision=decision, outcome=saved.outcome, why=saved.why, run=saved.run,
+                   decision_stored=saved.decision)
+
+    def to_saved(self) -> SavedCleared:
+        return SavedCleared(decision=self.decision_stored, outcome=self.outcome, why=self.why, run=self.run)
 
 
 class Unavailable(_Kept, frozen=True):
@@ -84,7 +103,7 @@ class SavedLever(_Kept, frozen=True):
     closed_said: Said | None = None
     closed_by_lever: str | None = None
     origin: str | None = None
-    cleared: Cleared | None = None
+    cleared: SavedCleared | None = None
     last_run: LastRun | None = None
     unavailable: Unavailable | None = None
     landed: Landed | None = None
@@ -92,12 +111,4 @@ class SavedLever(_Kept, frozen=True):
     results: list[tuple[str, str, str, str | None]] | None = None
 
 
-def kept_decision(decision: Decision | None) -> dict[str, Any] | None:
-    """A decision as the snapshot keeps a cleared one: its fields that hold a value (a field stored null, or
-    absent, reads None either way; the store's snapshot shape takes no null for a decision's `auto`)."""
-    if decision is None:
-        return None
-    return {k: v for k, v in msgspec.to_builtins(decision).items() if v is not None}
-
-
-__all__ = ["Said", "LastRun", "Cleared", "Unavailable", "Watch", "Landed", "SavedLever", "kept_decision"]
+__all__ = ["Said", "LastRun", "Cleared", "SavedCleared", "Unavailable", "Watch", "Landed", "SavedLever"]

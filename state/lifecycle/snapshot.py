@@ -13,7 +13,7 @@ import msgspec
 
 from optseq.state.kinds import LeverState
 from optseq.state.lifecycle.machine import PlanMachine
-from optseq.state.lifecycle.lever_records import SavedLever, kept_decision
+from optseq.state.lifecycle.lever_records import Cleared, SavedLever
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan.model import Plan
 from optseq.state.record_types import Decision
@@ -86,7 +86,8 @@ def load(plan: Plan, data: dict[str, Any] | None) -> PlanMachine | None:
         model.stale_reason, model.stale_said = saved.stale_reason or "", saved.stale_said
         model.closed_by, model.closed_said = saved.closed_by or "", saved.closed_said
         model.closed_by_lever, model.origin = saved.closed_by_lever or "", saved.origin or ""
-        model.cleared, model.last_run, model.unavailable = saved.cleared, saved.last_run, saved.unavailable
+        model.cleared = None if saved.cleared is None else Cleared.saved(saved.cleared)
+        model.last_run, model.unavailable = saved.last_run, saved.unavailable
         model.landed, model.watch = saved.landed, saved.watch
         model.results = {(c, k): (o, e) for c, k, o, e in saved.results or ()}
         model.state = saved.state.value  # transitions keeps the state in this attribute, a plain string (states.py)
@@ -94,14 +95,11 @@ def load(plan: Plan, data: dict[str, Any] | None) -> PlanMachine | None:
 
 
 def _model(model: LeverModel) -> Any:
-    """One lever in the layout the snapshot always had: FIELDS in order (the decision as the store gave it out, a
-    cleared one's by its fields that hold a value), then `state` and `results`."""
+    """One lever in the layout the snapshot always had: FIELDS in order (a decision, standing or cleared, as the
+    store gave it out), then `state` and `results`."""
     out: dict[str, Any] = {name: getattr(model, name) for name in FIELDS}
     out["decision"] = model.decision_stored
-    if model.cleared is not None:
-        cleared = msgspec.to_builtins(model.cleared)
-        cleared["decision"] = kept_decision(model.cleared.decision)
-        out["cleared"] = cleared
+    out["cleared"] = None if model.cleared is None else model.cleared.to_saved()
     out["state"] = model.state
     out["results"] = [[c, k, o, e] for (c, k), (o, e) in model.results.items()]
     return msgspec.to_builtins(out)

@@ -140,7 +140,8 @@ class LeverModel:
     def clear_decision(self, why: str, run: int | None = None) -> None:
         """Take the lever out of the stack; its decision stays in the store's history."""
         if self.outcome is not None:
-            self.cleared = Cleared(decision=self.decision, outcome=self.outcome, why=why, run=run)
+            self.cleared = Cleared(decision=self.decision, outcome=self.outcome, why=why, run=run,
+                                   decision_stored=self.decision_stored)
         self.outcome = self.decision = self.decision_seq = self.decision_stored = None
         self.stale_reason, self.stale_said = "", None
         self.landed = self.watch = None
