@@ -9,6 +9,8 @@ import datetime as dt
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import msgspec
+
 from optseq.state import branch_views, testbed_views
 from optseq.state.held import Held
 from optseq.state.lever_note import last_failure, last_verdict, note, remeasured
@@ -46,14 +48,14 @@ class ReadViews:
                 "plan_doc": model.plan_doc,
                 "code": lever.code,
                 "requires": _gate_text(lever.requires),
-                "decision": _public(model.decision),
+                "decision": _public(model.decision_stored),
                 "warnings": code_warnings(model.decision, self.held.machine.runs) + self.repo_warnings(model)
                 + self.branch_warnings(model) + outside_stack(model) + size_warnings(model)
                 + left_running(self.held.machine.runs.last.get(lever.id)),
                 "branch": self.branch_view(lever.id),
-                "watch": dict(model.watch) if model.watch else None,
+                "watch": msgspec.to_builtins(model.watch) if model.watch else None,
                 "eroded": self.held.machine.eroded_text(lever.id),
-                "unavailable": ({"reason": model.unavailable["reason"], "run": model.unavailable["run"]}
+                "unavailable": ({"reason": model.unavailable.reason, "run": model.unavailable.run}
                                 if model.unavailable else None),
                 "remeasured": remeasured(model),
                 "last_run": _run_brief(self.held.machine.runs.latest(lever.id)),
@@ -255,7 +257,7 @@ class ReadViews:
                                  f"(optseq decide {lid} {_outcomes(lever)} --why …)")
                 elif model.unavailable:
                     u = model.unavailable
-                    items.append(f"{lid}: unavailable: {u['reason']} (run {u['run']}); skipped until the "
+                    items.append(f"{lid}: unavailable: {u.reason} (run {u.run}); skipped until the "
                                  f"device changes (optseq --run {lid} tries again)")
                 elif not gates.holds(lever.requires, ctx):
                     items.append(f"{lid}: stale, waits for: {'; '.join(gates.unmet(lever.requires, ctx))}")
@@ -294,7 +296,7 @@ class ReadViews:
                     lever = group["last"][-1].get("lever") if group["last"] else None
                     hidden[lever] = hidden.get(lever, 0) + group["n"] - len(group["last"])
                 for model in self.held.machine.models.values():
-                    standing = model.decision or {}
+                    standing = model.decision_stored or {}
                     if isinstance(standing.get("id"), int) and standing["id"] not in kept:
                         kept[standing["id"]] = standing  # older than its lever's newest: still the standing one
                         hidden[model.lever.id] = hidden.get(model.lever.id, 1) - 1
@@ -364,9 +366,9 @@ def _expr_text(expr: gates.Expr) -> str:
 def evidence_runs(model: LeverModel) -> list[int]:
     """The runs a lever's numbers stand on: its decision's, or a measured lever's last run."""
     if model.decision:
-        return list(model.decision.get("runs") or [])
-    if model.state == "measured" and model.last_run:
-        return [model.last_run["id"]]
+        return list(model.decision.runs or [])
+    if model.state == "measured" and model.last_run and model.last_run.id is not None:
+        return [model.last_run.id]
     return []
 
 
