@@ -125,12 +125,14 @@ def test_the_first_screen_imports_none_of_what_it_does_not_show(db):
 def test_status_imports_neither_textual_nor_the_console(db):
     # nor, on a store that exists, the lever machines (transitions, with logging and six), nor what only a
     # writer needs (socket for the holder's host, tempfile for a file it replaces), nor another command's module:
-    # the command line builds the parser of the command given alone (compare's and export's live in their modules)
+    # the command line builds the parser of the command given alone (compare's and export's live in their modules);
+    # nor shutil (with bz2 and lzma): argparse's formatters ask the width only for a help or an error, and the table
+    # only of a terminal
     _make_store(db)
     code = ("import sys\nfrom optseq.console.cli import main\n"
             f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
-            "'transitions', 'logging', 'six', 'socket', 'tempfile') "
+            "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma') "
             "or m.startswith(('optseq.console.tui.app', 'optseq.console.tui.screens', 'optseq.console.tui.widgets', "
             "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine', "
             "'optseq.console.commands.compare_cmd', 'optseq.console.commands.export_cmd', "
