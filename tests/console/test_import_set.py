@@ -149,3 +149,16 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPTSEQ_PLAN", "OPTSEQ_DB")}
     env["TEXTUAL_ANIMATIONS"] = "none"
     return env
+
+
+def test_the_store_shapes_carry_their_types_as_objects():
+    # every open checks the hot file against these Structs: msgspec evaluated each string annotation through
+    # typing at the first check of a process (10M instructions of status's 373M), so they are objects, not strings
+    import msgspec
+
+    from optseq.state.store import shapes
+
+    structs = [v for v in vars(shapes).values() if isinstance(v, type) and issubclass(v, msgspec.Struct)
+               and v.__module__ == shapes.__name__]
+    assert len(structs) > 20
+    assert [(s.__name__, k) for s in structs for k, v in s.__annotations__.items() if isinstance(v, str)] == []
