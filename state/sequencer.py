@@ -14,15 +14,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from optseq.state.actions import Actions
 from optseq.state.code_moves import CodeMoves
 from optseq.state.first_write import made_later
 from optseq.state.follow import Follower
 from optseq.state.held import Held
-from optseq.state.lever_runs import LeverRuns
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan import loader as plan_loader
 from optseq.state.plan.model import Plan
@@ -31,6 +30,8 @@ from optseq.state.views import ReadViews
 from optseq.state.writes import Writer
 
 if TYPE_CHECKING:
+    from optseq.state.actions import Actions
+    from optseq.state.lever_runs import LeverRuns
     from optseq.state.runs.host import RunHost
     from optseq.state.runs.lever_run import RunReport
 
@@ -48,8 +49,6 @@ class Sequencer:
         self.views = ReadViews(self.held)
         self.follower = Follower(self.held, self.views.cannot_run)
         self.writer = Writer(self.held, self.follower, self.views.lever_views)
-        self.actions = Actions(self.held, self.writer)
-        self.lever_runs = LeverRuns(self.held, self.writer, self.views.cannot_run)
         self.code = CodeMoves(self.held, self.writer, self.views.repo_now)
         self._plan_text = _plan_bytes(plan.path)
         self.follower.load()
@@ -77,6 +76,20 @@ class Sequencer:
         if later:  # only now: the open itself reads the missing store as a reader would, recovering nothing
             seq.held.creates = (Path(db_dir), on_wait)
         return seq
+
+    # acting on the plan and starting runs are built at their first use: a read (`status`, the console's first
+    # screen) does neither, and imports neither room
+    @cached_property
+    def actions(self) -> Actions:
+        from optseq.state.actions import Actions
+
+        return Actions(self.held, self.writer)
+
+    @cached_property
+    def lever_runs(self) -> LeverRuns:
+        from optseq.state.lever_runs import LeverRuns
+
+        return LeverRuns(self.held, self.writer, self.views.cannot_run)
 
     def _settle(self) -> None:
         """What a writer does once the machine is loaded under a plan: the code's moves said, a replay kept."""

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 import unicodedata
 
@@ -18,6 +17,8 @@ def terminal_width() -> int | None:
             return None
     except (ValueError, AttributeError):
         return None
+    import shutil  # a terminal's only: a pipe's reader (and a bench's) pays no import of shutil's compressors
+
     return shutil.get_terminal_size().columns
 
 

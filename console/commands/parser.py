@@ -14,9 +14,44 @@ def _fail(message: str) -> int:
     print(f"optseq: {message}", file=sys.stderr)
     return Exit.BAD_INPUT
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's, asking the terminal's width when text is laid out, not when it is made: argparse makes one for
+    every add_argument (to check its metavar), and each asked the terminal and imported shutil (with bz2, lzma and
+    zlib) for a width that no command but a help or an error reads."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        self._columns, self._most = width, max_help_position
+        super().__init__(prog, indent_increment, max_help_position, width=0)  # ignored: the properties below say
+
+    @property
+    def _width(self) -> int:
+        if self._columns is None:
+            import shutil
+
+            self._columns = shutil.get_terminal_size().columns - 2  # argparse's own default
+        return self._columns
+
+    @_width.setter
+    def _width(self, _: int) -> None:  # argparse's __init__ sets it: the width is this class's to ask
+        pass
+
+    @property
+    def _max_help_position(self) -> int:  # argparse's, made of the width when it is read
+        return min(self._most, max(self._width - 20, self._indent_increment * 2))
+
+    @_max_help_position.setter
+    def _max_help_position(self, _: int) -> None:
+        pass
+
+
 class _Parser(argparse.ArgumentParser):
     argv: list[str] = []
     """The arguments being parsed, for the hints an error gives."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # one line and exit 2, like every other bad input
         from optseq.console.words.choices import choice_hint

@@ -7,11 +7,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from tinydb.storages import Storage
 
 from optseq.state import atomic
 
 Data = dict[str, dict[str, dict[str, Any]]]
+
+_DECODE = msgspec.json.Decoder()
 
 
 class StoreError(Exception):
@@ -143,13 +146,19 @@ def _parse(path: Path, raw: bytes) -> Data | None:
         return None
     keep = "refusing to use it so nothing is lost; restore it or move it aside"
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise StoreCorrupt(f"{path} is corrupt: not UTF-8 text at byte {e.start}; {keep}") from None
-    except json.JSONDecodeError as e:
-        raise StoreCorrupt(
-            f"{path} is corrupt: invalid JSON ({e.msg} at line {e.lineno} column {e.colno}); {keep}"
-        ) from None
+        # msgspec's decoder parses the hot file (its snapshot and digest: 0.4 MB at 1,000 runs) in a third of
+        # json.loads's time, to the same objects; what it refuses (NaN, which json.dumps writes, a lone surrogate,
+        # text that is no JSON) is json.loads's to take or to name, as it always was
+        data = _DECODE.decode(raw)
+    except msgspec.DecodeError:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise StoreCorrupt(f"{path} is corrupt: not UTF-8 text at byte {e.start}; {keep}") from None
+        except json.JSONDecodeError as e:
+            raise StoreCorrupt(
+                f"{path} is corrupt: invalid JSON ({e.msg} at line {e.lineno} column {e.colno}); {keep}"
+            ) from None
     problem = _shape_problem(data)
     if problem:
         raise StoreCorrupt(f"{path} is corrupt: {problem}; {keep}")

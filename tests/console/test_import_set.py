@@ -17,6 +17,8 @@ NOT_ON_THE_FIRST_SCREEN = (
     "optseq.console.tui.serve",
     "optseq.state.report",  # the export's renderer
     "optseq.state.runs.lever_run",  # the run machinery, imported when a run starts
+    "optseq.state.actions",  # the sequencer's acting and run-starting parts, built at their first use
+    "optseq.state.lever_runs",
     "optseq.state.runs.passes",  # the pass planner: the detail of a lever with a rule (julia_port has none)
     "optseq.engine",
     "transitions",  # a store read from its snapshot moves no lever: the machines come with the first move
@@ -125,14 +127,17 @@ def test_the_first_screen_imports_none_of_what_it_does_not_show(db):
 def test_status_imports_neither_textual_nor_the_console(db):
     # nor, on a store that exists, the lever machines (transitions, with logging and six), nor what only a
     # writer needs (socket for the holder's host, tempfile for a file it replaces), nor another command's module:
-    # the command line builds the parser of the command given alone (compare's and export's live in their modules)
+    # the command line builds the parser of the command given alone (compare's and export's live in their modules);
+    # nor shutil (with bz2 and lzma): argparse's formatters ask the width only for a help or an error, and the table
+    # only of a terminal; nor the sequencer's parts that act or start runs (built at their first use)
     _make_store(db)
     code = ("import sys\nfrom optseq.console.cli import main\n"
             f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
-            "'transitions', 'logging', 'six', 'socket', 'tempfile') "
+            "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma') "
             "or m.startswith(('optseq.console.tui.app', 'optseq.console.tui.screens', 'optseq.console.tui.widgets', "
-            "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine', "
+            "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine', 'optseq.state.actions', "
+            "'optseq.state.lever_runs', "
             "'optseq.console.commands.compare_cmd', 'optseq.console.commands.export_cmd', "
             "'optseq.console.commands.outputs'))), code)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
@@ -147,3 +152,16 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPTSEQ_PLAN", "OPTSEQ_DB")}
     env["TEXTUAL_ANIMATIONS"] = "none"
     return env
+
+
+def test_the_store_shapes_carry_their_types_as_objects():
+    # every open checks the hot file against these Structs: msgspec evaluated each string annotation through
+    # typing at the first check of a process (10M instructions of status's 373M), so they are objects, not strings
+    import msgspec
+
+    from optseq.state.store import shapes
+
+    structs = [v for v in vars(shapes).values() if isinstance(v, type) and issubclass(v, msgspec.Struct)
+               and v.__module__ == shapes.__name__]
+    assert len(structs) > 20
+    assert [(s.__name__, k) for s in structs for k, v in s.__annotations__.items() if isinstance(v, str)] == []

@@ -76,6 +76,21 @@ def test_every_table_round_trips_through_the_file(store_dir):
                 assert s.get(table, 99) is None
 
 
+def test_the_hot_file_reads_as_json_loads_reads_it_where_msgspec_refuses_it(store_dir):
+    # the hot file is parsed by msgspec's decoder, and by json.loads where it refuses: NaN (json.dumps writes it),
+    # an integer past 64 bits; what a store wrote reads back whole either way
+    with Store.open(store_dir) as s:
+        plain = s.append("levers", {**SHAPED["levers"], "n": [1, 2.5, None, True], "text": "설명"})
+        odd = s.append("levers", {**SHAPED["levers"], "lever": "compile", "nan": float("nan"), "big": 2 ** 70})
+    raw = (store_dir / "optseq.json").read_text(encoding="utf-8")
+    assert "NaN" in raw and str(2 ** 70) in raw
+    with Store.open(store_dir, mode="read") as s:
+        got = {r["id"]: r for r in s.all("levers")}
+    assert got[plain["id"]] == plain
+    assert json.dumps(got[odd["id"]], sort_keys=True) == json.dumps(odd, sort_keys=True)
+    assert isinstance(got[odd["id"]]["big"], int)
+
+
 def test_seq_is_strictly_increasing_across_tables_in_call_order(store):
     returned = [store.append("levers", {**SHAPED["levers"], "k": 0}), store.append("runs", {**SHAPED["runs"], "k": 1})]
     with store.batch():
