@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from optseq.state import atomic as atomic
     from optseq.state.bench import perf_doc as perf_doc
     from optseq.state.cache_root import cache_root as cache_root
+    from optseq.state.sha import hex_digest as hex_digest
     from optseq.state.calculus.whatif import fmt_h as fmt_h, order_text as order_text
     from optseq.state.calculus.whatif import sequencing_text as sequencing_text
     from optseq.state.code import git as git, worktrees as worktrees
@@ -114,6 +115,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "rebuild_store": ("optseq.state.store.doctor", "rebuild"),
     "cache_root": ("optseq.state.cache_root", "cache_root"),
     "atomic": ("optseq.state.atomic", None),
+    "hex_digest": ("optseq.state.sha", "hex_digest"),
     # runs: a lever's, a group's, a screen's, a compare's, a check's, and how they are said
     "RunControl": ("optseq.state.runs.lever_run", "RunControl"),
     "RunReport": ("optseq.state.runs.lever_run", "RunReport"),

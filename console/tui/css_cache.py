@@ -10,7 +10,6 @@ an error: the console parses as if there were none.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
@@ -20,6 +19,7 @@ import textual
 from textual.css.stylesheet import Stylesheet
 
 from optseq.state.api import atomic, cache_root
+from optseq.state.api import hex_digest
 
 VERSION = 1
 """The file's layout; bumped when what it holds changes."""
@@ -31,7 +31,7 @@ def cache_file(variables: dict[str, str]) -> Path | None:
     if base is None:
         return None
     key = repr((VERSION, _textual_files(), sys.version, sorted(variables.items())))
-    return base / f"tcss-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.pickle"
+    return base / f"tcss-{hex_digest(key)[:16]}.pickle"
 
 
 def _textual_files() -> list:

@@ -6,7 +6,6 @@ elsewhere, so a snapshot of another plan is never used; the caller replays from 
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import msgspec
@@ -17,6 +16,7 @@ from optseq.state.lifecycle.lever_records import Cleared, SavedLever
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan.model import Plan
 from optseq.state.record_types import Decision
+from optseq.state.sha import hex_digest
 from optseq.state.lifecycle.run_index import RunIndex
 
 VERSION = 1
@@ -42,7 +42,7 @@ class Saved(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
 
 def plan_key(plan: Plan) -> str:
     """Identifies the plan's content, wherever its file lies."""
-    return hashlib.sha256(repr(msgspec.structs.replace(plan, path="")).encode("utf-8")).hexdigest()[:16]
+    return hex_digest(repr(msgspec.structs.replace(plan, path="")))[:16]
 
 
 def dump(machine: PlanMachine, plan: Plan) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """A lever's resolved definition, part by part: what its numbers are measured with, so a plan edit shows as stale."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
+
+from optseq.state.sha import hex_digest
 
 
 def definition(lever, plan_path: str | Path) -> dict[str, str]:
@@ -43,4 +44,4 @@ def changed(before: dict, now: dict) -> list[str]:
 
 
 def _hash(value) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return hex_digest(json.dumps(value, sort_keys=True, default=str))[:12]

@@ -9,7 +9,6 @@ reinstalled box with another GPU is another testbed, and two boxes named alike a
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import platform
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from optseq.state.errors import InputError
 from optseq.state.plan.testbed import TestbedSettings, name_problem
+from optseq.state.sha import hex_digest
 
 ENV = "OPTSEQ_TESTBED"
 PART_ORDER = ("host", "cpu", "gpu", "os")
@@ -63,7 +63,7 @@ def text(testbed: dict | None) -> str:
 
 
 def fingerprint_id(parts: dict) -> str:
-    digest = hashlib.sha256("\n".join(f"{k}={parts.get(k) or ''}" for k in PART_ORDER).encode()).hexdigest()
+    digest = hex_digest("\n".join(f"{k}={parts.get(k) or ''}" for k in PART_ORDER))
     host = "".join(c if c.isalnum() or c in "-_" else "-" for c in str(parts.get("host") or "host"))[:40] or "host"
     return f"{host}-{digest[:6]}"
 
