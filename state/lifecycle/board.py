@@ -3,7 +3,7 @@ model, the facts, the run index, the decision points fired, the last device; and
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
 from optseq.state.plan import gates
 from optseq.state.plan.definition import definition
 from optseq.state.plan.model import Plan
@@ -11,7 +11,7 @@ from optseq.state.lifecycle.fields import Derived
 from optseq.state.lifecycle.run_index import RunIndex
 from optseq.state.lifecycle.states import LeverModel
 
-@dataclass(eq=False)
+
 class Board:
     """The machine's data. Each part reads and moves it; none keeps a copy (a snapshot replaces `runs` whole)."""
 
@@ -22,15 +22,24 @@ class Board:
     """What each lever is now, part by part: a number measured on another definition is stale."""
     depends: dict[str, set[str]]
     """lever -> every lever it depends on, transitively (its gates' levers and its remeasure_when)."""
-    runs: RunIndex = field(default_factory=RunIndex)
+    runs: RunIndex
     """What the runs left: the stack each evidence run was measured on (who goes stale when a lever leaves the
     stack), each lever's latest runs, the newest code hash."""
-    fired: dict[str, str | None] = field(default_factory=dict)
+    fired: dict[str, str | None]
     """decision point id -> when it fired."""
-    last_device: str | None = None
-    cannot_run: Callable[[str], str | None] | None = None
+    last_device: str | None
+    cannot_run: Callable[[str], str | None] | None
     """lever id -> why it cannot run though ready (a branch merged before it ran), or None: git's answer, which the
     sequencer gives (ReadViews.cannot_run); `next` and the group runs skip such a lever."""
+
+    def __init__(self, plan: Plan, models: dict[str, LeverModel], facts: dict[str, bool],
+                 definitions: dict[str, dict[str, str]], depends: dict[str, set[str]]) -> None:
+        # a plain class, not a dataclass, as LeverModel is: status imports no dataclasses for the machine
+        self.plan, self.models, self.facts, self.definitions, self.depends = plan, models, facts, definitions, depends
+        self.runs = RunIndex()
+        self.fired = {}
+        self.last_device = None
+        self.cannot_run = None
 
     @classmethod
     def of(cls, plan: Plan) -> Board:

@@ -1,7 +1,6 @@
 """A lever's states, the `transitions` table between them, and LeverModel, the object they move."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from optseq.state.kinds import LeverState
@@ -70,7 +69,11 @@ class TransitionRefused(Exception):
     """An action that the lever's current state does not allow; str() is the user's one line."""
 
 
-@dataclass
+_COMPARED = ("lever", "plan_doc", "outcome", "decision_seq", "decision", "decision_stored", "stale_reason",
+             "stale_said", "closed_by", "closed_said", "closed_by_lever", "origin", "cleared", "last_run",
+             "unavailable", "results", "watch", "landed")
+
+
 class LeverModel:
     """One lever's live state, in `state`; `transitions` adds the trigger methods when one is first called.
 
@@ -103,7 +106,7 @@ class LeverModel:
     """The latest finished run."""
     unavailable: Unavailable | None = None
     """While the last run was `unavailable`: skipped by `next` until the device changes."""
-    results: dict[tuple[str, str], tuple[str, str | None]] = field(default_factory=dict)
+    results: dict[tuple[str, str], tuple[str, str | None]]
     """(candidate, criterion) -> (pass|fail, evidence)."""
     watch: Watch | None = None
     """The latest watch of the standing adopt (`optseq --run watch`). An eroded gain stays in the stack until the
@@ -112,8 +115,33 @@ class LeverModel:
     """An adopted branch lever whose commit is in the baseline's history. Until then its decision is not in
     effect: it is not in the stack, and no gate on it holds."""
 
-    state: str = field(default="blocked", repr=False, compare=False, kw_only=True)
+    state: str
     """Where the lever stands (the machine's initial state until one moves it)."""
+
+    # a plain class, not a dataclass: `status` builds one per lever and imports nothing more for it (the
+    # dataclasses module and the code it generates were a tenth of what status spends beyond Python's start)
+    def __init__(self, lever: Lever, plan_doc: str | None = None, *, state: str = "blocked") -> None:
+        self.lever = lever
+        self.plan_doc = plan_doc
+        self.outcome = self.decision_seq = self.decision = self.decision_stored = None
+        self.stale_reason, self.stale_said = "", None
+        self.closed_by, self.closed_said, self.closed_by_lever = "", None, ""
+        self.origin = ""
+        self.cleared = self.last_run = self.unavailable = self.watch = self.landed = None
+        self.results = {}
+        self.state = state
+
+    def __repr__(self) -> str:
+        return f"LeverModel({self.lever.id!r}, state={self.state!r}, outcome={self.outcome!r})"
+
+    def __eq__(self, other: object) -> bool:
+        """The same lever with the same standing (a snapshot's load against a replay): every field but `state`,
+        which the machine keeps and its callers compare on its own."""
+        if not isinstance(other, LeverModel):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as the dataclass it was
 
     def __getattr__(self, name: str):
         # called only for what the instance lacks: a trigger (or is_/may_) before the machine is attached
