@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from optseq.state.lifecycle.history_points import finite, measured_at, run_stats
 from optseq.state.text import ratio_text
@@ -87,7 +87,7 @@ class Kept:
         self.ids = array("q")
         self.estimates, self.lows, self.highs = array("d"), array("d"), array("d")
         """A missing or non-finite bound is NaN."""
-        self.sides = array("q")
+        self.sides = array("I")
         self.testbeds: set[str] = set()
         """Every run's testbed, an estimate or not: changes() splits the series by the names it sees."""
         self._distinct: list[Side] = []
@@ -122,8 +122,10 @@ class Kept:
 
     def changes(self) -> list[Change]:
         """The change points of the runs added, as changes() says."""
-        order = list(range(len(self.ids)))
-        order.sort(key=self.ids.__getitem__)  # stable: runs of one id keep the store's order
+        ids = self.ids
+        order: Sequence[int] = range(len(ids))
+        if any(ids[i] > ids[i + 1] for i in range(len(ids) - 1)):  # as the store gives them, mostly: no copy
+            order = sorted(order, key=ids.__getitem__)  # stable: runs of one id keep the store's order
         named = sorted(self.testbeds - {UNKNOWN})
         if len(named) <= 1:
             return self._found(order)
@@ -131,15 +133,15 @@ class Kept:
             [i for i in order if self._distinct[self.sides[i]].testbed in (name, UNKNOWN)])}
         return sorted(found.values(), key=lambda c: c.run)
 
-    def _found(self, points: list[int]) -> list[Change]:
+    def _found(self, points: Sequence[int]) -> list[Change]:
         if len(points) < MIN_RUNS:
             return []
         from optseq.state.runs import change_points
 
-        def bounds(values: array) -> list[float | None]:
-            return [None if math.isnan(values[i]) else values[i] for i in points]
+        def taken(values: array) -> array:  # a NaN bound is no bound to the detector, as None is
+            return values if points == range(len(values)) else array("d", (values[i] for i in points))
 
-        found = change_points.find([self.estimates[i] for i in points], bounds(self.lows), bounds(self.highs))
+        found = change_points.find(taken(self.estimates), taken(self.lows), taken(self.highs))
         out = []
         for shift in found:
             previous, first = points[shift.at - 1], points[shift.at]
