@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from optseq.state.runs.compare_run import prepare as prepare_compare
     from optseq.state.runs.configs import measured_configs as measured_configs
     from optseq.state.runs.lever_changes import MIN_RUNS as MIN_RUNS, change_text as change_text
-    from optseq.state.runs.lever_changes import _root as run_repo_root, changes as changes
+    from optseq.state.runs.lever_changes import Kept as Kept, changes as changes
     from optseq.state.runs.lever_changes import count_commits as count_commits
     from optseq.state.runs.lever_run import RunControl as RunControl, RunReport as RunReport
     from optseq.state.runs.measured_on import CI_SIZE as CI_SIZE, at_ci_size as at_ci_size
@@ -163,7 +163,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "changes": ("optseq.state.runs.lever_changes", "changes"),
     "change_text": ("optseq.state.runs.lever_changes", "change_text"),
     "count_commits": ("optseq.state.runs.lever_changes", "count_commits"),
-    "run_repo_root": ("optseq.state.runs.lever_changes", "_root"),
+    "Kept": ("optseq.state.runs.lever_changes", "Kept"),
     # the export and a compare's summary
     "export_doc": ("optseq.state.report.target", "export_doc"),
     "default_target": ("optseq.state.report.target", "default_target"),

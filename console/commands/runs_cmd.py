@@ -19,12 +19,12 @@ from optseq.state.api import testbed_label as label
 from optseq.state.api import Exit
 
 if TYPE_CHECKING:
-    from optseq.state.api import Run, Stats
+    from optseq.state.api import Kept, Run, Stats
 
 
 def print_runs(seq, lever: str | None, as_json: bool) -> int:
     if as_json:  # written as it is read: the first run at once, memory bounded
-        kept: dict[str, list[dict]] = {}
+        kept: dict[str, Kept] = {}
         sections = [(key, _keeping(records, kept) if key == "runs" else records)
                     for key, records in seq.views.history_stream(lever)]
         return write_json([*sections, ("changes", _changes(kept))], sys.stdout)
@@ -41,27 +41,26 @@ def change_lines(runs: list[dict]) -> list[str]:
     return [change_text(change, count_commits(change)) for change in changes(runs)]
 
 
-def _keeping(runs: Iterator[dict], kept: dict[str, list[dict]]) -> Iterator[dict]:
-    """The runs as they are written, each lever's kept in `kept` as little as its change points need (its
-    estimate and bounds, where it was measured, its stack and repository): a long history stays bounded."""
-    from optseq.state.api import measured_at, run_stats
-    from optseq.state.api import run_repo_root as _root
+def _keeping(runs: Iterator[dict], kept: dict[str, Kept]) -> Iterator[dict]:
+    """The runs as they are written, each lever's kept in `kept` as little as its change points need (a Kept: its
+    ids and numbers in arrays, where each was measured as one of the few distinct places): a long history stays
+    bounded at some 40 bytes a run."""
+    from optseq.state.api import Kept
 
     for run in runs:
-        stats = run_stats(run)
-        if isinstance(run.get("lever"), str) and stats.get("estimate") is not None:
-            kept.setdefault(run["lever"], []).append({
-                "id": run.get("id"), "summary": {"stats": {k: stats.get(k) for k in ("estimate", "ci_low", "ci_high")}},
-                "on": measured_at(run), "infra": run.get("infra"), "fingerprint": {"repo": {"root": _root(run)}}})
+        if isinstance(lever := run.get("lever"), str):
+            if (series := kept.get(lever)) is None:
+                series = kept[lever] = Kept()
+            series.add(run)
         yield run
 
 
-def _changes(kept: dict[str, list[dict]]) -> Iterator[dict]:
+def _changes(kept: dict[str, Kept]) -> Iterator[dict]:
     """Every lever's change points, as `optseq runs LEVER` prints them under its runs, for a script to read."""
-    from optseq.state.api import change_text, changes, count_commits
+    from optseq.state.api import change_text, count_commits
 
     for lever, runs in kept.items():
-        for change in changes(runs):
+        for change in runs.changes():
             count = count_commits(change)
             yield {"lever": lever, "run": change.run, "previous": change.previous, "before": change.before,
                    "after": change.after, "old": change.old, "new": change.new, "commits_between": count,

@@ -5,7 +5,10 @@ A hint of where to look, never a decision: the decision is still each run's pair
 """
 from __future__ import annotations
 
+import math
+from array import array
 from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
 
 from optseq.state.lifecycle.history_points import finite, measured_at, run_stats
 from optseq.state.text import ratio_text
@@ -55,30 +58,97 @@ def changes(runs) -> list[Change]:
     first; [] below MIN_RUNS runs with an estimate, and without importing the detector's libraries. Each testbed's
     runs are a series of their own (two machines' levels are no change); a run recorded before runs carried their
     testbed belongs to each."""
-    runs = list(runs)
-    named = sorted({name_of(r) for r in runs} - {UNKNOWN})
-    if len(named) <= 1:
-        return _changes(runs)
-    found = {(c.previous, c.run): c for name in named
-             for c in _changes([r for r in runs if name_of(r) in (name, UNKNOWN)])}
-    return sorted(found.values(), key=lambda c: c.run)
+    kept = Kept()
+    for run in runs:
+        kept.add(run)
+    return kept.changes()
 
 
-def _changes(runs) -> list[Change]:
-    points = series(runs)
-    if len(points) < MIN_RUNS:
-        return []
-    from optseq.state.runs import change_points
+class Side(NamedTuple):
+    """What a change says of the runs either side beyond their numbers; most runs share one (a commit, a device,
+    a stack), so each distinct one is kept once."""
 
-    stats = [run_stats(r) for r in points]
-    found = change_points.find([s["estimate"] for s in stats], [finite(s.get("ci_low")) for s in stats],
-                               [finite(s.get("ci_high")) for s in stats])
-    out = []
-    for shift in found:
-        previous, first = points[shift.at - 1], points[shift.at]
-        out.append(Change(first["id"], previous["id"], shift.before, shift.after, measured_at(previous),
-                          measured_at(first), _stacks(previous, first), _root(first) or _root(previous)))
-    return out
+    on: dict
+    """measured_at(run)."""
+    stack: str
+    testbed: str
+    root: str | None
+
+
+class Kept:
+    """One lever's runs as its change points need them, compactly, for a history streamed record by record
+    (`optseq runs --json` over 100,000 runs): the ids and the three numbers in arrays, each run's Side an index
+    into the distinct ones, about 40 bytes a run where a dict of each run's fields took about 2 KB. `changes`
+    (the runs as dicts: `runs LEVER`, the plot, the export) goes through it too, so both find the same points."""
+
+    __slots__ = ("ids", "estimates", "lows", "highs", "sides", "testbeds", "_distinct", "_index")
+
+    def __init__(self) -> None:
+        self.ids = array("q")
+        self.estimates, self.lows, self.highs = array("d"), array("d"), array("d")
+        """A missing or non-finite bound is NaN."""
+        self.sides = array("I")
+        self.testbeds: set[str] = set()
+        """Every run's testbed, an estimate or not: changes() splits the series by the names it sees."""
+        self._distinct: list[Side] = []
+        self._index: dict[object, int] = {}
+
+    def add(self, run: dict) -> None:
+        """One run of the lever, in the order the store gives them."""
+        testbed = name_of(run)
+        self.testbeds.add(testbed)
+        stats = run_stats(run)
+        estimate, key = finite(stats.get("estimate")), run.get("id")
+        if estimate is None or estimate <= 0 or not isinstance(key, int) or isinstance(key, bool):
+            return
+        self.ids.append(key)
+        self.estimates.append(estimate)
+        for bounds, name in ((self.lows, "ci_low"), (self.highs, "ci_high")):
+            bound = finite(stats.get(name))
+            bounds.append(math.nan if bound is None else bound)
+        self.sides.append(self._side(Side(measured_at(run), _stack(run.get("infra")), testbed, _root(run))))
+
+    def _side(self, side: Side) -> int:
+        try:  # its keys in order: a change's `old` and `new` are written as the run's were
+            key: object = (tuple(side.on.items()), *side[1:])
+            index = self._index.get(key)
+        except TypeError:  # a value no hash takes (a store edited by hand): its text tells it apart
+            key = (repr(side.on), *side[1:])
+            index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self._distinct)
+            self._distinct.append(side)
+        return index
+
+    def changes(self) -> list[Change]:
+        """The change points of the runs added, as changes() says."""
+        ids = self.ids
+        order: Sequence[int] = range(len(ids))
+        if any(ids[i] > ids[i + 1] for i in range(len(ids) - 1)):  # as the store gives them, mostly: no copy
+            order = sorted(order, key=ids.__getitem__)  # stable: runs of one id keep the store's order
+        named = sorted(self.testbeds - {UNKNOWN})
+        if len(named) <= 1:
+            return self._found(order)
+        found = {(c.previous, c.run): c for name in named for c in self._found(
+            [i for i in order if self._distinct[self.sides[i]].testbed in (name, UNKNOWN)])}
+        return sorted(found.values(), key=lambda c: c.run)
+
+    def _found(self, points: Sequence[int]) -> list[Change]:
+        if len(points) < MIN_RUNS:
+            return []
+        from optseq.state.runs import change_points
+
+        def taken(values: array) -> array:  # a NaN bound is no bound to the detector, as None is
+            return values if points == range(len(values)) else array("d", (values[i] for i in points))
+
+        found = change_points.find(taken(self.estimates), taken(self.lows), taken(self.highs))
+        out = []
+        for shift in found:
+            previous, first = points[shift.at - 1], points[shift.at]
+            old, new = self._distinct[self.sides[previous]], self._distinct[self.sides[first]]
+            out.append(Change(self.ids[first], self.ids[previous], shift.before, shift.after, dict(old.on),
+                              dict(new.on), (old.stack, new.stack), new.root or old.root))
+        return out
 
 
 def change_text(change: Change, count: int | None = None, brief: bool = False) -> str:
@@ -126,10 +196,6 @@ def count_commits(change: Change) -> int | None:
     from optseq.state.code import git
 
     return git.count(change.root, change.old["commit"], change.new["commit"])
-
-
-def _stacks(previous: dict, first: dict) -> tuple[str, str]:
-    return _stack(previous.get("infra")), _stack(first.get("infra"))
 
 
 def _stack(infra) -> str:

@@ -189,9 +189,11 @@ def test_change_points_run_over_one_testbeds_runs(tmp_path):
         run(plan, db, "fast", testbed)
     listed = cli(plan, db, "runs", "fast").stdout
     assert "laptop" in listed and "change at run" not in listed, listed
+    assert json.loads(cli(plan, db, "runs", "--json").stdout)["changes"] == []  # runs --json splits them too
     # the same fall on one testbed is a change, found in that testbed's runs alone
     slower.write_text("", encoding="utf-8")
     for _ in range(3):
         run(plan, db, "fast", "gpu-box")
     changes = [line for line in cli(plan, db, "runs", "fast").stdout.splitlines() if line.startswith("change at")]
     assert len(changes) == 1 and changes[0].startswith("change at run 7: 1.5") and "→ 1.2" in changes[0], changes
+    assert [c["text"] for c in json.loads(cli(plan, db, "runs", "--json").stdout)["changes"]] == changes
