@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optseq.console.words.branch_words import UNMERGED, unmerged
 from optseq.state.api import run_stats  # one reading of a run's statistics, shared with the export
 from optseq.state.api import at_ci_size
 from optseq.state.api import ratio_text
+
+if TYPE_CHECKING:
+    from optseq.state.api import LeverStatus
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
@@ -16,7 +19,7 @@ STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "s
 it has numbers but no decision, which `ready` would contradict."""
 
 
-def shown_state(view: dict) -> str:
+def shown_state(view: LeverStatus) -> str:
     """The table's state cell: `unmerged` for an adopted branch lever whose commit is not merged yet (the help
     screen says what that is), else state_text."""
     return UNMERGED if unmerged(view) else state_text(view)
@@ -27,12 +30,12 @@ ERODED = "eroded"
 (nothing leaves it silently), and `adopted` alone would say its gain stands."""
 
 
-def mark_of(view: dict) -> str:
+def mark_of(view: LeverStatus) -> str:
     """The graph's mark: STATE_MARK's, but `unmerged` for an adopted branch not merged yet, which `decided`
     would show as done, and `eroded` for a gain a watch found gone."""
-    if view.get("eroded") and view["state"] == "adopted":
+    if view.eroded and view.state == "adopted":
         return ERODED
-    return UNMERGED if unmerged(view) else STATE_MARK.get(view["state"], "blocked")
+    return UNMERGED if unmerged(view) else STATE_MARK.get(view.state, "blocked")
 
 
 def plain_title(title: str) -> str:
@@ -40,10 +43,10 @@ def plain_title(title: str) -> str:
     return title.replace("**", "")
 
 
-def state_text(view: dict) -> str:
+def state_text(view: LeverStatus) -> str:
     """`decided NO-GO`, `adopted`, `blocked`… : the state, with the outcome when it is not implied."""
-    state, outcome = view["state"], view.get("outcome")
-    if view.get("eroded") and state == "adopted":
+    state, outcome = view.state, view.outcome
+    if view.eroded and state == "adopted":
         return ERODED
     implied = {"adopted": "adopt", "rejected": "reject", "deferred": "defer"}
     if outcome and implied.get(state) != outcome:
@@ -76,18 +79,18 @@ def estimate_text(stats: dict | None, prior: float | None = None, wide: bool = F
     return f"{ratio(estimate)}× [{ratio(low)},{ratio(high)}]{size}"
 
 
-def measured_stats(view: dict, runs: list[dict]) -> dict | None:
+def measured_stats(view: LeverStatus, runs: list[dict]) -> dict | None:
     """The statistics the lever's figures rest on, as the hours-saved calculus picks them (state/calculus/inputs.py):
     its newest run with an estimate, else its decision's; None when only the plan's prior is there."""
     for run in sorted(runs, key=lambda r: r.get("id", 0), reverse=True):
         stats = run_stats(run)
         if _number(stats.get("estimate")) is not None:
             return stats
-    decided = (view.get("decision") or {}).get("stats")
+    decided = (view.decision or {}).get("stats")
     return decided if isinstance(decided, dict) else None
 
 
-def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
+def last_estimate(view: LeverStatus, runs: list[dict], prior: float | None) -> str:
     """The lever's newest figure: its last run with statistics, else its decision's, else the plan's."""
     for run in sorted(runs, key=lambda r: r.get("id", 0), reverse=True):
         stats = run_stats(run)
@@ -96,7 +99,7 @@ def last_estimate(view: dict, runs: list[dict], prior: float | None) -> str:
         summary = run.get("summary")
         if isinstance(summary, dict) and summary.get("chosen"):
             return f"chose {summary['chosen']}"
-    decision = view.get("decision") or {}
+    decision = view.decision or {}
     if decision.get("stats"):
         return estimate_text(decision["stats"])
     return estimate_text(None, prior)
@@ -208,11 +211,11 @@ def units_text(stats: dict | None) -> str:
     return pairs
 
 
-def saved_line(view: dict, runs: list[dict]) -> str:
+def saved_line(view: LeverStatus, runs: list[dict]) -> str:
     """`saved: 35.8 h expected, from 149× measured at CI size (the reference workload, not the plan's)`: the
     table's saved h with what it was worked out from; '' before the calculus ran or where it has no figure."""
-    hours = view.get("hours_saved")
-    if _number(hours) is None:
+    hours = view.saved
+    if hours is None or _number(hours) is None:
         return ""
     from optseq.state.api import fmt_h  # with the calculus that filled the figure
 

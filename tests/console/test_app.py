@@ -15,6 +15,7 @@ from optseq.console.tui.app import make_app
 from optseq.console.tui.dialogs.confirm import ConfirmDialog
 from optseq.state.runners.groups import group_alive
 from optseq.state.sequencer import Sequencer
+from optseq.state.view_types import Status, as_json
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 TINY_LEVER = Path(__file__).with_name("tiny_lever.py")
@@ -96,8 +97,9 @@ def stored(plan: Path, db: Path) -> tuple[dict, dict]:
         return seq.views.status(), seq.views.history()
 
 
-def view(status: dict, lever: str) -> dict:
-    return next(v for v in status["levers"] if v["id"] == lever)
+def view(status: Status, lever: str) -> dict:
+    """The lever as `optseq status --json` prints it."""
+    return as_json(next(v for v in status.levers if v.id == lever))
 
 
 # -- the main screen -------------------------------------------------------------------------------
@@ -215,7 +217,7 @@ def test_mark_plan_written_makes_option_b_next(db, tmp_path, monkeypatch):
             assert app.main.query_one("#status").text == "next: option_b (n runs it)"
         status, _ = stored(DEFAULT_PLAN, db)
         assert view(status, "option_b")["plan_doc"] == "docs/plans/option_b.md"
-        assert status["next"] == "option_b"
+        assert status.next == "option_b"
 
     run(go())
 
@@ -233,7 +235,7 @@ def test_set_fact_flips_eval_dense(db):
             await select_lever(pilot, "tensorrt")
             assert "fact eval_dense" not in app.main.query_one("#detail-view").plain
         status, _ = stored(DEFAULT_PLAN, db)
-        assert status["facts"] == {"eval_dense": True}
+        assert status.facts == {"eval_dense": True}
 
     run(go())
 
@@ -397,7 +399,7 @@ def test_a_read_only_console_keeps_its_writes_off(db):
             # another process's writes show up: a read-only console follows the store
             with Sequencer.open(DEFAULT_PLAN, db, mode="write") as writer:
                 writer.actions.set_fact("eval_dense", True)
-            await until(pilot, lambda: app.seq.views.status()["facts"]["eval_dense"], what="the reload")
+            await until(pilot, lambda: app.seq.views.status().facts["eval_dense"], what="the reload")
 
     run(go())
 

@@ -5,6 +5,7 @@ from collections.abc import Collection
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.binding import Binding
@@ -13,6 +14,9 @@ from textual.widgets import DataTable
 
 from optseq.console.words.figures import last_estimate, measured_stats, plain_title, shown_state
 from optseq.console.tui.widgets.next_step import fitted
+
+if TYPE_CHECKING:
+    from optseq.state.api import LeverStatus
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),
@@ -107,13 +111,13 @@ class LeverTable(DataTable):
             return None
         return self._ids[self.cursor_row]
 
-    def show(self, views: list[dict], runs: list[dict], priors: dict[str, float | None],
+    def show(self, views: list[LeverStatus], runs: list[dict], priors: dict[str, float | None],
              running: Collection[str] = (), steps: dict[str, str] | None = None) -> None:
         """Fill or update the rows in place, so the cursor stays where the user left it."""
         steps = steps or {}
-        rows = {v["id"]: self._cells(v, [r for r in runs if r.get("lever") == v["id"]], priors.get(v["id"]),
-                                     running, steps.get(v["id"], "")) for v in views}
-        ids = [v["id"] for v in views]
+        rows = {v.id: self._cells(v, [r for r in runs if r.get("lever") == v.id], priors.get(v.id),
+                                     running, steps.get(v.id, "")) for v in views}
+        ids = [v.id for v in views]
         self._rows = rows
         if ids != self._ids:
             self._ids = ids
@@ -126,13 +130,13 @@ class LeverTable(DataTable):
                 self.update_cell(lever_id, key, value)
 
     @staticmethod
-    def _cells(view: dict, runs: list[dict], prior: float | None, running: Collection[str] = (),
+    def _cells(view: LeverStatus, runs: list[dict], prior: float | None, running: Collection[str] = (),
                step: str = "") -> tuple[str, ...]:
-        state = "running" if view["id"] in running else shown_state(view)
-        plan = PurePosixPath(view["plan_doc"]).name if view.get("plan_doc") else "-"
+        state = "running" if view.id in running else shown_state(view)
+        plan = PurePosixPath(view.plan_doc).name if view.plan_doc else "-"
         saved = _saved(view, runs)
-        return (view["id"], plain_title(view["title"]), state, last_estimate(view, runs, prior),
-                "!" if view.get("stale") else "", saved, step, plan)
+        return (view.id, plain_title(view.title), state, last_estimate(view, runs, prior),
+                "!" if view.stale else "", saved, step, plan)
 
     def cell_text(self, lever_id: str, column: str) -> str:
         """What a cell holds in full, shown or not (tests and the tmux check read the table through this)."""
@@ -158,15 +162,15 @@ SIZE_MARK = " ci"
 workload (the detail pane says it in full): 35.8 h from a CI-size ratio is not the team's 35.8 h."""
 
 
-def _saved(view: dict, runs: list[dict]) -> str:
-    if "hours_saved" not in view:
+def _saved(view: LeverStatus, runs: list[dict]) -> str:
+    if not view.has_hours:
         return PENDING
-    if view["hours_saved"] is None:
+    hours = view.saved
+    if hours is None:
         return "-"
     from optseq.state.api import fmt_h  # imported with the calculus the column waits for
     from optseq.state.api import at_ci_size
 
-    hours = view["hours_saved"]
     if not at_ci_size(measured_stats(view, runs)):
         return fmt_h(hours)
     width = dict((key, w) for key, _, w in COLUMNS)["saved"] - len(SIZE_MARK)
