@@ -200,7 +200,7 @@ def test_an_experiment_is_decided_by_hand_only_to_a_config_its_runs_measured(tmp
     assert decide("h 1;x", 2, "--unmeasured") == "optseq: size: 'h 1;x' cannot name a config (letters, digits, '.', '_', '-')"
     status = json.loads(subprocess.run([*OPTSEQ, "status", "--json"], env=env, capture_output=True, text=True,
                                        timeout=120).stdout)
-    assert status.infra["model"]["name"] == "h2048x8"
+    assert status["infra"]["model"]["name"] == "h2048x8"
 
 
 def test_device_change_makes_earlier_numbers_stale(tmp_path, db):
