@@ -201,9 +201,6 @@ class Status(_View, frozen=True, kw_only=True):
     def with_levers(self, levers: list[LeverStatus]) -> Status:
         return msgspec.structs.replace(self, levers=levers)
 
-    def lever(self, lever_id: str) -> LeverStatus | None:
-        return next((view for view in self.levers if view.id == lever_id), None)
-
 
 def as_json(value: msgspec.Struct) -> Any:
     """A view as the JSON object `--json` prints: its fields in order, nulls kept, UNSET ones left out."""

@@ -15,7 +15,7 @@ from optseq.console.tui.app import make_app
 from optseq.console.tui.dialogs.confirm import ConfirmDialog
 from optseq.state.runners.groups import group_alive
 from optseq.state.sequencer import Sequencer
-from optseq.state.view_types import Status, as_json
+from optseq.state.view_types import as_json
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 TINY_LEVER = Path(__file__).with_name("tiny_lever.py")
@@ -92,14 +92,14 @@ async def select_lever(pilot, lever: str) -> None:
 
 
 def stored(plan: Path, db: Path) -> tuple[dict, dict]:
-    """(status, history) read back from disk by a fresh Sequencer, after the console closed."""
+    """(status as `optseq status --json` prints it, history) read back from disk by a fresh Sequencer, after the
+    console closed."""
     with Sequencer.open(plan, db, mode="read") as seq:
-        return seq.views.status(), seq.views.history()
+        return as_json(seq.views.status()), seq.views.history()
 
 
-def view(status: Status, lever: str) -> dict:
-    """The lever as `optseq status --json` prints it."""
-    return as_json(next(v for v in status.levers if v.id == lever))
+def view(status: dict, lever: str) -> dict:
+    return next(v for v in status["levers"] if v["id"] == lever)
 
 
 # -- the main screen -------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def test_mark_plan_written_makes_option_b_next(db, tmp_path, monkeypatch):
             assert app.main.query_one("#status").text == "next: option_b (n runs it)"
         status, _ = stored(DEFAULT_PLAN, db)
         assert view(status, "option_b")["plan_doc"] == "docs/plans/option_b.md"
-        assert status.next == "option_b"
+        assert status["next"] == "option_b"
 
     run(go())
 
@@ -235,7 +235,7 @@ def test_set_fact_flips_eval_dense(db):
             await select_lever(pilot, "tensorrt")
             assert "fact eval_dense" not in app.main.query_one("#detail-view").plain
         status, _ = stored(DEFAULT_PLAN, db)
-        assert status.facts == {"eval_dense": True}
+        assert status["facts"] == {"eval_dense": True}
 
     run(go())
 
