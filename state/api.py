@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from optseq.state.plan.gates import atoms as gate_atoms
     from optseq.state.plan.model import Lever as Lever, PlanError as PlanError
     from optseq.state.plan.testbed import label as testbed_label
+    from optseq.state.record_types import Run as Run, Stats as Stats, Summary as Summary, as_ as as_
+    from optseq.state.record_types import RuleVerdict as RuleVerdict
+    from optseq.state.record_types import stats_from as stats_from
     from optseq.state.report.compare_doc import render as compare_doc
     from optseq.state.report.marker import is_export as is_export
     from optseq.state.report.target import TAIL_BYTES as TAIL_BYTES, ExportTargetError as ExportTargetError
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
     from optseq.state.plan.compare import tolerance_of_speedup as tolerance_of_speedup
     from optseq.state.runs.commit_gate import ToleranceError as ToleranceError, parse_tolerance as parse_tolerance
     from optseq.state.runs.compare_run import COMPARE_ID as COMPARE_ID, compare as compare
+    from optseq.state.runs.compare_run import CompareReport as CompareReport
     from optseq.state.runs.compare_run import length_line as length_line, notices as notices
     from optseq.state.runs.compare_run import prepare as prepare_compare
     from optseq.state.runs.configs import measured_configs as measured_configs
@@ -51,7 +55,7 @@ if TYPE_CHECKING:
     from optseq.state.runs.lever_changes import _root as run_repo_root, changes as changes
     from optseq.state.runs.lever_changes import count_commits as count_commits
     from optseq.state.runs.lever_run import RunControl as RunControl, RunReport as RunReport
-    from optseq.state.runs.measured_on import at_ci_size as at_ci_size
+    from optseq.state.runs.measured_on import CI_SIZE as CI_SIZE, at_ci_size as at_ci_size
     from optseq.state.runs.pairs import BASELINE as BASELINE, CANDIDATE as CANDIDATE
     from optseq.state.runs.parallel import GroupRun as GroupRun
     from optseq.state.runs.passes import asks as asks, first_look as first_look, replicate_of as replicate_of
@@ -141,6 +145,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "tolerance_of_speedup": ("optseq.state.plan.compare", "tolerance_of_speedup"),
     "COMPARE_ID": ("optseq.state.runs.compare_run", "COMPARE_ID"),
     "compare": ("optseq.state.runs.compare_run", "compare"),
+    "CompareReport": ("optseq.state.runs.compare_run", "CompareReport"),
     "prepare_compare": ("optseq.state.runs.compare_run", "prepare"),
     "length_line": ("optseq.state.runs.compare_run", "length_line"),
     "notices": ("optseq.state.runs.compare_run", "notices"),
@@ -148,8 +153,15 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "CANDIDATE": ("optseq.state.runs.pairs", "CANDIDATE"),
     "measured_configs": ("optseq.state.runs.configs", "measured_configs"),
     "at_ci_size": ("optseq.state.runs.measured_on", "at_ci_size"),
+    "CI_SIZE": ("optseq.state.runs.measured_on", "CI_SIZE"),
     "arms_text": ("optseq.state.runs.stats", "arms_text"),
     "run_stats": ("optseq.state.lifecycle.history_points", "run_stats"),
+    "Run": ("optseq.state.record_types", "Run"),
+    "Stats": ("optseq.state.record_types", "Stats"),
+    "Summary": ("optseq.state.record_types", "Summary"),
+    "RuleVerdict": ("optseq.state.record_types", "RuleVerdict"),
+    "as_": ("optseq.state.record_types", "as_"),
+    "stats_from": ("optseq.state.record_types", "stats_from"),
     "measured_at": ("optseq.state.lifecycle.history_points", "measured_at"),
     "history_points": ("optseq.state.lifecycle.history_points", "points"),
     "MIN_RUNS": ("optseq.state.runs.lever_changes", "MIN_RUNS"),

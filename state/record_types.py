@@ -48,7 +48,7 @@ class Run(_Typed, frozen=True):
     elapsed_s: float | None = None
     passes: int | None = None
     n_samples: int | None = None
-    summary: dict[str, Any] | str | None = None
+    summary: Summary | str | None = None  # a string in runs of an old release: summary_of reads it as empty
     infra: dict[str, Any] | None = None
     fingerprint: dict[str, Any] | None = None
     testbed: dict[str, Any] | None = None
@@ -59,6 +59,20 @@ class Run(_Typed, frozen=True):
     runner: str | None = "local"  # absent in a run from before runners: it ran here
     pid: int | None = None
     arms: dict[str, Any] | None = None  # a command-pair lever's two commands, as the run launched them
+    compare: dict[str, Any] | None = None  # a compare's refs, commits and tolerance (kind compare)
+    code: dict[str, Any] | None = None  # a branch lever's two commits, as its run's start resolved them
+    log_tail: list[Any] | None = None  # a failed run's last lines of output
+    notes: list[Any] | None = None  # what the run's end adds to say (leftovers stopped)
+
+    @property
+    def figures(self) -> Summary:
+        """The run's summary, empty where it stored none or an older release's string."""
+        return self.summary if isinstance(self.summary, Summary) else NO_SUMMARY
+
+    @property
+    def stats(self) -> Stats:
+        """The paired statistics the run stored, empty for a failed run, an experiment or a decision lever."""
+        return self.figures.stats or NO_STATS
 
 
 class Decision(_Typed, frozen=True):
@@ -130,8 +144,75 @@ def as_(kind: type[T], record: Mapping[str, Any] | Typed) -> T:
 def part(value: object, key: str) -> dict[str, Any]:
     """`value[key]` where `value` is an object and that is one too, else empty: the part of a record an older
     release wrote in another shape, or not at all, reads as none."""
+    if isinstance(value, msgspec.Struct):  # a typed part (a run's Summary) where a caller still reads dicts: its
+        value = msgspec.to_builtins(value)  # fields as stored, not none (a run's watch figures were lost that way)
     found = value.get(key) if isinstance(value, dict) else None
     return found if isinstance(found, dict) else {}
 
 
-__all__ = ["UNSET", "Run", "Decision", "Criterion", "Fact", "Event", "Typed", "TYPES", "decode", "as_", "part"]
+# ---- a run's summary: what its end stored of its statistics and the rule's verdict (state/runs/run_record.py,
+# compare_run.py, screen_finish.py); shapes.Summary and shapes.Stats check each field typed here
+
+class Stats(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A paired A/B run's statistics (state/runs/stats.py PairedStats.to_dict), or a decision's copy of them."""
+    metric: str | None = None
+    n: int | None = None
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    higher_is_better: bool | None = None
+    unit: str | None = None
+    launches: int | None = None
+    replicate: str | None = None  # "launch" where each launch is one unit of the test, else pairs
+    noise: str | None = None  # the busy-machine or noisy-baseline line its end wrote
+    bench_size: str | None = None  # the reference workload's size ("ci"): its figures are not the plan's
+    order: str | None = None  # where the pairs' order came from the samples, the line that says so
+    stalls: str | None = None  # on an adopt, what its candidate calls could have seen of a stall
+    baseline: dict[str, Any] | None = None  # each arm's median and quartiles (stats.py ArmFigures), read whole
+    candidate: dict[str, Any] | None = None
+
+
+class RuleVerdict(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """The decision rule's verdict as a run's summary keeps it (state/runs/decide_rule.py Verdict.to_dict)."""
+    outcome: str | None = None
+    reason: str | None = None
+    said: dict[str, Any] | None = None
+
+
+class Summary(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """What a run's end stored of its figures: an A/B run's stats and verdict, an experiment's chosen config, or
+    the error that left it unjudged."""
+    stats: Stats | None = None
+    verdict: RuleVerdict | str | None = None  # a string in no release's runs that the schema still lets through
+    chosen: str | None | UnsetType = UNSET  # a best-of run's, null where it chose none; absent in other runs
+    reason: str | None = None  # a best-of run's reason for its choice
+    error: str | None = None
+    noise: str | None = None  # an experiment's noise line (an A/B run's is its stats')
+    bench_size: str | None = None
+    best_of: dict[str, Any] | None = None
+    arms: dict[str, Any] | None = None  # an experiment's per-config figures (stats.py ArmsTable.to_dict)
+
+    @property
+    def rule_verdict(self) -> RuleVerdict:
+        """The verdict as an object: one that is none (an odd string, or absent) reads as empty."""
+        return self.verdict if isinstance(self.verdict, RuleVerdict) else NO_VERDICT
+
+
+NO_VERDICT = RuleVerdict()
+NO_STATS = Stats()
+NO_SUMMARY = Summary()
+
+
+def figures_of(summary: Mapping[str, Any] | None) -> Summary:
+    """A summary a run's end made (and stored, checked by shapes.Summary) as a Summary, empty for none."""
+    return msgspec.convert(summary, Summary) if summary else NO_SUMMARY
+
+
+def stats_from(stats: Mapping[str, Any] | None) -> Stats:
+    """A record's statistics the store checked (a decision's `stats`, shapes.Stats) as a Stats, empty for none."""
+    return msgspec.convert(stats, Stats) if stats else NO_STATS
+
+
+__all__ = ["UNSET", "Run", "Decision", "Criterion", "Fact", "Event", "Typed", "TYPES", "decode", "as_", "part",
+           "Stats", "RuleVerdict", "Summary", "figures_of", "stats_from", "NO_STATS", "NO_SUMMARY", "NO_VERDICT"]

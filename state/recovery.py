@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from optseq.state.record_types import Run, as_
+from optseq.state.screen_record import part as screen_part
 from optseq.state.store.store import Store, StoreError
 
 if TYPE_CHECKING:
@@ -37,12 +39,12 @@ def recover(store: Store, warnings: list[str], finish: Callable[[int], RunReport
 
 def _screen_left(store: Store, warnings: list[str], run_id: int) -> None:
     """A screen whose optseq died: what it measured, said once, as it is recorded (it is never re-attached)."""
-    found = (store.get("runs", run_id) or {}).get("screen")
-    if isinstance(found, dict):
-        blocks = len(found.get("blocks") or [])
-        warnings.append(f"run {run_id} (a screen of {', '.join(found.get('levers') or [])}) is interrupted: "
+    found = screen_part(as_(Run, store.get("runs", run_id) or {}).screen)
+    if found is not None:
+        blocks = len(found.blocks)
+        warnings.append(f"run {run_id} (a screen of {', '.join(found.levers)}) is interrupted: "
                         f"its optseq stopped after {blocks} whole block{'s' * (blocks != 1)} "
-                        f"({found.get('launches', 0)} launches); nothing was decided, its levers are free "
+                        f"({found.launches or 0} launches); nothing was decided, its levers are free "
                         "to run again")
 
 

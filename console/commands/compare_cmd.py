@@ -7,10 +7,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from optseq.state.api import InputError
 from optseq.console.commands.outputs import append_file, check_target, emit_json, warned, write_file
 from optseq.state.api import Exit
+
+if TYPE_CHECKING:
+    from optseq.state.api import CompareReport
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
@@ -97,14 +101,14 @@ def run_compare(seq, args) -> int:
     # the verdict first: a file that fails to write now (a full disk) does not take it along; one that fails now all
     # the same was checked before the run, so it is said, and the verdict's exit code stands: it is the gate
     if not args.json:
-        print(verdict_line(data), flush=True)
+        print(verdict_line(report), flush=True)
     emit_json(data, args.json, exports.get("--export-json"))
     step_summary = os.environ.get(SUMMARY_ENV)
     markdown_to = next(((flag, path) for flag, path in exports.items() if flag != "--export-json"), None)
     if markdown_to is not None or step_summary:
         from optseq.state.api import compare_doc as render
 
-        markdown = render(data)
+        markdown = render(report)
         if markdown_to is not None:
             warned(lambda: write_file(markdown_to[1], markdown, markdown_to[0]))
         if step_summary:
@@ -120,24 +124,24 @@ def _interrupt(progress, control, why: str) -> None:
     control.cancel()
 
 
-def verdict_line(data: dict) -> str:
+def verdict_line(report: CompareReport) -> str:
     """`compare 3: not slower: fast (41b7152) is not slower than main (974f1b9): 1.011× [0.974, 1.051] n=10,
     tolerance 3% (95% lower bound clears 0.97×: …)`."""
-    summary = data.get("summary") or {}
-    stats = summary.get("stats") or {}
-    reason = str(data.get("reason") or "")
+    summary = report.figures
+    stats = summary.stats
+    reason = str(report.reason or "")
     figures = ""
-    if stats.get("estimate") is not None:
+    if stats is not None and stats.estimate is not None:
         from optseq.console.words.verdicts import conclusion
         from optseq.state.api import ratio_text
 
-        figures = f": {ratio_text(stats['estimate'], 3)}×"
-        if stats.get("ci_low") is not None:
-            figures += f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
-        figures += f" n={stats.get('n')}"
-        reason = conclusion(summary.get("verdict")) or reason  # said without the figures printed before it
-    return (f"compare {data['run_id']}: {data['verdict']}: {data['message']}{figures}, tolerance "
-            f"{data['tolerance'] * 100:.4g}% ({reason})")
+        figures = f": {ratio_text(stats.estimate, 3)}×"
+        if stats.ci_low is not None and stats.ci_high is not None:
+            figures += f" [{ratio_text(stats.ci_low, 3)}, {ratio_text(stats.ci_high, 3)}]"
+        figures += f" n={stats.n}"
+        reason = conclusion(summary.rule_verdict) or reason  # said without the figures printed before it
+    return (f"compare {report.run_id}: {report.verdict}: {report.message}{figures}, tolerance "
+            f"{report.tolerance * 100:.4g}% ({reason})")
 
 
 def _exports(args) -> dict[str, Path]:

@@ -285,22 +285,21 @@ def _run_parallel(seq: Sequencer, target: str, width: int, control: RunControl, 
 
 
 def summary_line(report: RunReport) -> str:
-    stats = (report.summary or {}).get("stats") or {}
+    stats = report.figures.stats
     figures = ""
-    if stats.get("estimate") is not None:
-        figures = f"  {ratio_text(stats['estimate'], 3)}×"
-        if stats.get("ci_low") is not None:
-            figures += f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
-        figures += f" n={stats['n']}" + (f" in {stats['launches']} launches"
-                                          if stats.get("replicate") == "launch" else "")
-        if stats.get("p_value") is not None:
-            figures += f" p={p_text(stats['p_value'])}"
+    if stats is not None and stats.estimate is not None:
+        figures = f"  {ratio_text(stats.estimate, 3)}×"
+        if stats.ci_low is not None and stats.ci_high is not None:
+            figures += f" [{ratio_text(stats.ci_low, 3)}, {ratio_text(stats.ci_high, 3)}]"
+        figures += f" n={stats.n}" + (f" in {stats.launches} launches" if stats.replicate == "launch" else "")
+        if stats.p_value is not None:
+            figures += f" p={p_text(stats.p_value)}"
     # an undecided run says so in words: "bounds straddle" alone leaves a reader to infer it
     decided = f"  → {report.decision}" if report.decision else (
         f"  → {report.verdict}" if report.verdict in ("inconclusive", "holds", "eroded") else "")
     # with the figures printed, only the rule's conclusion is left to say ("95% CI clears 1.50×; guards hold")
     why = _conclusion(report) if figures else report.message.removeprefix(f"{report.lever}: ")
-    noise = stats.get("noise") or (report.summary or {}).get("noise")
+    noise = (stats.noise if stats is not None else None) or report.figures.noise
     said = f"  ({why})" if why and why != report.status else ""  # not `cancelled  (cancelled)`
     return (f"run {report.run_id} {report.lever}: {report.status}{figures}{decided}{said}"
             + (f"\n  warning: {noise}" if noise else ""))
@@ -311,10 +310,9 @@ def _conclusion(report: RunReport) -> str:
     decision refused, another testbed's numbers); the message whole where the verdict kept no said."""
     from optseq.console.words.verdicts import conclusion
 
-    verdict = (report.summary or {}).get("verdict")
+    verdict = report.figures.rule_verdict
     said = conclusion(verdict)
-    reason = verdict.get("reason") if isinstance(verdict, dict) else None
-    written = f"{report.lever}: {report.verdict} — {reason}"  # how the run wrote it: run_record.finish
+    written = f"{report.lever}: {report.verdict} — {verdict.reason}"  # how the run wrote it: run_record.finish
     if said is None or not report.message.startswith(written):
         return report.message.removeprefix(f"{report.lever}: ")
     return said + report.message.removeprefix(written)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from optseq.console.commands.fit import fit, terminal_width
 from optseq.state.api import ratio_text
@@ -18,6 +18,8 @@ from optseq.console.words.writers import origin_text, writer_cell
 from optseq.state.api import testbed_label as label
 from optseq.state.api import Exit
 
+if TYPE_CHECKING:
+    from optseq.state.api import Run, Stats
 
 
 def print_runs(seq, lever: str | None, as_json: bool) -> int:
@@ -85,12 +87,12 @@ def write_json(sections: Iterable[tuple[str, Iterator[dict]]], out: TextIO) -> i
     return Exit.OK
 
 
-def _ratio_text(stats) -> str:
-    if not isinstance(stats, dict) or not isinstance(stats.get("estimate"), (int, float)):
+def _ratio_text(stats: Stats) -> str:
+    if stats.estimate is None:
         return ""
-    bounds = (f" [{ratio_text(stats['ci_low'], 3)}, {ratio_text(stats['ci_high'], 3)}]"
-              if isinstance(stats.get("ci_low"), (int, float)) and isinstance(stats.get("ci_high"), (int, float)) else "")
-    return f"{ratio_text(stats['estimate'], 3)}×{bounds}"
+    bounds = (f" [{ratio_text(stats.ci_low, 3)}, {ratio_text(stats.ci_high, 3)}]"
+              if stats.ci_low is not None and stats.ci_high is not None else "")
+    return f"{ratio_text(stats.estimate, 3)}×{bounds}"
 
 
 RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", "time",
@@ -98,25 +100,26 @@ RUN_COLUMNS = ("run", "lever", "started", "outcome", "ratio [95% CI]", "pairs", 
 """The runs table of `optseq runs`, one row per run; the note (a failure's reason, noise) is last, unpadded."""
 
 
-def run_row(run: dict) -> tuple[str, ...]:
-    """One run as the cells of RUN_COLUMNS ('-' where a run has no such figure)."""
+def run_row(record: dict) -> tuple[str, ...]:
+    """One run as the cells of RUN_COLUMNS ('-' where a run has no such figure): the store's record decoded once,
+    its screen's summary read from the record as stored (lifecycle/screened.py)."""
     from optseq.console.words.figures import duration_text, outcome_text, run_note, units_text, when_text
-    from optseq.state.api import run_stats
-    from optseq.state.api import arms_text
+    from optseq.state.api import Run, arms_text, as_
 
-    stats = run_stats(run)
-    kind = run.get("kind") if run.get("kind") in ("compare", "screen") else None
-    return (str(run.get("id")), kind or str(run.get("lever") or "-"),
+    run = as_(Run, record)
+    stats = run.stats
+    kind = run.kind if run.kind in ("compare", "screen") else None
+    return (str(run.id), kind or str(run.lever or "-"),
             when_text(run) or "-", outcome_text(run), _ratio_text(stats) or "-", units_text(stats) or "-",
             duration_text(run) or "-", arms_text(stats) or "-",
-            "; ".join(p for p in ("a watch" if run.get("watch") else "", compare_text(run), screen_text(run),
+            "; ".join(p for p in ("a watch" if run.watch else "", compare_text(run), screen_text(run, record),
                                   run_note(run)) if p))
 
 
-def compare_text(run: dict) -> str:
+def compare_text(run: Run) -> str:
     """`HEAD fast 41b7152 vs BASE main 974f1b9, tolerance 3%` for a compare; '' for a lever's run."""
-    about = run.get("compare") if isinstance(run.get("compare"), dict) else None
-    if run.get("kind") != "compare" or about is None:
+    about = run.compare
+    if run.kind != "compare" or about is None:
         return ""
     head, base = about.get("head") or {}, about.get("base") or {}
     tolerance = about.get("tolerance")
@@ -125,14 +128,14 @@ def compare_text(run: dict) -> str:
                                                  if isinstance(tolerance, (int, float)) else ""))
 
 
-def screen_text(run: dict) -> str:
+def screen_text(run: Run, record: dict) -> str:
     """A screen's design, blocks, launches, each lever's call and its interactions' sentences, in one cell; '' for
     any other run."""
-    if run.get("kind") != "screen" or not isinstance(run.get("screen"), dict):
+    if run.kind != "screen" or run.screen is None:
         return ""
     from optseq.state.api import screen_summary as summary, screen_summary_lines as summary_lines
 
-    first, *rest = summary_lines(summary(run))
+    first, *rest = summary_lines(summary(record))
     return "; ".join([first.split(" over ", 1)[-1], *(line.strip() for line in rest)])
 
 

@@ -52,17 +52,19 @@ def summary_lines(report) -> list[str]:
     for number, order in enumerate(report.blocks, 1):
         lines.append(f"  block {number}: runs {' '.join(str(i) for i in order)}")
     for lever_id, call in report.calls.items():
-        bounds = (f" [{ratio_text(call['low'], 3)}, {ratio_text(call['high'], 3)}]"
-                  if call.get("low") is not None and call.get("high") is not None else "")
+        bounds = (f" [{ratio_text(call.low, 3)}, {ratio_text(call.high, 3)}]"
+                  if call.low is not None and call.high is not None else "")
         decided = report.decisions.get(lever_id) or (
             "inconclusive" if report.status == "succeeded" else "undecided")
-        lines.append(f"  {lever_id}: {decided}{bounds}  ({call.get('why') or call.get('reason')})")
+        lines.append(f"  {lever_id}: {decided}{bounds}  ({call.why or call.reason})")
     for said in report.said:
         lines.append(f"  {said}")
     confirmed = report.confirmed
     if confirmed:
-        lines.append(f"  confirmed {' + '.join(confirmed['levers'])} against the stack (run {confirmed['run']}): "
-                     f"{confirmed['outcome']} ({confirmed['reason']})")
+        # a screen of branch levers confirms their combined code: its commit, named
+        code = f", their code at {confirmed.commit[:7]}" if isinstance(confirmed.commit, str) else ""
+        lines.append(f"  confirmed {' + '.join(confirmed.levers)} against the stack (run {confirmed.run}{code}): "
+                     f"{confirmed.outcome} ({confirmed.reason})")
     if report.status != "succeeded":
         lines.append(f"  {report.message}")
     return lines

@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from optseq.console.words.branch_words import UNMERGED, unmerged
-from optseq.state.api import run_stats  # one reading of a run's statistics, shared with the export
-from optseq.state.api import at_ci_size
 from optseq.state.api import ratio_text
 
 if TYPE_CHECKING:
-    from optseq.state.api import LeverStatus
+    from optseq.state.api import LeverStatus, Run, Stats
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
@@ -65,127 +64,133 @@ def ratio(value: float, decimals: int = 2) -> str:
     return ratio_text(value, decimals)
 
 
-def estimate_text(stats: dict | None, prior: float | None = None, wide: bool = False) -> str:
+def estimate_text(stats: Stats | None, prior: float | None = None, wide: bool = False) -> str:
     """`1.42× [1.31,1.55]`, `1.42×` without a CI, the plan's prior figure, or `-`. A figure from the reference
     workload at CI size says so: `149× at CI size` in the table (no room for the interval too), with `wide` both."""
-    stats = stats or {}
-    estimate, low, high = (_number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high"))
+    estimate, low, high = ((_number(stats.estimate), _number(stats.ci_low), _number(stats.ci_high)) if stats
+                           else (None, None, None))
     if estimate is None:
         planned = _number(prior)
         return f"{ratio(planned)}× (plan)" if planned is not None else "-"
-    size = " at CI size" if at_ci_size(stats) else ""
+    size = " at CI size" if at_ci(stats) else ""
     if low is None or high is None or (size and not wide):
         return f"{ratio(estimate)}×{size}"
     return f"{ratio(estimate)}× [{ratio(low)},{ratio(high)}]{size}"
 
 
-def measured_stats(view: LeverStatus, runs: list[dict]) -> dict | None:
+def at_ci(stats: Stats | None) -> bool:
+    """Whether the figures come from the reference workload at CI size (state/runs/measured_on.py at_ci_size)."""
+    from optseq.state.api import CI_SIZE
+
+    return stats is not None and stats.bench_size == CI_SIZE
+
+
+def decision_stats(view: LeverStatus) -> Stats | None:
+    """The statistics the lever's standing decision rests on, None where it has none."""
+    from optseq.state.api import stats_from
+
+    decided = (view.decision or {}).get("stats")
+    return stats_from(decided) if isinstance(decided, dict) else None
+
+
+def measured_stats(view: LeverStatus, runs: Sequence[Run]) -> Stats | None:
     """The statistics the lever's figures rest on, as the hours-saved calculus picks them (state/calculus/inputs.py):
     its newest run with an estimate, else its decision's; None when only the plan's prior is there."""
-    for run in sorted(runs, key=lambda r: r.get("id", 0), reverse=True):
-        stats = run_stats(run)
-        if _number(stats.get("estimate")) is not None:
-            return stats
-    decided = (view.decision or {}).get("stats")
-    return decided if isinstance(decided, dict) else None
+    for run in sorted(runs, key=lambda r: r.id or 0, reverse=True):
+        if _number(run.stats.estimate) is not None:
+            return run.stats
+    return decision_stats(view)
 
 
-def last_estimate(view: LeverStatus, runs: list[dict], prior: float | None) -> str:
+def last_estimate(view: LeverStatus, runs: Sequence[Run], prior: float | None) -> str:
     """The lever's newest figure: its last run with statistics, else its decision's, else the plan's."""
-    for run in sorted(runs, key=lambda r: r.get("id", 0), reverse=True):
-        stats = run_stats(run)
-        if _number(stats.get("estimate")) is not None:
-            return estimate_text(stats)
-        summary = run.get("summary")
-        if isinstance(summary, dict) and summary.get("chosen"):
-            return f"chose {summary['chosen']}"
-    decision = view.decision or {}
-    if decision.get("stats"):
-        return estimate_text(decision["stats"])
+    for run in sorted(runs, key=lambda r: r.id or 0, reverse=True):
+        if _number(run.stats.estimate) is not None:
+            return estimate_text(run.stats)
+        if run.figures.chosen:
+            return f"chose {run.figures.chosen}"
+    decided = decision_stats(view)
+    if (view.decision or {}).get("stats"):
+        return estimate_text(decided)
     return estimate_text(None, prior)
 
 
-def run_line(run: dict) -> str:
+def run_line(run: Run) -> str:
     """One run as a line: id, outcome, when, figure, what it counted, each arm's median (IQR), why / noise."""
     # the statistics module and its dataclasses where a run is listed: the first screen of a store without
     # runs of the selected lever lists none
     from optseq.state.api import arms_text
 
-    stats = run_stats(run)
-    figure = estimate_text(stats, wide=True) if stats else ""
-    summary = _summary(run)
-    if summary.get("chosen"):
-        figure = f"chose {summary['chosen']}"
-    parts = [f"#{run.get('id')}", outcome_text(run), when_text(run), figure, units_text(stats),
+    stats = run.stats
+    figure = estimate_text(stats, wide=True) if run.figures.stats is not None else ""
+    if run.figures.chosen:
+        figure = f"chose {run.figures.chosen}"
+    parts = [f"#{run.id}", outcome_text(run), when_text(run), figure, units_text(stats),
              arms_text(stats, names=True), duration_text(run), run_note(run)]
     return "  ".join(p for p in parts if p)
 
 
-def _summary(run: dict) -> dict:
-    return found if isinstance(found := run.get("summary"), dict) else {}
-
-
-def when_text(run: dict) -> str:
+def when_text(run: Run) -> str:
     """`2026-11-01 10:00`: when the run started, to the minute."""
-    return str(run.get("started") or "")[:16].replace("T", " ")
+    return str(run.started or "")[:16].replace("T", " ")
 
 
-def outcome_text(run: dict) -> str:
+def outcome_text(run: Run) -> str:
     """What the run came to: adopt, reject, inconclusive, a chosen config; or how it ended (failed, timeout...)."""
-    status = str(run.get("status") or "")
+    status = str(run.status or "")
     if status == "succeeded":
-        return str(run.get("verdict") or _summary(run).get("chosen") or status)
+        return str((run.verdict or None) or run.figures.chosen or status)
     return status or "-"
 
 
-def noise_text(run: dict) -> str:
+def noise_text(run: Run) -> str:
     """The run's busy-machine or noisy-baseline line (state/runs/run_record.py noise_line), or ''."""
-    return str(run_stats(run).get("noise") or _summary(run).get("noise") or "")
+    return str(run.stats.noise or run.figures.noise or "")
 
 
-def run_note(run: dict) -> str:
+def run_note(run: Run) -> str:
     """Why a run ended as it did when the outcome alone does not say: a failure's detail, an undecided run's
     reason; then its noise warning. One line."""
-    summary, status = _summary(run), run.get("status")
-    verdict = found if isinstance(found := summary.get("verdict"), dict) else {}
+    summary, status = run.figures, run.status
     if status not in ("succeeded", "running", "queued"):
-        why = str(run.get("reason") or run.get("detail") or "")
-        last = last_error_line(run.get("log_tail"))
+        why = str(run.reason or run.detail or "")
+        last = last_error_line(run.log_tail or [])
         if status == "failed" and last and last not in why:
             why = f"{why}: {last}" if why else last
-    elif summary.get("error"):
-        why = f"not judged: {summary['error']}"
-    elif run.get("verdict") == "inconclusive":
+    elif summary.error:
+        why = f"not judged: {summary.error}"
+    elif run.verdict == "inconclusive":
         # the rule's reason repeats the figures the row shows already: its conclusion is what is left
-        why = str(verdict.get("reason") or "")
-        metric = str(run_stats(run).get("metric") or "")
+        why = str(summary.rule_verdict.reason or "")
+        metric = str(run.stats.metric or "")
         if metric and why.startswith(f"{metric} ") and ": " in why:
             why = why.partition(": ")[2]
     else:
         why = ""
-    notes = "; ".join(str(n) for n in run.get("notes") or ()) if isinstance(run.get("notes"), list) else ""
+    notes = "; ".join(str(n) for n in run.notes or ())
     return " ".join("; ".join(str(p) for p in (why, notes, noise_text(run)) if p).split())
 
 
-def last_error_line(log_tail) -> str:
+def last_error_line(log_tail: Sequence[object]) -> str:
     """The last line a failed command printed that is not a protocol event: its error, most often."""
-    for line in reversed(log_tail if isinstance(log_tail, list) else []):
+    for line in reversed(log_tail):
         text = str(line).strip()
         if text and not text.startswith("{") and not text.startswith("[optseq]"):
             return text
     return ""
 
 
-def duration_text(run: dict) -> str:
+def duration_text(run: Run) -> str:
     """`42 s`, `3 min 12 s`, `1 h 05 min`: from the run's start to its end; '' while it runs or without both."""
     import datetime as dt
 
-    seconds = run.get("elapsed_s")  # the monotonic length, where the run kept it
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+    seconds = run.elapsed_s  # the monotonic length, where the run kept it
+    if seconds is None:
+        if run.ended is None or run.started is None:
+            return ""
         try:
-            seconds = (dt.datetime.fromisoformat(str(run["ended"])) - dt.datetime.fromisoformat(str(run["started"]))
-                       ).total_seconds()
-        except (KeyError, TypeError, ValueError):
+            seconds = (dt.datetime.fromisoformat(run.ended) - dt.datetime.fromisoformat(run.started)).total_seconds()
+        except ValueError:
             return ""
     if seconds < 0:
         return ""
@@ -198,20 +203,19 @@ def duration_text(run: dict) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def units_text(stats: dict | None) -> str:
+def units_text(stats: Stats) -> str:
     """What a run's test counted: `12 pairs in 6 launches`, or `14 pairs` where each arm run is its own process."""
-    stats = stats or {}
-    n = stats.get("n")
-    if not isinstance(n, int) or not n:
+    n = stats.n
+    if not n:
         return ""
     pairs = f"{n} pair{'s' * (n != 1)}"
-    launches = stats.get("launches")
-    if stats.get("replicate") == "launch" and isinstance(launches, int):
+    launches = stats.launches
+    if stats.replicate == "launch" and launches is not None:
         return f"{pairs} in {launches} launch{'es' * (launches != 1)}"
     return pairs
 
 
-def saved_line(view: LeverStatus, runs: list[dict]) -> str:
+def saved_line(view: LeverStatus, runs: Sequence[Run]) -> str:
     """`saved: 35.8 h expected, from 149× measured at CI size (the reference workload, not the plan's)`: the
     table's saved h with what it was worked out from; '' before the calculus ran or where it has no figure."""
     hours = view.saved
@@ -219,8 +223,9 @@ def saved_line(view: LeverStatus, runs: list[dict]) -> str:
         return ""
     from optseq.state.api import fmt_h  # with the calculus that filled the figure
 
-    stats = measured_stats(view, runs) or {}
-    if _number(stats.get("estimate")) is None:
+    stats = measured_stats(view, runs)
+    estimate = _number(stats.estimate) if stats else None
+    if estimate is None:
         return f"saved: {fmt_h(hours)} h expected, from the plan's figures"
-    where = " at CI size (the reference workload, not the plan's)" if at_ci_size(stats) else ""
-    return f"saved: {fmt_h(hours)} h expected, from {ratio(float(stats['estimate']))}× measured{where}"
+    where = " at CI size (the reference workload, not the plan's)" if at_ci(stats) else ""
+    return f"saved: {fmt_h(hours)} h expected, from {ratio(estimate)}× measured{where}"

@@ -4,6 +4,10 @@ the record), never cut out of the message it was written into."""
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from optseq.state.api import RuleVerdict
 
 FIGURES = "{speed}: "
 """How a rule's sentence starts when it has figures (runs/words: `{speed}: 95% lower bound clears {need} …`)."""
@@ -18,12 +22,12 @@ def _headless() -> dict[str, dict[str, str]]:
             for lang, table in RUN_WORDS.items()}
 
 
-def conclusion(verdict: object) -> str | None:
+def conclusion(verdict: RuleVerdict) -> str | None:
     """`95% lower bound clears 1.50× (12 of 16 pairs above, 12 needed); guards hold` for a verdict (a record's
     summary.verdict) whose said was kept; None where it kept none (a reason written otherwise: the caller says the
     reason whole)."""
-    said = verdict.get("said") if isinstance(verdict, dict) else None
-    if not isinstance(said, dict) or not isinstance(said.get("key"), str):
+    said = verdict.said
+    if said is None or not isinstance(said.get("key"), str):
         return None
     from optseq.state.api import said_text
 

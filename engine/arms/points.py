@@ -1,26 +1,50 @@
 """Run a screen's design runs (`points` in OPTSEQ_ARMS): each run of the design is the workload with that subset of
-the levers' changes, launched as its own process in the order the screen gave, one sample per run."""
+the levers' changes, launched as its own process in the order the screen gave, one sample per run. In a screen of
+branch levers each point names the worktree of the commit it launches (`tree`, as a branch lever's arm does): the
+workload runs there, in the spec's `trees.rel`, the setup run once per commit, the checkout checked after each
+launch (trees.py)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from optseq.engine import kit
+from optseq.engine.arms import trees
 from optseq.engine.arms.driver import Arm, ArmFailed, env_facts
 
 
-def arm(spec: dict, index: int) -> Arm:
-    """Design run `index` as an arm of the driver: its argv and environment from the spec's points."""
+def arm(spec: dict, index: int, ready: dict[str, Path] | None = None) -> Arm:
+    """Design run `index` as an arm of the driver: its argv and environment from the spec's points, and its
+    commit's worktree made ready (`ready`: commit -> checkout, shared by the points of one commit; SetupFailed)."""
     point = spec["points"][index]
     name = f"run-{index}"
-    return Arm(name, {**spec, name: point["argv"], f"{name}_env": point["env"]})
+    given = {**spec, name: point["argv"], f"{name}_env": point["env"]}
+    tree = point.get("tree")
+    if not tree:
+        return Arm(name, given)
+    given["trees"] = {**spec["trees"], name: tree}
+    ready = {} if ready is None else ready
+    if tree["commit"] not in ready:
+        ready[tree["commit"]] = trees.ready(f"design run {index}", tree, given,
+                                            say=lambda line: print(line, flush=True))
+    return Arm(name, given, str(ready[tree["commit"]] / spec["trees"].get("rel", ".")))
 
 
 def run(spec: dict) -> int:
     """This launch's part of the design, `sequence` ([block, run index] pairs, in order): the workload's warm-ups
     first (untimed runs of the first run in the sequence), then each run once, each its own process."""
     sequence = [(int(block), int(index)) for block, index in spec["sequence"]]
-    arms = {index: arm(spec, index) for index in dict.fromkeys(i for _, i in sequence)}
-    kit.env(**env_facts({**spec, "baseline": spec["points"][0]["argv"], "candidate": spec["points"][-1]["argv"]}))
+    ready: dict[str, Path] = {}
+    try:
+        arms = {index: arm(spec, index, ready) for index in dict.fromkeys(i for _, i in sequence)}
+    except trees.SetupFailed as exc:
+        kit.fail(str(exc))
+        return 1
+    first, last = spec["points"][0], spec["points"][-1]
+    ends = {"baseline": first["argv"], "candidate": last["argv"]}
+    if spec.get("trees"):  # the code: the commits of the design's first and last runs, as a branch lever's two arms
+        ends["trees"] = {"baseline": first["tree"], "candidate": last["tree"]}
+    kit.env(**env_facts({**spec, **ends}))
     token = {"launch": os.environ["OPTSEQ_LAUNCH"]} if os.environ.get("OPTSEQ_LAUNCH") else {}
     values: dict[int, list[float]] = {}
     guards: dict[str, dict[int, list[float]]] = {g["name"]: {} for g in spec["guards"]}
@@ -38,7 +62,8 @@ def run(spec: dict) -> int:
                 guards[guard["name"]].setdefault(index, []).append(one._read(guard["source"], measured, label))
             values.setdefault(index, []).append(value)
             kit.emit("sample", arm=one.name, metric=spec["metric"], value=float(value), unit=spec["unit"],
-                     higher_is_better=bool(spec["higher_is_better"]), pair=position, block=block, **token)
+                     higher_is_better=bool(spec["higher_is_better"]), pair=position, block=block, **token,
+                     **({"commit": one.commit} if one.commit else {}))
             kit.progress(position + 1, len(sequence), f"block {block} run {index} ({position + 1}/{len(sequence)})")
     except ArmFailed as exc:
         kit.fail(str(exc))

@@ -55,6 +55,12 @@ def arm_dirs(spec: dict, say=print) -> dict[str, str]:
     return dirs
 
 
+def ready(label: str, tree: dict, spec: dict, say=print) -> Path:
+    """One tree's folder made ready (a screen's design run names its commit's tree alone): found, its setup run
+    once, its checkout checked; SetupFailed when it is not the commit."""
+    return _ready(label, tree, spec["trees"].get("setup"), spec, say)
+
+
 def _ready(arm: str, tree: dict, setup: list[str] | None, spec: dict, say) -> Path:
     if tree.get("ship"):
         root = _from_shipment(Path(tree["ship"]).resolve(), tree["commit"])

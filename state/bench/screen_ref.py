@@ -31,10 +31,13 @@ import sys
 import tempfile
 import time
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from optseq.state.bench.screen_ref_doc import SECTION, render
+from optseq.state.screen_record import Effect, Report, report as as_report
 from optseq.state.bench.store_measure import CLI, ROOT
 
 ENGINE_PLAN = ROOT / "configs" / "examples" / "screen_engine" / "plan.toml"
@@ -52,15 +55,13 @@ class Screened:
     levers: tuple[str, ...]
     exit_code: int
     wall_s: float
-    report: dict = field(default_factory=dict)
-    """The `--run screen --json` summary's run (ScreenReport.to_dict())."""
+    report: Report | None = None
+    """The `--run screen --json` summary's run (ScreenReport.to_dict()), None where it brought none."""
     error: str = ""
 
-    def main(self, lever: str) -> dict | None:
-        for effect in (self.report.get("fit") or {}).get("mains", ()):
-            if effect["name"] == lever:
-                return effect
-        return None
+    def main(self, lever: str) -> Effect | None:
+        fit = self.report.fit if self.report is not None else None
+        return next((effect for effect in fit.mains if effect.name == lever), None) if fit is not None else None
 
 
 def engine_plan(hidden: int, where: Path) -> Path:
@@ -131,9 +132,8 @@ def screen(name: str, plan: Path, levers: tuple[str, ...], budget: int | None, l
     wall = time.perf_counter() - start
     found = Screened(name, levers, proc.returncode, wall)
     try:
-        summary = json.loads(out)
-        found.report = summary["runs"][0]
-    except (ValueError, KeyError, IndexError, TypeError):
+        found.report = as_report(json.loads(out)["runs"][0])
+    except (ValueError, KeyError, IndexError, TypeError, msgspec.ValidationError):
         found.error = (out.strip().splitlines() or ["no output"])[-1]
     return found
 
@@ -151,19 +151,19 @@ class SizeRatio:
     df: float
 
 
-def size_ratio(lever: str, small: dict, large: dict) -> SizeRatio | None:
+def size_ratio(lever: str, small: Effect, large: Effect) -> SizeRatio | None:
     """large/small with its 95% interval; the two screens are independent, so their log variances add."""
     from scipy import stats
 
-    se1, se2 = small.get("log_se") or 0.0, large.get("log_se") or 0.0
-    df1, df2 = small.get("df") or 0, large.get("df") or 0
+    se1, se2 = small.log_se or 0.0, large.log_se or 0.0
+    df1, df2 = small.df or 0, large.df or 0
     if df1 <= 0 or df2 <= 0 or se1 + se2 == 0.0:
         return None
-    log_ratio = math.log(large["ratio"]) - math.log(small["ratio"])
+    log_ratio = math.log(large.ratio) - math.log(small.ratio)
     var = se1 ** 2 + se2 ** 2
     df = var ** 2 / (se1 ** 4 / df1 + se2 ** 4 / df2)
     half = float(stats.t.ppf(0.975, df)) * math.sqrt(var)
-    return SizeRatio(lever, small["ratio"], large["ratio"], math.exp(log_ratio), math.exp(log_ratio - half),
+    return SizeRatio(lever, small.ratio, large.ratio, math.exp(log_ratio), math.exp(log_ratio - half),
                      math.exp(log_ratio + half), df)
 
 
@@ -234,7 +234,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     ratios = []
     for lever in ENGINE_LEVERS:
         a, b = small.main(lever), large.main(lever)
-        if a and b and (found := size_ratio(lever, a, b)) is not None:
+        if a is not None and b is not None and (found := size_ratio(lever, a, b)) is not None:
             ratios.append(found)
     command = "python -m optseq.state.bench.screen_ref " + " ".join(argv if argv is not None else sys.argv[1:])
     text = render(screens, ratios, sizes=args.sizes, command=command.strip(), make=MAKE_COMMAND, when=started,
@@ -245,7 +245,7 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
 
         write_section(Path(args.write), text, SECTION)
         log(f"wrote the {SECTION} section of {args.write}")
-    return 0 if all(s.report for s in screens) else 1
+    return 0 if all(s.report is not None for s in screens) else 1
 
 
 if __name__ == "__main__":

@@ -4,13 +4,16 @@ from __future__ import annotations
 import datetime as dt
 
 from optseq.state.bench.store_doc import machine
+from optseq.state.screen_record import Effect, Report
 from optseq.state.text import ratio_text
 
 SECTION = "screen-ref"
 
 
-def _interval(effect: dict) -> str:
-    return f"{ratio_text(effect['ratio'])}× [{ratio_text(effect['low'])}, {ratio_text(effect['high'])}]"
+def _interval(effect: Effect) -> str:
+    # a fit's effect has both bounds; "?" where a record had none
+    low, high = (ratio_text(x) if x is not None else "?" for x in (effect.low, effect.high))
+    return f"{ratio_text(effect.ratio)}× [{low}, {high}]"
 
 
 def _minutes(seconds: float) -> str:
@@ -19,38 +22,38 @@ def _minutes(seconds: float) -> str:
 
 def screen_lines(found, title: str) -> list[str]:
     """One screen: its design and spending, each lever's effect and call, its interactions, its confirmation."""
-    report = found.report
+    report: Report | None = found.report
     lines = [f"### {title}", ""]
-    if not report:
+    if report is None:
         return lines + [f"Not measured: `optseq --run screen` exited {found.exit_code} ({found.error}).", ""]
-    fit = report.get("fit") or {}
-    blocks = report.get("blocks") or []
-    lines += [f"{report['design']}. {len(blocks)} block{'s' * (len(blocks) != 1)} run, "
-              f"{report.get('launches', 0)} launches of the design, {_minutes(found.wall_s)} in all"
-              + (" (the confirmation's paired run included)" if report.get("confirmed") else "") + "; the run ended "
-              f"{report['status']}" + (f" ({report['message']})" if report["status"] != "succeeded" else "")
-              + (f"; residual sd {fit['sigma']:.3f} on the log metric, {fit.get('downweighted', 0)} launches "
-                 "down-weighted as stalls" if fit else "") + ".", ""]
-    mains = {e["name"]: e for e in fit.get("mains", ())}
+    fit = report.fit
+    blocks = report.blocks
+    lines += [f"{report.design}. {len(blocks)} block{'s' * (len(blocks) != 1)} run, "
+              f"{report.launches} launches of the design, {_minutes(found.wall_s)} in all"
+              + (" (the confirmation's paired run included)" if report.confirmed is not None else "") + "; the run "
+              f"ended {report.status}" + (f" ({report.message})" if report.status != "succeeded" else "")
+              + (f"; residual sd {fit.sigma:.3f} on the log metric, {fit.downweighted or 0} launches "
+                 "down-weighted as stalls" if fit is not None else "") + ".", ""]
+    mains = {e.name: e for e in fit.mains} if fit is not None else {}
     lines += ["| lever | effect [95% interval] | call | why |", "|---|---|---|---|"]
     for lever in found.levers:
-        call = (report.get("calls") or {}).get(lever, {})
-        decided = (report.get("decisions") or {}).get(lever) or call.get("outcome", "undecided")
-        effect = _interval(mains[lever]) if lever in mains else "not measured"
-        lines.append(f"| {lever} | {effect} | {decided} | {call.get('reason', '')} |")
-    interactions = fit.get("interactions", ())
+        call = report.calls.get(lever)
+        decided = report.decisions.get(lever) or (call.outcome if call is not None else "undecided")
+        measured = _interval(mains[lever]) if lever in mains else "not measured"
+        lines.append(f"| {lever} | {measured} | {decided} | {call.reason if call is not None else ''} |")
+    interactions = fit.interactions if fit is not None else []
     if interactions:
         lines += ["", "| interaction | ratio of ratios [95% interval] | aliased with |", "|---|---|---|"]
         for effect in interactions:
-            lines.append(f"| {effect['name']} | {_interval(effect)} | {', '.join(effect.get('aliases', ())) or '—'} |")
-    said = report.get("said") or []
+            lines.append(f"| {effect.name} | {_interval(effect)} | {', '.join(effect.aliases or ()) or '—'} |")
+    said = report.said
     lines += ["", ("Interactions found: " + " ".join(s if s.endswith(".") else s + "." for s in said)) if said
               else "No interaction found significant."]
-    confirmed = report.get("confirmed")
-    if confirmed:
-        lines.append(f"Confirmed {' + '.join(confirmed['levers'])} against the stack by the paired test (run "
-                     f"{confirmed['run']}): {confirmed['outcome']}"
-                     + (f" ({confirmed['reason']})" if confirmed.get("reason") else "") + ".")
+    confirmed = report.confirmed
+    if confirmed is not None:
+        lines.append(f"Confirmed {' + '.join(confirmed.levers)} against the stack by the paired test (run "
+                     f"{confirmed.run}): {confirmed.outcome}"
+                     + (f" ({confirmed.reason})" if confirmed.reason else "") + ".")
     return lines + [""]
 
 

@@ -83,8 +83,8 @@ def settings() -> list[Setting]:
     # the interaction lies between a gain and a lever below: nulls at their threshold interact with nothing, so
     # their ratio against the stack is their threshold in the screen and one at a time alike
     rows = [Setting(_levers(k), ("g1", "b1"), budget(k)) for k in (3, 4, 6, 8)]
-    # at one lever's budget six levers get one 32-run block: too few runs for an interaction, whose log ratio of
-    # ratios has twice a main effect's error, among 15 of them; what a second block buys, beside it
+    # at one lever's budget six levers get two blocks of the 2^(6-2) IV (one of the 2^(6-1) would leave its only
+    # look 10 residual df); at 64 two blocks of the 2^(6-1) VI, each pair named apart, beside it
     return rows[:3] + [Setting(_levers(6), ("g1", "b1"), 64)] + rows[3:]
 
 
@@ -120,8 +120,9 @@ def screen_draw(setting: Setting, rng: random.Random) -> tuple[dict, tuple[str, 
             block += 1
             measured(setting.noise, true_log_speed(setting, set()), 0, rng)  # the block's warm-up launch
             launches += 1
-            for i, run in enumerate(designs.order(design, block, seed), start=1):
-                on = {f for f, x in zip(names, design.runs[run]) if x > 0}
+            # the judge's design, as the run's: folded over, its next blocks run the other half
+            for i, run in enumerate(designs.order(passes.design, block, seed), start=1):
+                on = {f for f, x in zip(names, passes.design.runs[run]) if x > 0}
                 obs.append(Observation(block, run, measured(setting.noise, true_log_speed(setting, on), i, rng)))
                 launches += 1
         step = passes.after_pass(obs)
@@ -207,8 +208,13 @@ def simulate(setting: Setting, draws: int) -> Row:
     return Row(setting, draws, name.kind(), screen, alone, found, other, s_launches, a_launches)
 
 
-def table(draws: int = DRAWS, progress=None) -> list[Row]:
-    return perf_doc.rows_of(settings(), lambda setting: simulate(setting, draws), progress)
+def table(draws: int = DRAWS, progress=None, k: int | None = None, budget: int | None = None) -> list[Row]:
+    """Every row, or those of `k` levers and/or that budget alone (a row explored without the whole table)."""
+    return perf_doc.rows_of(_chosen(k, budget), lambda setting: simulate(setting, draws), progress)
+
+
+def _chosen(k: int | None, budget: int | None) -> list[Setting]:
+    return [s for s in settings() if k in (None, s.k) and budget in (None, s.budget)]
 
 
 def _pct(x: float | None) -> str:
@@ -271,8 +277,8 @@ def verdicts(rows: list[Row]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m optseq.state.bench.sim_screen [--draws N] [--write PATH]`: this section alone (make simulate writes
-    it with the others, at half its --draws)."""
+    """`python -m optseq.state.bench.sim_screen [--draws N] [--k K] [--budget B] [--write PATH]`: this section alone
+    (make simulate writes it with the others, at half its --draws); --k and --budget print those rows alone."""
     import argparse
     import sys
     from pathlib import Path
@@ -280,12 +286,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m optseq.state.bench.sim_screen", description=__doc__.split("\n\n")[0])
     p.add_argument("--draws", type=int, default=DRAWS, help=f"draws per row (default {DRAWS})")
     p.add_argument("--write", type=Path, default=None, metavar="PATH", help="write the table into this markdown file")
+    p.add_argument("--k", type=int, default=None, help="only the rows of this many levers (printed, never written)")
+    p.add_argument("--budget", type=int, default=None, help="only the rows of this budget (printed, never written)")
     args = p.parse_args(argv)
     if args.draws < 1:
         p.error(f"--draws {args.draws}: needs at least one draw")
+    rows = _chosen(args.k, args.budget)
+    if not rows:
+        p.error(f"no row of {args.k or 'any number of'} levers at a budget of {args.budget or 'any size'}: the rows "
+                "are " + ", ".join(f"k = {s.k} at {s.budget}" for s in settings()))
+    if args.write is not None and len(rows) < len(settings()):
+        p.error("--k and --budget print rows alone; --write writes the whole table")
     command = "python -m optseq.state.bench.sim_screen" + (f" --draws {args.draws}" if args.draws != DRAWS else "") + (
         f" --write {args.write}" if args.write else "")
-    section = render(table(args.draws), command)
+    section = render(table(args.draws, k=args.k, budget=args.budget), command)
     if args.write is None:
         print(section)
         return 0

@@ -127,12 +127,12 @@ def trees(commits: Commits, setup: tuple[str, ...] | list[str], hold) -> dict:
             tree = worktrees.ensure(commits.repo, side.commit, side.ref, hold)
         except (g.GitError, OSError) as exc:
             raise InputError(f"cannot check out {side.text()} into optseq's worktrees ({worktrees.cache_root()}): "
-                             f"{_why(exc)}") from None
+                             f"{why_unmade(exc)}") from None
         spec[arm] = tree.for_driver(side.ref)
     return spec
 
 
-def _why(exc: Exception) -> str:
+def why_unmade(exc: Exception) -> str:
     """The cause a checkout failed, and what to do where there is one thing to do."""
     said = str(getattr(exc, "strerror", None) or exc)
     if "No space left on device" in said or getattr(exc, "errno", None) == errno.ENOSPC:

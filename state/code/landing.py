@@ -7,6 +7,9 @@ replay of records: every process that reads the store sees the same landing, wha
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from optseq.state.code import branch
 from optseq.state.code import git as g
 from optseq.state.code.words import WORDS
@@ -69,8 +72,8 @@ def evidence(machine, lever_id: str) -> tuple[int | None, dict | None]:
     runs = (model.decision or {}).get("runs") or ([model.last_run["id"]] if model.state == "measured"
                                                   and model.last_run else [])
     for run_id in runs:
-        code = machine.runs.fingerprint(run_id).get("code")
-        if isinstance(code, dict):
+        code = code_in(machine.runs.fingerprint(run_id), lever_id)
+        if code is not None:
             return run_id, code
     arms = model.lever.arms
     if model.outcome != "adopt" or runs:
@@ -85,6 +88,13 @@ def evidence(machine, lever_id: str) -> tuple[int | None, dict | None]:
         return None, None
     return None, {"repo": str(root), "rel": ".", "baseline": {"ref": arms.baseline_ref or "HEAD", "commit": base},
                   "candidate": {"ref": arms.candidate_ref, "commit": cand}}
+
+
+def code_in(fingerprint: Mapping[str, Any], lever_id: str) -> dict | None:
+    """The commits a run measured for a branch lever, as Commits.to_dict keeps them: a lever's run records its own
+    (`code`), a screen each of its branch levers' (`codes`, by lever: its candidate and the screen's baseline)."""
+    code = fingerprint.get("code") or (fingerprint.get("codes") or {}).get(lever_id)
+    return code if isinstance(code, dict) else None
 
 
 def base_moved(base: str, run_id, old: str, moved: "branch.Moves") -> dict | None:

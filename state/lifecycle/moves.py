@@ -11,7 +11,7 @@ from optseq.state.plan import gates
 from optseq.state.plan.testbed import decides
 from optseq.state.lifecycle.board import Board, Effects
 from optseq.state.lifecycle.fields import Derived, Record, Said
-from optseq.state.record_types import UNSET, Criterion, Decision, Event, Fact, Run, Typed, as_, part
+from optseq.state.record_types import UNSET, Criterion, Decision, Event, Fact, Run, RuleVerdict, Typed, as_, part
 from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.standing import Standing
 from optseq.state.lifecycle.watched import Watched
@@ -288,35 +288,28 @@ _SCREEN_VERDICTS = tuple(ScreenVerdict)
 
 def _verdict_of(run: Run) -> str | None:
     """The verdict of a run record written before runs carried a top-level `verdict`."""
-    summary = _summary(run)
-    if isinstance(summary.get("verdict"), dict):
-        return part(summary, "verdict").get("outcome")
-    if "chosen" in summary:
-        return summary.get("chosen") or "inconclusive"
+    summary = run.figures
+    if isinstance(summary.verdict, RuleVerdict):
+        return summary.verdict.outcome
+    if summary.chosen is not UNSET:  # a best-of run's: none chosen is inconclusive
+        return summary.chosen or "inconclusive"
     return None
 
 
 def _rule_said(run: Run, reason: str) -> Said | None:
     """The said the rule's verdict kept beside `reason` (runs/words.py), where `reason` is that verdict's."""
-    summary = _summary(run)
+    summary = run.figures
     # an A/B run's verdict, else a best-of run's comparison (its reason is the summary's)
-    verdict = part(summary, "verdict") if isinstance(summary.get("verdict"), dict) else part(summary, "best_of")
-    said = verdict.get("said")
-    return said if isinstance(said, dict) and verdict.get("reason") == reason else None
+    if isinstance(summary.verdict, RuleVerdict):
+        said, told = summary.verdict.said, summary.verdict.reason
+    else:
+        best_of = summary.best_of or {}
+        said, told = best_of.get("said"), best_of.get("reason")
+    return said if isinstance(said, dict) and told == reason else None
 
 
 def _run_reason(run: Run) -> str:
     """Why a run ended as it did, in one line: the rule's reason, the experiment's, or the run's detail."""
-    summary = _summary(run)
-    reason = part(summary, "verdict").get("reason")
-    if reason:
-        return str(reason)
-    for key in ("reason", "error"):
-        if summary.get(key):
-            return str(summary[key])
-    return str(run.reason or run.detail or "")
-
-
-def _summary(run: Run) -> dict[str, Any]:
-    """A run's summary, where it is an object (an older release's may be a line of text, read as none)."""
-    return run.summary if isinstance(run.summary, dict) else {}
+    summary = run.figures
+    reason = summary.rule_verdict.reason or summary.reason or summary.error
+    return str(reason) if reason else str(run.reason or run.detail or "")

@@ -97,7 +97,7 @@ class RunIndex:
             self.last[lever] = kept
         recent = [r for r in self.recent.get(lever, []) if r.get("id") != rid] + [kept]
         self.recent[lever] = sorted(recent, key=lambda r: r.get("id") or 0)[-RECENT:]
-        if isinstance(run.summary, dict) and isinstance(run.summary.get("stats"), dict) \
+        if run.figures.stats is not None \
                 and (self.last_stats.get(lever) or {}).get("id", 0) <= rid:
             self.last_stats[lever] = kept
         fingerprint = run.fingerprint or {}

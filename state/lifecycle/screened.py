@@ -10,12 +10,13 @@ The sentences are saids (state/said.py), in the export's language by `text`.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
 from optseq.state.kinds import IN_FLIGHT
 from optseq.state.plan.gates import atoms
-from optseq.state.lifecycle.fields import part
 from optseq.state.said import say, text as said_text
+from optseq.state.screen_record import Design, Effect, Sample, ScreenRun, builtins, samples, screen_run
 from optseq.state.text import ratio_text
 
 WORDS: dict[str, dict[str, str]] = {
@@ -59,84 +60,84 @@ def text(said: dict, lang: str = "en") -> str:
     return said_text(said, lang if lang in WORDS else "en", WORDS)
 
 
-def figure(effect: dict) -> str:
+def figure(effect: Effect) -> str:
     """`0.82× [0.75, 0.90]`: an effect's ratio and its 95% interval."""
-    low, high = effect.get("low"), effect.get("high")
+    low, high = effect.low, effect.high
     bounds = f" [{ratio_text(low)}, {ratio_text(high)}]" if _number(low) and _number(high) else ""
-    return f"{ratio_text(effect['ratio'])}×{bounds}"
+    return f"{ratio_text(effect.ratio)}×{bounds}"
 
 
-def pair_name(effect: dict) -> str:
-    return " × ".join(effect.get("levers") or str(effect.get("name", "")).split("×"))
+def pair_name(effect: Effect) -> str:
+    return " × ".join(effect.pair)
 
 
-def screen_of(record: dict) -> dict:
-    return part(record, "screen")
+def decoded(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> list[ScreenRun]:
+    """The run index's kept screens as their type, each decoded once here (the readers below take either)."""
+    return [screen_run(record) for record in screens]
 
 
-def fit_of(record: dict) -> dict:
-    step = screen_of(record).get("step")
-    fit = step.get("fit") if isinstance(step, dict) else None
-    return fit if isinstance(fit, dict) else {}
-
-
-def finished(screens: list[dict]) -> list[dict]:
+def finished(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> list[ScreenRun]:
     """The screens that ended with a fit (cancelled ones included: what they measured stands), newest first."""
-    done = [r for r in screens if r.get("status") not in IN_FLIGHT and fit_of(r).get("mains")]
-    return sorted(done, key=lambda r: r.get("id") or 0, reverse=True)
+    done = [r for r in decoded(screens) if r.status not in IN_FLIGHT and r.screen.fit.mains]
+    return sorted(done, key=lambda r: r.id or 0, reverse=True)
 
 
-def significant(record: dict) -> set[str | None]:
+def significant(record: ScreenRun) -> set[str]:
     """The names of the interactions the screen's last look found significant."""
-    step = screen_of(record).get("step") or {}
-    return {e.get("name") for e in step.get("interactions") or () if isinstance(e, dict)}
+    step = record.screen.step
+    return {e.name for e in step.interactions} if step is not None else set()
 
 
-def interactions(screens: list[dict]) -> dict[frozenset, tuple[dict, dict]]:
+def interactions(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> dict[frozenset[str], tuple[Effect, ScreenRun]]:
     """{a, b} -> (the interaction, the screen's record), from the latest finished screen whose fit estimates it."""
-    found: dict[frozenset, tuple[dict, dict]] = {}
+    found: dict[frozenset[str], tuple[Effect, ScreenRun]] = {}
     for record in finished(screens):
-        for effect in fit_of(record).get("interactions") or ():
-            levers = tuple(effect.get("levers") or ())
-            if len(levers) == 2 and _number(effect.get("ratio")):
-                found.setdefault(frozenset(levers), (effect, record))
+        for effect in record.screen.fit.interactions:
+            if len(effect.levers) == 2 and _number(effect.ratio):
+                found.setdefault(frozenset(effect.levers), (effect, record))
     return found
 
 
-def lever_facts(screens: list[dict]) -> dict[str, dict[str, Any]]:
+def lever_facts(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> dict[str, dict[str, Any]]:
     """lever -> {"run", "main" (its main effect), "call" (its LeverCall), "main_said", "interactions": [{"with",
     "effect", "run", "significant", "off", "on", "said"}]}: its main effect and call from the latest finished screen
-    that holds it, each significant interaction from the latest that estimates it."""
+    that holds it, each significant interaction from the latest that estimates it. The effects and calls are
+    handed out as stored (status --json)."""
+    screens = decoded(screens)
     facts: dict[str, dict[str, Any]] = {}
+    mains: dict[str, Effect] = {}
     for record in finished(screens):
-        calls = (screen_of(record).get("step") or {}).get("calls") or {}
-        verdicts, whys = screen_of(record).get("verdicts") or {}, screen_of(record).get("whys") or {}
-        for main in fit_of(record).get("mains") or ():
-            lever = (main.get("levers") or [main.get("name")])[0]
-            if lever in facts or not _number(main.get("ratio")):
+        screen = record.screen
+        calls = screen.step.calls if screen.step is not None else {}
+        for main in screen.fit.mains:
+            lever = main.pair[0]
+            if lever in facts or not _number(main.ratio):
                 continue
-            call = calls.get(lever) if isinstance(calls.get(lever), dict) else None
+            call = calls.get(lever)
             # the screen's decision where it made one (a confirmed combination adopted), else its last look's call
-            said_call = say("call", outcome=verdicts.get(lever) or call.get("outcome"),
-                            reason=whys.get(lever) or call.get("reason") or "") if call else ""
-            facts[lever] = {"run": record.get("id"), "main": main, "call": call, "interactions": [],
-                            "main_said": say("main", run=record.get("id"), figure=figure(main), call=said_call)}
+            said_call = say("call", outcome=screen.verdicts.get(lever) or call.outcome,
+                            reason=screen.whys.get(lever) or call.reason or "") if call else ""
+            mains[lever] = main
+            facts[lever] = {"run": record.id, "main": builtins(main), "call": builtins(call) if call else None,
+                            "interactions": [],
+                            "main_said": say("main", run=record.id, figure=figure(main), call=said_call)}
     for levers, (effect, record) in interactions(screens).items():
-        if effect.get("name") not in significant(record):
+        if effect.name not in significant(record):
             continue
         for lever in sorted(levers):
             other = next(iter(levers - {lever}))
-            main = facts.get(lever, {}).get("main")
-            if main is None or facts[lever]["run"] != record.get("id"):
-                main = next((m for m in fit_of(record).get("mains") or () if lever in (m.get("levers") or ())), None)
-            if main is None:
+            found = mains.get(lever)
+            if found is None or facts[lever]["run"] != record.id:
+                found = next((m for m in record.screen.fit.mains if lever in m.levers), None)
+            if found is None:
                 continue
-            half = effect["ratio"] ** 0.5
-            off, on = main["ratio"] / half, main["ratio"] * half
+            half = effect.ratio ** 0.5
+            off, on = found.ratio / half, found.ratio * half
             facts.setdefault(lever, {"run": None, "main": None, "call": None, "main_said": None,
                                      "interactions": []})["interactions"].append({
-                "with": other, "effect": effect, "run": record.get("id"), "significant": True, "off": off, "on": on,
-                "said": say("depends", run=record.get("id"), lever=lever, other=other, off=f"{ratio_text(off)}×",
+                "with": other, "effect": builtins(effect), "run": record.id, "significant": True, "off": off,
+                "on": on,
+                "said": say("depends", run=record.id, lever=lever, other=other, off=f"{ratio_text(off)}×",
                             on=f"{ratio_text(on)}×", pair=pair_name(effect), figure=figure(effect),
                             aliased=_aliased(effect))})
     return facts
@@ -157,7 +158,7 @@ def claimed(plan) -> dict[tuple[str, str], dict]:
     return found
 
 
-def claims_beside_data(plan, screens: list[dict]) -> list[dict]:
+def claims_beside_data(plan, screens: Iterable[Mapping[str, Any] | ScreenRun]) -> list[dict]:
     """One said per pair of screened levers where the data contradicts the plan: the plan says one's gain depends
     on the other and the screen bounded any interaction below the gain their rules ask for, or the screen found one
     the plan does not mention. The plan
@@ -167,101 +168,104 @@ def claims_beside_data(plan, screens: list[dict]) -> list[dict]:
     for levers, (effect, record) in sorted(interactions(screens).items(), key=lambda kv: sorted(kv[0])):
         a, b = sorted(levers)
         claims = [(x, y, edges[(x, y)]) for x, y in ((a, b), (b, a)) if (x, y) in edges]
-        common = dict(run=record.get("id"), pair=pair_name(effect), figure=figure(effect), aliased=_aliased(effect))
-        if effect.get("name") in significant(record):
+        common = dict(run=record.id, pair=pair_name(effect), figure=figure(effect), aliased=_aliased(effect))
+        if effect.name in significant(record):
             if not claims:
-                out.append({"levers": [a, b], "run": record.get("id"),
+                out.append({"levers": [a, b], "run": record.id,
                             "said": say("claim_missing", lever=a, other=b, **common)})
         elif (bound := _immaterial(plan, (a, b), effect)) is not None:
             for lever, other, claim in claims:
-                out.append({"levers": [lever, other], "run": record.get("id"),
+                out.append({"levers": [lever, other], "run": record.id,
                             "said": say("claim_none", lever=lever, other=other, claim=claim, bound=bound, **common)})
     return out
 
 
-def _immaterial(plan, levers: tuple[str, str], effect: dict) -> str | None:
+def _immaterial(plan, levers: tuple[str, str], effect: Effect) -> str | None:
     """`1.1×` where the interaction's 95% interval lies within [1/T, T], T the smaller of the two levers'
     thresholds: a dependence smaller than the gain either rule asks for, which contradicts a claim that one's gain
     depends on the other. None where the interval leaves room for one that large: an interaction not found is not
     one shown absent, and the plan's claim then stands unchallenged."""
     rules = [lever.rule.min_speedup for lever in plan.levers
              if lever.id in levers and lever.rule is not None and lever.rule.min_speedup > 1]
-    low, high = effect.get("low"), effect.get("high")
-    if not rules or not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+    low, high = effect.low, effect.high
+    if not rules or low is None or high is None:
         return None
     bound = min(rules)
     return f"{ratio_text(bound)}×" if 1 / bound <= low and high <= bound else None
 
 
-def design_text(design: dict) -> str:
+def design_text(design: Design) -> str:
     """`2^(4-1) resolution IV, 8 runs a block; D = ABC` from a design's record (state/screen/design.py's to_dict)."""
-    k, gens = len(design.get("factors") or ()), list(design.get("generators") or ())
+    k, gens = len(design.factors), design.generators
     size = f"2^{k}" if not gens else f"2^({k}-{len(gens)})"
-    res = design.get("resolution")
+    res = design.resolution
     kind = "full factorial" if res is None else f"resolution {ROMAN.get(res, res)}"
     tail = f"; {', '.join(g.replace('=', ' = ') for g in gens)}" if gens else ""
-    return f"{size} {kind}, {len(design.get('runs') or ())} runs a block{tail}"
+    return f"{size} {kind}, {len(design.runs)} runs a block{tail}"
 
 
 ROMAN = {3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII"}
 
 
-def summary(record: dict) -> dict[str, Any]:
+def summary(record: Mapping[str, Any] | ScreenRun) -> dict[str, Any]:
     """A screen run as status, runs and the console say it: its levers, design, blocks, launches, each lever's
     call, the significant interactions' sentences and the confirmation."""
-    screen = screen_of(record)
-    step = part(screen, "step")
-    calls = step.get("calls") or {}
-    verdicts, whys = part(screen, "verdicts"), part(screen, "whys")
-    mains = {(m.get("levers") or [m.get("name")])[0]: m for m in fit_of(record).get("mains") or ()}
-    levers = list(screen.get("levers") or (screen.get("design") or {}).get("factors") or ())
-    return {"id": record.get("id"), "status": record.get("status"), "levers": levers,
-            "design": design_text(screen.get("design") or {}), "blocks": len(screen.get("blocks") or ()),
-            "launches": screen.get("launches"), "budget": screen.get("budget"),
+    run = screen_run(record)
+    screen = run.screen
+    step = screen.step
+    calls = step.calls if step is not None else {}
+    design = screen.design or Design()
+    mains = {m.pair[0]: m for m in screen.fit.mains}
+    levers = list(screen.levers or design.factors)
+    return {"id": run.id, "status": run.status, "levers": levers,
+            "design": design_text(design), "blocks": len(screen.blocks),
+            "launches": screen.launches, "budget": screen.budget,
             # the budget counts the design's runs; each pass's warm-ups come on top of it (screen_run.Screen.asks)
-            "timed": len(screen.get("blocks") or ()) * len((screen.get("design") or {}).get("runs") or ()),
+            "timed": len(screen.blocks) * len(design.runs),
             # the decision where the screen made one (a confirmed combination's levers adopted), else its last call
-            "calls": {lever: {"outcome": verdicts.get(lever) or (calls.get(lever) or {}).get("outcome"),
-                              "reason": whys.get(lever) or (calls.get(lever) or {}).get("reason"),
-                              "figure": figure(mains[lever]) if lever in mains else None} for lever in levers},
-            "said": list(step.get("said") or ()), "note": step.get("note"),
-            "confirmed": confirmed if isinstance(confirmed := screen.get("confirmed"), dict) else None}
+            "calls": {lever: {"outcome": screen.verdicts.get(lever) or (call.outcome if call else None),
+                              "reason": screen.whys.get(lever) or (call.reason if call else None),
+                              "figure": figure(mains[lever]) if lever in mains else None}
+                      for lever in levers for call in (calls.get(lever),)},
+            "said": list(step.said) if step is not None else [], "note": step.note if step is not None else None,
+            "confirmed": builtins(screen.confirmed) if screen.confirmed is not None else None}
 
 
 def launches_text(view: dict) -> str:
     """`72 of 72 launches (+8 warm-ups)`: the design's runs against the budget, which counts them alone, and the
-    warm-ups beside them ("" before any launch is on record)."""
-    launches, timed = view.get("launches"), view.get("timed") or 0
+    warm-ups beside them ("" before any launch is on record). `view` is a summary (status --json's `screen`)."""
+    launches, timed, budget = view["launches"], view["timed"] or 0, view["budget"]
     warm = launches - timed if _number(launches) and timed and launches > timed else 0
     if not timed:
         return f"{launches} launches" if launches is not None else ""
-    return ((f"{timed} of {view['budget']} launches" if _number(view.get("budget")) else f"{timed} launches")
+    return ((f"{timed} of {budget} launches" if _number(budget) else f"{timed} launches")
             + (f" (+{warm} warm-up{'s' * (warm != 1)})" if warm else ""))
 
 
 def summary_lines(view: dict) -> list[str]:
     """`screen run 12 (ok) over amp, compile: 2^2 full factorial, 4 runs a block; 3 blocks, 12 of 48 launches (+3
     warm-ups)`: the design's runs against the budget, which counts them alone, and the warm-ups beside them;
-    then each lever's call, the interactions' sentences and the confirmation, one line each."""
+    then each lever's call, the interactions' sentences and the confirmation, one line each. `view` is a summary
+    (status --json's `screen`)."""
     spent = launches_text(view)
     lines = [f"screen run {view['id']} ({view['status']}) over {', '.join(view['levers'])}: {view['design']}; "
              f"{view['blocks']} block{'s' * (view['blocks'] != 1)}" + (f", {spent}" if spent else "")]
-    calls = [f"{lever} {c['outcome'] or 'undecided'}" + (f" {c['figure']}" if c.get("figure") else "")
+    calls = [f"{lever} {c['outcome'] or 'undecided'}" + (f" {c['figure']}" if c["figure"] else "")
              for lever, c in view["calls"].items()]
     if calls:
         lines.append("  " + "; ".join(calls))
     lines += [f"  {sentence}" for sentence in view["said"]]
-    confirmed = view.get("confirmed")
+    confirmed = view["confirmed"]
     if confirmed:
-        lines.append(f"  confirmed {' + '.join(confirmed.get('levers') or ())}: {confirmed.get('outcome')}"
-                     + (f" in run {confirmed['run']}" if confirmed.get("run") is not None else ""))
-    elif view.get("note") and view["status"] not in IN_FLIGHT:
+        lines.append(f"  confirmed {' + '.join(confirmed['levers'])}: {confirmed['outcome']}"
+                     + (f" in run {confirmed['run']}" if confirmed["run"] is not None else ""))
+    elif view["note"] and view["status"] not in IN_FLIGHT:
         lines.append(f"  {view['note']}")
     return lines
 
 
-def _aliased(effect: dict) -> dict | str:
-    aliases = [str(a) for a in effect.get("aliases") or ()]
+def _aliased(effect: Effect) -> dict | str:
+    aliases = [str(a) for a in effect.aliases or ()]
     return say("aliased", aliases=aliases) if aliases else ""
 
 
@@ -269,22 +273,24 @@ def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def corners(design: dict, samples, a: str, b: str) -> dict[tuple[int, int], float] | None:
+def corners(design: Design, found: Iterable[Sample], a: str, b: str) -> dict[tuple[int, int], float] | None:
     """The metric's mean at each corner of the pair (a, b): (level of a, level of b) -> the mean of the samples
     whose design run had those levels (each sample's `arm` is `run-<index>` into the design's runs), every other
     lever's setting averaged over; None where a corner has no sample yet."""
-    factors = list(design.get("factors") or ())
-    if a not in factors or b not in factors:
+    if a not in design.factors or b not in design.factors:
         return None
-    ia, ib = factors.index(a), factors.index(b)
-    runs = design.get("runs") or ()
+    ia, ib = design.factors.index(a), design.factors.index(b)
     sums: dict[tuple[int, int], list[float]] = {}
-    for sample in samples:
-        arm = str(sample.get("arm") or "")
-        index = int(arm[4:]) if arm.startswith("run-") and arm[4:].isdigit() else None
-        if index is None or index >= len(runs) or not _number(sample.get("value")):
+    for sample in found:
+        index = sample.index
+        if index is None or index >= len(design.runs) or not _number(sample.value):
             continue
-        sums.setdefault((runs[index][ia], runs[index][ib]), []).append(float(sample["value"]))
+        sums.setdefault((design.runs[index][ia], design.runs[index][ib]), []).append(float(sample.value))
     if len(sums) < 4:
         return None
     return {corner: sum(values) / len(values) for corner, values in sums.items()}
+
+
+__all__ = ["WORDS", "text", "figure", "pair_name", "decoded", "finished", "significant", "interactions",
+           "lever_facts", "claimed", "claims_beside_data", "design_text", "summary", "launches_text",
+           "summary_lines", "corners", "screen_run", "samples", "ScreenRun", "Sample", "Design"]

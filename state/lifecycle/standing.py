@@ -46,7 +46,10 @@ class Standing:
         if model.lever.arms is None or not model.lever.arms.branch:
             return None
         for run_id in self.evidence(lever_id):
-            code = self.board.runs.fingerprint(run_id).get("code")
+            # a lever's run keeps its commits as `code`, a screen each branch lever's under `codes` (as
+            # state/code/landing.py's code_in reads them; the code room is no room this one imports)
+            found = self.board.runs.fingerprint(run_id)
+            code = found.get("code") or (found.get("codes") or {}).get(lever_id)
             if isinstance(code, dict):
                 return code
         return None

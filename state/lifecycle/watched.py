@@ -38,10 +38,10 @@ class Watched:
         verdict = watch.verdict
         if verdict not in tuple(WatchVerdict):
             return
-        stats = part(watch.summary, "stats")
+        stats = watch.stats
         was = (model.watch or {}).get("verdict")
-        model.watch = {"run": watch.id, "verdict": verdict, "estimate": stats.get("estimate"),
-                       "ci_low": stats.get("ci_low"), "ci_high": stats.get("ci_high"),
+        model.watch = {"run": watch.id, "verdict": verdict, "estimate": stats.estimate,
+                       "ci_low": stats.ci_low, "ci_high": stats.ci_high,
                        "commit": commit_of(watch.fingerprint), "at": watch.ended}
         if verdict == WatchVerdict.ERODED and was != WatchVerdict.ERODED:
             eroded = self.eroded_said(model.lever.id)

@@ -20,7 +20,7 @@ class ScreenLines(LeverWords):
             fact = facts.get(lever.id)
             if fact is None:
                 continue
-            said = ([fact["main_said"]] if fact.get("main_said") else []) + [i["said"] for i in fact["interactions"]]
+            said = ([fact["main_said"]] if fact["main_said"] else []) + [i["said"] for i in fact["interactions"]]
             bullets.append(bullet(f"{lever.title}: " + "; ".join(one_line(screened.text(s, self.lang)) for s in said)))
         for claim in screened.claims_beside_data(self.plan, screens):
             bullets.append(bullet(f"{MARKS['eroded']} " + one_line(screened.text(claim["said"], self.lang))))

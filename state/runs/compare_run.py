@@ -17,6 +17,7 @@ from optseq.state.code import branch
 from optseq.state.errors import InputError
 from optseq.state.plan.arms import guard_rules
 from optseq.state.plan.model import Lever, Rule
+from optseq.state.record_types import Run, Summary, as_, figures_of
 from optseq.state.plan.testbed import of as testbed_of
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
@@ -70,6 +71,11 @@ class CompareReport:
     @property
     def exit_code(self) -> int:
         return commit_gate.EXIT.get(self.verdict, commit_gate.EXIT["failed"])
+
+    @property
+    def figures(self) -> Summary:
+        """The summary as the compare's end stored it, as its readers read a stored one."""
+        return figures_of(self.summary)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "status": self.status, "verdict": self.verdict, "exit_code": self.exit_code,
@@ -258,16 +264,16 @@ def length_line(host: RunHost, found: Gate) -> str:
     from optseq.state.runs.run_pass import _length
 
     budget = found.rule.max_repeats
-    last = next((c for c in reversed(host.machine.runs.compares)
-                 if c.get("status") == "succeeded" and isinstance(c.get("elapsed_s"), (int, float))
-                 and (c.get("compare") or {}).get("target") == found.target), None)
-    pairs = ((last or {}).get("summary") or {}).get("stats", {}).get("n") if last else None
+    compares = (as_(Run, c) for c in reversed(host.machine.runs.compares))  # the run index's kept copies
+    last = next((c for c in compares if c.status == "succeeded" and c.elapsed_s is not None
+                 and (c.compare or {}).get("target") == found.target), None)
+    pairs = last.stats.n if last is not None else None
     tail = f"(timeout {_length(found.timeout_s)})"
-    if last is None or not isinstance(pairs, int) or pairs <= 0:
+    if last is None or last.elapsed_s is None or pairs is None or pairs <= 0:
         return (f"compare: no compare of {_target(found)} here yet, no length to go by: {found.rule.repeats} pairs "
                 f"first, up to {budget} ({2 * budget} arm runs) {tail}")
-    most = last["elapsed_s"] * max(1.0, budget / pairs)
-    return (f"compare: the last compare here (run {last.get('id')}) took {_length(last['elapsed_s'])} for {pairs} "
+    most = last.elapsed_s * max(1.0, budget / pairs)
+    return (f"compare: the last compare here (run {last.id}) took {_length(last.elapsed_s)} for {pairs} "
             f"pairs; up to {_length(most)} if this one needs all {budget} {tail}")
 
 

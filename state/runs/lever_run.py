@@ -14,6 +14,7 @@ from optseq.state.exits import Exit
 from optseq.state.kinds import LeverVerdict, RunStatus
 from optseq.state.runs.measured_on import stack
 from optseq.state.plan.model import Lever
+from optseq.state.record_types import Summary, figures_of
 from optseq.state.runners.interface import RunOutcome
 from optseq.state.runs.host import RunHost
 from optseq.state.runs.run_pass import (Collected, EventSink, Go, LogSink, Pass, Resume, experiment_length, launch,
@@ -88,6 +89,11 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         return EXIT.get(self.status, Exit.RUN_FAILED)
+
+    @property
+    def figures(self) -> Summary:
+        """The summary as the run's end stored it, as its readers read a stored one."""
+        return figures_of(self.summary)
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "lever": self.lever, "status": self.status, "verdict": self.verdict,
@@ -219,11 +225,10 @@ def _run(host: RunHost, lever: Lever, run_id: int, run_dir: Path, infra: dict, g
             raise StoreUnwritable(f"run {run_id} {lever.id}: measured ({pass_no} pass{'es' * (pass_no != 1)}), "
                                   f"but its end cannot be recorded: {exc}; its passes' logs are in {run_dir}, and "
                                   "the next optseq that can write finishes the run from them") from None
-    stats = report.summary.get("stats")
-    stats = stats if isinstance(stats, dict) else {}
-    for said in ("order", "stalls"):  # what the figures rest on, said where the run is watched
-        if stats.get(said):
-            go.on_log(f"[optseq] {stats[said]}")
+    stats = report.figures.stats
+    for said in (stats.order, stats.stalls) if stats is not None else ():  # what the figures rest on, said where
+        if said:  # the run is watched
+            go.on_log(f"[optseq] {said}")
     return report
 
 

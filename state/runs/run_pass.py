@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from optseq.state.plan.model import Lever
+from optseq.state.record_types import Run, as_
 from optseq.state.runners.interface import RunOutcome, RunSpec
 from optseq.state.runs.host import RunHost, Runner
 
@@ -197,7 +198,7 @@ class Pass:
         return outcome
 
 
-def experiment_length(lever, recent: list) -> str | None:
+def experiment_length(lever, recent: list[dict[str, Any]]) -> str | None:
     """What an experiment is about to cost, said before its first block: the blocks its rule asks for and, where
     an earlier run of it here finished blocks at this bench size, the pace that run had (the first block of this
     one says it again from its own pace)."""
@@ -205,14 +206,14 @@ def experiment_length(lever, recent: list) -> str | None:
     if lever.kind != "experiment" or rule is None:
         return None
     head = f"[optseq] {rule.repeats} blocks before it can decide, up to {rule.max_repeats}"
-    for run in reversed(recent):
-        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-        blocks, elapsed = (summary.get("best_of") or {}).get("blocks"), run.get("elapsed_s")
-        if isinstance(blocks, int) and blocks > 0 and isinstance(elapsed, (int, float)):
+    for record in reversed(recent):
+        run = as_(Run, record)  # the run index's kept copy, decoded here
+        blocks, elapsed = (run.figures.best_of or {}).get("blocks"), run.elapsed_s
+        if isinstance(blocks, int) and blocks > 0 and elapsed is not None:
             block = elapsed / blocks
-            size = summary.get("bench_size")
-            at = f" at {size} size" if isinstance(size, str) else ""
-            head += (f"; run {run.get('id')}{at} took {_length(block)} a block: ≈ {_length(block * rule.repeats)}, "
+            size = run.figures.bench_size
+            at = f" at {size} size" if size is not None else ""
+            head += (f"; run {run.id}{at} took {_length(block)} a block: ≈ {_length(block * rule.repeats)}, "
                      f"up to {_length(block * rule.max_repeats)}")
             break
     else:

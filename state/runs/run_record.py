@@ -8,6 +8,7 @@ from optseq.state.kinds import WatchVerdict
 from optseq.state.said import say, text
 from optseq.state.plan.definition import definition
 from optseq.state.plan.model import Lever
+from optseq.state.record_types import Run, as_
 from optseq.state.plan.testbed import decides, foreign_note, of as testbed_of
 from optseq.state.runners import leftovers
 from optseq.state.runners.interface import RunOutcome
@@ -32,7 +33,8 @@ def finish(host: RunHost, lever: Lever, run_id: int, outcome: RunOutcome, collec
     if len(collected.warnings) > MAX_STORED_WARNINGS:
         warnings.append(f"... and {len(collected.warnings) - MAX_STORED_WARNINGS} more (see the log)")
     stored = host.record(run_id)
-    code, watch = stored.get("code"), bool(stored.get("watch"))
+    started = as_(Run, stored)  # the run's record as its start wrote it
+    code, watch = started.code, bool(started.watch)
     fields: dict[str, Any] = {
         "elapsed_s": collected.elapsed_s, "exit_code": outcome.exit_code, "detail": detail,
         "passes": passes, "env": {k: v for k, v in collected.env.items() if k != "testbed"},
@@ -46,7 +48,7 @@ def finish(host: RunHost, lever: Lever, run_id: int, outcome: RunOutcome, collec
         "pass_counts": collected.passes,
         # the machine it measured on: the start's (a re-attached run's too), or on a cluster the node's (its job
         # says it), in the final record as well, for a process that catches up on the update alone
-        "testbed": measured_on_testbed(collected.env, testbed_of(stored), host.testbed, stored.get("runner")),
+        "testbed": measured_on_testbed(collected.env, testbed_of(stored), host.testbed, started.runner),
     }
     if collected.leftovers:  # what outlived its launch, stopped: on the record, in full up to a bound
         fields["leftovers"] = collected.leftovers[:leftovers.KEPT]

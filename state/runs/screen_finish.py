@@ -7,6 +7,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
@@ -18,8 +19,13 @@ from optseq.state.runs.measured_on import fingerprint
 from optseq.state.runs.run_end import Decision, Ending, Move, finish_run
 from optseq.state.runs.run_pass import Go
 from optseq.state.runs.screen_levers import Measured, Screen, arms_of, rule_of
+from optseq.state.screen_record import Call, Confirmed, builtins, qualities as quality_events, samples as sample_events
 from optseq.state.store.records import utc_now
 from optseq.state.text import ratio_text
+
+if TYPE_CHECKING:  # the fit's numerics are imported when a screen has blocks to fit
+    from optseq.state.screen.analysis import Fit
+    from optseq.state.screen.screen_passes import LeverCall
 
 CONFIRM_ID = "confirm"
 """The name a confirmation's pseudo-lever goes by in its progress lines."""
@@ -35,13 +41,13 @@ class ScreenReport:
     """Design.text()."""
     blocks: list = field(default_factory=list)
     """Per block done: its run order."""
-    calls: dict = field(default_factory=dict)
-    """lever -> LeverCall.to_dict() of the last look."""
+    calls: dict[str, Call] = field(default_factory=dict)
+    """lever -> the last look's call, with `why` its verdict's reason."""
     said: list = field(default_factory=list)
     """One sentence per significant interaction."""
     decisions: dict = field(default_factory=dict)
     """lever -> adopt | reject, for the levers the screen decided."""
-    confirmed: dict | None = None
+    confirmed: Confirmed | None = None
     launches: int = 0
     fit: dict | None = None
 
@@ -53,9 +59,11 @@ class ScreenReport:
 
     def to_dict(self) -> dict:
         return {"run_id": self.run_id, "kind": "screen", "status": self.status, "message": self.message,
-                "design": self.design, "blocks": self.blocks, "calls": self.calls, "said": self.said,
-                "decisions": self.decisions, "confirmed": self.confirmed, "launches": self.launches,
-                "fit": self.fit}
+                "design": self.design, "blocks": self.blocks,
+                "calls": {lever: builtins(call) for lever, call in self.calls.items()}, "said": self.said,
+                "decisions": self.decisions,
+                "confirmed": builtins(self.confirmed) if self.confirmed is not None else None,
+                "launches": self.launches, "fit": self.fit}
 
 
 def observations(screen, samples: list, complete: bool = True) -> list:
@@ -64,9 +72,8 @@ def observations(screen, samples: list, complete: bool = True) -> list:
     from optseq.state.screen.analysis import Observation
 
     metric = screen.screened.levers[0].arms.metric
-    found = [Observation(block=int(s["block"]), run=int(str(s["arm"]).removeprefix("run-")), value=float(s["value"]))
-             for s in samples if s.get("metric") == metric and str(s.get("arm", "")).startswith("run-")
-             and isinstance(s.get("block"), int)]
+    found = [Observation(block=s.block, run=s.index, value=s.value) for s in sample_events(samples)
+             if s.metric == metric and s.index is not None and s.block is not None and s.value is not None]
     if not complete:
         return found
     runs = screen.design.block_runs
@@ -78,43 +85,48 @@ def observations(screen, samples: list, complete: bool = True) -> list:
 
 def finish(host: RunHost, screen: Screen, run_id: int, measured: Measured, go: Go) -> ScreenReport:
     """Record how the screen ended and decide its levers; returns the ScreenReport."""
+    from optseq.state.runs.screen_code import codes_of
+
     outcome, step, tally = measured.outcome, measured.step, measured.tally
     status = "cancelled" if outcome is None else outcome.status
     detail = outcome.detail if outcome is not None else "cancelled before its first block"
     if status == "succeeded" and step is None:
         status, detail = "failed", "the design's runs brought no block to judge"
-    calls = {lid: call.to_dict() for lid, call in (step.calls.items() if step is not None else ())}
-    confirmed = None
+    calls = dict(step.calls) if step is not None else {}
+    confirmed: Confirmed | None = None
     # a lever a guard rejects is no part of the combination to confirm: its gain would carry the others'
     blamed = {lid for lid, (blame, _) in guard_breaks(screen, tally.qualities).items() if blame}
     combination = tuple(lid for lid in (step.confirm if step is not None else ()) if lid not in blamed)
     if status == "succeeded" and combination and not go.control.cancelled:
         confirmed = confirm(host, screen, run_id, combination, go)
         if go.control.cancelled:  # the blocks were judged, but a decision waits on the confirmation cut short
-            status, detail = "cancelled", f"cancelled during the confirmation (run {confirmed['run']})"
+            status, detail = "cancelled", f"cancelled during the confirmation (run {confirmed.run})"
     verdicts, whys = _verdicts(screen, status, calls, confirmed, measured, step.fit if step is not None else None)
-    fit = step.fit.to_dict() if step is not None and step.fit is not None else _fit_so_far(screen, tally.samples)
+    fitted = step.fit if step is not None and step.fit is not None else _fit_so_far(screen, tally.samples)
+    fit = fitted.to_dict() if fitted is not None else None
     said = list(step.said) if step is not None else []
     if status != "succeeded":
-        detail = f"{detail}; {what_measured(screen, measured, fit)}"
-    record = host.record(run_id)
+        detail = f"{detail}; {what_measured(screen, measured, fitted)}"
+    record = host.run(run_id)
+    stored = builtins(confirmed) if confirmed is not None else None
     fields: Record = {
         "elapsed_s": measured.elapsed_s, "exit_code": outcome.exit_code if outcome is not None else None,
         "detail": detail,
         "passes": measured.passes, "env": tally.env,
         # no one definition: each lever's numbers stand on the run's stack, and the plan's edits are per lever
-        "fingerprint": fingerprint(tally.env, host.machine.infra()),
+        "fingerprint": {**fingerprint(tally.env, host.machine.infra()), **codes_of(screen)},
         "samples_file": str(tally.samples_file) if tally.samples else None, "n_samples": len(tally.samples),
         "log": outcome.log_path if outcome is not None else None, "warnings": tally.warnings[:40],
         "summary": {"fit": fit} if fit else {},
-        "screen": {**(record.get("screen") or {}), "blocks": measured.blocks, "launches": measured.launches,
-                   "step": step.to_dict() if step is not None else None, "confirmed": confirmed,
+        # the part as the run began it, its keys kept whole (this writes it; screen_record reads it)
+        "screen": {**(record.screen or {}), "blocks": measured.blocks, "launches": measured.launches,
+                   "step": step.to_dict() if step is not None else None, "confirmed": stored,
                    "verdicts": verdicts, "whys": whys, "spent": measured.spent},
-        "testbed": record.get("testbed") or host.testbed,
+        "testbed": record.testbed or host.testbed,
     }
     if status in ("failed", "timeout") and outcome is not None:
         fields["log_tail"] = outcome.log_tail
-    runs = (run_id, confirmed["run"]) if confirmed and confirmed.get("run") else (run_id,)
+    runs = (run_id, confirmed.run) if confirmed is not None and confirmed.run else (run_id,)
     end = finish_run(host, Ending(
         run_id, status, None, fields, name_refused=True,
         moves=tuple(Move(lever.id, verdicts.get(lever.id), {"kind": "screen", "detail": whys.get(lever.id, detail)})
@@ -127,12 +139,18 @@ def finish(host: RunHost, screen: Screen, run_id: int, measured: Measured, go: G
     message = detail if status != "succeeded" else (
         "; ".join(f"{lid} {v}" for lid, v in verdicts.items()) + (f" ({'; '.join(notes)})" if notes else ""))
     return ScreenReport(run_id=run_id, status=status, message=message, design=screen.design.text(),
-                        blocks=measured.blocks, calls={lid: {**c, "why": whys.get(lid, c.get("reason"))}
-                                                       for lid, c in calls.items()},
+                        blocks=measured.blocks,
+                        calls={lid: _call(c, whys.get(lid, c.reason)) for lid, c in calls.items()},
                         said=said, decisions=decisions, confirmed=confirmed, launches=measured.launches, fit=fit)
 
 
-def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured, fit=None):
+def _call(call: LeverCall, why: str) -> Call:
+    """A look's call as the report says it, with why its lever was decided so."""
+    return Call(lever=call.lever, outcome=call.outcome, reason=call.reason, low=call.low, high=call.high,
+                more_blocks=call.more_blocks, why=why)
+
+
+def _verdicts(screen, status: str, calls: dict[str, LeverCall], confirmed: Confirmed | None, measured, fit=None):
     """Each lever's verdict (adopt | reject | inconclusive; none where the screen did not finish) and its why."""
     verdicts: dict[str, str] = {}
     whys: dict[str, str] = {}
@@ -140,34 +158,32 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
         return verdicts, whys
     guards = guard_breaks(screen, measured.tally.qualities)
     for lever in screen.screened.levers:
-        call = calls.get(lever.id) or {}
-        outcome, reason = call.get("outcome"), call.get("reason") or ""
-        own = gain_within(fit, lever.id, confirmed["levers"]) if confirmed and fit is not None else None
+        call = calls.get(lever.id)
+        outcome, reason = (call.outcome, call.reason or "") if call is not None else (None, "")
+        high = call.high if call is not None else None
+        own = gain_within(fit, lever.id, confirmed.levers) if confirmed and fit is not None else None
         if outcome == "confirm":
-            if confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt" and (
+            if confirmed and lever.id in confirmed.levers and confirmed.outcome == "adopt" and (
                     own is None or own >= lever.rule.min_speedup):
                 outcome = "adopt"
-                reason = f"{reason}; confirmed with {' + '.join(confirmed['levers'])} (run {confirmed['run']}): " \
-                         f"{confirmed['reason']}"
-            elif confirmed and lever.id in confirmed["levers"] and confirmed["outcome"] == "adopt":
+                reason = f"{reason}; confirmed with {' + '.join(confirmed.levers)} (run {confirmed.run}): " \
+                         f"{confirmed.reason}"
+            elif confirmed and lever.id in confirmed.levers and confirmed.outcome == "adopt":
                 # the combination pays, but not through this lever: its own share is under its threshold, and
                 # where its bound lies under it too it is rejected as a lever run would be
-                high = call.get("high")
-                outcome = "reject" if isinstance(high, (int, float)) and high < lever.rule.min_speedup else \
-                    "inconclusive"
-                reason = (f"{reason}; {' + '.join(confirmed['levers'])} confirmed (run {confirmed['run']}), but "
+                outcome = "reject" if high is not None and high < lever.rule.min_speedup else "inconclusive"
+                reason = (f"{reason}; {' + '.join(confirmed.levers)} confirmed (run {confirmed.run}), but "
                           f"with the others on its own gain is {_x(own)}, under its {lever.rule.min_speedup:g}×")
             else:
                 best = best_gain(fit, lever.id, screen.screened.ids) if fit is not None else None
-                high = call.get("high")
                 # under its threshold on average (its bound) and beside every partner (the estimate): no
                 # combination makes it pay
-                under = best is not None and best < lever.rule.min_speedup and isinstance(high, (int, float)) \
+                under = best is not None and best < lever.rule.min_speedup and high is not None \
                     and high < lever.rule.min_speedup
                 outcome = "reject" if under else "inconclusive"
                 reason = (f"{reason}; not confirmed" + (
-                    f" with {' + '.join(confirmed['levers'])} (run {confirmed['run']}, {confirmed['outcome']}): "
-                    f"{confirmed['reason']}" if confirmed else "")
+                    f" with {' + '.join(confirmed.levers)} (run {confirmed.run}, {confirmed.outcome}): "
+                    f"{confirmed.reason}" if confirmed else "")
                     + (f"; its gain beside any one lever is {_x(best)} at most, under its "
                        f"{lever.rule.min_speedup:g}×" if under else ""))
         broken = guards.get(lever.id)
@@ -176,7 +192,7 @@ def _verdicts(screen, status: str, calls: dict, confirmed: dict | None, measured
             outcome, reason = ("reject", broken[1]) if broken[0] else ("inconclusive", f"{reason}; {broken[1]}")
         elif outcome not in ("adopt", "reject"):
             outcome = "inconclusive"
-            reason += f"; {settle(screen, measured, call.get('more_blocks'))}"
+            reason += f"; {settle(screen, measured, call.more_blocks if call is not None else None)}"
         verdicts[lever.id], whys[lever.id] = outcome, reason
     return verdicts, whys
 
@@ -206,12 +222,12 @@ def guard_breaks(screen, qualities: list) -> dict[str, tuple[bool, str]]:
     change on. A lever is to blame where the guard held in every run with it off; where no one lever explains a
     guard's breaks, every lever on in them is left undecided."""
     broken: dict[str, set[int]] = {}
-    for q in qualities:
-        name, _, run = str(q.get("name", "")).rpartition("@run-")
-        value, limit = q.get("value"), q.get("limit")
-        if not name or not run.isdigit() or not isinstance(value, (int, float)) or not isinstance(limit, (int, float)):
+    for q in quality_events(qualities):
+        name, _, run = q.name.rpartition("@run-")
+        value, limit = q.value, q.limit
+        if not name or not run.isdigit() or value is None or limit is None:
             continue
-        if (value < limit) if q.get("bound") == "min" else not (value <= limit):  # a NaN breaks it
+        if (value < limit) if q.bound == "min" else not (value <= limit):  # a NaN breaks it
             broken.setdefault(name, set()).add(int(run))
     found: dict[str, tuple[bool, str]] = {}
     for guard, runs in sorted(broken.items()):
@@ -234,14 +250,14 @@ def settle(screen, measured, more_blocks: int | None = None) -> str:
     runs = screen.design.block_runs
     if measured.spent:
         spent = f"its budget of {screen.budget} launches is spent ({len(measured.blocks)} blocks of {runs})"
-        if more_blocks == 0:
-            return f"{spent}; it lies at its threshold: no budget is likely to settle it"
+        if more_blocks == 0:  # its call says already that it lies at its threshold, where no budget settles it
+            return spent
         budget = screen.budget + max(more_blocks or 2, 1) * runs
         return f"{spent}; more blocks would likely settle it: --budget {budget}, or run it on its own"
     return "a screen with more blocks, or a run of it on its own, would settle it"
 
 
-def _fit_so_far(screen, samples: list) -> dict | None:
+def _fit_so_far(screen, samples: list) -> Fit | None:
     """The effects of the blocks done, where a screen ended before its first look (or between looks)."""
     from optseq.state.screen.analysis import AnalysisError, fit
 
@@ -249,19 +265,18 @@ def _fit_so_far(screen, samples: list) -> dict | None:
     if not found:
         return None
     try:
-        return fit(screen.design, found, screen.screened.levers[0].arms.higher_is_better).to_dict()
+        return fit(screen.design, found, screen.screened.levers[0].arms.higher_is_better)
     except (AnalysisError, ValueError, ArithmeticError):
         return None
 
 
-def what_measured(screen, measured, fit: dict | None) -> str:
+def what_measured(screen, measured, fit: Fit | None) -> str:
     """What a screen that ended early measured: blocks done, launches, the effects so far."""
     # launches that gave their number (warm-ups too): a launch that failed or was stopped measured nothing
     n = measured.launches
     done = f"{len(measured.blocks)} block{'s' * (len(measured.blocks) != 1)} done, {n} launch{'es' * (n != 1)} measured"
-    mains = (fit or {}).get("mains") or []
-    effects = ", ".join(f"{m['name']} {ratio_text(m['ratio'], 3)}×" for m in mains
-                        if isinstance(m.get("ratio"), (int, float)) and math.isfinite(m["ratio"]))
+    mains = fit.mains if fit is not None else ()
+    effects = ", ".join(f"{m.name} {ratio_text(m.ratio, 3)}×" for m in mains if math.isfinite(m.ratio))
     return done + (f"; effects so far: {effects}" if effects else "; no effects yet (too few blocks)") + \
         "; nothing decided"
 
@@ -270,11 +285,12 @@ def rule_text(lever) -> str:
     return f"{lever.rule.metric} screen vs {lever.rule.min_speedup:g}×"
 
 
-def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, ...], go: Go) -> dict:
+def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, ...], go: Go) -> Confirmed:
     """The combination's levers on the stack against the stack alone, by the paired test a lever run uses
     (ABPasses over command pairs), recorded as a run of its own (`kind = "confirm"`); its threshold is the
     product of the levers' min_speedup (each must pay its own)."""
     from optseq.state.runs.lever_run import measure
+    from optseq.state.runs.screen_code import confirm_code
 
     chosen = [lv for lv in screen.screened.levers if lv.id in levers]
     first = chosen[0]
@@ -290,6 +306,7 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
     lever = Lever(id=CONFIRM_ID, title="confirm", kind="speedup", index=-1, run=ARMS_RUN, rule=rule, arms=arms,
                   timeout_s=sum(lv.timeout_s for lv in chosen))
     spec = arms.to_dict(screen.screened.stack)
+    code = confirm_code(screen, levers, spec)  # a screen of branch levers: the combination's commit
     go.on_log(f"[optseq] confirming {' + '.join(levers)} against the stack by the paired test "
               f"(threshold {rule.min_speedup:.4g}×)")
     with host.lock:
@@ -299,7 +316,7 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
                                      "pid": os.getpid(), "started": utc_now(), "infra": infra, "passes": 0,
                                      "runner": go.runner.name, "arms": spec, "testbed": host.testbed,
                                      "confirm": {"screen": screen_run, "levers": list(levers),
-                                                 "threshold": rule.min_speedup}})
+                                                 "threshold": rule.min_speedup, **code}})
             run_dir = host.run_dir(record["id"])
     go.arms = spec
     outcome, tally, passes, step, started = measure(host, lever, record["id"], run_dir, infra, go)
@@ -319,7 +336,10 @@ def confirm(host: RunHost, screen: Screen, screen_run: int, levers: tuple[str, .
               "warnings": tally.warnings[:40], "pass_counts": tally.passes, "testbed": host.testbed}
     # a run of no lever: the screen's end moves its levers and decides
     finish_run(host, Ending(record["id"], status, verdict, fields, marks_stack=False))
-    return {"levers": list(levers), "run": record["id"], "outcome": verdict, "reason": reason, "status": status}
+    if code:
+        return Confirmed(levers=list(levers), run=record["id"], outcome=verdict, reason=reason, status=status,
+                         commit=code["code"]["candidate"]["commit"])
+    return Confirmed(levers=list(levers), run=record["id"], outcome=verdict, reason=reason, status=status)
 
 
 def _x(gain: float | None) -> str:

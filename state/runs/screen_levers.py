@@ -1,12 +1,16 @@
 """Which levers one screen decides together: command-pair levers that change the plan's one `[workload]`, share its
-metric, and compose on the current stack with each other. Named levers that cannot are refused in one line; by
-default the ready ones that can are taken and the others said, one line each."""
+metric, and compose on the current stack with each other; branch levers among them where their code can be combined
+on their shared baseline (state/code/combine.py), each design run then launched in a worktree of the commit that
+holds the code of the branch levers it puts on. Named levers that cannot are refused in one line; by default the
+ready ones that can are taken and the others said, one line each."""
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from optseq.state.code.combine import Combinations
 from optseq.state.errors import InputError
 from optseq.state.plan.model import Lever, Rule
 from optseq.state.plan.workload import Arms, Stack, Workload, apply_args, compose, conflict
@@ -30,6 +34,8 @@ class Screened:
     """By default: each ready lever the screen cannot take, and why, one line each."""
     stack: Stack
     """What every run of the design carries: the adopted levers' changes, the screened ones left out."""
+    code: Combinations | None = None
+    """The branch levers' commits on their baseline, where the screen has any: each run's code is a combination."""
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -46,6 +52,15 @@ class Screened:
                 argv = apply_args(argv, arms_of(lever).candidate_args)
                 env.update(dict(arms_of(lever).candidate_env))
         return argv, env
+
+    def on(self, levels) -> list[str]:
+        """The levers a design run puts on (levels: +1/-1 per lever), in plan order."""
+        return [lever.id for lever, level in zip(self.levers, levels) if level > 0]
+
+    def commit(self, levels) -> str | None:
+        """The commit a design run launches: the baseline with the code of its branch levers that are on merged in;
+        None for a screen of no branch lever (its runs launch the workload where the plan says)."""
+        return self.code.commit(self.on(levels)) if self.code is not None else None
 
 
 def arms_of(lever: Lever) -> Arms:
@@ -72,6 +87,10 @@ class Screen:
     """Launches of the design's runs the screen may spend (warm-ups come on top: `warmup` a pass)."""
     seed: int
     warmup: int
+    trees: dict[str, dict] = field(default_factory=dict)
+    """commit -> its worktree as the arms driver reads it, for a screen of branch levers: made as the screen starts
+    (and as a fold-over or the confirmation asks for another combination), held on `holds` until it ends."""
+    holds: contextlib.ExitStack | None = None
 
     @property
     def max_blocks(self) -> int:
@@ -79,10 +98,13 @@ class Screen:
 
     def asks(self) -> str:
         """What the screen will spend, said before it starts."""
-        runs = self.design.block_runs
+        runs, code = self.design.block_runs, self.screened.code
         return (f"{runs} runs a block, each its own launch; blocks until every lever is decided, up to "
                 f"{self.max_blocks} ({self.max_blocks * runs} launches of a budget of {self.budget})"
-                + (f", and {self.warmup} warm-up launch{'es' * (self.warmup != 1)} a pass" if self.warmup else ""))
+                + (f", and {self.warmup} warm-up launch{'es' * (self.warmup != 1)} a pass" if self.warmup else "")
+                + (f"; each run in a worktree of the commit combining the code of its branch levers that are on "
+                   f"({', '.join(b.lever for b in code.branches)}) on {code.base_ref} ({code.base[:7]})"
+                   if code is not None else ""))
 
 
 @dataclass
@@ -136,6 +158,8 @@ def choose(host: RunHost, named: Iterable[str]) -> Screened:
             if shared:
                 raise InputError(f"--run screen: {other.id} and {lever.id} both change {shared[0]}: one design "
                                  "cannot switch one key two ways; screen them apart")
+    levers, code = combine_branches(levers, bool(named), left_out)
+    ids = [lever.id for lever in levers]
     if len(levers) < MIN_LEVERS or len(levers) > MAX_LEVERS:
         got = f"{len(levers)}" + (f" ({', '.join(ids)})" if ids else "")
         why = "; ".join(left_out)
@@ -144,7 +168,7 @@ def choose(host: RunHost, named: Iterable[str]) -> Screened:
                          + ("" if named else "; name them: optseq --run screen LEVER LEVER …"))
     adopted = [lid for lid in host.machine.stack_order() if lid not in ids]
     on = compose([(lid, host.plan.lever(lid).arms if host.plan.has_lever(lid) else None) for lid in adopted])
-    return Screened(tuple(levers), tuple(left_out), on)
+    return Screened(tuple(levers), tuple(left_out), on, code)
 
 
 def _why_not(host, lever, workload) -> str | None:
@@ -157,9 +181,6 @@ def _why_not(host, lever, workload) -> str | None:
         return f"is a {lever.kind} lever: a screen decides speedup levers (adopt or reject by min_speedup)"
     if arms.whole:
         return "is written as two whole commands: there is no change of the workload to compose"
-    if arms.branch:
-        return ("is a branch lever: its code is a commit, and a screen does not yet merge several branches' code "
-                "into one worktree; run it on its own")
     if tuple(arms.baseline) != tuple(workload.command) or arms.cwd != workload.cwd:
         return "runs its own command, not the plan's [workload]: the design's runs launch the workload"
     if arms.metric != workload.metric or lever.rule.metric != workload.metric:
@@ -174,7 +195,74 @@ def _why_not(host, lever, workload) -> str | None:
     clash = conflict(lever.id, arms, adopted)
     if clash:
         return f"cannot join the stack: {clash}"
+    if arms.branch:
+        return _branch_why_not(host, lever)
     return None
+
+
+def _branch_why_not(host: RunHost, lever: Lever) -> str | None:
+    """Why a branch lever's code cannot be one factor: refs that name no commit, a candidate in its baseline's
+    history, a runner that launches elsewhere (its worktrees are this machine's)."""
+    from optseq.state.code import branch
+    from optseq.state.runners.interface import RunnerError
+
+    arms = arms_of(lever)
+    try:
+        runner = host.runner.name
+    except RunnerError:
+        runner = "local"  # the screen's start refuses a runner that cannot be set up, in its own words
+    if runner != "local":
+        return (f"is a branch lever and the runner is {runner}: a screen's combined code is checked out on this "
+                "machine alone; run it on its own")
+    try:
+        branch.check_apart(branch.resolve(arms.cwd, arms.baseline_ref, str(arms.candidate_ref), lever.id), lever.id)
+    except InputError as exc:
+        return str(exc).removeprefix(f"{lever.id}: ")
+    return None
+
+
+def combine_branches(levers: list[Lever], named: bool, left_out: list[str]) -> tuple[list[Lever], Combinations | None]:
+    """The levers whose code combines, in plan order, and their Combinations (None without a branch lever). A
+    branch lever whose baseline is not the first one's, or whose code conflicts with the baseline's or with a lever
+    taken before it, is left out (said in `left_out`); named, it is refused: InputError naming both sides and a
+    conflicting file."""
+    from optseq.state.code import branch, combine
+    from optseq.state.code import git as g
+
+    code: Combinations | None = None
+    kept: list[Lever] = []
+    for lever in levers:
+        arms = arms_of(lever)
+        if not arms.branch:
+            kept.append(lever)
+            continue
+        commits = branch.resolve(arms.cwd, arms.baseline_ref, str(arms.candidate_ref), lever.id)
+        one = combine.Branch(lever.id, commits.candidate.ref, commits.candidate.commit)
+        if code is None:
+            code = Combinations(commits.repo, commits.rel, commits.baseline.ref, commits.baseline.commit,
+                                setup=tuple(arms.setup))
+        why = None
+        if commits.baseline.commit != code.base:
+            why = (f"measures against {commits.baseline.text()}, not the baseline of the screen's other branch "
+                   f"levers, {code.base_ref} ({g.short(code.base)}): one screen's runs share one baseline")
+        else:
+            try:
+                combine.combined(code.repo, code.base, [*code.branches, one])
+            except combine.Clash as clash:
+                side = (f"the baseline {code.base_ref} ({g.short(code.base)})" if clash.other is None
+                        else f"{clash.other}'s")
+                why = (f"cannot join the screen: its code ({one.ref}, {g.short(one.commit)}) conflicts with {side} "
+                       f"in {clash.files[0]}: no one worktree holds both; screen them apart")
+            except g.GitError as exc:
+                why = f"cannot join the screen: {exc}"
+        if why is None:
+            code.branches += (one,)
+            kept.append(lever)
+        elif named:
+            raise InputError(f"--run screen: {lever.id} {why}")
+        else:
+            left_out.append(f"{lever.id}: left out: {why}")
+    return kept, (code if code is not None and code.branches else None)
 
 
 def budget_of(levers) -> int:

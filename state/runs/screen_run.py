@@ -21,6 +21,7 @@ from optseq.state.runs import screen_levers
 from optseq.state.runs.host import RunHost
 from optseq.state.runs.lever_run import RunControl
 from optseq.state.runs.run_pass import Collected, EventSink, Go, LogSink, Pass, launch, launch_token
+from optseq.state.runs.screen_code import code_of, combinations, trees_spec, worktrees
 from optseq.state.runs.screen_levers import Measured, Screen, arms_of, rule_of
 from optseq.state.store.records import utc_now
 
@@ -46,7 +47,13 @@ def prepare(host: RunHost, named: Iterable[str], budget: int | None = None) -> S
     workload = host.plan.workload
     assert workload is not None  # screen_levers.choose refused a plan without one
     warmup = workload.warmup if workload.warmup is not None else 1
-    return Screen(screened, design, spend, secrets.randbelow(2 ** 31), warmup)
+    screen = Screen(screened, design, spend, secrets.randbelow(2 ** 31), warmup)
+    combinations(screen)
+    return screen
+
+
+
+
 
 
 def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = None, on_log: LogSink | None = None,
@@ -63,6 +70,8 @@ def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = No
     with contextlib.ExitStack() as holds:
         for lever_id in screen.screened.ids:  # every lever of the design is held: none runs elsewhere meanwhile
             holds.callback(host.hold(lever_id).release)
+        screen.holds = holds  # and the worktrees its runs launch in, whoever prunes the cache meanwhile
+        worktrees(screen, (screen.screened.on(levels) for levels in screen.design.runs))
         with host.lock:
             with host.writing():
                 for lever_id in screen.screened.ids:
@@ -76,7 +85,7 @@ def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = No
                         "levers": list(screen.screened.ids), "design": screen.design.to_dict(),
                         "seed": screen.seed, "blocks": [], "budget": screen.budget, "launches": 0, "step": None,
                         "confirmed": None, "rules": {lv.id: rule_of(lv).min_speedup for lv in screen.screened.levers},
-                        "left_out": list(screen.screened.left_out)}})
+                        "left_out": list(screen.screened.left_out), **code_of(screen)}})
                 run_dir = host.run_dir(record["id"])
         go = Go(runner=runner, on_event=on_event, on_log=on_log or (lambda line: None), control=control)
         measured = measure(host, screen, record["id"], run_dir, infra, go)
@@ -84,17 +93,22 @@ def run_screen(host: RunHost, screen: Screen, *, on_event: EventSink | None = No
 
 
 def base_spec(screen: Screen) -> dict:
-    """The arms driver's spec every pass shares: the workload, its metric and guards, the stack."""
-    return arms_of(screen.screened.levers[0]).to_dict(screen.screened.stack)
+    """The arms driver's spec every pass shares: the workload, its metric and guards, the stack; for a screen of
+    branch levers, where the workload runs in each commit's worktree and the setup run there once."""
+    return {**arms_of(screen.screened.levers[0]).to_dict(screen.screened.stack), **trees_spec(screen)}
 
 
 def points(screen: Screen) -> list[dict]:
-    """Each run of the design as the driver launches it: argv and environment."""
+    """Each run of the design as the driver launches it: argv and environment, and for a screen of branch levers
+    the worktree of the commit it launches (made by `worktrees` before)."""
     found = []
     for levels in screen.design.runs:
         argv, env = screen.screened.point(levels)
-        found.append({"argv": list(argv), "env": env})
+        commit = screen.screened.commit(levels)
+        found.append({"argv": list(argv), "env": env, **({"tree": screen.trees[commit]} if commit else {})})
     return found
+
+
 
 
 def pseudo_lever(screen: Screen) -> Lever:
@@ -155,6 +169,7 @@ def measure(host: RunHost, screen: Screen, run_id: int, run_dir: Path, infra: di
         found.step = judge.after_pass(observations(screen, tally.samples))
         if judge.design is not screen.design:  # folded over: the next blocks run the other half
             screen.design = judge.design
+            worktrees(screen, (screen.screened.on(levels) for levels in screen.design.runs))
             spec["points"] = points(screen)
         _progress(host, run_id, found, screen)
         if found.step.note:
@@ -175,7 +190,7 @@ def _progress(host: RunHost, run_id: int, found: Measured, folded: Screen | None
     screen = dict(record.get("screen") or {}, blocks=found.blocks, launches=found.launches,
                   step=found.step.to_dict() if found.step is not None else None)
     if folded is not None and folded.design.fold:
-        screen["design"] = folded.design.to_dict()
+        screen.update(design=folded.design.to_dict(), **code_of(folded))
     try:
         with host.lock, host.writing():
             host.update(run_id, {"screen": screen})

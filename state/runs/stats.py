@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from optseq.state.record_types import Stats
+
 SEED = 20240917
 """Seed of every bootstrap, so the same samples always give the same interval."""
 N_RESAMPLES = 9999
@@ -158,11 +160,15 @@ def figure(value: float) -> str:
     return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
-def arms_text(stats: Mapping[str, Any] | None, names: bool = False) -> str:
+def arms_text(stats: Mapping[str, Any] | Stats | None, names: bool = False) -> str:
     """`100.2 (99.1–101.3) → 150.3 (148–152) items/s`: each arm's median and (IQR), baseline first; with
-    names, `baseline 100.2 (IQR 99.1–101.3) → candidate …`. Empty where the stats carry no per-arm figures."""
-    stats = stats or {}
-    baseline, candidate = stats.get(BASELINE), stats.get(CANDIDATE)
+    names, `baseline 100.2 (IQR 99.1–101.3) → candidate …`. Empty where the stats carry no per-arm figures.
+    A run's Stats, or the export's stats as stored."""
+    if isinstance(stats, Stats):
+        baseline, candidate, unit = stats.baseline, stats.candidate, stats.unit
+    else:
+        stats = stats or {}
+        baseline, candidate, unit = stats.get(BASELINE), stats.get(CANDIDATE), stats.get("unit")
     if not isinstance(baseline, Mapping) or not isinstance(candidate, Mapping) \
             or not all(isinstance(a.get("median"), (int, float)) for a in (baseline, candidate)):
         return ""
@@ -173,7 +179,7 @@ def arms_text(stats: Mapping[str, Any] | None, names: bool = False) -> str:
         if isinstance(arm.get("q1"), (int, float)) and isinstance(arm.get("q3"), (int, float)):
             spread = f" ({'IQR ' if names else ''}{figure(arm['q1'])}–{figure(arm['q3'])})"
         parts.append(f"{name + ' ' if names else ''}{figure(arm['median'])}{spread}")
-    unit = arms[1].get("unit") or arms[0].get("unit") or stats.get("unit") or ""
+    unit = arms[1].get("unit") or arms[0].get("unit") or unit or ""
     return " → ".join(parts) + (f" {unit}" if unit else "")
 
 

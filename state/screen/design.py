@@ -21,6 +21,12 @@ MIN_DF = 8
 robust scale so rough, that the look spends its error for almost no chance to decide. One block of a large design
 has them from the effects it does not fit (interactions of three levers and more, taken to be negligible); a small
 one needs a second block to measure its error."""
+LAST_DF = 16
+"""Residual degrees of freedom a resolution V design should have at the last look its budget buys. Below them the
+t quantile an interaction is tested at, its Bonferroni share of a look's alpha, stands far above the normal's (at
+10, one block of the 2^(6-1): 3.54 against 2.79; at 16, 13-18% above it), and a stall's launch has the leverage
+to hide from the robust fit: a resolution IV fraction of half the runs, whose blocks replicate it, has more where
+the same budget buys two of them (the 2^(6-2)'s two blocks of 16: 17), and is taken instead."""
 
 GENERATORS: dict[int, tuple[tuple[str, ...], ...]] = {
     # per k, the fractions by runs, fewest first; the full factorial is always a candidate too
@@ -218,6 +224,14 @@ def folded(design: Design, letter: str, from_block: int) -> Design:
     return Design(design.factors, design.runs + mirror, design.generators, resolution, letter, from_block)
 
 
+def last_df(design: Design, budget: int) -> int:
+    """Residual degrees of freedom of the last look `budget` launches buy: every block it holds, at least the
+    first look's."""
+    blocks = max(budget // design.block_runs, first_blocks(design))
+    fitted = 1 + len(design.factors) + len(design.interactions()) + blocks - 1
+    return design.block_runs * blocks - fitted
+
+
 def first_blocks(design: Design) -> int:
     """Blocks the first look needs: enough runs past the fitted terms (intercept, blocks, effects) for MIN_DF."""
     fitted = 1 + len(design.factors) + len(design.interactions())
@@ -235,7 +249,9 @@ def candidates(factors: Sequence[str]) -> list[Design]:
 
 def choose(factors: Sequence[str], budget: int) -> Design:
     """A full factorial for k <= 3; else the design of the highest resolution (up to V: beyond it nothing the fit
-    estimates gains) whose first look (first_blocks) fits `budget` launches, fewest runs among equals."""
+    estimates gains) whose first look (first_blocks) fits `budget` launches, fewest runs among equals; but where
+    the budget leaves that design's last look fewer than LAST_DF residual degrees of freedom, a resolution IV
+    fraction whose blocks leave more (six levers at 32 to 63 launches: the 2^(6-2) in blocks of 16)."""
     factors = tuple(factors)
     k = len(factors)
     if k < 2 or k > MAX_FACTORS:
@@ -253,7 +269,12 @@ def choose(factors: Sequence[str], budget: int) -> Design:
         return min(5 if d.resolution is None else d.resolution, 5)
 
     best = max(worth(d) for d in fits)
-    return min((d for d in fits if worth(d) == best), key=lambda d: len(d.runs))
+    pick = min((d for d in fits if worth(d) == best), key=lambda d: len(d.runs))
+    if best == 5 and last_df(pick, budget) < LAST_DF:
+        fourth = [d for d in fits if worth(d) == 4 and last_df(d, budget) > last_df(pick, budget)]
+        if fourth:
+            return min(fourth, key=lambda d: len(d.runs))
+    return pick
 
 
 def order(design: Design, block: int, seed: int) -> tuple[int, ...]:

@@ -111,7 +111,8 @@ class ScreenPasses:
         try:
             result = fit(self.design, obs, self.higher_is_better)
         except AnalysisError as exc:
-            return self._step(0, None, {f: LeverCall(f, "inconclusive", str(exc), None, None)
+            # a first crossing stands: a look that cannot fit leaves what earlier looks decided as they decided it
+            return self._step(0, None, {f: self.decided.get(f) or LeverCall(f, "inconclusive", str(exc), None, None)
                                         for f in self.design.factors}, f"not decided: {exc}")
         share = min(blocks / self.max_blocks, 1.0)
         alpha = spent(share) - spent(self.spent_to) if share > self.spent_to else 0.0

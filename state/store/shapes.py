@@ -49,6 +49,14 @@ class Stats(_Shape):
     ratios: list[float] | UnsetType = UNSET
     units: list[float] | UnsetType = UNSET
     unit: str | None | UnsetType = UNSET
+    launches: int | None | UnsetType = UNSET  # what record_types.Stats types, for the run's readers
+    replicate: str | None | UnsetType = UNSET
+    noise: str | None | UnsetType = UNSET
+    bench_size: str | None | UnsetType = UNSET
+    order: str | None | UnsetType = UNSET
+    stalls: str | None | UnsetType = UNSET
+    baseline: dict[str, Any] | None | UnsetType = UNSET
+    candidate: dict[str, Any] | None | UnsetType = UNSET
 
 
 class Verdict(_Shape):
@@ -62,6 +70,11 @@ class Summary(_Shape):
     verdict: Verdict | str | None | UnsetType = UNSET  # readers take a verdict that is no object as none
     chosen: str | None | UnsetType = UNSET
     best_of: dict[str, Any] | None | UnsetType = UNSET
+    reason: str | None | UnsetType = UNSET  # what record_types.Summary types, for the run's readers
+    error: str | None | UnsetType = UNSET
+    noise: str | None | UnsetType = UNSET
+    bench_size: str | None | UnsetType = UNSET
+    arms: dict[str, Any] | None | UnsetType = UNSET
 
 
 class Testbed(_Shape):
@@ -101,6 +114,10 @@ class RunFields(_Shape):
     testbed: Testbed | UnsetType = UNSET  # the machine it ran on (state/runs/testbed.py); none before testbeds were
     screen: dict[str, Any] | None | UnsetType = UNSET  # a screen's design, seed, blocks and looks (kind "screen")
     confirm: dict[str, Any] | None | UnsetType = UNSET  # a screen's paired confirmation of a combination
+    compare: dict[str, Any] | None | UnsetType = UNSET  # what record_types.Run types, for the run's readers
+    code: dict[str, Any] | None | UnsetType = UNSET
+    log_tail: list[Any] | None | UnsetType = UNSET
+    notes: list[Any] | None | UnsetType = UNSET
 
 
 class DecisionFields(_Shape):

@@ -659,6 +659,7 @@ def test_closing_under_a_run_still_ends_it(tmp_path, db):
 def test_estimate_text_fits_the_table(stats, prior, shown):
     from optseq.console.words.figures import estimate_text
     from optseq.console.tui.widgets.lever_table import COLUMNS
+    from optseq.state.record_types import stats_from
 
-    assert estimate_text(stats, prior) == shown
+    assert estimate_text(stats_from(stats) if stats else None, prior) == shown
     assert len(shown) <= dict((k, w) for k, _, w in COLUMNS)["estimate"]

@@ -177,6 +177,7 @@ def test_ctrl_c_during_a_run_exits_130_and_records_it_cancelled(tmp_path, cli_en
 def test_a_runs_length_is_kept_on_the_monotonic_clock_and_its_cost_is_that(tmp_path, cli_env):
     from optseq.console.words.figures import duration_text
     from optseq.state.calculus.inputs import _run_hours
+    from optseq.state.record_types import Run, as_
 
     plan = write_plan(tmp_path, lever("tiny", ["python", str(TINY_LEVER)]))
     env = {**cli_env, "OPTSEQ_PLAN": str(plan)}
@@ -186,7 +187,7 @@ def test_a_runs_length_is_kept_on_the_monotonic_clock_and_its_cost_is_that(tmp_p
     assert run["ended"] >= run["started"]
     # a clock set two days forward during a 10 s run: the stamps say 48 h, the run cost 10 s
     jumped = {**run, "started": "2026-12-01T10:00:00+00:00", "ended": "2026-12-03T10:00:10+00:00", "elapsed_s": 10.0}
-    assert _run_hours(jumped) == 10.0 / 3600 and duration_text(jumped) == "10 s"
+    assert _run_hours(jumped) == 10.0 / 3600 and duration_text(as_(Run, jumped)) == "10 s"
     # a run from before elapsed_s was kept: its stamps are all there is
     assert _run_hours({k: v for k, v in jumped.items() if k != "elapsed_s"}) == 48 + 10 / 3600
 

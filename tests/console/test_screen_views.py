@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from optseq.state.sequencer import Sequencer
 from tests.console.test_runs_table import optseq, table, write_plan
 from tests.state.screen_records import write_screen
 
@@ -179,3 +180,39 @@ def test_a_real_screen_says_its_interaction_as_facts_and_the_plans_claims_it_con
     # its decision, confirmed with fast, not the look's `confirm`; then its gain without and with fast
     assert " over the other levers' settings; adopt (" in fuse_line and "confirmed with fast + fuse" in fuse_line
     assert "measured: fuse's gain depends on fast: " in fuse_line
+
+
+def test_status_json_hands_out_an_older_screens_effects_calls_and_confirmation_as_stored(tmp_path, cli_env, db):
+    # the test's record is an older screen's: effects without their standard error, calls without the blocks that
+    # would settle them, a confirmation without its reason, no verdicts: each is handed out key for key as stored
+    plan = screened_plan(tmp_path)
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    optseq(env, "status")
+    stored = write_screen(plan, db)["screen"]
+    status = json.loads(optseq(env, "status", "--json").stdout)
+    amp = next(v for v in status["levers"] if v["id"] == "amp")["screen"]
+    assert list(amp["main"].items()) == list(stored["step"]["fit"]["mains"][0].items())
+    assert list(amp["call"].items()) == list(stored["step"]["calls"]["amp"].items())
+    effect = next(p for p in stored["step"]["fit"]["interactions"] if p["name"] == "amp×compile")
+    assert list(amp["interactions"][0]["effect"].items()) == list(effect.items())
+    assert list(status["screen"]["confirmed"].items()) == [("levers", ["amp", "compile"]), ("run", 2),
+                                                          ("outcome", "adopt")]
+
+
+def test_a_screen_part_in_a_shape_no_release_wrote_reads_as_an_empty_screen(tmp_path, cli_env, db):
+    # a hand-edited store: the part's blocks a number, its last look a string; the store keeps any object there
+    plan = screened_plan(tmp_path)
+    env = dict(cli_env, OPTSEQ_PLAN=str(plan))
+    optseq(env, "status")
+    with Sequencer.open(plan, db, mode="write") as seq:
+        seq.writer.append("runs", {"kind": "screen", "lever": None, "status": "succeeded",
+                                   "testbed": seq.lever_runs.testbed,
+                                   "screen": {"levers": ["amp"], "blocks": 3, "step": "none", "launches": "8"}})
+    lines = optseq(env, "status").stdout.splitlines()
+    assert "screen run 1 (succeeded) over : 2^0 full factorial, 0 runs a block; 0 blocks" in lines, lines
+    assert not [line for line in lines if line.startswith("plan vs data: ")]
+    status = json.loads(optseq(env, "status", "--json").stdout)
+    assert (status["screen"]["id"], status["screen"]["blocks"], status["screen"]["launches"]) == (1, 0, None)
+    assert all(v["screen"] is None for v in status["levers"])
+    row, = table(optseq(env, "runs").stdout)
+    assert (row["run"], row["lever"], row["outcome"]) == ("1", "screen", "succeeded")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from optseq.console.words.figures import estimate_text, run_stats, when_text
+from optseq.console.words.figures import estimate_text, when_text
 from optseq.console.words.writers import writer_cell, writer_of
+from optseq.state.api import Run, as_
 from optseq.state.api import testbed_label as label
 
 SHOWN = 3
@@ -64,26 +65,26 @@ class CompareList(Widget):
         return Text("\n".join(self.lines(self.content_size.width or None)), no_wrap=True, overflow="ellipsis")
 
 
-def compare_parts(run: dict, writers: bool = False, testbeds: bool = False) -> list[str]:
+def compare_parts(record: dict, writers: bool = False, testbeds: bool = False) -> list[str]:
     """[`compare 5`, `fast 41b7152 vs main 974f1b9`, `not slower 1.01× [0.97,1.05]`, `tol 3%`,
     `2026-12-04 17:13`]; a part with nothing to say is ''. With `writers`, the first says whose it is
     (`compare 5 (ci-3f2a run 4)`, `compare 6 (this store)`); with `testbeds`, the verdict where it was measured
-    (`… on gpu-box`)."""
-    compare = run.get("compare")
-    about: dict = compare if isinstance(compare, dict) else {}
+    (`… on gpu-box`). The store's record decoded once; its writer and testbed read from it as stored."""
+    run = as_(Run, record)
+    about = run.compare or {}
     head, base = about.get("head") or {}, about.get("base") or {}
-    status = str(run.get("status") or "")
+    status = str(run.status or "")
     if status == "succeeded":
-        figure = estimate_text(run_stats(run), wide=True)
-        outcome = f"{run.get('verdict') or 'done'}" + (f" {figure}" if figure != "-" else "")
+        figure = estimate_text(run.stats, wide=True)
+        outcome = f"{run.verdict or 'done'}" + (f" {figure}" if figure != "-" else "")
     elif status in ("running", "queued"):
         outcome = status
     else:
         outcome = status or "-"  # failed, timeout, cancelled, interrupted: `optseq runs` has its reason
     tolerance = about.get("tolerance")
     if testbeds:
-        outcome += f" on {label(run)}"
-    return [f"compare {run.get('id')}" + (f" ({writer_cell(run)})" if writers else ""),
+        outcome += f" on {label(record)}"
+    return [f"compare {run.id}" + (f" ({writer_cell(record)})" if writers else ""),
             f"{_side(head)} vs {_side(base)}", outcome,
             f"tol {tolerance * 100:.4g}%" if isinstance(tolerance, (int, float)) else "", when_text(run)]
 

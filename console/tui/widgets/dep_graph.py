@@ -14,7 +14,7 @@ from optseq.console.words.figures import last_estimate, mark_of, state_text
 from optseq.state.api import gate_atoms as atoms
 
 if TYPE_CHECKING:
-    from optseq.state.api import LeverStatus
+    from optseq.state.api import LeverStatus, Run
 
 MARK_STYLE = {"ready": "bold green", "running": "bold green", "measured": "yellow", "blocked": "dim",
               "decided": "cyan", "unmerged": "yellow", "eroded": "bold red", "stale": "bold yellow",
@@ -50,6 +50,9 @@ class DependencyGraph(Tree[str]):
         """lever id -> its mark as last drawn (ready, running, measured, blocked, decided, stale, closed)."""
 
     def show(self, plan, views: list[LeverStatus], running: Collection[str] = (), runs: Sequence[dict] = ()) -> None:
+        from optseq.state.api import Run, as_
+
+        typed = [as_(Run, r) for r in runs]  # the views' dicts decoded once, here
         by_id = {v.id: v for v in views}
         parents: dict[str, list[tuple[str, str | None]]] = {}
         facts: dict[str, list[str]] = {}
@@ -77,7 +80,7 @@ class DependencyGraph(Tree[str]):
                 return
             placed.add(lever_id)
             also = [p for p, _ in parents.get(lever_id, [])[1:]]
-            lever_runs = [r for r in runs if r.get("lever") == lever_id]
+            lever_runs = [r for r in typed if r.lever == lever_id]
             label = self._label(by_id[lever_id], via, facts.get(lever_id, []), running, also, lever_runs,
                                 "or" if lever_id in either else "also")
             kids = children.get(lever_id, [])
@@ -94,7 +97,7 @@ class DependencyGraph(Tree[str]):
         self.cursor_line = max(0, line)
 
     def _label(self, view: LeverStatus, via: str | None, facts: list[str], running: Collection[str] = (),
-               also: Sequence[str] = (), runs: Sequence[dict] = (), joint: str = "also") -> Text:
+               also: Sequence[str] = (), runs: Sequence[Run] = (), joint: str = "also") -> Text:
         mark = self.marks[view.id]
         text = Text()
         if via and via != "decided":

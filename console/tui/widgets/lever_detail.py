@@ -52,7 +52,11 @@ class LeverDetail(VerticalScroll, can_focus=True):
         branch = view.branch
         if step:
             text.append(f"next: {step}\n")
-        saved = saved_line(view, history.get("runs") or [])
+        from optseq.state.api import Run, as_
+
+        records = history.get("runs") or []
+        runs = [as_(Run, r) for r in records]  # the views' dicts decoded once, here
+        saved = saved_line(view, runs)
         if saved:
             text.append(saved + "\n")
         declared = _declared(view, lever)
@@ -110,16 +114,15 @@ class LeverDetail(VerticalScroll, can_focus=True):
             head("criteria")
             self._criteria(text, view.candidates, lever)
         head("runs")
-        runs = history.get("runs", [])
         if not runs:
             text.append("  none yet\n")
         evidence = _evidence_run(view)
-        for run in runs[-MAX_RUNS:][::-1]:
+        for run, record in list(zip(runs, records))[-MAX_RUNS:][::-1]:
             # the store holds several testbeds' runs: each names its own
-            where = f"  on {label(run)}" if view.testbeds_shown else ""
-            came = origin_text(run, "run")  # imported by optseq sync: its writer and its id there
+            where = f"  on {label(record)}" if view.testbeds_shown else ""
+            came = origin_text(record, "run")  # imported by optseq sync: its writer and its id there
             text.append(f"  {run_line(run)}{where}{f'  ({came})' if came else ''}\n")
-            if run.get("id") == evidence:
+            if run.id == evidence:
                 text.append(f"      {_measured_code(view)}\n")
         head("decisions")
         self._decisions(text, view, history, lever)
@@ -162,11 +165,13 @@ class LeverDetail(VerticalScroll, can_focus=True):
                         f"{': ' + current['why'] if current.get('why') else ''}\n")
         elif not decisions:
             text.append("  none yet\n")
+        from optseq.state.api import stats_from
+
         by_id = {r.get("id"): r for r in history.get("runs") or []}
         for d in decisions[::-1]:
             how = "auto" if d.get("auto") else "manual"
             when = str(d.get("at") or "")[:16].replace("T", " ")
-            figure = estimate_text(d.get("stats"), wide=True) if d.get("stats") else ""
+            figure = estimate_text(stats_from(d["stats"]), wide=True) if d.get("stats") else ""
             # its figure's testbed (its run's), where the store holds several, as each run line says its own
             evidence = next((by_id[r] for r in d.get("runs") or () if r in by_id), None)
             if figure and evidence is not None and view.testbeds_shown:

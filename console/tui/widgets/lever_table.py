@@ -12,11 +12,11 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from optseq.console.words.figures import last_estimate, measured_stats, plain_title, shown_state
+from optseq.console.words.figures import at_ci, last_estimate, measured_stats, plain_title, shown_state
 from optseq.console.tui.widgets.next_step import fitted
 
 if TYPE_CHECKING:
-    from optseq.state.api import LeverStatus
+    from optseq.state.api import LeverStatus, Run
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),
@@ -114,9 +114,12 @@ class LeverTable(DataTable):
     def show(self, views: list[LeverStatus], runs: list[dict], priors: dict[str, float | None],
              running: Collection[str] = (), steps: dict[str, str] | None = None) -> None:
         """Fill or update the rows in place, so the cursor stays where the user left it."""
+        from optseq.state.api import Run, as_
+
         steps = steps or {}
-        rows = {v.id: self._cells(v, [r for r in runs if r.get("lever") == v.id], priors.get(v.id),
-                                     running, steps.get(v.id, "")) for v in views}
+        typed = [as_(Run, r) for r in runs]  # the views' dicts decoded once, here
+        rows = {v.id: self._cells(v, [r for r in typed if r.lever == v.id], priors.get(v.id),
+                                  running, steps.get(v.id, "")) for v in views}
         ids = [v.id for v in views]
         self._rows = rows
         if ids != self._ids:
@@ -130,7 +133,7 @@ class LeverTable(DataTable):
                 self.update_cell(lever_id, key, value)
 
     @staticmethod
-    def _cells(view: LeverStatus, runs: list[dict], prior: float | None, running: Collection[str] = (),
+    def _cells(view: LeverStatus, runs: list[Run], prior: float | None, running: Collection[str] = (),
                step: str = "") -> tuple[str, ...]:
         state = "running" if view.id in running else shown_state(view)
         plan = PurePosixPath(view.plan_doc).name if view.plan_doc else "-"
@@ -162,16 +165,15 @@ SIZE_MARK = " ci"
 workload (the detail pane says it in full): 35.8 h from a CI-size ratio is not the team's 35.8 h."""
 
 
-def _saved(view: LeverStatus, runs: list[dict]) -> str:
+def _saved(view: LeverStatus, runs: list[Run]) -> str:
     if not view.has_hours:
         return PENDING
     hours = view.saved
     if hours is None:
         return "-"
     from optseq.state.api import fmt_h  # imported with the calculus the column waits for
-    from optseq.state.api import at_ci_size
 
-    if not at_ci_size(measured_stats(view, runs)):
+    if not at_ci(measured_stats(view, runs)):
         return fmt_h(hours)
     width = dict((key, w) for key, _, w in COLUMNS)["saved"] - len(SIZE_MARK)
     shown = fmt_h(hours)

@@ -15,11 +15,11 @@ from textual.widgets import Label, Log, ProgressBar, Static
 
 from optseq.console.tui.widgets.compare_list import CompareList
 from optseq.console.tui.widgets.cut_log import CutLog
-from optseq.console.words.figures import estimate_text, ratio, run_stats
+from optseq.console.words.figures import estimate_text, ratio
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.reported import Reported
 from optseq.console.tui.widgets.run_tally import Tally
-from optseq.state.api import RunProgress
+from optseq.state.api import Run, RunProgress, as_
 from optseq.state.api import terminal_safe
 
 if TYPE_CHECKING:
@@ -160,12 +160,13 @@ class RunPanel(Vertical):
         self.query_one(CompareList).show(list(compares), testbeds)
         if self.running or self.last_report is not None:
             return
-        latest = max(runs, key=lambda r: r.get("id", 0), default=None)
+        newest = max(runs, key=lambda r: r.get("id", 0), default=None)
         held = "no run in this store yet"
-        if latest:
-            figure = estimate_text(run_stats(latest), wide=True)
-            held = " ".join(p for p in (f"last run #{latest.get('id')}", str(latest.get("lever") or ""),
-                                        str(latest.get("status") or ""), figure if figure != "-" else "") if p)
+        if newest:
+            latest = as_(Run, newest)
+            figure = estimate_text(latest.stats, wide=True)
+            held = " ".join(p for p in (f"last run #{latest.id}", str(latest.lever or ""),
+                                        str(latest.status or ""), figure if figure != "-" else "") if p)
         how = "read-only: this console cannot run levers" if readonly else "r runs the selected lever, n the next one"
         self.query_one("#run-title", Label).update(f"{held} · {how}")
 

@@ -54,7 +54,7 @@ class ScreenPanel(VerticalScroll):
         self.screen_run = None
         """The screen under way (state.runs.screen_run.Screen), None when idle."""
         self._control: RunControl | None = None
-        self._samples: list[dict] = []
+        self._samples: list[screened.Sample] = []
         self._current: tuple[int, int] | None = None
         self._lock = threading.Lock()
         self._idle = threading.Event()
@@ -119,12 +119,13 @@ class ScreenPanel(VerticalScroll):
         if self.running:
             return
         with seq.held.lock:
-            record = max(seq.machine.runs.screens, key=lambda r: r.get("id") or 0, default=None)
-        key = (record.get("id"), record.get("status"), len((record.get("screen") or {}).get("blocks") or ())) \
-            if record is not None else None
+            # the run index keeps a screen by its id: every kept one has it
+            found = max(seq.machine.runs.screens, key=lambda r: r["id"], default=None)
+        record = screened.screen_run(terminal_safe(found)) if found is not None else None
+        key = _key(record) if record is not None else None
         if record is not None and key != self._shown:
             self._shown = key
-            self._show_record(terminal_safe(record), _stored_samples(record))
+            self._show_record(record, _stored_samples(record))
 
     def on_mount(self) -> None:
         self.show_store(self._seq())
@@ -144,13 +145,13 @@ class ScreenPanel(VerticalScroll):
             self._idle.set()
 
     def _on_event(self, event: dict) -> None:
-        if event.get("event") != "sample":
+        found = screened.samples([event])
+        if not found or found[0].event != "sample":
             return
-        arm = str(event.get("arm") or "")
+        sample = found[0]
         with self._lock:
-            self._samples.append({"arm": arm, "value": event.get("value"), "block": event.get("block")})
-            index = int(arm[4:]) if arm.startswith("run-") and arm[4:].isdigit() else -1
-            self._current = (int(event.get("block") or 0), index)
+            self._samples.append(sample)
+            self._current = (sample.block or 0, sample.index if sample.index is not None else -1)
         self.post_message(self.Moved())
 
     # -- on the UI thread --------------------------------------------------------------------
@@ -164,9 +165,9 @@ class ScreenPanel(VerticalScroll):
             return
         with self._lock:
             measured, current = len(self._samples), self._current
-            blocks = {s["block"] for s in self._samples}
+            blocks = {s.block for s in self._samples}
         runs = screen.design.block_runs  # a folded design's block launches one half of its runs
-        done = sum(1 for b in blocks if sum(1 for s in self._samples if s["block"] == b) >= runs)
+        done = sum(1 for b in blocks if sum(1 for s in self._samples if s.block == b) >= runs)
         text = f"blocks done: {done} of up to {screen.max_blocks} · {measured} of {screen.max_blocks * runs} launches"
         if done < screen.max_blocks:  # the screen goes on until it ends: the next block is the one under way
             text += f" · block {done + 1} under way"
@@ -189,13 +190,13 @@ class ScreenPanel(VerticalScroll):
             return
         seq = self._seq()
         with seq.held.lock:
-            record = next((r for r in seq.machine.runs.screens if r.get("id") == report.run_id), None)
-        if record is not None:
-            self._shown = (record.get("id"), record.get("status"),
-                           len((record.get("screen") or {}).get("blocks") or ()))
-            self._show_record(terminal_safe(record), samples)
+            found = next((r for r in seq.machine.runs.screens if r["id"] == report.run_id), None)
+        if found is not None:
+            record = screened.screen_run(terminal_safe(found))
+            self._shown = _key(record)
+            self._show_record(record, samples)
 
-    def _show_record(self, record: dict, samples: list[dict]) -> None:
+    def _show_record(self, record: screened.ScreenRun, samples: list[screened.Sample]) -> None:
         view = screened.summary(record)
         first, *rest = screened.summary_lines(view)
         self.query_one("#screen-title", Label).update(first)
@@ -207,34 +208,35 @@ class ScreenPanel(VerticalScroll):
         self.query_one("#screen-said", Static).update("\n".join(line.strip() for line in rest[1:]))
         plots = self.query_one("#screen-plots", Vertical)
         plots.remove_children()
-        design = (record.get("screen") or {}).get("design") or {}
-        named = [e for e in ((record.get("screen") or {}).get("step") or {}).get("interactions") or ()
-                 if len(e.get("levers") or ()) == 2]
+        screen = record.screen
+        named = [e for e in (screen.step.interactions if screen.step is not None else ()) if len(e.levers) == 2]
         for effect in named:
-            a, b = effect["levers"]
+            a, b = effect.levers
             plot = InteractionPlot(a, b, classes="screen-plot")
             plots.mount(plot)
-            plot.show(screened.corners(design, samples, a, b),
+            plot.show(screened.corners(screen.design or screened.Design(), samples, a, b),
                       f"{screened.pair_name(effect)}: {screened.figure(effect)}")
 
 
-def _stored_samples(record: dict) -> list[dict]:
+def _key(record: screened.ScreenRun) -> tuple:
+    """What a redraw of an idle screen depends on: its run, its status and its blocks done."""
+    return record.id, record.status, len(record.screen.blocks)
+
+
+def _stored_samples(record: screened.ScreenRun) -> list[screened.Sample]:
     """A finished screen's samples from its samples file (JSON lines), for its plots; [] where it is gone."""
     import json
 
-    path = record.get("samples_file")
-    if not isinstance(path, str):
+    if record.samples_file is None:
         return []
-    found = []
+    events = []
     try:
-        with open(path, encoding="utf-8") as lines:
+        with open(record.samples_file, encoding="utf-8") as lines:
             for line in lines:
                 try:
-                    event = json.loads(line)
+                    events.append(json.loads(line))
                 except ValueError:
                     continue
-                if isinstance(event, dict) and str(event.get("arm", "")).startswith("run-"):
-                    found.append(event)
     except OSError:
         return []
-    return found
+    return [s for s in screened.samples(events) if s.arm.startswith("run-")]

@@ -117,8 +117,10 @@ def test_a_screen_whose_budget_runs_out_leaves_its_levers_measured_with_what_wou
         more = call["more_blocks"]
         assert more is not None and more >= 0, call
         said = (f"--budget {16 + more * runs}, or run it on its own" if more else
-                "it lies at its threshold: no budget is likely to settle it")
+                "it lies at its threshold; no number of blocks is likely to settle it; its budget of 16 launches "
+                "is spent")
         assert said in proc.stdout, (said, proc.stdout)
+    assert proc.stdout.count("lies at its threshold") <= 2, proc.stdout  # once a lever, never twice in one line
     assert screen["status"] == "succeeded" and screen["screen"]["spent"] is True
     assert screen["screen"]["launches"] <= 16 and screen["screen"]["verdicts"] == {"fast": "inconclusive",
                                                                                  "wide": "inconclusive"}

@@ -79,7 +79,7 @@ def test_the_table_reaches_the_standard_resolutions():
     (2, 16, 4, None), (3, 16, 8, None), (3, 1000, 8, None),
     (4, 32, 16, None), (4, 31, 8, 4), (4, 24, 8, 4),
     (5, 32, 16, 5), (5, 31, 8, 3),
-    (6, 32, 32, 6), (6, 31, 8, 3), (6, 10_000, 32, 6),
+    (6, 32, 16, 4), (6, 40, 16, 4), (6, 63, 16, 4), (6, 64, 32, 6), (6, 31, 8, 3), (6, 10_000, 32, 6),
     (7, 64, 64, 7), (7, 63, 16, 4),
     (8, 64, 64, 5), (8, 63, 16, 4), (8, 10_000, 64, 5),
 ])
@@ -88,6 +88,22 @@ def test_choose_takes_the_highest_resolution_up_to_five_whose_first_look_fits(k,
     assert (len(d.runs), d.resolution) == (runs, resolution)
     assert d.factors == NAMES[:k]
     assert len(d.runs) * design.first_blocks(d) <= budget
+
+
+@pytest.mark.parametrize("k, budget, fifth_df, taken_df", [(6, 32, 10, 17), (6, 40, 10, 17), (6, 48, 10, 32),
+                                                             (5, 40, 15, 15), (8, 64, 27, 27), (6, 64, 41, 41)])
+def test_a_resolution_five_design_whose_budget_leaves_too_few_residual_df_gives_way_to_a_fourth(k, budget, fifth_df,
+                                                                                               taken_df):
+    """Six levers at 32 to 63 launches: one block of the 2^(6-1) leaves 10 residual df at its only look, two or
+    three of the 2^(6-2) IV leave 17 or 32. Five levers have no resolution IV fraction to give way to; eight at 64
+    and six at 64 have LAST_DF and more."""
+    fifth = max((d for d in design.candidates(NAMES[:k]) if len(d.runs) * design.first_blocks(d) <= budget),
+                key=lambda d: (min(d.resolution or 5, 5), -len(d.runs)))
+    assert design.last_df(fifth, budget) == fifth_df
+    taken = choose(NAMES[:k], budget)
+    assert design.last_df(taken, budget) == taken_df
+    assert (taken == fifth) == (fifth_df >= design.LAST_DF or k == 5)
+    assert taken.resolution in (4, 5, 6)
 
 
 @pytest.mark.parametrize("runs, k, blocks", [(4, 2, 4), (8, 3, 2), (16, 4, 2), (8, 4, 3), (32, 6, 1), (64, 8, 1)])

@@ -108,6 +108,22 @@ def test_a_decision_stands_once_made_and_an_interaction_found_later_holds_even_a
     assert later.calls["amp"].outcome == "confirm"
 
 
+def test_a_later_look_that_cannot_fit_leaves_the_levers_an_earlier_look_decided_as_they_were():
+    from optseq.state.screen.analysis import Observation
+
+    d = choose(LEVERS, 64)
+    passes = ScreenPasses(d, RULES, higher_is_better=True, max_blocks=8)
+    mains = {"amp": 1.4, "compile": 1.1, "tensorrt": 0.8, "option_a": 1.1}
+    obs = observations(d, 2, noise=0.01, mains=mains)
+    first = passes.after_pass(obs)
+    assert (first.calls["amp"].outcome, first.calls["tensorrt"].outcome) == ("adopt", "reject")
+    # block 3 holds a launch that printed 0 (a crashed workload's last line): that look cannot fit
+    later = passes.after_pass(obs + [Observation(block=3, run=0, value=0.0)])
+    assert later.fit is None and later.note.startswith("not decided: run 0 in block 3 printed 0.0")
+    assert later.calls["amp"] == first.calls["amp"] and later.calls["tensorrt"] == first.calls["tensorrt"]
+    assert later.calls["compile"].outcome == "inconclusive"
+
+
 @pytest.mark.slow  # six hundred seeded screens: make test runs them, make test-fast leaves them out
 @pytest.mark.parametrize("k", [3, 4])
 def test_a_lever_at_its_threshold_is_adopted_in_few_seeded_screens(k):

@@ -258,6 +258,11 @@ def test_a_record_of_the_wrong_shape_is_refused_before_it_is_written(pristine, t
                               ("levers", {"lever": "amp", "state": "flying"})):
             with pytest.raises(ValueError, match=f"a record for '{table}' has the wrong shape: field `"):
                 store.append(table, record)
+        # what a run's summary gives its readers as types (record_types.Summary, Stats) is checked here, once
+        for summary, field in (({"stats": {"noise": 5}}, "summary.stats.noise"), ({"error": ["x"]}, "summary.error"),
+                               ({"stats": {"launches": "3"}}, "summary.stats.launches")):
+            with pytest.raises(ValueError, match=f"a record for 'runs' has the wrong shape: field `{field}`"):
+                store.append("runs", {"lever": "amp", "status": "succeeded", "summary": summary})
         with pytest.raises(ValueError, match="field `status`"):
             store.update("runs", 1, {"status": 3})
     assert files(db) == before
