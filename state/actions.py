@@ -211,7 +211,7 @@ class Actions:
         previous = self.held.machine.models[lever_id].last_decision
         record = {"lever": lever_id, "outcome": outcome, "auto": auto, "rule": rule, "why": why,
                   "runs": list(runs), "stats": stats, "config": config,
-                  "supersedes": previous.get("id") if previous and previous.get("source") != "plan" else None}
+                  "supersedes": previous.id if previous and previous.source != "plan" else None}
         if why_said:  # an automatic decision's reason as its rule said it, for the export's language
             record["why_said"] = why_said
         if source:  # what decided it, where not a run of the lever itself (a screen)
@@ -243,7 +243,7 @@ class Actions:
         if model.outcome != "adopt":
             raise InputError(f"{lever_id} is {model.state}: only an adopted branch lever lands")
         if model.landed:
-            raise InputError(f"{lever_id} is in the code since {git.short(model.landed.get('since'))} already")
+            raise InputError(f"{lever_id} is in the code since {git.short(model.landed.since)} already")
         if not (why or "").strip():
             raise InputError("a landing by hand needs a rationale (--why TEXT), e.g. \"squash-merged in #123\"")
         root = branch.repository(arms.cwd, lever_id)
@@ -268,9 +268,9 @@ class Actions:
             return
         for lever_id, model in self.held.machine.models.items():
             if model.state in DECIDED and model.decision:
-                evidence_runs = model.decision.get("runs") or []
-            elif model.state == "measured" and model.last_run:
-                evidence_runs = [model.last_run["id"]]  # inconclusive numbers go stale as decided ones do
+                evidence_runs = model.decision.runs or []
+            elif model.state == "measured" and model.last_run and model.last_run.id is not None:
+                evidence_runs = [model.last_run.id]  # inconclusive numbers go stale as decided ones do
             else:
                 continue
             for evidence in evidence_runs:

@@ -21,13 +21,14 @@ def branch_view(plan: Plan, machine: PlanMachine, lever_id: str) -> dict[str, An
     state: str | None
     text: str | None
     if model.landed:
-        state, text = "landed", f"in the code since {str(model.landed.get('since'))[:7]}"
+        state, text = "landed", f"in the code since {str(model.landed.since)[:7]}"
     elif machine.unmerged(lever_id):
         state, text = "unmerged", machine.pending(lever_id)
     else:
         state, text = None, None
     return {"ref": arms.candidate_ref, "baseline_ref": arms.baseline_ref or "HEAD", "commit": commit,
-            "state": state, "since": (model.landed or {}).get("since"), "text": text}
+            "state": state, "since": model.landed.since if model.landed else None,
+            "text": text}
 
 
 def cannot_run(plan: Plan, machine: PlanMachine, lever_id: str, cache: dict[Any, Any]) -> str | None:

@@ -10,17 +10,17 @@ from optseq.state.view_types import LeverStatus
 
 def remeasured(model: LeverModel) -> str | None:
     """`re-measured inconclusive in run 12: CI straddles 1.10×; was adopt` while that leaves it measured."""
-    cleared = model.cleared or {}
-    if model.state != "measured" or cleared.get("run") is None:
+    cleared = model.cleared
+    if model.state != "measured" or cleared is None or cleared.run is None:
         return None
-    return f"{cleared['why']}; was {cleared['outcome']}"
+    return f"{cleared.why}; was {cleared.outcome}"
 
 
 def last_verdict(model: LeverModel) -> str | None:
-    run = model.last_run or {}
-    if run.get("verdict") != "inconclusive":
+    run = model.last_run
+    if run is None or run.verdict != "inconclusive":
         return None
-    return f"inconclusive in run {run['id']}" + (f": {run['reason']}" if run.get("reason") else "")
+    return f"inconclusive in run {run.id}" + (f": {run.reason}" if run.reason else "")
 
 
 def note(view: LeverStatus) -> str:
@@ -53,16 +53,16 @@ REASON_CHARS = 160
 def last_failure(model: LeverModel, record: dict[str, Any] | None, running: bool) -> str | None:
     """`last run 7 failed: exited 1 ...` while the lever's latest finished run ended badly and neither a run
     since (one in flight included) nor a decision made after it has superseded it."""
-    run = model.last_run or {}
-    if running or run.get("status") not in ENDED_BADLY:
+    run = model.last_run
+    if running or run is None or run.status not in ENDED_BADLY:
         return None
-    ended = (record or {}).get("ended") if (record or {}).get("id") == run.get("id") else None
-    decided = (model.decision or {}).get("at")
+    ended = (record or {}).get("ended") if (record or {}).get("id") == run.id else None
+    decided = model.decision.at if model.decision else None
     if ended and decided and str(decided) >= str(ended):  # the store's times are to the second: a tie is later
         return None
-    reason = " ".join(str(run.get("reason") or "").split())
-    if reason == run["status"]:  # `cancelled: cancelled` said it twice
+    reason = " ".join(str(run.reason or "").split())
+    if reason == run.status:  # `cancelled: cancelled` said it twice
         reason = ""
     if len(reason) > REASON_CHARS:
         reason = reason[:REASON_CHARS - 1] + "…"
-    return f"last run {run.get('id')} {run['status']}" + (f": {reason}" if reason else "")
+    return f"last run {run.id} {run.status}" + (f": {reason}" if reason else "")

@@ -64,7 +64,7 @@ class LeverRuns:
             raise InputError(str(exc)) from None
         landed = self.held.machine.models[lever_id].landed
         if landed:
-            since = str(landed.get("since"))[:7]
+            since = str(landed.since)[:7]
             raise InputError(f"{lever_id} is in the code since {since}: its branch is in the baseline's history now, "
                              f"so nothing of it is left to measure against the baseline (optseq compare {since}^ "
                              f"{since} measures what the merge did)")
@@ -94,7 +94,7 @@ class LeverRuns:
         if refused:
             raise InputError(refused)
         if model.landed:
-            since = str(model.landed.get("since"))[:7]
+            since = str(model.landed.since)[:7]
             raise InputError(f"{lever_id} is in the code since {since}: its branch is the baseline now (optseq "
                              f"compare {since}^ {since} measures what the merge did)")
 

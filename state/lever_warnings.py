@@ -6,6 +6,7 @@ from typing import Any
 
 from optseq.state.lifecycle.run_index import RunIndex, workload
 from optseq.state.lifecycle.states import LeverModel
+from optseq.state.record_types import Decision
 from optseq.state.runs.measured_on import at_ci_size
 
 
@@ -19,9 +20,9 @@ def outside_stack(model: LeverModel) -> list[str]:
     return ["two whole commands: adopted, it cannot join the stack (write it as candidate_args or candidate_env)"]
 
 
-def code_warnings(decision: dict[str, Any] | None, runs: RunIndex) -> list[str]:
+def code_warnings(decision: Decision | None, runs: RunIndex) -> list[str]:
     """A workload whose code changed since the evidence run is worth a look, not a re-measure."""
-    for run_id in (decision or {}).get("runs") or []:
+    for run_id in (decision.runs if decision else None) or []:
         fingerprint = runs.fingerprint(run_id)
         measured, latest_code = fingerprint.get("code_hash"), runs.latest_code.get(workload(fingerprint))
         if measured and latest_code and measured != latest_code:
@@ -31,9 +32,8 @@ def code_warnings(decision: dict[str, Any] | None, runs: RunIndex) -> list[str]:
 
 def size_warnings(model: LeverModel) -> list[str]:
     """A figure from the reference workload at CI size stands where the plan's figure stood: say so."""
-    decision, run = model.decision or {}, model.last_run or {}
-    summary = found if isinstance(found := run.get("summary"), dict) else {}
-    if at_ci_size(decision.get("stats")) or at_ci_size(summary.get("stats")) or at_ci_size(summary):
+    stats = model.decision.stats if model.decision else None
+    if at_ci_size(stats):
         return ["figures from the reference workload at CI size, not the plan's workload (--size gpu in its run "
                 "measures the seed's size)"]
     return []

@@ -88,6 +88,8 @@ class Decision(_Typed, frozen=True):
     supersedes: int | None = None
     source: str | None = None
     yields: int | None = None  # the decision it yields to, made unseen by its writer (sync/conflicts.py)
+    why_said: dict[str, Any] | None = None  # `why` as its rule said it, for the export's language
+    origin: dict[str, Any] | None = None  # the writer of a decision merged by optseq sync (the export names it)
 
 
 class Criterion(_Typed, frozen=True):

@@ -18,7 +18,7 @@ def testbed_view(plan: Plan, machine: PlanMachine, model: LeverModel) -> dict[st
     plan, says of itself (it decided nothing), until a deciding run follows it; `testbeds_shown`: whether the
     store holds more than one testbed's runs; `testbed_note`: what status' note says of it."""
     runs = machine.runs
-    evidence = (model.decision or {}).get("runs") or []
+    evidence = (model.decision.runs if model.decision else None) or []
     latest = runs.last.get(model.lever.id) or {}
     found = next((t for t in (runs.testbed(r) for r in evidence) if t), None) or of(latest)
     elsewhere = None if decides(latest, plan.testbed) else f"run {latest.get('id')} " + foreign_note(latest,
@@ -53,7 +53,7 @@ def watch_refusal(plan: Plan, machine: PlanMachine, runner: Callable[[], object]
     if cluster:  # a node measures, not this machine, and its run records the node's testbed (run_record.py)
         return None
     model = machine.models[lever_id]
-    runs = (model.decision or {}).get("runs") or []
+    runs = (model.decision.runs if model.decision else None) or []
     where = next((t for t in (machine.runs.testbed(r) for r in runs) if t), None)
     local = here(plan)
     wanted = next((w for w in (where["name"] if where else None, plan.testbed.decides)

@@ -43,7 +43,7 @@ class WatchStatus(_View, frozen=True, kw_only=True):
 
 class Unavailable(_View, frozen=True, kw_only=True):
     """Why a lever cannot run on this device, and the run that found it."""
-    reason: str
+    reason: str | None
     run: int | None
 
 

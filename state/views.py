@@ -16,7 +16,7 @@ from optseq.state.held import Held
 from optseq.state.lever_note import last_failure, last_verdict, note, remeasured
 from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
-from optseq.state.lifecycle import screened
+from optseq.state.lifecycle import lever_records, screened
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
@@ -47,7 +47,7 @@ class ReadViews:
                 id=lever.id, title=lever.title, kind=lever.kind, state=state, outcome=model.outcome,
                 stale=model.state == "stale", stale_reason=model.stale_reason or None, why_blocked=why_blocked,
                 plan_doc=model.plan_doc, code=lever.code, requires=_gate_text(lever.requires),
-                decision=_public(model.decision),
+                decision=_public(model.decision_stored),
                 warnings=code_warnings(model.decision, machine.runs) + self.repo_warnings(model)
                 + self.branch_warnings(model) + outside_stack(model) + size_warnings(model)
                 + left_running(machine.runs.last.get(lever.id)),
@@ -250,7 +250,7 @@ class ReadViews:
                                  f"(optseq decide {lid} {_outcomes(lever)} --why …)")
                 elif model.unavailable:
                     u = model.unavailable
-                    items.append(f"{lid}: unavailable: {u['reason']} (run {u['run']}); skipped until the "
+                    items.append(f"{lid}: unavailable: {u.reason} (run {u.run}); skipped until the "
                                  f"device changes (optseq --run {lid} tries again)")
                 elif not gates.holds(lever.requires, ctx):
                     items.append(f"{lid}: stale, waits for: {'; '.join(gates.unmet(lever.requires, ctx))}")
@@ -289,7 +289,7 @@ class ReadViews:
                     lever = group["last"][-1].get("lever") if group["last"] else None
                     hidden[lever] = hidden.get(lever, 0) + group["n"] - len(group["last"])
                 for model in self.held.machine.models.values():
-                    standing = model.decision or {}
+                    standing = model.decision_stored or {}
                     if isinstance(standing.get("id"), int) and standing["id"] not in kept:
                         kept[standing["id"]] = standing  # older than its lever's newest: still the standing one
                         hidden[model.lever.id] = hidden.get(model.lever.id, 1) - 1
@@ -350,12 +350,15 @@ def _public(decision: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in decision.items() if k not in ("doc_id",)}
 
 
-def _watch(watch: dict[str, Any] | None) -> WatchStatus | None:
-    return WatchStatus(**watch) if watch else None
+def _watch(watch: lever_records.Watch | None) -> WatchStatus | None:
+    if watch is None:
+        return None
+    return WatchStatus(run=watch.run, verdict=watch.verdict, estimate=watch.estimate, ci_low=watch.ci_low,
+                       ci_high=watch.ci_high, commit=watch.commit, at=watch.at)
 
 
-def _unavailable(unavailable: dict[str, Any] | None) -> Unavailable | None:
-    return Unavailable(reason=unavailable["reason"], run=unavailable["run"]) if unavailable else None
+def _unavailable(unavailable: lever_records.Unavailable | None) -> Unavailable | None:
+    return Unavailable(reason=unavailable.reason, run=unavailable.run) if unavailable else None
 
 
 def _gate_text(expr: gates.Expr | None) -> str | None:
@@ -372,9 +375,9 @@ def _expr_text(expr: gates.Expr) -> str:
 def evidence_runs(model: LeverModel) -> list[int]:
     """The runs a lever's numbers stand on: its decision's, or a measured lever's last run."""
     if model.decision:
-        return list(model.decision.get("runs") or [])
-    if model.state == "measured" and model.last_run:
-        return [model.last_run["id"]]
+        return list(model.decision.runs or [])
+    if model.state == "measured" and model.last_run and model.last_run.id is not None:
+        return [model.last_run.id]
     return []
 
 

@@ -69,7 +69,7 @@ class Inputs:
             model = self.m.models[lv.id]
             if lv.kind not in SPEEDUP_KINDS or model.state == "closed":
                 continue
-            if model.state in DECIDED_SPEEDUP and (model.decision or {}).get("source") == "plan":
+            if model.state in DECIDED_SPEEDUP and model.decision and model.decision.source == "plan":
                 continue
             out.append(lv.id)
         return out
@@ -78,8 +78,9 @@ class Inputs:
         lever = self.plan.lever(lever_id)
         fig = LeverFigures(lever_id, lever.kind, self.state(lever_id))
         stats = _stats(self.m.runs.last_stats.get(lever_id))
-        if stats is None and isinstance((self.m.models[lever_id].decision or {}).get("stats"), dict):
-            stats = self.m.models[lever_id].decision["stats"]
+        decision = self.m.models[lever_id].decision
+        if stats is None and decision is not None and decision.stats is not None:
+            stats = decision.stats
         expect = lever.expect
         if stats and _number(stats.get("estimate")):
             fig.s, fig.s_source, fig.n = float(stats["estimate"]), "measured", stats.get("n")

@@ -40,7 +40,7 @@ def events(machine, plan) -> list[dict]:
             found.append({"type": "landed", "lever": lever.id, "commit": commit, "since": moved.landed,
                           "base": base, "run": run_id})
             continue
-        if model.landed and not still_in(code["repo"], model.landed, moved.baseline_now):
+        if model.landed and not still_in(code["repo"], model.landed.since, moved.baseline_now):
             found.append({"type": "unlanded", "lever": lever.id, "commit": commit, "base": base, "run": run_id})
             continue
         if model.landed or moved.landed or model.state == "stale":
@@ -54,9 +54,8 @@ def events(machine, plan) -> list[dict]:
     return found
 
 
-def still_in(root: str, landed: dict, base_now: str | None) -> bool:
+def still_in(root: str, since: str | None, base_now: str | None) -> bool:
     """Whether the commit a lever landed at (its merge, or a squash commit marked by hand) is in the baseline still."""
-    since = landed.get("since")
     if not base_now or not since:
         return False
     try:
@@ -69,8 +68,8 @@ def evidence(machine, lever_id: str) -> tuple[int | None, dict | None]:
     """The run a branch lever's numbers stand on and the commits it recorded; for an adopt made by hand with no run
     behind it, the commits its refs name now."""
     model = machine.models[lever_id]
-    runs = (model.decision or {}).get("runs") or ([model.last_run["id"]] if model.state == "measured"
-                                                  and model.last_run else [])
+    runs = (model.decision.runs if model.decision else None) or (
+        [model.last_run.id] if model.state == "measured" and model.last_run and model.last_run.id is not None else [])
     for run_id in runs:
         code = code_in(machine.runs.fingerprint(run_id), lever_id)
         if code is not None:

@@ -11,6 +11,7 @@ from optseq.state.plan import gates
 from optseq.state.plan.testbed import decides
 from optseq.state.lifecycle.board import Board, Effects
 from optseq.state.lifecycle.fields import Derived, Record, Said
+from optseq.state.lifecycle.lever_records import Landed, LastRun, Unavailable
 from optseq.state.record_types import UNSET, Criterion, Decision, Event, Fact, Run, RuleVerdict, Typed, as_, part
 from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.standing import Standing
@@ -45,7 +46,7 @@ class RecordMoves:
             decision = as_(Decision, read)
             if not decision.yields:  # else another writer's, made without seeing the one the lever holds, and
                 # earlier (sync/conflicts.py): kept in history, it moves nothing
-                self.decide(decision.lever, decision.outcome, decision.seq or 0, record)
+                self.decide(decision.lever, decision.outcome, decision.seq or 0, record, decision)
         elif table == "runs":
             self._run(record, as_(Run, read))
         elif table == "events":
@@ -69,7 +70,7 @@ class RecordMoves:
         elif kind == "landed" and model is not None and model.outcome == "adopt" and model.landed is None:
             # the adopted branch is in the baseline's history: its decision takes effect, as an adopt does
             before = self.standing.stack()
-            model.landed = {"commit": event.commit, "since": event.since, "at": event.at}
+            model.landed = Landed(commit=event.commit, since=event.since, at=event.at)
             self.refresh()
             self.staleness.remeasure(model.lever.id, "adopt", event.seq or 0, before,
                                      cause=say("landed", lever=model.lever.id, since=str(event.since)[:7]))
@@ -151,10 +152,10 @@ class RecordMoves:
         before = self.standing.stack()
         run_id = run.id
         reason = _run_reason(run)
-        model.last_run = {"id": run_id, "status": status, "verdict": verdict, "reason": reason}
+        # `said`: the rule's reason as runs/words says it, for the export's language
         said = _rule_said(run, reason)
-        if said:  # the rule's reason as runs/words says it, for the export's language
-            model.last_run["said"] = said
+        model.last_run = LastRun(id=run_id, status=RunStatus(status) if status else None, verdict=verdict,
+                                 reason=reason, said=said or UNSET)
         device = (run.fingerprint or {}).get("device")
         if status == RunStatus.SUCCEEDED:
             model.finish()
@@ -171,20 +172,22 @@ class RecordMoves:
                 model.clear_decision(english, run=run_id)
         else:
             model.abort()
-            model.unavailable = ({"reason": reason, "run": run_id, "device": device or self.board.last_device}
+            model.unavailable = (Unavailable(reason=reason, run=run_id, device=device or self.board.last_device)
                                  if status == RunStatus.UNAVAILABLE else None)
         if device:
             # another device may have what this one lacked: unavailable levers are worth a new try
             for other in self.board.models.values():
-                if other.unavailable and other.unavailable.get("device") != device:
+                if other.unavailable and other.unavailable.device != device:
                     other.unavailable = None
             self.board.last_device = device
         self.refresh()
         self.staleness.left_stack(before, say("remeasured", lever=model.lever.id, run=run_id))
 
-    def decide(self, lever_id: str, outcome: str, seq: int, record: Record) -> None:
+    def decide(self, lever_id: str, outcome: str, seq: int, record: Record, decision: Decision | None = None) -> None:
         """A decision's move: the lever to its outcome's state; a reversal reopens what the old outcome closed and
-        closes what stood on it; a branch closes what it closes; what was measured with it goes stale."""
+        closes what stood on it; a branch closes what it closes; what was measured with it goes stale. `record`:
+        the store's (or the plan prior's) dict, `decision` its type where the caller decoded it."""
+        typed = as_(Decision, record if decision is None else decision)
         model = self.board.models[lever_id]
         trigger = OUTCOME_TRIGGER.get(outcome, "decide")
         if model.state == LeverState.RUNNING:
@@ -197,7 +200,7 @@ class RecordMoves:
         held = {lid: gates.holds(m.lever.requires, ctx) for lid, m in self.board.models.items()}
         previous = model.outcome
         getattr(model, trigger)()
-        model.outcome, model.decision_seq, model.decision = outcome, seq, record
+        model.outcome, model.decision_seq, model.decision, model.decision_stored = outcome, seq, typed, record
         model.landed = None  # a branch adopted anew lands anew
         model.watch = None  # and is watched anew
         model.stale_reason, model.stale_said = "", None
@@ -208,7 +211,7 @@ class RecordMoves:
             self._reopen(lever_id)
         branch = model.lever.criteria.branch(outcome) if model.lever.criteria else None
         for closed in branch.closes if branch else ():
-            self._close(closed, lever_id, cause, record)
+            self._close(closed, lever_id, cause, typed.id)
         if reversal:
             # what stood on the old outcome closes with it: a lever whose gate held and no longer does
             changed = True
@@ -223,17 +226,17 @@ class RecordMoves:
                         direct = lever_id in {a.lever for a in gates.atoms(other.lever.requires)}
                         why = cause if direct else say("decided_gate", lever=lever_id, outcome=outcome,
                                                        reasons=unmet(other.lever.requires, ctx))
-                        self._close(lid, lever_id, why, record)
+                        self._close(lid, lever_id, why, typed.id)
                         changed = True
         self.refresh()
         self.staleness.remeasure(lever_id, outcome, seq, before)
         self.staleness.left_stack(before, cause)
 
-    def _close(self, lever_id: str, by: str, why: Said, record: Record) -> None:
+    def _close(self, lever_id: str, by: str, why: Said, decision_id: int | None) -> None:
         target = self.board.models[lever_id]
         if target.state == LeverState.CLOSED:
             return
-        self._supersede(target, say("closed", why=why), by=record.get("id"))
+        self._supersede(target, say("closed", why=why), by=decision_id)
         target.clear_decision(text(say("closed", why=why)))
         target.closed_by, target.closed_said, target.closed_by_lever = text(why), why, by
         target.close()
@@ -260,9 +263,9 @@ class RecordMoves:
         """A stored decision that leaves the stack without a decision of its own lever is marked superseded
         by a derived event naming what did it (a reversal decision or a re-measure run)."""
         decision = model.decision
-        if model.outcome is None or not decision or decision.get("id") is None or decision.get("source") == "plan":
+        if model.outcome is None or decision is None or decision.id is None or decision.source == "plan":
             return
-        self.effects.add({"type": "superseded", "lever": model.lever.id, "decision": decision["id"],
+        self.effects.add({"type": "superseded", "lever": model.lever.id, "decision": decision.id,
                              "by": by, "run": run, "reason": english or text(why), "said": why,
                              "derived": True})
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+from msgspec import UNSET, UnsetType
+
 from optseq.state.kinds import IN_FLIGHT
 from optseq.state.lifecycle.history_points import measured_at
 from optseq.state.record_types import Run, as_
@@ -25,6 +28,17 @@ RECENT = 30
 """Finished runs kept per lever for the console's detail and history plot; `optseq runs` has them all."""
 
 
+class Stack(msgspec.Struct, forbid_unknown_fields=False):
+    """What an evidence run (or one in flight) was measured on, kept while a decision cites it: its infra (the
+    stack) and fingerprint, and what its final record does not repeat (its testbed, start, a merged run's origin).
+    The snapshot keeps it in this layout; a part never set is left out of it, as the dict it was left it out."""
+    infra: dict[str, Any] | None = None
+    fingerprint: dict[str, Any] | None = None
+    testbed: dict[str, Any] | None | UnsetType = UNSET
+    started: str | UnsetType = UNSET
+    origin: dict[str, Any] | UnsetType = UNSET
+
+
 class RunIndex:
     def __init__(self) -> None:
         self.running: dict[str, int] = {}
@@ -35,8 +49,8 @@ class RunIndex:
         """lever -> its latest run whose summary has paired statistics."""
         self.recent: dict[str, list[dict[str, Any]]] = {}
         """lever -> its newest finished runs (the KEPT fields), oldest first, at most RECENT."""
-        self.stacks: dict[int, dict[str, Any]] = {}
-        """run id -> {"infra", "fingerprint"}: what an evidence run was measured on."""
+        self.stacks: dict[int, Stack] = {}
+        """run id -> what an evidence run was measured on."""
         self.compares: list[dict[str, Any]] = []
         """The newest compares (`optseq compare`: runs of no lever), in flight or finished, oldest first, at most
         RECENT: what the console lists."""
@@ -56,14 +70,11 @@ class RunIndex:
         rid, lever = run.id, run.lever
         if rid is None or lever is None:
             return
-        self.stacks[rid] = {"infra": run.infra or {}, "fingerprint": run.fingerprint or {}}
-        if run.testbed is not None:
-            self.stacks[rid]["testbed"] = run.testbed
-        # the final record repeats neither: run hours (optseq whatif) need both ends, the views a merged run's writer
-        if run.started:
-            self.stacks[rid]["started"] = run.started
-        if run.origin:
-            self.stacks[rid]["origin"] = run.origin
+        # the final record repeats neither its start nor its origin: run hours (optseq whatif) need both ends, the
+        # views a merged run's writer
+        self.stacks[rid] = Stack(infra=run.infra or {}, fingerprint=run.fingerprint or {},
+                                 testbed=UNSET if run.testbed is None else run.testbed,
+                                 started=run.started or UNSET, origin=run.origin or UNSET)
         if run.status in IN_FLIGHT:
             self.running[lever] = rid
 
@@ -84,14 +95,17 @@ class RunIndex:
             kept["on"] = on
         if run.leftovers:
             kept["left_running"] = len(run.leftovers)  # status says it; the record names each
-        for key in ("started", "origin"):
-            if key not in kept and (self.stacks.get(rid) or {}).get(key):
-                kept[key] = self.stacks[rid][key]
-        if rid in self.stacks or run.infra is not None:
-            entry = self.stacks.setdefault(rid, {"infra": run.infra or {}, "fingerprint": {}})
-            entry["fingerprint"] = run.fingerprint or entry.get("fingerprint") or {}
+        stack = self.stacks.get(rid)
+        if stack is not None:
+            if "started" not in kept and stack.started:
+                kept["started"] = stack.started
+            if "origin" not in kept and stack.origin:
+                kept["origin"] = stack.origin
+        if stack is not None or run.infra is not None:
+            entry = self.stacks.setdefault(rid, Stack(infra=run.infra or {}, fingerprint={}))
+            entry.fingerprint = run.fingerprint or entry.fingerprint or {}
             if run.testbed is not None:
-                entry["testbed"] = run.testbed
+                entry.testbed = run.testbed
         # run ids grow with time: a record replayed late never displaces a newer run
         if (self.last.get(lever) or {}).get("id", 0) <= rid:
             self.last[lever] = kept
@@ -111,7 +125,8 @@ class RunIndex:
 
     def testbed(self, run_id: int | None) -> dict[str, Any] | None:
         """The testbed an evidence run (or one in flight) was measured on; None where unknown."""
-        return (self.stacks.get(run_id) or {}).get("testbed") if run_id is not None else None
+        stack = self.stacks.get(run_id) if run_id is not None else None
+        return stack.testbed or None if stack is not None else None
 
     def compare(self, record: dict[str, Any]) -> None:
         """A compare started or ended (its record, or the fields of its final update with its id)."""
@@ -154,10 +169,11 @@ class RunIndex:
 
     def infra(self, run_id: int) -> dict[str, Any] | None:
         entry = self.stacks.get(run_id)
-        return None if entry is None else entry.get("infra")
+        return None if entry is None else entry.infra
 
-    def fingerprint(self, run_id: int) -> dict[str, Any]:
-        return (self.stacks.get(run_id) or {}).get("fingerprint") or {}
+    def fingerprint(self, run_id: int | None) -> dict[str, Any]:
+        entry = self.stacks.get(run_id) if run_id is not None else None
+        return (entry.fingerprint if entry is not None else None) or {}
 
     def latest(self, lever: str) -> dict[str, Any] | None:
         """The latest run of a lever: the one in flight (id and status only), else the latest finished."""
@@ -173,24 +189,34 @@ class RunIndex:
 
     def to_dict(self) -> dict[str, Any]:
         return {"running": self.running, "last": self.last, "last_stats": self.last_stats, "recent": self.recent,
-                "stacks": {str(k): v for k, v in self.stacks.items()}, "latest_code": self.latest_code,
+                "stacks": {str(k): msgspec.to_builtins(v) for k, v in self.stacks.items()},
+                "latest_code": self.latest_code,
                 "compares": self.compares, "screens": self.screens, "testbeds": self.testbeds}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunIndex:
+        saved = msgspec.convert(data, _Saved, strict=False)  # one decode; the stacks' ids are JSON's strings
         index = cls()
-        index.running = {k: int(v) for k, v in (data.get("running") or {}).items()}
-        index.last = dict(data.get("last") or {})
-        index.last_stats = dict(data.get("last_stats") or {})
-        index.recent = {k: list(v) for k, v in (data.get("recent") or {}).items()}
-        index.stacks = {int(k): v for k, v in (data.get("stacks") or {}).items()}
-        index.compares = list(data.get("compares") or [])
-        index.screens = list(data.get("screens") or [])
-        index.testbeds = dict(data.get("testbeds") or {})
-        latest = data.get("latest_code")
+        index.running, index.last, index.last_stats = saved.running, saved.last, saved.last_stats
+        index.recent, index.stacks, index.testbeds = saved.recent, saved.stacks, saved.testbeds
+        index.compares, index.screens = saved.compares, saved.screens
+        latest = saved.latest_code
         # snapshots before workloads were told apart held one hash, the built-in benches'
         index.latest_code = {"default": latest} if isinstance(latest, str) else dict(latest or {})
         return index
+
+
+class _Saved(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A run index as to_dict writes it (the kept runs as the dicts they are)."""
+    running: dict[str, int] = {}
+    last: dict[str, dict[str, Any]] = {}
+    last_stats: dict[str, dict[str, Any]] = {}
+    recent: dict[str, list[dict[str, Any]]] = {}
+    stacks: dict[int, Stack] = {}
+    latest_code: dict[str, str] | str | None = None
+    compares: list[dict[str, Any]] = []
+    screens: list[dict[str, Any]] = []
+    testbeds: dict[str, str] = {}
 
 
 def workload(fingerprint: dict[str, Any]) -> str:

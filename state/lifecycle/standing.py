@@ -32,11 +32,11 @@ class Standing:
     def evidence(self, lever_id: str) -> list[int]:
         """The runs a lever's numbers rest on: its standing decision's, or a measured lever's last run."""
         model = self.board.models[lever_id]
-        runs = (model.decision or {}).get("runs")
+        runs = model.decision.runs if model.decision else None
         if runs:
             return list(runs)
-        if model.state == LeverState.MEASURED and model.last_run:
-            return [model.last_run["id"]]
+        if model.state == LeverState.MEASURED and model.last_run and model.last_run.id is not None:
+            return [model.last_run.id]
         return []
 
     def branch_code(self, lever_id: str) -> dict[str, Any] | None:
@@ -178,7 +178,7 @@ class Standing:
         model_cfg: dict[str, Any] = {}
         if source:
             m = self.board.models[source]
-            model_cfg = dict((m.decision or {}).get("config") or {"name": m.outcome})
+            model_cfg = dict((m.decision.config if m.decision else None) or {"name": m.outcome})
         return {"adopted": adopted, "model": model_cfg}
 
     # -- whether an action is allowed now ------------------------------------------------------------------------

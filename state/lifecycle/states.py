@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from optseq.state.kinds import LeverState
+from optseq.state.lifecycle.lever_records import Cleared, Landed, LastRun, Said, Unavailable, Watch
 from optseq.state.plan.model import Lever
+from optseq.state.record_types import Decision
 
 if TYPE_CHECKING:  # a command that only reads never imports transitions (see LeverModel)
     from transitions.core import TransitionConfigDict
@@ -80,32 +82,35 @@ class LeverModel:
     plan_doc: str | None = None
     outcome: str | None = None
     decision_seq: int | None = None
-    decision: dict | None = None
+    decision: Decision | None = None
+    decision_stored: dict[str, Any] | None = None
+    """`decision` as the store gave it out: what status --json and the snapshot pass on whole (with the keys a
+    reader does not name, and the nulls as stored)."""
     stale_reason: str = ""
-    stale_said: dict | None = None
+    stale_said: Said | None = None
     """stale_reason as lifecycle/words says it, for the export's language; None where the reason came without one
     (a stack change, a record of an older release)."""
     closed_by: str = ""
-    closed_said: dict | None = None
+    closed_said: Said | None = None
     """closed_by as lifecycle/words says it (as stale_said)."""
     closed_by_lever: str = ""
     """The lever whose decision closed this one: a later decision of that lever reopens it."""
     origin: str = ""
-    cleared: dict | None = None
-    """The decision that left the stack without a new one (closed branch, inconclusive re-measure):
-    {decision, outcome, why, run}; the export says "was …" with it and a new decision supersedes it."""
-    last_run: dict | None = None
-    """The latest finished run: {id, status, verdict, reason}."""
-    unavailable: dict | None = None
-    """{reason, run, device} while the last run was `unavailable`: skipped by `next` until the device changes."""
+    cleared: Cleared | None = None
+    """The decision that left the stack without a new one (closed branch, inconclusive re-measure); the export
+    says "was …" with it and a new decision supersedes it."""
+    last_run: LastRun | None = None
+    """The latest finished run."""
+    unavailable: Unavailable | None = None
+    """While the last run was `unavailable`: skipped by `next` until the device changes."""
     results: dict[tuple[str, str], tuple[str, str | None]] = field(default_factory=dict)
     """(candidate, criterion) -> (pass|fail, evidence)."""
-    watch: dict | None = None
-    """The latest watch of the standing adopt (`optseq --run watch`): {run, verdict (holds | eroded | inconclusive),
-    estimate, ci_low, ci_high, commit, at}. An eroded gain stays in the stack until the user decides."""
-    landed: dict | None = None
-    """An adopted branch lever whose commit is in the baseline's history: {commit, since, at}. Until then its
-    decision is not in effect: it is not in the stack, and no gate on it holds."""
+    watch: Watch | None = None
+    """The latest watch of the standing adopt (`optseq --run watch`). An eroded gain stays in the stack until the
+    user decides."""
+    landed: Landed | None = None
+    """An adopted branch lever whose commit is in the baseline's history. Until then its decision is not in
+    effect: it is not in the stack, and no gate on it holds."""
 
     state: str = field(default="blocked", repr=False, compare=False, kw_only=True)
     """Where the lever stands (the machine's initial state until one moves it)."""
@@ -128,15 +133,16 @@ class LeverModel:
         self.origin = self.state
 
     @property
-    def last_decision(self) -> dict | None:
+    def last_decision(self) -> Decision | None:
         """The current decision, or the one that left the stack: what a new decision supersedes."""
-        return self.decision or (self.cleared or {}).get("decision")
+        return self.decision or (self.cleared.decision if self.cleared else None)
 
     def clear_decision(self, why: str, run: int | None = None) -> None:
         """Take the lever out of the stack; its decision stays in the store's history."""
         if self.outcome is not None:
-            self.cleared = {"decision": self.decision, "outcome": self.outcome, "why": why, "run": run}
-        self.outcome = self.decision = self.decision_seq = None
+            self.cleared = Cleared(decision=self.decision, outcome=self.outcome, why=why, run=run,
+                                   decision_stored=self.decision_stored)
+        self.outcome = self.decision = self.decision_seq = self.decision_stored = None
         self.stale_reason, self.stale_said = "", None
         self.landed = self.watch = None
 

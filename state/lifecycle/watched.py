@@ -8,6 +8,7 @@ from typing import Any, TypeGuard
 from optseq.state.kinds import WatchVerdict
 from optseq.state.lifecycle.board import Board
 from optseq.state.lifecycle.fields import Record, Said, part
+from optseq.state.lifecycle.lever_records import Watch
 from optseq.state.lifecycle.staleness import Staleness, stands_on_runs
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.words import say, text
@@ -35,14 +36,13 @@ class Watched:
         watch = as_(Run, record)
         if model.outcome != "adopt" or watch.status != "succeeded":
             return  # a decision since replaced what it checked; a watch that failed says nothing of the gain
-        verdict = watch.verdict
-        if verdict not in tuple(WatchVerdict):
+        if watch.verdict not in _VERDICTS:
             return
+        verdict = WatchVerdict(watch.verdict)
         stats = watch.stats
-        was = (model.watch or {}).get("verdict")
-        model.watch = {"run": watch.id, "verdict": verdict, "estimate": stats.estimate,
-                       "ci_low": stats.ci_low, "ci_high": stats.ci_high,
-                       "commit": commit_of(watch.fingerprint), "at": watch.ended}
+        was = model.watch.verdict if model.watch else None
+        model.watch = Watch(run=watch.id, verdict=verdict, estimate=stats.estimate, ci_low=stats.ci_low,
+                            ci_high=stats.ci_high, commit=commit_of(watch.fingerprint), at=watch.ended)
         if verdict == WatchVerdict.ERODED and was != WatchVerdict.ERODED:
             eroded = self.eroded_said(model.lever.id)
             for other in self.board.models.values():
@@ -57,13 +57,13 @@ class Watched:
         """The gain the standing adopt claimed: (estimate, run, commit), each None where unknown (a plan's prior has
         no run)."""
         model = self.board.models[lever_id]
-        decision = model.decision or {}
-        if decision.get("source") == "plan":
+        decision = model.decision
+        if decision is not None and decision.source == "plan":
             prior = model.lever.prior
             return (prior.estimate if prior else None), None, None
-        runs = decision.get("runs") or []
+        runs = (decision.runs if decision else None) or []
         run = runs[0] if runs else None
-        estimate = (decision.get("stats") or {}).get("estimate")
+        estimate = (decision.stats or {}).get("estimate") if decision else None
         return estimate, run, commit_of(self.board.runs.fingerprint(run)) if run is not None else None
 
     def eroded_text(self, lever_id: str) -> str | None:
@@ -74,15 +74,19 @@ class Watched:
 
     def eroded_said(self, lever_id: str) -> Said | None:
         """eroded_text as lifecycle/words says it."""
-        watch = self.board.models[lever_id].watch or {}
-        if watch.get("verdict") != WatchVerdict.ERODED:
+        model = self.board.models[lever_id]
+        watch = model.watch
+        if watch is None or watch.verdict != WatchVerdict.ERODED:
             return None
-        bounds = (f" [{_x(watch['ci_low'], '')}, {_x(watch['ci_high'], '')}]" if _number(watch.get("ci_low"))
-                  and _number(watch.get("ci_high")) else "")
-        commit = say("commit", commit=str(watch["commit"])[:7]) if watch.get("commit") else ""
-        source = (self.board.models[lever_id].decision or {}).get("source")
-        return say("eroded", figure=_x(watch.get("estimate")) + bounds, run=watch.get("run"), commit=commit,
+        bounds = (f" [{_x(watch.ci_low, '')}, {_x(watch.ci_high, '')}]" if _number(watch.ci_low)
+                  and _number(watch.ci_high) else "")
+        commit = say("commit", commit=str(watch.commit)[:7]) if watch.commit else ""
+        source = model.decision.source if model.decision else None
+        return say("eroded", figure=_x(watch.estimate) + bounds, run=watch.run, commit=commit,
                    against=_against(*self.adopted_figure(lever_id), plan=source == "plan"))
+
+
+_VERDICTS = tuple(WatchVerdict)
 
 
 def _number(value: object) -> TypeGuard[float]:

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any
 
+from optseq.state.kinds import WatchVerdict
+from optseq.state.record_types import Decision
 from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.plan import gates
 from optseq.state.plan.gates import Atom
 from optseq.state.report.labels import LABELS, MARKS, RUNS, STORED
+from optseq.state.report.records import Records
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
 from optseq.state.lifecycle.words import said_in
@@ -18,7 +22,7 @@ from optseq.state.text import ratio_text
 class LeverWords:
     """The doc's hold on the plan and its live state; the sections (graph, tables, hours, markdown) build on it."""
 
-    def __init__(self, plan: Plan, machine: PlanMachine, records: dict[str, list[dict]], words: dict[str, str]):
+    def __init__(self, plan: Plan, machine: PlanMachine, records: Records, words: dict[str, str]):
         self.plan, self.m, self.records, self.w = plan, machine, records, words
         fresh = PlanMachine(plan)
         self.changed = {lid for lid, model in machine.models.items()
@@ -49,7 +53,8 @@ class LeverWords:
         return MARKS[MARK[self.model(lever_id).state]]
 
     def eroded(self, lever_id: str) -> bool:
-        return (self.model(lever_id).watch or {}).get("verdict") == "eroded" and self.model(lever_id).state in DECIDED
+        watch = self.model(lever_id).watch
+        return watch is not None and watch.verdict == WatchVerdict.ERODED and self.model(lever_id).state in DECIDED
 
     def code_text(self, lever_id: str) -> str:
         """An adopted branch lever's code: `merge option-b (a1b2c3d) to put it in the stack`, `in the code since
@@ -58,7 +63,7 @@ class LeverWords:
         if unmerged:
             return self.w["unmerged"].format(ref=unmerged["ref"], commit=str(unmerged.get("commit") or "?")[:7])
         if model.landed:
-            return self.w["landed"].format(since=str(model.landed.get("since"))[:7])
+            return self.w["landed"].format(since=str(model.landed.since)[:7])
         return ""
 
     def eroded_text(self, lever_id: str) -> str:
@@ -77,7 +82,7 @@ class LeverWords:
         state = model.state
         if state in DECIDED:
             extra = [t for t in (self.eroded_text(lever_id), self.code_text(lever_id)) if t]
-            return self.decision_text(self.lever(lever_id), model.outcome, model.decision or {}) + "".join(
+            return self.decision_text(self.lever(lever_id), model.outcome, model.decision or _NO_DECISION) + "".join(
                 f" — {t}" for t in extra)
         if state == "stale":
             return w["stale"].format(reason=self.stale_reason(model) or model.outcome or "") + self.next_mark(lever_id)
@@ -89,15 +94,14 @@ class LeverWords:
         elif state == "ready":
             text = w["ready"] + self.next_mark(lever_id)
             if model.unavailable:
-                text += " — " + w["unavailable"].format(reason=model.unavailable["reason"],
-                                                        run=model.unavailable["run"])
+                text += " — " + w["unavailable"].format(reason=model.unavailable.reason, run=model.unavailable.run)
         elif state == "unplanned":
             text = w["unplanned"]
         elif state == "running":
-            run = self.latest("runs", lever_id)
+            run = self.latest_run(lever_id)
             text = w["running"] + (f" ({run['id']})" if run and run.get("id") is not None else "")
         elif state == "measured":
-            run = self.latest("runs", lever_id)
+            run = self.latest_run(lever_id)
             summary = run.get("summary") if run else None
             text = w["measured"] + (f" ({summary})" if isinstance(summary, str) and summary else "")
             why = self.inconclusive_text(model)
@@ -111,45 +115,44 @@ class LeverWords:
             text += "; " + self.candidates(lever_id)
         return text
 
-    def decision_text(self, lever: Lever, outcome: str | None, record: dict) -> str:
+    def decision_text(self, lever: Lever, outcome: str | None, record: Decision) -> str:
         """`NO-GO (2026-11-29, 자동: why)`, `adopt 1.42× [1.31, 1.55] (…)`, or a plan prior."""
-        outcome = outcome or record.get("outcome") or ""
-        if record.get("source") == "plan":
+        outcome = outcome or record.outcome or ""
+        if record.source == "plan":
             estimate = lever.prior.estimate if lever.prior else None
             figure = f" {ratio_text(estimate)}×" if estimate is not None else ""
             return f"{outcome}{figure} ({self.w['plan_source']})"
-        stats = record.get("stats") or {}
+        stats = record.stats or {}
         estimate, low, high = (number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high"))
         figure = ""
         if estimate is not None:
             figure = f" {ratio_text(estimate)}×" + (f" [{ratio_text(low)}, {ratio_text(high)}]" if low is not None and high is not None
                                             else "") + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")
-        how = self.w["auto"] if record.get("auto") else self.w["manual"]
+        how = self.w["auto"] if record.auto else self.w["manual"]
         # with figures shown, an automatic decision's reason only repeats them; the results table has the rest
-        why = "" if (estimate is not None and record.get("auto")) else \
-            said_in(record.get("why_said"), str(record.get("why") or "").strip(), self.lang, STORED)
+        why = "" if (estimate is not None and record.auto) else \
+            said_in(record.why_said, str(record.why or "").strip(), self.lang, STORED)
         # a store with several testbeds' runs names the one this decision's numbers came from
-        runs = (record.get("runs") or []) if len(self.m.runs.testbeds) > 1 else []
+        runs = (record.runs or []) if len(self.m.runs.testbeds) > 1 else []
         testbed = next((t for t in (self.m.runs.testbed(r) for r in runs) if t), None)
         where = self.w["testbed"].format(name=testbed["name"]) if testbed else ""
         # a decision another writer made (merged by optseq sync) names it, as the testbed of its numbers is named
-        origin = record.get("origin")
-        by = self.w["writer"].format(writer=origin["writer"]) if isinstance(origin, dict) and origin.get("writer") \
-            else ""
-        meta = ", ".join(x for x in (utc_day(record.get("at")), where, by, how + (f": {why}" if why else "")) if x)
+        writer = (record.origin or {}).get("writer")
+        by = self.w["writer"].format(writer=writer) if writer else ""
+        meta = ", ".join(x for x in (utc_day(record.at), where, by, how + (f": {why}" if why else "")) if x)
         return f"{outcome}{figure} ({meta})"
 
     def inconclusive_text(self, model: LeverModel) -> str:
         """Why a measured lever waits: its latest run could not tell, and what it was decided before that."""
-        run = model.last_run or {}
-        if model.state != "measured" or run.get("verdict") != "inconclusive":
+        run = model.last_run
+        if model.state != "measured" or run is None or run.verdict != "inconclusive":
             return ""
-        reason = said_in(run.get("said"), run.get("reason") or "—", self.lang, RUNS)
-        cleared = model.cleared or {}
-        if cleared.get("run") is not None and cleared.get("run") == run.get("id"):
-            was = self.decision_text(self.lever(model.lever.id), cleared.get("outcome"), cleared.get("decision") or {})
-            return self.w["remeasured"].format(run=run.get("id"), reason=reason, was=was)
-        return self.w["measured_inconclusive"].format(run=run.get("id"), reason=reason)
+        reason = said_in(run.said or None, run.reason or "—", self.lang, RUNS)
+        cleared = model.cleared
+        if cleared is not None and cleared.run is not None and cleared.run == run.id:
+            was = self.decision_text(self.lever(model.lever.id), cleared.outcome, cleared.decision or _NO_DECISION)
+            return self.w["remeasured"].format(run=run.id, reason=reason, was=was)
+        return self.w["measured_inconclusive"].format(run=run.id, reason=reason)
 
     def candidates(self, lever_id: str) -> str:
         criteria = self.lever(lever_id).criteria
@@ -182,8 +185,9 @@ class LeverWords:
             return [reason for item in expr.items for reason in self.unmet(item)]
         return [w["or"].join(w["and"].join(self.unmet(item)) for item in expr.items)]
 
-    def latest(self, table: str, lever_id: str) -> dict | None:
-        mine = [r for r in self.records.get(table, ()) if r.get("lever") == lever_id]
+    def latest_run(self, lever_id: str) -> dict[str, Any] | None:
+        """The lever's latest run the export was given (the run index's kept copy)."""
+        mine = [r for r in self.records.runs if r.get("lever") == lever_id]
         return max(mine, key=lambda r: r.get("seq", 0)) if mine else None
 
     def plan_words(self, lever_id: str, plan_text: str) -> str:
@@ -192,6 +196,10 @@ class LeverWords:
         if lever_id not in self.changed and plan_text:
             return plan_text + self.next_mark(lever_id)
         return self.state_text(lever_id)
+
+
+_NO_DECISION = Decision()
+"""What a lever with no decision is said with (a decision's text of nothing: its outcome alone)."""
 
 
 def short_name(lever: Lever) -> str:

@@ -13,6 +13,8 @@ from optseq.state.report.graph import Graph
 from optseq.state.report.hours import Hours
 from optseq.state.report.labels import MARKS, labels
 from optseq.state.report.lever_words import short_name, utc_day
+from optseq.state.report.records import decoded
+from optseq.state.record_types import Event
 from optseq.state.report.marker import marker
 from optseq.state.report.tables import Tables
 
@@ -28,7 +30,7 @@ def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | No
     lang = lang or plan.lang
     words = labels(lang)
     # the plan's prose in the doc's language (its own where it gives no other): every section reads this plan
-    doc = _Doc(localized(plan, lang), machine, records or {}, words)
+    doc = _Doc(localized(plan, lang), machine, decoded(records), words)
     doc.charts = dict(charts or {})
     return doc.render(today)
 
@@ -62,9 +64,9 @@ class _Doc(Tables, Graph, Hours):
 
     # (the hours-saved section, between the order and the status: hours.py)
     def status(self) -> str:
-        latest = max((r for recs in self.records.values() for r in recs if r.get("at")),
-                     key=lambda r: (r.get("seq", 0), str(r.get("at"))), default=None)
-        day = utc_day(latest["at"]) if latest else self.plan.as_of.isoformat()
+        latest = max([((r.seq or 0), str(r.at)) for r in self.records.dated()]
+                      + [(r.get("seq") or 0, str(r["at"])) for r in self.records.runs if r.get("at")], default=None)
+        day = utc_day(latest[1]) if latest else self.plan.as_of.isoformat()
         lines = [heading(2, self.w['status'].format(date=day)), ""]
         listed = set()
         for item in self.plan.status:
@@ -81,28 +83,26 @@ class _Doc(Tables, Graph, Hours):
         for lever in self.plan.levers:
             if lever.id in self.changed and lever.id not in listed:
                 lines.append(bullet(f"{self.mark(lever.id)} {short_name(lever)}: {self.state_text(lever.id)}"))
-        for c in self.records.get("conflicts") or ():  # two writers' decisions, neither seen by the other (sync)
-            h, o = c["holds"], c["other"]
+        for c in self.records.conflicts:  # two writers' decisions, neither seen by the other (sync)
+            h, o = c.holds, c.other
             lines.append(bullet(f"{MARKS['eroded']} " + one_line(self.w["conflict"].format(
-                lever=c["lever"], holds=h["outcome"], hw=h["writer"], hwhy=h["why"] or "-", other=o["outcome"],
-                ow=o["writer"], owhy=o["why"] or "-"))))
+                lever=c.lever, holds=h.outcome, hw=h.writer, hwhy=h.why or "-", other=o.outcome,
+                ow=o.writer, owhy=o.why or "-"))))
         return "\n".join(lines)
 
     def points(self) -> str:
-        fired: dict[str, dict] = {}
-        for event in self.records.get("events", ()):
-            if event.get("type") != "decision_point":
+        fired: dict[str, Event] = {}
+        for event in self.records.events:
+            named = event.point
+            if event.type != "decision_point" or named is None:
                 continue
-            point = event.get("point", event.get("id"))
-            if not isinstance(point, str):
-                continue
-            if point not in fired or event.get("seq", 0) >= fired[point].get("seq", 0):
-                fired[point] = event
+            if named not in fired or (event.seq or 0) >= (fired[named].seq or 0):
+                fired[named] = event
         lines = [heading(2, self.w['points']), "", self.w["points_intro"]]
         for point in self.plan.decision_points:
             text = point.text
             if point.id in fired:
-                text += self.w["fired"].format(date=utc_day(fired[point.id].get("at")))
+                text += self.w["fired"].format(date=utc_day(fired[point.id].at))
                 text += self.reopened(point.reopens)
             lines.append(bullet(text))
         return "\n".join(lines)

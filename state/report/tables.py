@@ -7,6 +7,7 @@ from optseq.state.runs.measured_on import at_ci_size
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.lifecycle.words import said_in
 from optseq.state.plan.model import Lever
+from optseq.state.record_types import Decision
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.change_lines import ChangeLines
 from optseq.state.report.lever_words import number, utc_day
@@ -17,8 +18,11 @@ from optseq.state.text import ratio_text
 
 HISTORY_PER_LEVER = 10
 """Earlier decisions the export lists per lever; the rest are counted (`optseq runs LEVER` has them all)."""
-Past = tuple[int, Lever, "str | None", dict]
-"""A decision of the history: its seq, the lever, its outcome, its record (or the plan's prior, or a count)."""
+Past = tuple[int, Lever, "str | None", "Decision | int"]
+"""A decision of the history: its seq, the lever, its outcome, its record (or the plan's prior), or how many
+earlier decisions are left out."""
+_PRIOR = Decision(source="plan")
+"""The plan's prior, as the history lists it."""
 
 
 class Tables(ChangeLines, ScreenLines):
@@ -59,39 +63,41 @@ class Tables(ChangeLines, ScreenLines):
         w = self.w
         rows: list[list] = []
         history: list[Past] = []
-        decisions = [r for r in self.records.get("decisions", ()) if self.plan.has_lever(r.get("lever", ""))]
-        replaced = {r.get("supersedes") for r in decisions if r.get("supersedes") is not None}
+        decisions = [r for r in self.records.decisions if self.plan.has_lever(r.lever)]
+        replaced = {r.supersedes for r in decisions if r.supersedes is not None}
         for lever in self.plan.levers:
             model = self.model(lever.id)
             record = model.decision
             note = _joined(w["stale"].format(reason=self.stale_reason(model)) if model.state == "stale" else "",
                            self.eroded_text(lever.id), self.code_text(lever.id))
-            if record is not None and record.get("source") == "plan":
+            if record is not None and record.source == "plan":
                 if lever.prior and lever.prior.estimate is not None:
                     rows.append([lever.title, model.outcome or "", "—", f"{ratio_text(lever.prior.estimate)}×", "—", "—",
                                  "—", self.plan.as_of.isoformat(), w["plan_source"], note])
-            elif record is not None and record.get("stats"):
-                rows.append([lever.title, model.outcome or "", *self.stats_cells(record["stats"]),
-                             utc_day(record.get("at")), w["auto"] if record.get("auto") else w["manual"],
-                             _joined(note, figures_note(record["stats"], self.lang))])
+            elif record is not None and record.stats:
+                rows.append([lever.title, model.outcome or "", *self.stats_cells(record.stats),
+                             utc_day(record.at), w["auto"] if record.auto else w["manual"],
+                             _joined(note, figures_note(record.stats, self.lang))])
             elif record is None and self.inconclusive_text(model):
                 # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
-                run = self.latest("runs", lever.id) or {}
+                run = self.latest_run(lever.id) or {}
                 stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
                 cells = self.stats_cells(stats) if stats else ["—"] * 5
                 rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.get("ended") or run.get("at")),
                              w["auto"], _joined(self.inconclusive_text(model), figures_note(stats, self.lang))])
-            past: list[Past] = [(0, lever, lever.prior.outcome, {"source": "plan"})] \
+            past: list[Past] = [(0, lever, lever.prior.outcome, _PRIOR)] \
                 if lever.prior and model.decision_seq != 0 else []
-            for r in sorted((r for r in decisions if r["lever"] == lever.id), key=lambda r: r.get("seq", 0)):
-                if r.get("superseded") or r.get("id") in replaced or r.get("seq") != model.decision_seq:
-                    past.append((r.get("seq", 0), lever, r.get("outcome"), r))
+            # the store's records carry no `superseded` mark (the views' history adds it): a decision another
+            # superseded, or not the lever's standing one, is history
+            for r in sorted((r for r in decisions if r.lever == lever.id), key=lambda r: r.seq or 0):
+                if r.id in replaced or r.seq != model.decision_seq:
+                    past.append((r.seq or 0, lever, r.outcome, r))
             # older decisions the store's digest left out (views.export_records): none is a standing one
-            hidden = sum(h["count"] for h in self.records.get("decisions_hidden", ()) if h.get("lever") == lever.id)
+            hidden = sum(h.count for h in self.records.decisions_hidden if h.lever == lever.id)
             if len(past) + hidden > HISTORY_PER_LEVER:
                 # a doc that lists every decision of a long-lived store is read by nobody: the newest, and a count
                 earlier = len(past) + hidden - HISTORY_PER_LEVER
-                past = [(0, lever, None, {"earlier": earlier})] + past[-HISTORY_PER_LEVER:]
+                past = [(0, lever, None, earlier)] + past[-HISTORY_PER_LEVER:]
             history += past
         lines = [heading(2, w['results']), ""]
         if rows:
@@ -105,11 +111,11 @@ class Tables(ChangeLines, ScreenLines):
         if history:
             lines += (["", heading(3, w['history']), ""] if rows or links else [heading(3, w['history']), ""])
             gone = self.superseded_reasons()
-            lines += [bullet(f"{lever.title}: " + w["history_more"].format(n=record["earlier"], lever=lever.id))
-                      if "earlier" in record else
+            lines += [bullet(f"{lever.title}: " + w["history_more"].format(n=record, lever=lever.id))
+                      if isinstance(record, int) else
                       bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}"
-                              + (f" — {w['superseded_by'].format(reason=gone[record['id']])}"
-                                 if record.get("id") in gone else ""))
+                              + (f" — {w['superseded_by'].format(reason=gone[record.id])}"
+                                 if record.id is not None and record.id in gone else ""))
                       for _, lever, outcome, record in history]
         changed, screens = self.change_lines(), self.screen_lines()
         changed += ([""] if changed and screens else []) + screens
@@ -135,11 +141,10 @@ class Tables(ChangeLines, ScreenLines):
                 out += ([""] if out else []) + [f"![{html(alt)}]({quote(path)})"]
         return out
 
-    def superseded_reasons(self) -> dict:
+    def superseded_reasons(self) -> dict[int, str]:
         """decision id -> why it left the stack, from the derived `superseded` events (reversal, re-measure)."""
-        return {e["decision"]: said_in(e.get("said"), e.get("reason", ""), self.lang, STORED)
-                for e in self.records.get("events", ())
-                if e.get("type") == "superseded" and e.get("decision") is not None}
+        return {e.decision: said_in(e.said, e.reason or "", self.lang, STORED)
+                for e in self.records.events if e.type == "superseded" and e.decision is not None}
 
     def stats_cells(self, stats: dict) -> list[str]:
         estimate, low, high, p = (number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high", "p_value"))

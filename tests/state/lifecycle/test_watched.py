@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from optseq.state.kinds import WatchVerdict
 from optseq.state.lifecycle.board import Board, Effects
+from optseq.state.lifecycle.lever_records import Watch
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.staleness import Staleness
 from optseq.state.lifecycle.standing import Standing
 from optseq.state.lifecycle.watched import Watched, commit_of
 from optseq.state.plan import loader
+from optseq.state.record_types import Decision
 
 RULE = 'rule = { metric = "items_per_s", min_speedup = 1.1 }'
 AT = "2026-11-02T10:00:00+00:00"
@@ -75,8 +77,8 @@ def test_a_watch_that_holds_is_kept_and_moves_no_state(tmp_path):
     assert replay.watch("fast", "holds") == []
     model = replay.machine.models["fast"]
     assert model.state == "adopted" and model.outcome == "adopt"
-    assert model.watch == {"run": replay.seq, "verdict": "holds", "estimate": 1.04, "ci_low": 0.98, "ci_high": 1.09,
-                           "commit": "d4e5f6a7", "at": "2026-11-03"}
+    assert model.watch == Watch(run=replay.seq, verdict=WatchVerdict.HOLDS, estimate=1.04, ci_low=0.98, ci_high=1.09,
+                                commit="d4e5f6a7", at="2026-11-03")
     assert replay.machine.eroded_text("fast") is None and replay.machine.eroded_said("fast") is None
 
 
@@ -106,7 +108,8 @@ def test_an_eroded_gain_stales_what_was_measured_on_it_once(tmp_path):
     assert replay.machine.state("slow") == "stale" and replay.machine.state("fast") == "adopted"
     # a second eroded watch marks the gain again, and stales nothing more
     assert replay.watch("fast", "eroded", estimate=1.02) == []
-    assert replay.machine.models["fast"].watch["estimate"] == 1.02
+    watch = replay.machine.models["fast"].watch
+    assert watch is not None and watch.estimate == 1.02
 
 
 def test_what_the_adopt_claimed(tmp_path):
@@ -132,7 +135,7 @@ def test_watched_works_on_the_board_it_is_given(tmp_path):
     effects = Effects()
     watched = Watched(board, Staleness(board, Standing(board), effects))
     model = board.models["fast"]
-    model.outcome, model.decision = "adopt", {"id": 1, "runs": []}
+    model.outcome, model.decision = "adopt", Decision(id=1, runs=[])
     watched.watched(model, {"id": 7, "status": "succeeded", "verdict": "eroded",
                             "summary": {"stats": {"estimate": 0.9}}})
     assert watched.eroded_text("fast") == ("eroded: 0.90× at run 7 against no figure when adopted (decided by hand, "
