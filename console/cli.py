@@ -219,12 +219,12 @@ def _command_on(seq, args) -> int:
         from optseq.state.api import conflicts, conflict_lines, since_line, since_sync
 
         found, synced = conflicts(seq.store), since_sync(seq.store)
-        if found:  # decisions of two writers that neither had seen (optseq sync): said, never resolved silently
-            status["conflicts"] = found
-        if synced:
-            status["sync"] = synced
+        # decisions of two writers that neither had seen (optseq sync): said, never resolved silently
+        status = status.with_sync(found, synced)
         if getattr(args, "json", False):
-            print(json.dumps(status, ensure_ascii=False, indent=2))
+            from optseq.state.api import as_json
+
+            print(json.dumps(as_json(status), ensure_ascii=False, indent=2))
         else:
             from optseq.console.commands.fit import terminal_width
             from optseq.console.commands.status_cmd import render_status

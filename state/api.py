@@ -80,6 +80,8 @@ if TYPE_CHECKING:
     from optseq.state.sync.sync import SyncRefused as SyncRefused, summary as sync_summary, sync as sync
     from optseq.state.text import clean_text as clean_text, ratio_text as ratio_text
     from optseq.state.text import terminal_safe as terminal_safe
+    from optseq.state.view_types import CandidateStatus as CandidateStatus, LeverStatus as LeverStatus
+    from optseq.state.view_types import Status as Status, as_json as as_json
 
 WHERE: dict[str, tuple[str, str | None]] = {
     # the one API of plan, store and machine, and the refusals every command turns into one line
@@ -94,6 +96,11 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "clean_text": ("optseq.state.text", "clean_text"),
     "ratio_text": ("optseq.state.text", "ratio_text"),
     "terminal_safe": ("optseq.state.text", "terminal_safe"),
+    # what status says, as types (state/view_types.py)
+    "LeverStatus": ("optseq.state.view_types", "LeverStatus"),
+    "CandidateStatus": ("optseq.state.view_types", "CandidateStatus"),
+    "Status": ("optseq.state.view_types", "Status"),
+    "as_json": ("optseq.state.view_types", "as_json"),
     "did_you_mean": ("optseq.state.plan.fields", "did_you_mean"),
     "said_text": ("optseq.state.said", "text"),
     "RUN_WORDS": ("optseq.state.runs.words", "WORDS"),

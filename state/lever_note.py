@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optseq.state.lifecycle.states import LeverModel
+from optseq.state.view_types import LeverStatus
 
 
 def remeasured(model: LeverModel) -> str | None:
@@ -22,24 +23,24 @@ def last_verdict(model: LeverModel) -> str | None:
     return f"inconclusive in run {run.id}" + (f": {run.reason}" if run.reason else "")
 
 
-def note(view: dict[str, Any]) -> str:
+def note(view: LeverStatus) -> str:
     """The one-line why / note of `optseq status`: a failed last run first, until a run or decision follows it."""
-    if view["why_blocked"]:
-        return "; ".join(view["why_blocked"])
-    parts = [view["last_failure"]] if view.get("last_failure") else []
-    parts += [view["testbed_note"]] if view.get("testbed_note") else []  # state/testbed_views.py
-    if view.get("eroded"):
-        parts.append(view["eroded"])
-    if (view.get("branch") or {}).get("text"):
-        parts.append(view["branch"]["text"])
-    if view["stale_reason"]:
-        parts.append(view["stale_reason"])
-    elif view["unavailable"]:
-        parts.append(f"unavailable: {view['unavailable']['reason']} (run {view['unavailable']['run']})")
-    elif view["remeasured"]:
-        parts.append(view["remeasured"])
+    if view.why_blocked:
+        return "; ".join(view.why_blocked)
+    parts = [view.last_failure] if view.last_failure else []
+    parts += [view.testbed_note] if view.testbed_note else []  # state/testbed_views.py
+    if view.eroded:
+        parts.append(view.eroded)
+    if view.branch and view.branch.text:
+        parts.append(view.branch.text)
+    if view.stale_reason:
+        parts.append(view.stale_reason)
+    elif view.unavailable:
+        parts.append(f"unavailable: {view.unavailable.reason} (run {view.unavailable.run})")
+    elif view.remeasured:
+        parts.append(view.remeasured)
     else:
-        parts += view["warnings"]
+        parts += view.warnings
     return "; ".join(parts)
 
 

@@ -54,14 +54,33 @@ def terminal_safe(text: Any) -> Any:
     fit for a terminal: escape sequences (a title change, a clear screen, the alternate screen, an OSC 52 clipboard
     write) and every other control character are removed; tabs and newlines stay. The run's log file and the store
     keep the raw text. Lists, tuples, and dict keys and values are made safe recursively (what the console reads
-    from the store, whole); anything else is returned as it is, and so is safe text (the same object)."""
+    from the store, whole); so are a msgspec Struct's fields (what status says: state/view_types.py), a Struct
+    whose every field is safe returned as it is; anything else is returned as it is, and so is safe text (the same
+    object)."""
     if isinstance(text, dict):
         return {terminal_safe(k): terminal_safe(v) for k, v in text.items()}
     if type(text) in (list, tuple):
         return type(text)(terminal_safe(v) for v in text)
+    if hasattr(type(text), "__struct_fields__"):
+        return _safe_struct(text)
     if not isinstance(text, str) or text.isprintable() or _CONTROLS.search(text) is None:
         return text  # one scan: every escape starts with a control
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def _safe_struct(value: Any) -> Any:
+    """A frozen Struct with its unsafe fields made safe: a copy where one changed (never a dict), else itself."""
+    changed = {}
+    for name in value.__struct_fields__:
+        field = getattr(value, name)
+        safe = terminal_safe(field)
+        if safe is not field and safe != field:  # a dict or list is rebuilt: only a changed one is kept
+            changed[name] = safe
+    if not changed:
+        return value
+    import msgspec  # the views' Structs are msgspec's: it is loaded already wherever one is made
+
+    return msgspec.structs.replace(value, **changed)
 
 
 def ratio_text(value: float, decimals: int = 2) -> str:

@@ -16,12 +16,14 @@ from optseq.state.held import Held
 from optseq.state.lever_note import last_failure, last_verdict, note, remeasured
 from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
-from optseq.state.lifecycle import screened
+from optseq.state.lifecycle import lever_records, screened
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
 from optseq.state.plan.model import Lever
 from optseq.state.supersession import Marks
+from optseq.state.view_types import UNSET, BranchStatus, CandidateStatus, Claim, DecisionPoint, Interaction
+from optseq.state.view_types import LeverStatus, RunBrief, ScreenFact, Status, Unavailable, WatchStatus
 
 
 class ReadViews:
@@ -30,56 +32,47 @@ class ReadViews:
     def __init__(self, held: Held):
         self.held = held
 
-    def lever_views(self) -> list[dict[str, Any]]:
+    def lever_views(self) -> list[LeverStatus]:
         """Every lever as status, the console and the snapshot show it; from the machine alone, never the history."""
         views = []
         measured = screened.lever_facts(self.held.machine.runs.screens)  # interactions are derived, never stored
+        machine = self.held.machine
         for lever in self.held.plan.levers:
-            model = self.held.machine.models[lever.id]
-            view = {
-                "id": lever.id,
-                "title": lever.title,
-                "kind": lever.kind,
-                "state": model.state,
-                "outcome": model.outcome,
-                "stale": model.state == "stale",
-                "stale_reason": model.stale_reason or None,
-                "why_blocked": self.held.machine.why_blocked(lever.id),
-                "plan_doc": model.plan_doc,
-                "code": lever.code,
-                "requires": _gate_text(lever.requires),
-                "decision": _public(model.decision_stored),
-                "warnings": code_warnings(model.decision, self.held.machine.runs) + self.repo_warnings(model)
+            model = machine.models[lever.id]
+            state, why_blocked = model.state, machine.why_blocked(lever.id)
+            if state in ("ready", "stale") and lever.run and (why := self.cannot_run(lever.id)):
+                state, why_blocked = "blocked", [why]  # `next` skips it too
+            bed = testbed_views.testbed_view(self.held.plan, machine, model)
+            view = LeverStatus(
+                id=lever.id, title=lever.title, kind=lever.kind, state=state, outcome=model.outcome,
+                stale=model.state == "stale", stale_reason=model.stale_reason or None, why_blocked=why_blocked,
+                plan_doc=model.plan_doc, code=lever.code, requires=_gate_text(lever.requires),
+                decision=_public(model.decision_stored),
+                warnings=code_warnings(model.decision, machine.runs) + self.repo_warnings(model)
                 + self.branch_warnings(model) + outside_stack(model) + size_warnings(model)
-                + left_running(self.held.machine.runs.last.get(lever.id)),
-                "branch": self.branch_view(lever.id),
-                "watch": msgspec.to_builtins(model.watch) if model.watch else None,
-                "eroded": self.held.machine.eroded_text(lever.id),
-                "unavailable": ({"reason": model.unavailable.reason, "run": model.unavailable.run}
-                                if model.unavailable else None),
-                "remeasured": remeasured(model),
-                "last_run": _run_brief(self.held.machine.runs.latest(lever.id)),
-                "last_failure": last_failure(model, self.held.machine.runs.last.get(lever.id),
-                                             self.held.machine.runs.run_of(lever.id) is not None),
-            }
-            if model.state in ("ready", "stale") and lever.run and (why := self.cannot_run(lever.id)):
-                view.update(state="blocked", why_blocked=[why])  # `next` skips it too
-            view["screen"] = _screen_fact(measured.get(lever.id))
-            view.update(testbed_views.testbed_view(self.held.plan, self.held.machine, model))
-            view["note"] = note(view)
-            if lever.criteria:
-                view["criteria"] = {
-                    cand.id: {
-                        "status": self.held.machine.candidate_status(lever.id, cand),
-                        "results": {c.id: model.results.get((cand.id, c.id), ("pending", ""))[0]
-                                    for c in lever.criteria.criteria},
-                        "evidence": {c.id: model.results[(cand.id, c.id)][1] for c in lever.criteria.criteria
-                                     if model.results.get((cand.id, c.id), ("", ""))[1]},
-                    }
-                    for cand in lever.criteria.candidates
-                }
-            views.append(view)
+                + left_running(machine.runs.last.get(lever.id)),
+                branch=self.branch_view(lever.id), watch=_watch(model.watch), eroded=machine.eroded_text(lever.id),
+                unavailable=_unavailable(model.unavailable), remeasured=remeasured(model),
+                last_run=_run_brief(machine.runs.latest(lever.id)),
+                last_failure=last_failure(model, machine.runs.last.get(lever.id),
+                                          machine.runs.run_of(lever.id) is not None),
+                screen=_screen_fact(measured.get(lever.id)), testbed=bed["testbed"], elsewhere=bed["elsewhere"],
+                testbeds_shown=bed["testbeds_shown"], testbed_note=bed["testbed_note"],
+                criteria=self._criteria(lever, model) if lever.criteria else UNSET)
+            views.append(msgspec.structs.replace(view, note=note(view)))
         return views
+
+    def _criteria(self, lever: Lever, model: LeverModel) -> dict[str, CandidateStatus]:
+        """Each candidate of a criteria lever: its status, each criterion's result, what each recorded one rests on."""
+        assert lever.criteria is not None
+        criteria = lever.criteria.criteria
+        return {
+            cand.id: CandidateStatus(
+                status=self.held.machine.candidate_status(lever.id, cand),
+                results={c.id: model.results.get((cand.id, c.id), ("pending", ""))[0] for c in criteria},
+                evidence={c.id: said for c in criteria if (said := model.results.get((cand.id, c.id), ("", ""))[1])})
+            for cand in lever.criteria.candidates
+        }
 
     def repo_warnings(self, model: LeverModel) -> list[str]:
         """`workload code changed since run 12: measured 14 commits ago (3f2a9c1d)`, from the repository each
@@ -100,9 +93,10 @@ class ReadViews:
         """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
         return self.held.store.detached_runs()
 
-    def branch_view(self, lever_id: str) -> dict[str, Any] | None:
+    def branch_view(self, lever_id: str) -> BranchStatus | None:
         """A branch lever's code as it stands (state/branch_views.py); None for any other lever."""
-        return branch_views.branch_view(self.held.plan, self.held.machine, lever_id)
+        found = branch_views.branch_view(self.held.plan, self.held.machine, lever_id)
+        return None if found is None else BranchStatus(**found)
 
     def branch_warnings(self, model: LeverModel) -> list[str]:
         """A branch lever measured against a baseline that has moved since, asked of git once per process and
@@ -118,47 +112,46 @@ class ReadViews:
             cache[root] = repo.state(root)
         return cache[root]
 
-    def status(self, hours: bool = True) -> dict[str, Any]:
+    def status(self, hours: bool = True) -> Status:
         """The plan's levers, what is next and the facts. `hours=False` leaves each lever's `hours_saved`
         out (the calculus not imported nor run): the console's first screen paints before it fills that column."""
         with self.held.lock:
             return self._status(hours)
 
-    def _status(self, hours: bool = True) -> dict[str, Any]:
+    def _status(self, hours: bool = True) -> Status:
         fired = self.held.machine.fired
         levers = self.lever_views()
         if hours:
             from optseq.state.calculus import whatif
 
             saved = whatif.hours_by_lever(self.held)  # the plan's order only, no search: cheap enough for every status
-            for view in levers:
-                view["hours_saved"] = saved.get(view["id"])
-        return {
-            "plan": self.held.plan.path,
-            "as_of": self.held.plan.as_of.isoformat(),
-            "store": str(getattr(self.held.store, "directory", "")),
-            "readonly": self.held.readonly,
-            "next": self.held.machine.next(),
-            "todo": self.todo(),
-            "levers": levers,
-            "facts": dict(self.held.machine.facts),
-            "infra": self.held.machine.infra(),
-            "decision_points": [{"id": p.id, "lever": p.lever, "on": p.on, "text": p.text,
-                                 "reopens": list(p.reopens), "fired": fired.get(p.id)}
-                                for p in self.held.plan.decision_points],
-            "warnings": list(self.held.warnings),
-            "testbed": testbed_views.testbeds(self.held.plan, self.held.machine),
-            **self.screen_status(),
-        }
+            levers = [msgspec.structs.replace(view, hours_saved=saved.get(view.id)) for view in levers]
+        screen, claims = self.screen_status()
+        return Status(
+            plan=self.held.plan.path,
+            as_of=self.held.plan.as_of.isoformat(),
+            store=str(getattr(self.held.store, "directory", "")),
+            readonly=self.held.readonly,
+            next=self.held.machine.next(),
+            todo=self.todo(),
+            levers=levers,
+            facts=dict(self.held.machine.facts),
+            infra=self.held.machine.infra(),
+            decision_points=[DecisionPoint(id=p.id, lever=p.lever, on=p.on, text=p.text, reopens=list(p.reopens),
+                                           fired=fired.get(p.id))
+                             for p in self.held.plan.decision_points],
+            warnings=list(self.held.warnings),
+            testbed=testbed_views.testbeds(self.held.plan, self.held.machine),
+            screen=screen, screen_claims=claims)
 
-    def screen_status(self) -> dict[str, Any]:
-        """`screen`: the newest screen (in flight or ended) as status says it; `screen_claims`: where the screens'
-        data contradicts the plan's `requires` / `remeasure_when` between two screened levers, one sentence each."""
+    def screen_status(self) -> tuple[dict[str, Any] | None, list[Claim]]:
+        """The newest screen (in flight or ended) as status says it; and where the screens' data contradicts the
+        plan's `requires` / `remeasure_when` between two screened levers, one sentence each."""
         screens = self.held.machine.runs.screens
         newest = max(screens, key=lambda r: r.get("id") or 0, default=None)
-        return {"screen": screened.summary(newest) if newest else None,
-                "screen_claims": [{**c, "text": screened.text(c["said"])}
-                                  for c in screened.claims_beside_data(self.held.plan, screens)]}
+        return (screened.summary(newest) if newest else None,
+                [Claim(levers=c["levers"], run=c["run"], said=c["said"], text=screened.text(c["said"]))
+                 for c in screened.claims_beside_data(self.held.plan, screens)])
 
     def whatif(self, search: bool = True) -> dict[str, Any]:
         """The hours-saved calculus on the current state (optseq.state.calculus.whatif.compute)."""
@@ -325,31 +318,47 @@ LONG_STATS = ("ratios", "units", "looks")
 """Per-pair and per-look lists, left out of a view: the run's record has them."""
 
 
-def _run_brief(record: dict[str, Any] | None) -> dict[str, Any] | None:
+def _run_brief(record: dict[str, Any] | None) -> RunBrief | None:
     """The lever's latest run as status shows it: how it ended, its figures (per-arm ones included), its noise."""
     if not record:
         return None
     summary = found if isinstance(found := record.get("summary"), dict) else {}
     stats = figures if isinstance(figures := summary.get("stats"), dict) else None
-    brief = {k: record.get(k) for k in ("id", "status", "verdict", "started", "ended", "detail")}
-    brief["stats"] = {k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None
-    brief["noise"] = (stats or {}).get("noise") or summary.get("noise")
-    return brief
+    return RunBrief(id=record.get("id"), status=record.get("status"), verdict=record.get("verdict"),
+                    started=record.get("started"), ended=record.get("ended"), detail=record.get("detail"),
+                    stats={k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None,
+                    noise=(stats or {}).get("noise") or summary.get("noise"))
 
 
-def _screen_fact(fact: dict[str, Any] | None) -> dict[str, Any] | None:
+def _screen_fact(fact: dict[str, Any] | None) -> ScreenFact | None:
     """A lever's measured facts from the screens (lifecycle/screened.py), each sentence said in English beside
     its said (the export says it in its own language)."""
     if fact is None:
         return None
-    return {**fact, "main_text": screened.text(fact["main_said"]) if fact.get("main_said") else None,
-            "interactions": [{**i, "text": screened.text(i["said"])} for i in fact["interactions"]]}
+    return ScreenFact(run=fact["run"], main=fact["main"], call=fact["call"], main_said=fact["main_said"],
+                      main_text=screened.text(fact["main_said"]) if fact.get("main_said") else None,
+                      interactions=[Interaction(with_=i["with"], effect=i["effect"], run=i["run"],
+                                                significant=i["significant"], off=i["off"], on=i["on"],
+                                                said=i["said"], text=screened.text(i["said"]))
+                                    for i in fact["interactions"]])
 
 
+# The model's fields as the views read them: the one place each is read (state/lifecycle/states.py LeverModel).
 def _public(decision: dict[str, Any] | None) -> dict[str, Any] | None:
     if decision is None:
         return None
     return {k: v for k, v in decision.items() if k not in ("doc_id",)}
+
+
+def _watch(watch: lever_records.Watch | None) -> WatchStatus | None:
+    if watch is None:
+        return None
+    return WatchStatus(run=watch.run, verdict=watch.verdict, estimate=watch.estimate, ci_low=watch.ci_low,
+                       ci_high=watch.ci_high, commit=watch.commit, at=watch.at)
+
+
+def _unavailable(unavailable: lever_records.Unavailable | None) -> Unavailable | None:
+    return Unavailable(reason=unavailable.reason, run=unavailable.run) if unavailable else None
 
 
 def _gate_text(expr: gates.Expr | None) -> str | None:

@@ -13,6 +13,7 @@ from optseq.state.follow import Follower
 from optseq.state.held import Held
 from optseq.state.lifecycle import snapshot
 from optseq.state.store.store import Store
+from optseq.state.view_types import LeverStatus
 
 SNAPSHOT_FIELDS = ("state", "outcome", "stale", "why_blocked")
 """What the store's `levers` table keeps of each lever's view, with each snapshot."""
@@ -21,7 +22,7 @@ SNAPSHOT_FIELDS = ("state", "outcome", "stale", "why_blocked")
 class Writer:
     """Every write: `writing()` (one transaction), `append`, `update_run`, `run_ended`, `fire_points`."""
 
-    def __init__(self, held: Held, follower: Follower, lever_views: Callable[[], list[dict[str, Any]]]):
+    def __init__(self, held: Held, follower: Follower, lever_views: Callable[[], list[LeverStatus]]):
         self.held = held
         self.follower = follower
         self.lever_views = lever_views
@@ -107,7 +108,7 @@ class Writer:
     def keep_snapshot(self) -> None:
         held = self.held
         for view in self.lever_views():
-            held.store.upsert("levers", "lever", {"lever": view["id"], **{k: view[k] for k in SNAPSHOT_FIELDS}})
+            held.store.upsert("levers", "lever", {"lever": view.id, **{k: getattr(view, k) for k in SNAPSHOT_FIELDS}})
         held.store.put_snapshot(snapshot.dump(held.machine, held.plan))
 
     def imported(self, lines: list[tuple[str, dict[str, Any]]]) -> None:

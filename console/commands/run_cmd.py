@@ -157,7 +157,7 @@ def _refused(seq: Sequencer, target: str, message: str, out: JsonOut, code: int)
     print(f"optseq: {message}", file=sys.stderr)
     if out.wanted:
         status = seq.views.status()
-        out.emit({"target": target, "runs": [], "refused": message, "next": status["next"], "todo": status["todo"]})
+        out.emit({"target": target, "runs": [], "refused": message, "next": status.next, "todo": status.todo})
     return code
 
 
@@ -244,14 +244,14 @@ def _run_one(seq: Sequencer, lever_id: str, control: RunControl, reports: list, 
 def _summarise(seq: Sequencer, target: str, reports: list, out: JsonOut) -> int:
     status = seq.views.status()
     if out.wanted:
-        out.emit({"target": target, "runs": [r.to_dict() for r in reports], "next": status["next"],
-                  "todo": status["todo"]})
+        out.emit({"target": target, "runs": [r.to_dict() for r in reports], "next": status.next,
+                  "todo": status.todo})
     if not out.stdout:
         for report in reports:
             print(summary_line(report))
-        print(f"next: {status['next'] or 'nothing to run'}")
-        if not status["next"]:
-            for item in status["todo"]:
+        print(f"next: {status.next or 'nothing to run'}")
+        if not status.next:
+            for item in status.todo:
                 print(f"to do: {item}")
     if not reports:
         return Exit.NOTHING
@@ -327,22 +327,21 @@ def _lever(seq: Sequencer, lever_id: str):
 
 def _nothing_why(seq: Sequencer, target: str) -> str:
     status = seq.views.status()
-    todo = status["todo"]
+    todo = status.todo
     if target == "watch":
-        skipped = [f"{v['id']} ({v['branch']['text']})" for v in status["levers"]
-                   if (v.get("branch") or {}).get("state") == "landed"]
+        skipped = [f"{v.id} ({v.branch.text})" for v in status.levers if v.branch and v.branch.state == "landed"]
         return "no adopted lever has a command to watch it with" + (
             f"; merged branches are the baseline now: {', '.join(skipped)}" if skipped else "")
     if target == "stale":
-        stale = [v["id"] for v in status["levers"] if v["state"] == "stale"]
+        stale = [v.id for v in status.levers if v.state == "stale"]
         if not stale:
             return "no lever is stale"
         return f"stale but not runnable now: {', '.join(stale)}" + (f"; to do: {'; '.join(todo)}" if todo else "")
-    running = [v["id"] for v in status["levers"] if v["state"] == "running"]
+    running = [v.id for v in status.levers if v.state == "running"]
     if running:  # what the rest waits on is that run, not the first blocked lever in plan order
         ends = "what it decides opens the next" if not todo else "to do: " + "; ".join(todo)
         return f"no lever can run while {', '.join(running)} runs ({ends})"
     if todo:  # only the user can move the plan on: say what to do
         return "no lever can run; to do: " + "; ".join(todo)
-    blocked = [f"{v['id']} ({'; '.join(v['why_blocked'])})" for v in status["levers"] if v["why_blocked"]]
+    blocked = [f"{v.id} ({'; '.join(v.why_blocked)})" for v in status.levers if v.why_blocked]
     return "no lever is ready" + (f"; waiting: {blocked[0]}" if blocked else "")

@@ -38,10 +38,10 @@ def run_screen_target(seq, named: list[str], budget: int | None, out: JsonOut, e
         progress.close()
     status = seq.views.status()
     if out.wanted:
-        out.emit({"target": "screen", "runs": [report.to_dict()], "next": status["next"], "todo": status["todo"]})
+        out.emit({"target": "screen", "runs": [report.to_dict()], "next": status.next, "todo": status.todo})
     if not out.stdout:
         print("\n".join(summary_lines(report)))
-        print(f"next: {status['next'] or 'nothing to run'}")
+        print(f"next: {status.next or 'nothing to run'}")
     return ended.code or (Exit.OK if report.status == "succeeded" else report.exit_code)
 
 

@@ -1,40 +1,44 @@
 """`optseq status`: the levers' table, what is next and what waits on the user."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def render_status(status: dict, width: int | None = None) -> str:
+if TYPE_CHECKING:
+    from optseq.state.api import Status
+
+
+def render_status(status: Status, width: int | None = None) -> str:
     """The status as a table; with a `width` (a terminal's), no line is wider: a long note wraps under an indent."""
     from optseq.console.commands.fit import fit
     from optseq.state.api import fmt_h
 
-    hours = any(lever.get("hours_saved") is not None for lever in status["levers"])
+    hours = any(lever.saved is not None for lever in status.levers)
     rows = [("lever", "state", "outcome", *(("saved h",) if hours else ()), "why / note")]
-    for lever in status["levers"]:
+    for lever in status.levers:
         # expected hours saved in the plan's order (optseq whatif): only where the plan declares its volume
-        saved = (fmt_h(lever.get("hours_saved")),) if hours else ()
-        rows.append((lever["id"], lever["state"], lever["outcome"] or "-", *saved, lever.get("note") or ""))
+        saved = (fmt_h(lever.saved),) if hours else ()
+        rows.append((lever.id, lever.state, lever.outcome or "-", *saved, lever.note or ""))
     columns = len(rows[0]) - 1
     widths = [max(len(r[i]) for r in rows) for i in range(columns)]
-    lines = fit(f"plan {status['plan']}  (as of {status['as_of']})" + ("  [read-only]" if status["readonly"] else ""),
-                width)
-    said = testbed_line(status.get("testbed") or {})
+    lines = fit(f"plan {status.plan}  (as of {status.as_of})" + ("  [read-only]" if status.readonly else ""), width)
+    said = testbed_line(status.testbed)
     if said:
         lines += fit(said, width)
-    if not status["levers"]:  # a plan for `optseq compare` alone: nothing to show but that
+    if not status.levers:  # a plan for `optseq compare` alone: nothing to show but that
         return "\n".join(lines + fit("no levers: the plan declares its [workload] only, what `optseq compare BASE "
                                       "HEAD` measures (`optseq runs` lists the compares)", width))
     for row in rows:
         lines += fit("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:columns])) + "  " + row[-1], width)
-    if status.get("screen"):  # the newest screen over several levers (optseq --run screen)
+    if status.screen:  # the newest screen over several levers (optseq --run screen)
         from optseq.state.api import screen_summary_lines as summary_lines
 
-        for line in summary_lines(status["screen"]):
+        for line in summary_lines(status.screen):
             lines += fit(line, width)
-    for claim in status.get("screen_claims") or ():  # the plan's edges the screens' data contradicts
-        lines += fit(f"plan vs data: {claim['text']}", width)
+    for claim in status.screen_claims:  # the plan's edges the screens' data contradicts
+        lines += fit(f"plan vs data: {claim.text}", width)
     # `next` only names a lever that can run; what else waits on the user is the to-do
-    lines += fit(f"next: {status['next'] or 'nothing to run'}", width)
-    for item in status.get("todo") or ():
+    lines += fit(f"next: {status.next or 'nothing to run'}", width)
+    for item in status.todo:
         lines += fit(f"to do: {item}", width)
     return "\n".join(lines)
 

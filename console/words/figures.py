@@ -9,7 +9,7 @@ from optseq.console.words.branch_words import UNMERGED, unmerged
 from optseq.state.api import ratio_text
 
 if TYPE_CHECKING:
-    from optseq.state.api import Run, Stats
+    from optseq.state.api import LeverStatus, Run, Stats
 
 STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "stale": "stale",
               "blocked": "blocked", "unplanned": "blocked", "closed": "closed",
@@ -18,7 +18,7 @@ STATE_MARK = {"ready": "ready", "running": "running", "measured": "measured", "s
 it has numbers but no decision, which `ready` would contradict."""
 
 
-def shown_state(view: dict) -> str:
+def shown_state(view: LeverStatus) -> str:
     """The table's state cell: `unmerged` for an adopted branch lever whose commit is not merged yet (the help
     screen says what that is), else state_text."""
     return UNMERGED if unmerged(view) else state_text(view)
@@ -29,12 +29,12 @@ ERODED = "eroded"
 (nothing leaves it silently), and `adopted` alone would say its gain stands."""
 
 
-def mark_of(view: dict) -> str:
+def mark_of(view: LeverStatus) -> str:
     """The graph's mark: STATE_MARK's, but `unmerged` for an adopted branch not merged yet, which `decided`
     would show as done, and `eroded` for a gain a watch found gone."""
-    if view.get("eroded") and view["state"] == "adopted":
+    if view.eroded and view.state == "adopted":
         return ERODED
-    return UNMERGED if unmerged(view) else STATE_MARK.get(view["state"], "blocked")
+    return UNMERGED if unmerged(view) else STATE_MARK.get(view.state, "blocked")
 
 
 def plain_title(title: str) -> str:
@@ -42,10 +42,10 @@ def plain_title(title: str) -> str:
     return title.replace("**", "")
 
 
-def state_text(view: dict) -> str:
+def state_text(view: LeverStatus) -> str:
     """`decided NO-GO`, `adopted`, `blocked`… : the state, with the outcome when it is not implied."""
-    state, outcome = view["state"], view.get("outcome")
-    if view.get("eroded") and state == "adopted":
+    state, outcome = view.state, view.outcome
+    if view.eroded and state == "adopted":
         return ERODED
     implied = {"adopted": "adopt", "rejected": "reject", "deferred": "defer"}
     if outcome and implied.get(state) != outcome:
@@ -85,15 +85,15 @@ def at_ci(stats: Stats | None) -> bool:
     return stats is not None and stats.bench_size == CI_SIZE
 
 
-def decision_stats(view: dict) -> Stats | None:
+def decision_stats(view: LeverStatus) -> Stats | None:
     """The statistics the lever's standing decision rests on, None where it has none."""
     from optseq.state.api import stats_from
 
-    decided = (view.get("decision") or {}).get("stats")
+    decided = (view.decision or {}).get("stats")
     return stats_from(decided) if isinstance(decided, dict) else None
 
 
-def measured_stats(view: dict, runs: Sequence[Run]) -> Stats | None:
+def measured_stats(view: LeverStatus, runs: Sequence[Run]) -> Stats | None:
     """The statistics the lever's figures rest on, as the hours-saved calculus picks them (state/calculus/inputs.py):
     its newest run with an estimate, else its decision's; None when only the plan's prior is there."""
     for run in sorted(runs, key=lambda r: r.id or 0, reverse=True):
@@ -102,7 +102,7 @@ def measured_stats(view: dict, runs: Sequence[Run]) -> Stats | None:
     return decision_stats(view)
 
 
-def last_estimate(view: dict, runs: Sequence[Run], prior: float | None) -> str:
+def last_estimate(view: LeverStatus, runs: Sequence[Run], prior: float | None) -> str:
     """The lever's newest figure: its last run with statistics, else its decision's, else the plan's."""
     for run in sorted(runs, key=lambda r: r.id or 0, reverse=True):
         if _number(run.stats.estimate) is not None:
@@ -110,7 +110,7 @@ def last_estimate(view: dict, runs: Sequence[Run], prior: float | None) -> str:
         if run.figures.chosen:
             return f"chose {run.figures.chosen}"
     decided = decision_stats(view)
-    if (view.get("decision") or {}).get("stats"):
+    if (view.decision or {}).get("stats"):
         return estimate_text(decided)
     return estimate_text(None, prior)
 
@@ -215,11 +215,11 @@ def units_text(stats: Stats) -> str:
     return pairs
 
 
-def saved_line(view: dict, runs: Sequence[Run]) -> str:
+def saved_line(view: LeverStatus, runs: Sequence[Run]) -> str:
     """`saved: 35.8 h expected, from 149× measured at CI size (the reference workload, not the plan's)`: the
     table's saved h with what it was worked out from; '' before the calculus ran or where it has no figure."""
-    hours = view.get("hours_saved")
-    if _number(hours) is None:
+    hours = view.saved
+    if hours is None or _number(hours) is None:
         return ""
     from optseq.state.api import fmt_h  # with the calculus that filled the figure
 

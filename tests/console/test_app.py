@@ -15,6 +15,7 @@ from optseq.console.tui.app import make_app
 from optseq.console.tui.dialogs.confirm import ConfirmDialog
 from optseq.state.runners.groups import group_alive
 from optseq.state.sequencer import Sequencer
+from optseq.state.view_types import as_json
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 TINY_LEVER = Path(__file__).with_name("tiny_lever.py")
@@ -91,9 +92,10 @@ async def select_lever(pilot, lever: str) -> None:
 
 
 def stored(plan: Path, db: Path) -> tuple[dict, dict]:
-    """(status, history) read back from disk by a fresh Sequencer, after the console closed."""
+    """(status as `optseq status --json` prints it, history) read back from disk by a fresh Sequencer, after the
+    console closed."""
     with Sequencer.open(plan, db, mode="read") as seq:
-        return seq.views.status(), seq.views.history()
+        return as_json(seq.views.status()), seq.views.history()
 
 
 def view(status: dict, lever: str) -> dict:
@@ -397,7 +399,7 @@ def test_a_read_only_console_keeps_its_writes_off(db):
             # another process's writes show up: a read-only console follows the store
             with Sequencer.open(DEFAULT_PLAN, db, mode="write") as writer:
                 writer.actions.set_fact("eval_dense", True)
-            await until(pilot, lambda: app.seq.views.status()["facts"]["eval_dense"], what="the reload")
+            await until(pilot, lambda: app.seq.views.status().facts["eval_dense"], what="the reload")
 
     run(go())
 

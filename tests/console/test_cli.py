@@ -82,7 +82,7 @@ def test_a_write_beside_an_open_writer_goes_through(cli_env, db, plan_path):
 
     with Sequencer.open(plan_path, db, mode="write") as console:
         optseq(cli_env, "fact", "eval_dense", "true", check_code=0)
-        assert console.follower.reload() and console.views.status()["facts"]["eval_dense"] is True
+        assert console.follower.reload() and console.views.status().facts["eval_dense"] is True
         assert status(cli_env)["readonly"] is False
 
 

@@ -44,7 +44,7 @@ def refused(proc: subprocess.CompletedProcess, *fragments: str) -> str:
 
 def plan_doc(db: Path, lever_id: str) -> str | None:
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:
-        return next(v for v in seq.views.status()["levers"] if v["id"] == lever_id)["plan_doc"]
+        return next(v for v in seq.views.status().levers if v.id == lever_id).plan_doc
 
 
 # -- point 2: `optseq plan LEVER PATH` with no file at PATH ------------------------------------------------------

@@ -72,4 +72,4 @@ def test_two_levers_run_from_two_processes_and_one_lever_runs_once(tmp_path, cli
     with Sequencer.open(plan, db, mode="read") as seq:
         runs = {r["lever"]: r for r in seq.views.history()["runs"]}
         assert runs["slow"]["status"] == runs["fast"]["status"] == "succeeded"
-        assert {l["id"]: l["state"] for l in seq.views.status()["levers"]}["slow"] == "adopted"
+        assert {l.id: l.state for l in seq.views.status().levers}["slow"] == "adopted"

@@ -14,7 +14,7 @@ def seq(plan_path, db):
 
 
 def states(seq) -> dict[str, str]:
-    return {v["id"]: v["state"] for v in seq.views.lever_views()}
+    return {v.id: v.state for v in seq.views.lever_views()}
 
 
 def test_fresh_plan_matches_the_seed(seq):
@@ -24,9 +24,9 @@ def test_fresh_plan_matches_the_seed(seq):
     assert all(st[l] == "blocked" for l in ("port", "option_b", "model_size", "amp", "compile",
                                             "tensorrt", "option_a"))
     status = seq.views.status()  # nothing can run until julia_port's last criterion is recorded: the to-do says so
-    assert seq.machine.next() is None and status["next"] is None
-    assert status["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
-    why = {v["id"]: v["why_blocked"] for v in seq.views.lever_views()}
+    assert seq.machine.next() is None and status.next is None
+    assert status.todo == ["julia_port: record criteria (torch_jl c4 pending)"]
+    why = {v.id: v.why_blocked for v in seq.views.lever_views()}
     assert any("julia_port" in r and "NO-GO" in r for r in why["option_b"])
     assert any("plan not written" in r for r in why["option_b"])
     assert any("eval_dense" in r for r in why["tensorrt"])
@@ -42,7 +42,7 @@ def test_last_criterion_fail_decides_no_go(seq):
     assert st["option_b"] == "unplanned"
     decision = seq.views.history("julia_port")["decisions"][-1]
     assert decision["auto"] is True and decision["rule"] == "criteria"
-    fired = {p["id"]: p["fired"] for p in seq.views.status()["decision_points"]}
+    fired = {p.id: p.fired for p in seq.views.status().decision_points}
     assert fired["torch_jl_result"] is not None and fired["model_size_results"] is None
 
 
@@ -56,12 +56,12 @@ def test_last_criterion_pass_decides_go(seq):
 
 def test_plan_written_makes_option_b_next(seq):
     seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
-    assert seq.views.status()["next"] is None
-    assert seq.views.status()["todo"] == ["option_b: write its plan (optseq plan option_b PATH)"]
+    assert seq.views.status().next is None
+    assert seq.views.status().todo == ["option_b: write its plan (optseq plan option_b PATH)"]
     seq.actions.write_plan("option_b", "docs/plans/option_b.md")
     assert states(seq)["option_b"] == "ready"
-    assert seq.views.status()["next"] == "option_b" and seq.views.status()["todo"] == []
-    assert seq.views.status()["levers"][3]["plan_doc"] == "docs/plans/option_b.md"
+    assert seq.views.status().next == "option_b" and seq.views.status().todo == []
+    assert seq.views.status().levers[3].plan_doc == "docs/plans/option_b.md"
 
 
 def test_state_survives_reopening(plan_path, db):
@@ -71,9 +71,8 @@ def test_state_survives_reopening(plan_path, db):
         before = s.views.status()
     with Sequencer.open(plan_path, db, mode="write") as s:
         after = s.views.status()
-    assert [(l["id"], l["state"], l["outcome"]) for l in before["levers"]] == \
-           [(l["id"], l["state"], l["outcome"]) for l in after["levers"]]
-    assert after["next"] == "option_b"
+    assert [(l.id, l.state, l.outcome) for l in before.levers] == [(l.id, l.state, l.outcome) for l in after.levers]
+    assert after.next == "option_b"
 
 
 def test_snapshot_table_follows_the_machine(seq):
@@ -108,9 +107,9 @@ def test_manual_decision_needs_a_rationale_and_supersedes(seq):
 def test_model_size_decision_makes_adopted_amp_stale(seq):
     seq.actions.decide("amp", "adopt", "measured earlier on the small model")
     seq.actions.decide("model_size", "h1024x6", "bigger model chosen", unmeasured=True)
-    view = next(v for v in seq.views.lever_views() if v["id"] == "amp")
-    assert view["state"] == "stale" and view["stale"] is True
-    assert "model_size" in view["stale_reason"]
+    view = next(v for v in seq.views.lever_views() if v.id == "amp")
+    assert view.state == "stale" and view.stale is True
+    assert "model_size" in view.stale_reason
     # amp goes before compile, whose numbers a new amp decision would make stale again
     assert seq.lever_runs.targets("stale") == ["amp"]
     assert seq.lever_runs.targets("ready").index("amp") < seq.lever_runs.targets("ready").index("compile")
@@ -145,9 +144,9 @@ def test_unknown_outcome_and_fact_are_refused(seq):
 def test_two_openers_both_write_and_each_sees_the_others_writes(seq, plan_path, db):
     with Sequencer.open(plan_path, db, mode="auto") as other:
         assert not other.readonly
-        assert other.views.status()["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
+        assert other.views.status().todo == ["julia_port: record criteria (torch_jl c4 pending)"]
         other.actions.set_fact("eval_dense", True)
-        assert seq.follower.reload() and seq.views.status()["facts"]["eval_dense"] is True
+        assert seq.follower.reload() and seq.views.status().facts["eval_dense"] is True
         # a write catches up first: the gate decided here is known to the other opener's next write
         seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
         other.actions.write_plan("option_b", "docs/plans/option_b.md")
@@ -174,7 +173,7 @@ def test_a_snapshot_and_a_full_replay_agree(seq, plan_path, db):
         from_snapshot = fresh.views.status()
         fresh.held.machine = fresh.follower.replay()  # the whole history, as a store without a snapshot would
         assert fresh.views.status() == from_snapshot
-    assert from_snapshot["levers"] == seq.views.status()["levers"]
+    assert from_snapshot.levers == seq.views.status().levers
 
 
 def test_deciding_a_gate_again_the_same_way_reopens_nothing(seq):
@@ -198,9 +197,9 @@ def test_a_reversal_closes_what_stood_on_the_old_branch(seq, plan_path, db):
     assert st["tensorrt"] == "blocked"  # it never opened (eval_dense was never set)
     assert st["port"] == "unplanned"
     assert seq.machine.infra() == {"adopted": ["cython_bot"], "model": {}}
-    view = {v["id"]: v for v in seq.views.lever_views()}
-    assert view["option_b"]["why_blocked"] == ["closed: julia_port decided GO"]
-    assert view["model_size"]["why_blocked"][0].startswith("closed: julia_port decided GO (option_b ")
+    view = {v.id: v for v in seq.views.lever_views()}
+    assert view["option_b"].why_blocked == ["closed: julia_port decided GO"]
+    assert view["model_size"].why_blocked[0].startswith("closed: julia_port decided GO (option_b ")
     assert all(d["superseded"] for lever in ("option_b", "model_size", "amp")
                for d in seq.views.history(lever)["decisions"])
     with Sequencer.open(plan_path, db, mode="read") as again:

@@ -3,9 +3,14 @@ from __future__ import annotations
 
 import re
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Input, Select, Static
 
 from optseq.console.tui.dialogs.form import FormDialog, select, text_input
+
+if TYPE_CHECKING:
+    from optseq.state.api import CandidateStatus, LeverStatus
 
 
 def describe(criterion, doc: str | None = None) -> str:
@@ -25,7 +30,7 @@ def _restates(crit_id: str, title: str) -> bool:
     return words in (crit_id.lower(), f"criterion{number}", f"criterion{crit_id.lower()}")
 
 
-def results_lines(gate, results: dict) -> list[str]:
+def results_lines(gate, results: dict[str, CandidateStatus]) -> list[str]:
     """One line per candidate, each result named by its criterion: `Torch.jl  c1 pass · c4 pending`.
 
     A candidate the plan records as failed as a whole has no per-criterion results to show: the line says so
@@ -34,10 +39,10 @@ def results_lines(gate, results: dict) -> list[str]:
     width = max((len(c.title or c.id) for c in gate.candidates), default=0)
     lines = []
     for cand in gate.candidates:
-        mine = results.get(cand.id, {})
+        mine = results.get(cand.id)
         name = (cand.title or cand.id).ljust(width)
-        per = mine.get("results", {})
-        if mine.get("status") == "fail" and all(per.get(c.id, "pending") == "pending" for c in gate.criteria):
+        per = mine.results if mine is not None else {}
+        if mine is not None and mine.status == "fail" and all(per.get(c.id, "pending") == "pending" for c in gate.criteria):
             lines.append(f"{name}  failed as a whole" + (f" ({cand.evidence})" if cand.evidence else ""))
         else:
             lines.append(f"{name}  " + " · ".join(f"{c.id} {per.get(c.id, 'pending')}" for c in gate.criteria))
@@ -49,14 +54,14 @@ class CriterionDialog(FormDialog):
 
     AUTO_FOCUS = "#outcome"
 
-    def __init__(self, lever, view: dict) -> None:
+    def __init__(self, lever, view: LeverStatus) -> None:
         super().__init__(f"record a criterion result of {lever.id}")
         self.lever = lever
-        self.results = view.get("criteria") or {}
+        self.results = view.candidates
         self.pending = [(cand.id, crit.id) for cand in lever.criteria.candidates
                         for crit in lever.criteria.criteria
-                        if self.results.get(cand.id, {}).get("status") == "pending"
-                        and self.results.get(cand.id, {}).get("results", {}).get(crit.id) == "pending"]
+                        if (entry := self.results.get(cand.id)) is not None and entry.status == "pending"
+                        and entry.results.get(crit.id) == "pending"]
 
     def fields(self):
         cand0, crit0 = self.pending[0] if self.pending else (Select.NULL, Select.NULL)

@@ -48,7 +48,7 @@ class Forms:
         if lever_id is None:
             return
         seq = host.seq
-        dialog = PlanDialog(lever_id, host.shown[lever_id].get("plan_doc"), check=seq.actions.check_plan_doc)
+        dialog = PlanDialog(lever_id, host.shown[lever_id].plan_doc, check=seq.actions.check_plan_doc)
         # a doc not written yet: asked about once the form has closed, and created from a template on yes
         dialog.apply = lambda v: v if v["missing"] else seq.actions.write_plan(lever_id, v["path"], check=True)
 
@@ -74,7 +74,7 @@ class Forms:
             return
         from optseq.console.tui.dialogs.fact import FactDialog
 
-        self._ask(FactDialog(list(host.seq.plan.facts), host.seq.views.status()["facts"]),
+        self._ask(FactDialog(list(host.seq.plan.facts), host.seq.views.status().facts),
                   lambda v: host.seq.actions.set_fact(v["name"], v["value"]))
 
     def decide(self) -> None:
@@ -92,12 +92,12 @@ class Forms:
             if go:
                 runs = seq.views.lever_history(lever.id)["runs"]
                 self._ask(DecideDialog(lever, runs), lambda v: seq.actions.decide(lever.id, v["outcome"], v["why"]))
-        if view["state"] not in ("blocked", "unplanned"):
+        if view.state not in ("blocked", "unplanned"):
             ask()
             return
         # deciding skips the gates: say what they still wait for before the rationale is written
-        why = "; ".join(re.sub(r" \(optseq [^)]*\)", "", reason) for reason in view["why_blocked"])
-        host.app.push_screen(ConfirmDialog(escape(f"{lever.id} is {view['state']}: {why or 'its gates are not met'}. "
+        why = "; ".join(re.sub(r" \(optseq [^)]*\)", "", reason) for reason in view.why_blocked)
+        host.app.push_screen(ConfirmDialog(escape(f"{lever.id} is {view.state}: {why or 'its gates are not met'}. "
                                                   "Decide it by hand anyway?"), "Decide", "Back"), ask)
 
     def export(self) -> None:

@@ -6,13 +6,15 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from optseq.console.tui.screens.host import LeverView, ScreenHost
+from optseq.console.tui.screens.host import ScreenHost
 from optseq.state.api import InputError
 from optseq.state.api import PlanError
 from optseq.state.api import StoreError
 
 if TYPE_CHECKING:
     from textual.timer import Timer
+
+    from optseq.state.api import LeverStatus
 
 FOLLOW_S = 0.5
 """How often the console looks for other processes' writes."""
@@ -92,11 +94,11 @@ class Follower:
         self._say_stale(before)
         return True
 
-    def _say_stale(self, before: dict[str, LeverView]) -> None:
+    def _say_stale(self, before: dict[str, LeverStatus]) -> None:
         """What the edit made stale, in status's words (the detail pane and `optseq status` give the same)."""
         seq = self.host.seq
-        lines = [f"{v['id']} stale: {v.get('stale_reason') or 'invalidated'}" for v in seq.views.lever_views()
-                 if v.get("stale") and not (before.get(v["id"]) or {}).get("stale")]
+        lines = [f"{v.id} stale: {v.stale_reason or 'invalidated'}" for v in seq.views.lever_views()
+                 if v.stale and not ((was := before.get(v.id)) is not None and was.stale)]
         self.host.notify(" · ".join([f"{seq.plan.path} read again", *lines]), timeout=10, markup=False)
 
     def _follow_code(self) -> None:

@@ -16,10 +16,7 @@ if TYPE_CHECKING:
     from optseq.console.tui.widgets.lever_table import LeverTable
     from optseq.console.tui.widgets.run_panel import RunPanel
     from optseq.console.tui.widgets.status_line import StatusLine
-    from optseq.state.api import Sequencer
-
-LeverView = dict[str, Any]
-"""One lever as status gives it (state/views.py's lever_views): the table's row, the detail's text."""
+    from optseq.state.api import LeverStatus, Sequencer
 
 
 class ScreenHost(Protocol):
@@ -32,8 +29,8 @@ class ScreenHost(Protocol):
     """How many levers R measures at once."""
     panel: RunPanel
     """The Run tab's panel: a lever's run, or a parallel group's."""
-    shown: dict[str, LeverView]
-    """The lever views on screen now, by lever id (empty before the first refresh)."""
+    shown: dict[str, LeverStatus]
+    """The lever views on screen now (state/view_types.py), by lever id (empty before the first refresh)."""
 
     @property
     def app(self) -> App[object]: ...

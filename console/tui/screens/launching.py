@@ -35,9 +35,9 @@ class Launcher:
     def run_next(self) -> None:
         host = self.host
         status = host.seq.views.status()
-        lever_id = status["next"]
+        lever_id = status.next
         if lever_id is None:
-            todo = status.get("todo") or []
+            todo = status.todo
             host.notify("nothing is ready to run" + (f" · {todo_hint(todo[0])}" if todo else ""), severity="warning")
             return
         host.table.select(lever_id)
@@ -47,8 +47,8 @@ class Launcher:
         host = self.host
         if self._refused():
             return
-        if (host.seq.views.status()["next"] is None
-                and not any(v["state"] == "ready" for v in host.seq.views.status()["levers"])):
+        status = host.seq.views.status()
+        if status.next is None and not any(v.state == "ready" for v in status.levers):
             host.notify("nothing is ready to run", severity="warning")
             return
         if host.seq.lever_runs.runner.name == "local":

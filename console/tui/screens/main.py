@@ -18,7 +18,6 @@ from textual.widgets import TabbedContent, TabPane
 # tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.tui.screens.asking import Forms
 from optseq.console.tui.screens.following import Follower
-from optseq.console.tui.screens.host import LeverView
 from optseq.console.tui.screens.keys import ACTIONS, DETAIL_KEYS, IDLE_X, VIEWS, WRITES
 from optseq.console.tui.screens.launching import Launcher
 from optseq.console.tui.screens.screening import Screening
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from textual.app import ComposeResult
 
     from optseq.console.tui.widgets.screen_panel import ScreenPanel
-    from optseq.state.api import Sequencer
+    from optseq.state.api import LeverStatus, Sequencer, Status
 
 ViewWidget = TypeVar("ViewWidget", bound=Widget)
 """A kind of view (the graph, the history plot), of which the tab and the side pane each show one."""
@@ -73,7 +72,7 @@ class MainScreen(Screen[None]):
         """Why this console cannot write (an unwritable store directory); None when it writes."""
         self.panel = RunPanel(id="run-view")
         """The run panel, kept by reference: the app stops its run even after the screen is gone."""
-        self.shown: dict[str, LeverView] = {}
+        self.shown: dict[str, LeverStatus] = {}
         """The lever views on screen now, by id (refresh_view's); empty until the first refresh."""
         self._steps: dict[str, str] = {}
         self._filled = False
@@ -173,25 +172,24 @@ class MainScreen(Screen[None]):
 
     def refresh_view(self, hours: bool = True) -> None:
         # what the store holds came from levers and users (an evidence, a why): none of it drives the terminal
-        status = terminal_safe(self.seq.views.status(hours=hours))
-        _with_conflicts(status, self.seq)
+        status = _with_conflicts(terminal_safe(self.seq.views.status(hours=hours)), self.seq)
         runs = terminal_safe(self.seq.views.latest_runs())
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         screening = self.screen_panel()
         running = self.panel.running_levers | (screening.running_levers if screening is not None else set())
         table = self.table
         with self.seq.held.lock:
-            steps = lever_steps(self.seq.plan, self.seq.machine, status["levers"], running)
+            steps = lever_steps(self.seq.plan, self.seq.machine, status.levers, running)
             compares = list(self.seq.machine.runs.compares)
             testbeds = len(self.seq.machine.runs.testbeds) > 1
-        table.show(status["levers"], runs, priors, running, steps)
+        table.show(status.levers, runs, priors, running, steps)
         self.status_line.show(status, running, self.holder)
         for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
-            graph.show(self.seq.plan, status["levers"], running, runs)
+            graph.show(self.seq.plan, status.levers, running, runs)
         self.panel.show_store(runs, self.seq.readonly, compares, testbeds)
         if screening is not None:
             screening.show_store(self.seq)
-        self.shown = {v["id"]: v for v in status["levers"]}
+        self.shown = {v.id: v for v in status.levers}
         self._steps = steps
         self._filled = True
         self.call_after_refresh(self._fit_toasts)
@@ -377,17 +375,16 @@ class MainScreen(Screen[None]):
         self.app.push_screen(HelpScreen(ACTIONS))
 
 
-def _with_conflicts(status: dict[str, Any], seq: Sequencer) -> None:
+def _with_conflicts(status: Status, seq: Sequencer) -> Status:
     """Decisions two writers made concurrently (optseq sync): on the status line and in the lever's warnings."""
     from optseq.state.api import conflicts, conflict_lines as lines
 
     with seq.held.lock:
         found = terminal_safe(conflicts(seq.store))
     if not found:
-        return
-    status["conflicts"] = found
-    views = {v["id"]: v for v in status["levers"]}
+        return status
+    said: dict[str, list[str]] = {}
     for conflict, line in zip(found, lines(found)):
-        view = views.get(conflict["lever"])
-        if view is not None:
-            view["warnings"] = [*(view.get("warnings") or []), line.removeprefix("conflict: ")]
+        said.setdefault(conflict["lever"], []).append(line.removeprefix("conflict: "))
+    levers = [view.with_warnings(said[view.id]) if view.id in said else view for view in status.levers]
+    return status.with_levers(levers).with_sync(found, None)

@@ -14,7 +14,7 @@ from optseq.console.words.figures import last_estimate, mark_of, state_text
 from optseq.state.api import gate_atoms as atoms
 
 if TYPE_CHECKING:
-    from optseq.state.api import Run
+    from optseq.state.api import LeverStatus, Run
 
 MARK_STYLE = {"ready": "bold green", "running": "bold green", "measured": "yellow", "blocked": "dim",
               "decided": "cyan", "unmerged": "yellow", "eroded": "bold red", "stale": "bold yellow",
@@ -49,11 +49,11 @@ class DependencyGraph(Tree[str]):
         self.marks: dict[str, str] = {}
         """lever id -> its mark as last drawn (ready, running, measured, blocked, decided, stale, closed)."""
 
-    def show(self, plan, views: list[dict], running: Collection[str] = (), runs: Sequence[dict] = ()) -> None:
+    def show(self, plan, views: list[LeverStatus], running: Collection[str] = (), runs: Sequence[dict] = ()) -> None:
         from optseq.state.api import Run, as_
 
         typed = [as_(Run, r) for r in runs]  # the views' dicts decoded once, here
-        by_id = {v["id"]: v for v in views}
+        by_id = {v.id: v for v in views}
         parents: dict[str, list[tuple[str, str | None]]] = {}
         facts: dict[str, list[str]] = {}
         either = {l.id for l in plan.levers if getattr(l.requires, "op", "all") == "any"}
@@ -70,7 +70,7 @@ class DependencyGraph(Tree[str]):
         for child, edges in parents.items():
             parent, outcome = edges[0]
             children.setdefault(parent, []).append((child, outcome))
-        self.marks = {v["id"]: ("running" if v["id"] in running else mark_of(v)) for v in views}
+        self.marks = {v.id: ("running" if v.id in running else mark_of(v)) for v in views}
         line = self.cursor_line
         self.clear()
         placed: set[str] = set()
@@ -96,15 +96,15 @@ class DependencyGraph(Tree[str]):
                 add(self.root, lever.id, None)
         self.cursor_line = max(0, line)
 
-    def _label(self, view: dict, via: str | None, facts: list[str], running: Collection[str] = (),
+    def _label(self, view: LeverStatus, via: str | None, facts: list[str], running: Collection[str] = (),
                also: Sequence[str] = (), runs: Sequence[Run] = (), joint: str = "also") -> Text:
-        mark = self.marks[view["id"]]
+        mark = self.marks[view.id]
         text = Text()
         if via and via != "decided":
             text.append(f"{via} → ", style="italic")
-        text.append(view["id"])
+        text.append(view.id)
         text.append(f" [{mark}]", style=MARK_STYLE.get(mark, ""))
-        detail = "running" if view["id"] in running else state_text(view)
+        detail = "running" if view.id in running else state_text(view)
         # the mark already says `decided`: `[decided] NO-GO`, never `[decided] decided NO-GO`; `[unmerged] adopted`
         detail = detail.removeprefix(mark).strip()
         if detail:

@@ -1,6 +1,8 @@
 """The selected lever in full: why it is blocked, criteria results, runs, decisions with rationale, staleness."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.cells import cell_len
 from rich.measure import Measurement
 from rich.text import Text
@@ -12,6 +14,9 @@ from optseq.console.words.figures import estimate_text, plain_title, ratio, run_
 from optseq.console.tui.widgets.next_step import in_keys
 from optseq.console.words.writers import origin_text
 from optseq.state.api import testbed_label as label
+
+if TYPE_CHECKING:
+    from optseq.state.api import CandidateStatus, LeverStatus
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -30,21 +35,21 @@ class LeverDetail(VerticalScroll, can_focus=True):
     lever: str | None = None
     """The lever shown; another one starts at the top, not at the last one's scroll."""
 
-    def show(self, view: dict, history: dict, lever, step: str = "") -> None:
+    def show(self, view: LeverStatus, history: dict, lever, step: str = "") -> None:
         """`step` is the table's why / next cell for the lever, here in full (the table may cut it)."""
-        if view["id"] != self.lever:
-            self.lever = view["id"]
+        if view.id != self.lever:
+            self.lever = view.id
             self.scroll_home(animate=False, immediate=True)
         text = Text()
 
         def head(label: str) -> None:
             text.append(f"\n{label}\n", style="bold")
 
-        text.append(f"{view['id']}", style="bold")
+        text.append(f"{view.id}", style="bold")
         unmerged = branch_state(view) == UNMERGED
-        text.append(f"  {plain_title(view['title'])}  [{view['kind']}]  {state_text(view)}"
+        text.append(f"  {plain_title(view.title)}  [{view.kind}]  {state_text(view)}"
                     + (f", {UNMERGED}" if unmerged else "") + "\n")
-        branch = view.get("branch")
+        branch = view.branch
         if step:
             text.append(f"next: {step}\n")
         from optseq.state.api import Run, as_
@@ -59,23 +64,22 @@ class LeverDetail(VerticalScroll, can_focus=True):
             # a line of its own: what was measured, and (unmerged, landed) the state layer's sentence whole
             if declared:
                 text.append(declared + "\n")
-            text.append(f"code: branch {branch['ref']} against {branch['baseline_ref']}"
-                        + (f", measured at {short(branch['commit'])}" if branch.get("commit") else "") + "\n")
-            if branch.get("text"):
-                text.append(f"  {branch['text']}\n", style="bold" if unmerged else "")
+            text.append(f"code: branch {branch.ref} against {branch.baseline_ref}"
+                        + (f", measured at {short(branch.commit)}" if branch.commit else "") + "\n")
+            if branch.text:
+                text.append(f"  {branch.text}\n", style="bold" if unmerged else "")
         elif declared:
             text.append(declared + "\n")
-        if view.get("eroded"):
-            text.append(f"watch: {view['eroded']}\n", style="bold")
-        elif (view.get("watch") or {}).get("verdict"):
-            watch = view["watch"]
-            text.append(f"watch: {watch['verdict']} at run {watch.get('run')}\n")
-        if view.get("elsewhere"):  # the latest run is another testbed's: it decided nothing here
-            text.append(f"testbed: {view['elsewhere']}\n", style="bold")
-        elif view.get("testbeds_shown") and view.get("testbed"):
-            text.append(f"testbed: measured on {view['testbed']}\n")
-        if view.get("requires"):
-            text.append(f"requires: {view['requires']}\n")
+        if view.eroded:
+            text.append(f"watch: {view.eroded}\n", style="bold")
+        elif view.watch and view.watch.verdict:
+            text.append(f"watch: {view.watch.verdict} at run {view.watch.run}\n")
+        if view.elsewhere:  # the latest run is another testbed's: it decided nothing here
+            text.append(f"testbed: {view.elsewhere}\n", style="bold")
+        elif view.testbeds_shown and view.testbed:
+            text.append(f"testbed: measured on {view.testbed}\n")
+        if view.requires:
+            text.append(f"requires: {view.requires}\n")
         if lever.rule is not None:
             rule = lever.rule
             goal = rule.choose or f"{rule.metric} ≥ {rule.min_speedup:g}×"
@@ -89,33 +93,33 @@ class LeverDetail(VerticalScroll, can_focus=True):
                 text.append(f"last run: {split}\n")
         if lever.arms is not None:
             text.append(f"arms: {lever.arms.summary()}\n")
-        if view.get("why_blocked"):
+        if view.why_blocked:
             head("why blocked")
-            for reason in view["why_blocked"]:
+            for reason in view.why_blocked:
                 text.append(f"  - {in_keys(reason)}\n")
-        if view.get("stale"):
+        if view.stale:
             head("stale")
-            text.append(f"  {view.get('stale_reason') or 'invalidated'}\n")
-        if view.get("warnings"):  # what `optseq status` notes: a baseline moved since the run, code changed…
+            text.append(f"  {view.stale_reason or 'invalidated'}\n")
+        if view.warnings:  # what `optseq status` notes: a baseline moved since the run, code changed…
             head("warnings")
-            for warning in view["warnings"]:
+            for warning in view.warnings:
                 text.append(f"  {in_keys(warning)}\n")
-        screened = view.get("screen")
+        screened = view.screen
         if screened:  # what the latest screens measured of it (state/lifecycle/screened.py)
             head("screened")
-            for line in [screened.get("main_text")] + [i["text"] for i in screened.get("interactions") or ()]:
+            for line in [screened.main_text] + [i.text for i in screened.interactions]:
                 if line:
                     text.append(f"  {line}\n")
-        if view.get("criteria"):
+        if view.candidates:
             head("criteria")
-            self._criteria(text, view["criteria"], lever)
+            self._criteria(text, view.candidates, lever)
         head("runs")
         if not runs:
             text.append("  none yet\n")
         evidence = _evidence_run(view)
         for run, record in list(zip(runs, records))[-MAX_RUNS:][::-1]:
             # the store holds several testbeds' runs: each names its own
-            where = f"  on {label(record)}" if view.get("testbeds_shown") else ""
+            where = f"  on {label(record)}" if view.testbeds_shown else ""
             came = origin_text(record, "run")  # imported by optseq sync: its writer and its id there
             text.append(f"  {run_line(run)}{where}{f'  ({came})' if came else ''}\n")
             if run.id == evidence:
@@ -126,7 +130,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         self.query_one("#detail-body", Static).update(Hanging(text))
 
     @staticmethod
-    def _criteria(text: Text, criteria: dict, lever) -> None:
+    def _criteria(text: Text, criteria: dict[str, CandidateStatus], lever) -> None:
         crit_ids = [c.id for c in lever.criteria.criteria]
         titles = {c.id: c.title or c.id for c in lever.criteria.candidates}
         width = max(len("candidate") + 1, *(len(t) + 2 for t in titles.values()))
@@ -134,30 +138,30 @@ class LeverDetail(VerticalScroll, can_focus=True):
         cols = {c: max(len(c) + 1, 8) for c in crit_ids}
         text.append("  " + "candidate".ljust(width) + "".join(c.ljust(cols[c]) for c in crit_ids) + "status\n")
         for cand, entry in criteria.items():
-            per = entry.get("results", {})
-            whole = entry["status"] == "fail" and all(per.get(c, "pending") == "pending" for c in crit_ids)
+            per = entry.results
+            whole = entry.status == "fail" and all(per.get(c, "pending") == "pending" for c in crit_ids)
             # A candidate the plan fails as a whole was never tried per criterion: dashes, not a row of pending.
             cells = "".join(("—" if whole else per.get(c, "pending")).ljust(cols[c]) for c in crit_ids)
-            status = "FAIL as a whole" if whole else entry["status"].upper() if entry["status"] != "pending" else "pending"
+            status = "FAIL as a whole" if whole else entry.status.upper() if entry.status != "pending" else "pending"
             text.append("  " + titles.get(cand, cand).ljust(width) + cells + status + "\n")
         plan_evidence = {c.id: c.evidence for c in lever.criteria.candidates if c.evidence}
         for cand, entry in criteria.items():  # what each result rests on, as recorded (or as the plan says)
             name = titles.get(cand, cand)
-            if cand in plan_evidence and all(v == "pending" for v in entry.get("results", {}).values()):
+            if cand in plan_evidence and all(v == "pending" for v in entry.results.values()):
                 text.append(f"    {name}: {plan_evidence[cand]}\n")
             grouped: dict[str, list[str]] = {}  # "c1, c2, c3: recorded in the plan" on one line
-            for crit, why in (entry.get("evidence") or {}).items():
+            for crit, why in entry.evidence.items():
                 grouped.setdefault(why, []).append(crit)
             for why, crits in grouped.items():
                 text.append(f"    {name} {', '.join(crits)}: {why}\n")
 
     @staticmethod
-    def _decisions(text: Text, view: dict, history: dict, lever) -> None:
+    def _decisions(text: Text, view: LeverStatus, history: dict, lever) -> None:
         decisions = history.get("decisions", [])
-        current = view.get("decision") or {}
+        current = view.decision or {}
         if current.get("source") == "plan":
             figure = f" {ratio(lever.prior.estimate)}×" if lever.prior and lever.prior.estimate is not None else ""
-            text.append(f"  {current.get('outcome') or view.get('outcome')}{figure} (from the plan)"
+            text.append(f"  {current.get('outcome') or view.outcome}{figure} (from the plan)"
                         f"{': ' + current['why'] if current.get('why') else ''}\n")
         elif not decisions:
             text.append("  none yet\n")
@@ -170,7 +174,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
             figure = estimate_text(stats_from(d["stats"]), wide=True) if d.get("stats") else ""
             # its figure's testbed (its run's), where the store holds several, as each run line says its own
             evidence = next((by_id[r] for r in d.get("runs") or () if r in by_id), None)
-            if figure and evidence is not None and view.get("testbeds_shown"):
+            if figure and evidence is not None and view.testbeds_shown:
                 figure += f" on {label(evidence)}"
             mark = " (superseded)" if d.get("superseded") else ""
             came = origin_text(d, "decision")
@@ -211,33 +215,34 @@ MIN_HANG = 20
 """Columns a wrapped line keeps beside its indent; narrower, it wraps from the edge as before."""
 
 
-def _declared(view: dict, lever) -> str:
+def _declared(view: LeverStatus, lever) -> str:
     """`plan doc: docs/x.md   code: enabled`: what the plan declares of the lever's doc and code, `not written`
     for a doc the lever waits for; nothing for what it neither declares nor needs (a command-pair lever's code
     is the command it runs, its doc optional)."""
-    doc = view.get("plan_doc")
+    doc = view.plan_doc
     parts = [f"plan doc: {doc}" if doc else "plan doc: not written" if lever.needs_plan else ""]
-    if lever.code_declared and not view.get("branch"):
-        parts.append(f"code: {view.get('code')}")
+    if lever.code_declared and not view.branch:
+        parts.append(f"code: {view.code}")
     return "   ".join(p for p in parts if p)
 
 
-def _evidence_run(view: dict) -> int | None:
+def _evidence_run(view: LeverStatus) -> int | None:
     """The run a branch lever's commit was measured in (its standing decision's, or its last while measured):
     its line in the runs list says what became of that commit. None for other levers."""
-    if not (view.get("branch") or {}).get("commit"):
+    if not (view.branch and view.branch.commit):
         return None
-    runs = (view.get("decision") or {}).get("runs") or []
-    if not runs and view["state"] == "measured":
-        runs = [(view.get("last_run") or {}).get("id")]
+    runs: list[int | None] = list(view.decision_runs)
+    if not runs and view.state == "measured":
+        runs = [view.last_run.id if view.last_run else None]
     return runs[0] if runs else None
 
 
-def _measured_code(view: dict) -> str:
+def _measured_code(view: LeverStatus) -> str:
     """`measured fast at bf379ab: adopted, not merged yet` / `…: merged, in the code since 2744101` /
     `…: same moved 1 commit since`."""
-    branch = view["branch"]
-    said = f"measured {branch['ref']} at {short(branch['commit'])}"
+    branch = view.branch
+    assert branch is not None  # _evidence_run found its commit
+    said = f"measured {branch.ref} at {short(branch.commit)}"
     moved = moved_note(view)
     if moved:  # first: numbers of a commit the branch has left say nothing of the branch now, merged or not
         return f"{said}: {moved} since"
@@ -245,7 +250,7 @@ def _measured_code(view: dict) -> str:
     if state == UNMERGED:
         return f"{said}: adopted, not merged yet"
     if state == "landed":
-        return f"{said}: merged, {branch.get('text') or 'in the code'}"
+        return f"{said}: merged, {branch.text or 'in the code'}"
     return said
 
 

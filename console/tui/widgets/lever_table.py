@@ -16,7 +16,7 @@ from optseq.console.words.figures import at_ci, last_estimate, measured_stats, p
 from optseq.console.tui.widgets.next_step import fitted
 
 if TYPE_CHECKING:
-    from optseq.state.api import Run
+    from optseq.state.api import LeverStatus, Run
 
 COLUMNS = (("id", "lever", 10), ("title", "title", 16), ("state", "state", 13),
            ("estimate", "estimate", 17), ("stale", "!", 1), ("saved", "saved h", 7),
@@ -111,16 +111,16 @@ class LeverTable(DataTable):
             return None
         return self._ids[self.cursor_row]
 
-    def show(self, views: list[dict], runs: list[dict], priors: dict[str, float | None],
+    def show(self, views: list[LeverStatus], runs: list[dict], priors: dict[str, float | None],
              running: Collection[str] = (), steps: dict[str, str] | None = None) -> None:
         """Fill or update the rows in place, so the cursor stays where the user left it."""
         from optseq.state.api import Run, as_
 
         steps = steps or {}
         typed = [as_(Run, r) for r in runs]  # the views' dicts decoded once, here
-        rows = {v["id"]: self._cells(v, [r for r in typed if r.lever == v["id"]], priors.get(v["id"]),
-                                     running, steps.get(v["id"], "")) for v in views}
-        ids = [v["id"] for v in views]
+        rows = {v.id: self._cells(v, [r for r in typed if r.lever == v.id], priors.get(v.id),
+                                  running, steps.get(v.id, "")) for v in views}
+        ids = [v.id for v in views]
         self._rows = rows
         if ids != self._ids:
             self._ids = ids
@@ -133,13 +133,13 @@ class LeverTable(DataTable):
                 self.update_cell(lever_id, key, value)
 
     @staticmethod
-    def _cells(view: dict, runs: list[Run], prior: float | None, running: Collection[str] = (),
+    def _cells(view: LeverStatus, runs: list[Run], prior: float | None, running: Collection[str] = (),
                step: str = "") -> tuple[str, ...]:
-        state = "running" if view["id"] in running else shown_state(view)
-        plan = PurePosixPath(view["plan_doc"]).name if view.get("plan_doc") else "-"
+        state = "running" if view.id in running else shown_state(view)
+        plan = PurePosixPath(view.plan_doc).name if view.plan_doc else "-"
         saved = _saved(view, runs)
-        return (view["id"], plain_title(view["title"]), state, last_estimate(view, runs, prior),
-                "!" if view.get("stale") else "", saved, step, plan)
+        return (view.id, plain_title(view.title), state, last_estimate(view, runs, prior),
+                "!" if view.stale else "", saved, step, plan)
 
     def cell_text(self, lever_id: str, column: str) -> str:
         """What a cell holds in full, shown or not (tests and the tmux check read the table through this)."""
@@ -165,14 +165,14 @@ SIZE_MARK = " ci"
 workload (the detail pane says it in full): 35.8 h from a CI-size ratio is not the team's 35.8 h."""
 
 
-def _saved(view: dict, runs: list[Run]) -> str:
-    if "hours_saved" not in view:
+def _saved(view: LeverStatus, runs: list[Run]) -> str:
+    if not view.has_hours:
         return PENDING
-    if view["hours_saved"] is None:
+    hours = view.saved
+    if hours is None:
         return "-"
     from optseq.state.api import fmt_h  # imported with the calculus the column waits for
 
-    hours = view["hours_saved"]
     if not at_ci(measured_stats(view, runs)):
         return fmt_h(hours)
     width = dict((key, w) for key, _, w in COLUMNS)["saved"] - len(SIZE_MARK)

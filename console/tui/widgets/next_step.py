@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from optseq.console.words.branch_words import UNMERGED, code_note, moved_note
 from optseq.state.api import gates
+
+if TYPE_CHECKING:
+    from optseq.state.api import LeverStatus
 
 CLI_HINT = re.compile(r"\s*\(optseq (?P<cmd>plan|decide|fact|record|--run) (?P<arg>[\w.-]+)[^()]*\)")
 KEY_OF = {"plan": "p", "decide": "d", "fact": "f", "record": "c", "--run": "r"}
@@ -59,20 +63,20 @@ class Step:
         return where + self.what + (f" (needs {via.outcome})" if via.outcome != "decided" else "")
 
 
-def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
+def lever_steps(plan, machine, views: list[LeverStatus], running=()) -> dict[str, str]:
     """Every lever's why / next-step cell: a blocked lever names the first thing to do on the way to it."""
-    by_id = {v["id"]: v for v in views}
+    by_id = {v.id: v for v in views}
     ctx = machine.context()
 
     def step(lever_id: str, seen: frozenset) -> tuple[Step | None, gates.Atom | None]:
         view, lever = by_id[lever_id], plan.lever(lever_id)
-        state = view["state"]
+        state = view.state
         if lever_id in running:
             return Step("x", lever_id, "cancels the run"), None
         if state == "unplanned":
             return Step("p", lever_id, "write its plan"), None
         if state == "closed":
-            return Step(None, lever_id, (view.get("why_blocked") or ["closed"])[0]), None
+            return Step(None, lever_id, (view.why_blocked or ["closed"])[0]), None
         if state == "measured":
             return Step("d", lever_id, "decide it"), None
         if state in ("ready", "stale"):
@@ -80,9 +84,9 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
         if state != "blocked":
             # decided: nothing asked of the user, but a re-measure that failed is worth knowing, and an adopted
             # branch says whether it is merged (the merge is git's, no key of the console's)
-            if view.get("last_failure"):
-                return Step(None, lever_id, view["last_failure"]), None
-            if view.get("eroded"):  # the user decides: again as adopted (or reject), or a re-run that decides
+            if view.last_failure:
+                return Step(None, lever_id, view.last_failure), None
+            if view.eroded:  # the user decides: again as adopted (or reject), or a re-run that decides
                 return Step("d", lever_id, "gain eroded: decide, or r"), None
             code = code_note(view)
             return (Step(None, lever_id, code) if code else None), None
@@ -111,29 +115,29 @@ def lever_steps(plan, machine, views: list[dict], running=()) -> dict[str, str]:
 
     cells = {}
     for view in views:
-        found, via = step(view["id"], frozenset())
-        cells[view["id"]] = found.text(view["id"], via) if found else ""
+        found, via = step(view.id, frozenset())
+        cells[view.id] = found.text(view.id, via) if found else ""
     return cells
 
 
-def _runnable(lever, view: dict, ctx) -> Step:
-    if view.get("unavailable"):
-        return Step(None, lever.id, f"unavailable: {view['unavailable']['reason']}")
+def _runnable(lever, view: LeverStatus, ctx) -> Step:
+    if view.unavailable:
+        return Step(None, lever.id, f"unavailable: {view.unavailable.reason}")
     if lever.criteria and not lever.run:
-        pending = any(v == "pending" for entry in (view.get("criteria") or {}).values()
-                      if entry["status"] == "pending" for v in entry["results"].values())
+        pending = any(v == "pending" for entry in view.candidates.values()
+                      if entry.status == "pending" for v in entry.results.values())
         return Step("c", lever.id, "record criteria") if pending else Step("d", lever.id, "decide GO/NO-GO")
     if not lever.run:
         return Step("d", lever.id, "decide it by hand")
-    if view["state"] == "stale":
+    if view.state == "stale":
         if not gates.holds(lever.requires, ctx):
             return Step(None, lever.id, "stale, waits for its gate")
         moved = moved_note(view, brief=True)  # a branch that moved since the run, first: the why of the cell
         what = f"{moved}, re-run" if moved else "re-measure"
     else:
-        what = "retry" if view.get("last_failure") else "run it"
+        what = "retry" if view.last_failure else "run it"
     # `r: retry, last run 7 failed: exited 1`, until a run or a decision follows that run
-    return Step("r", lever.id, f"{what}, {view['last_failure']}" if view.get("last_failure") else what)
+    return Step("r", lever.id, f"{what}, {view.last_failure}" if view.last_failure else what)
 
 
 def fitted(cell: str, width: int) -> str:

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
 from optseq.console.words.branch_words import unmerged, unmerged_note
 from optseq.console.tui.widgets.next_step import todo_hint
+
+if TYPE_CHECKING:
+    from optseq.state.api import Status
 
 
 class StatusLine(Static):
@@ -27,29 +31,29 @@ class StatusLine(Static):
         self.sync_step = step
         self._draw()
 
-    def show(self, status: dict, running: Collection[str], holder: str | None) -> None:
-        todo = status.get("todo") or []
+    def show(self, status: Status, running: Collection[str], holder: str | None) -> None:
+        todo = status.todo
         if running:
             # n waits for this run to end, and which lever is next depends on whether the store has seen the
             # run start yet ("next: x · running: x"): while a run goes the line says only what runs
             parts = []
-        elif status.get("next"):
-            parts = [f"next: {status['next']} (n runs it)"]
+        elif status.next:
+            parts = [f"next: {status.next} (n runs it)"]
         else:  # nothing can run: the first thing only the user can do (the full list is in optseq status)
             parts = ["next: nothing to run"]
             # a merge is the user's too, though not the state layer's to-do (git's, not optseq's)
-            merges = [v for v in status.get("levers") or () if unmerged(v)]
+            merges = [v for v in status.levers if unmerged(v)]
             if todo:
                 parts.append(todo_hint(todo[0]) + (f" (+{len(todo) - 1} more)" if len(todo) > 1 else ""))
             elif merges:
-                parts.append(f"{merges[0]['id']}: {unmerged_note(merges[0])} to put it in the stack")
+                parts.append(f"{merges[0].id}: {unmerged_note(merges[0])} to put it in the stack")
         if running:
             parts.append(f"running: {', '.join(sorted(running))}")
         if holder:
             parts.append(f"read-only: {holder}")
-        for c in status.get("conflicts") or ():  # decided concurrently by two writers (optseq sync): said first
+        for c in status.found_conflicts:  # decided concurrently by two writers (optseq sync): said first
             parts.insert(0, f"conflict: {c['lever']} ({c['holds']['writer']} vs {c['other']['writer']})")
-        warnings = status.get("warnings") or []
+        warnings = status.warnings
         if warnings:
             parts.append(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} (optseq status)")
         self._parts = parts

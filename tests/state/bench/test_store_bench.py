@@ -105,10 +105,10 @@ def test_built_store_holds_the_gate_the_plan_and_the_derived_events(built):
     assert all(e.get("derived") for e in events if e["type"] in ("stale", "superseded"))
     points = {e["point"] for e in events if e["type"] == "decision_point"}
     assert points == {"torch_jl_result", "option_b_plan"}
-    views = {v["id"]: v for v in status["levers"]}
-    assert views["port"]["state"] == "closed" and views["model_size"]["state"] == "ready"
+    views = {v.id: v for v in status.levers}
+    assert views["port"].state == "closed" and views["model_size"].state == "ready"
     # a fresh replay reaches the states the builder's last snapshot recorded
-    assert {lid: v["state"] for lid, v in views.items()} == snapshot
+    assert {lid: v.state for lid, v in views.items()} == snapshot
 
 
 def test_the_building_shortcut_writes_what_the_exact_calls_write(tmp_path):

@@ -291,8 +291,8 @@ def test_hours_by_lever_and_status(tmp_path):
         assert set(hours) == {lv.id for lv in seq.plan.levers}
         assert hours["option_b"] == pytest.approx(0.5 * 0.8 * (0.3 / 1.3) * 5800 * 30 / 3600)
         assert hours["amp"] is None and hours["cython_bot"] is None  # no S yet; adopted before the plan
-        views = {v["id"]: v for v in seq.views.status()["levers"]}
-        assert views["option_b"]["hours_saved"] == pytest.approx(hours["option_b"])
+        views = {v.id: v for v in seq.views.status().levers}
+        assert views["option_b"].hours_saved == pytest.approx(hours["option_b"])
 
 
 def test_a_live_runs_hours_count_in_its_cost(tmp_path):

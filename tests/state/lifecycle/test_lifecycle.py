@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from optseq.state.sequencer import Sequencer
+from optseq.state.view_types import LeverStatus
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
 
 AB = Path(__file__).parents[1] / "lever_scripts" / "ab.py"
@@ -74,19 +75,18 @@ def default_plan_copy(path: Path, runs: dict[str, list[str]]) -> Path:
     return path
 
 
-def views(seq) -> dict[str, dict]:
-    return {v["id"]: v for v in seq.views.status()["levers"]}
+def views(seq) -> dict[str, LeverStatus]:
+    return {v.id: v for v in seq.views.status().levers}
 
 
 def states(seq) -> dict[str, str]:
-    return {lid: v["state"] for lid, v in views(seq).items()}
+    return {lid: v.state for lid, v in views(seq).items()}
 
 
 def snapshot(seq) -> dict:
     status = seq.views.status()
-    return {"levers": [(v["id"], v["state"], v["outcome"], v["stale_reason"], v["why_blocked"])
-                       for v in status["levers"]],
-            "infra": status["infra"], "next": status["next"], "todo": status["todo"]}
+    return {"levers": [(v.id, v.state, v.outcome, v.stale_reason, v.why_blocked) for v in status.levers],
+            "infra": status.infra, "next": status.next, "todo": status.todo}
 
 
 def assert_replays(plan: Path, db: Path, seq) -> None:
@@ -131,7 +131,7 @@ def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(g
     with Sequencer.open(gate_plan, db, mode="write") as seq:
         seq.actions.decide("gate", "GO", "A passes")
         assert states(seq)["slow_track"] == "closed"
-        assert views(seq)["slow_track"]["why_blocked"] == ["closed: gate decided GO"]
+        assert views(seq)["slow_track"].why_blocked == ["closed: gate decided GO"]
         fast = seq.run_lever("fast")
         other = seq.run_lever("other")  # measured with fast in the stack
         seq.run_lever("after_fast")
@@ -142,12 +142,12 @@ def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(g
         seq.actions.decide("gate", "NO-GO", "A failed on the real data after all")
         st = states(seq)
         assert st["fast"] == "closed" and st["after_fast"] == "closed"
-        assert views(seq)["fast"]["why_blocked"] == ["closed: gate decided NO-GO"]
+        assert views(seq)["fast"].why_blocked == ["closed: gate decided NO-GO"]
         assert st["slow_track"] == "ready"  # re-opened: closed by GO's branch, its gate holds now
         assert seq.machine.infra()["adopted"] == ["other"]  # stale, still in the stack until re-measured
         other_view = views(seq)["other"]
-        assert other_view["state"] == "stale" and other_view["outcome"] == "adopt"
-        assert other_view["stale_reason"] == (f"fast left the stack (gate decided NO-GO) after other was "
+        assert other_view.state == "stale" and other_view.outcome == "adopt"
+        assert other_view.stale_reason == (f"fast left the stack (gate decided NO-GO) after other was "
                                               f"measured with it in run {other.run_id}")
         reversal = seq.views.history("gate")["decisions"][-1]
         fast_decision = seq.views.history("fast")["decisions"][-1]
@@ -162,9 +162,9 @@ def test_reversed_gate_closes_its_branch_and_takes_its_levers_out_of_the_stack(g
         # re-reversing works the same way: the GO branch opens again from scratch, NO-GO's closes
         seq.actions.decide("gate", "GO", "A passes on the re-run")
         st = states(seq)
-        assert st["fast"] == "ready" and views(seq)["fast"]["outcome"] is None
+        assert st["fast"] == "ready" and views(seq)["fast"].outcome is None
         assert st["slow_track"] == "closed" and st["after_fast"] == "blocked"
-        assert seq.views.status()["next"] == "fast"
+        assert seq.views.status().next == "fast"
         assert_replays(gate_plan, db, seq)
         again = seq.run_lever("fast")
         assert again.decision == "adopt"
@@ -215,7 +215,7 @@ def test_default_plan_go_then_no_go_reopens_option_b_and_closes_the_port(cli_env
     assert of(st, "option_b")["state"] == "closed"
     assert st["infra"]["adopted"] == ["cython_bot"]
     with Sequencer.open(DEFAULT_PLAN, db, mode="read") as seq:  # the CLI replayed it; so does a fresh open
-        assert [(v["id"], v["state"], v["outcome"]) for v in seq.views.status()["levers"]] == \
+        assert [(v.id, v.state, v.outcome) for v in seq.views.status().levers] == \
                [(v["id"], v["state"], v["outcome"]) for v in st["levers"]]
         assert seq.machine.infra() == st["infra"]
 
@@ -245,22 +245,22 @@ def test_inconclusive_remeasure_takes_the_lever_out_of_the_stack(tmp_path, db):
         run = seq.store.get("runs", report.run_id)
         assert run["verdict"] == "inconclusive" and run["summary"]["verdict"]["reason"]
         base = views(seq)["base"]
-        assert base["state"] == "measured" and base["outcome"] is None and base["decision"] is None
+        assert base.state == "measured" and base.outcome is None and base.decision is None
         assert "base" not in seq.machine.infra()["adopted"]
-        assert base["remeasured"].startswith(f"re-measured inconclusive in run {report.run_id}: ")
-        assert base["remeasured"].endswith("; was adopt")
+        assert base.remeasured.startswith(f"re-measured inconclusive in run {report.run_id}: ")
+        assert base.remeasured.endswith("; was adopt")
         dep_view = views(seq)["dep"]
-        assert dep_view["state"] == "stale"
-        assert dep_view["stale_reason"] == (f"base left the stack (base re-measured inconclusive in run "
+        assert dep_view.state == "stale"
+        assert dep_view.stale_reason == (f"base left the stack (base re-measured inconclusive in run "
                                             f"{report.run_id}) after dep was measured with it in run {dep.run_id}")
         assert states(seq)["gated"] == "blocked"  # its gate base:adopt no longer holds
         by_hand = views(seq)["gated_by_hand"]  # decided, gated on base: stale, as it lost its gate
-        assert by_hand["state"] == "stale" and by_hand["stale_reason"].startswith(
+        assert by_hand.state == "stale" and by_hand.stale_reason.startswith(
             f"base left the stack (base re-measured inconclusive in run {report.run_id}); base is not decided")
         (old,) = seq.views.history("base")["decisions"]
         assert old["superseded"] is True and old["superseded_by"].startswith(f"run {report.run_id}: ")
         assert any(f"base: decide it (re-measured inconclusive in run {report.run_id}" in t
-                   for t in seq.views.status()["todo"])
+                   for t in seq.views.status().todo)
         doc = seq.views.export(lang="en")
         row = results_row(doc, "| **base** |")
         assert "| inconclusive | items_per_s |" in row
@@ -272,7 +272,7 @@ def test_inconclusive_remeasure_takes_the_lever_out_of_the_stack(tmp_path, db):
 
         # the user can keep it: a decision by hand puts it back in the stack
         seq.actions.decide("base", "adopt", f"run {report.run_id} straddles 1.2x; the earlier run was clear")
-        assert views(seq)["base"]["state"] == "adopted"
+        assert views(seq)["base"].state == "adopted"
         assert seq.machine.infra()["adopted"] == ["base", "dep", "gated_by_hand"]
         assert seq.views.history("base")["decisions"][-1]["supersedes"] == old["id"]
         assert states(seq)["gated"] == "ready"
@@ -386,11 +386,11 @@ def test_next_skips_a_decision_lever_and_says_what_is_left_to_do(tmp_path, cli_e
 def test_default_plan_next_is_nothing_to_run_until_the_gate_is_decided(plan_path, db):
     with Sequencer.open(plan_path, db, mode="write") as seq:
         st = seq.views.status()
-        assert st["next"] is None and st["todo"] == ["julia_port: record criteria (torch_jl c4 pending)"]
+        assert st.next is None and st.todo == ["julia_port: record criteria (torch_jl c4 pending)"]
         seq.actions.record_criterion("julia_port", "torch_jl", "c4", "fail")
-        assert seq.views.status()["todo"] == ["option_b: write its plan (optseq plan option_b PATH)"]
+        assert seq.views.status().todo == ["option_b: write its plan (optseq plan option_b PATH)"]
         seq.actions.write_plan("option_b", "docs/plans/option_b.md")
-        assert seq.views.status()["next"] == "option_b" and seq.views.status()["todo"] == []
+        assert seq.views.status().next == "option_b" and seq.views.status().todo == []
 
 
 OTHER_DEVICE = """import json, os

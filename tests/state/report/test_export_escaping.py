@@ -144,7 +144,7 @@ def docs(tmp_path_factory) -> dict[str, str]:
     with Sequencer.open(plan, root / "state", mode="write") as seq:
         # on a lever still pending at the end: the pending table lists no decided lever
         seq.actions.write_plan("runner", PLAN_DOC)
-        assert next(v for v in seq.views.status()["levers"] if v["id"] == "runner")["plan_doc"] == PLAN_DOC  # kept as is
+        assert next(v for v in seq.views.status().levers if v.id == "runner").plan_doc == PLAN_DOC  # kept as is
     cli(env, "--run", "measured")  # first: its device differs, and a device change forgets `unavailable`
     cli(env, "--run", "runner")
     cli(env, "record", "gate", "cand", "c1", "pass", "--evidence", payload("evidence"))

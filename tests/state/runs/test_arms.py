@@ -289,7 +289,7 @@ warmup = 0
 
     def warnings(lever: str) -> list[str]:
         with Sequencer.open(path, tmp_path / "db", mode="read") as seq:
-            return next(v for v in seq.views.status()["levers"] if v["id"] == lever)["warnings"]
+            return next(v for v in seq.views.status().levers if v.id == lever).warnings
 
     run(path, "fast")
     run(path, "second")

@@ -12,6 +12,7 @@ from pathlib import Path
 from optseq.state.runners import groups
 from optseq.state.runs.run_pass import experiment_length
 from optseq.state.sequencer import Sequencer
+from optseq.state.view_types import Status, as_json
 from tests.conftest import OPTSEQ
 from tests.state.one_lever import one_lever_plan
 
@@ -31,8 +32,9 @@ def run_once(plan: Path, db: Path, lever: str = "lever"):
         return report, run, seq.views.status(), events, logs
 
 
-def lever_view(status: dict, lever: str = "lever") -> dict:
-    return next(l for l in status["levers"] if l["id"] == lever)
+def lever_view(status: Status, lever: str = "lever") -> dict:
+    """The lever as `optseq status --json` prints it."""
+    return as_json(next(l for l in status.levers if l.id == lever))
 
 
 def test_clear_speedup_is_adopted(tmp_path, db):
@@ -167,7 +169,7 @@ def test_experiment_chooses_an_arm_that_joins_the_infra(tmp_path, db):
         again = experiment_length(seq.held.lever("size"), seq.machine.runs.recent["size"])
     assert again.startswith(f"[optseq] 5 blocks before it can decide, up to 20; run {report.run_id} took ")
     assert " a block: ≈ " in again and ", up to " in again
-    assert status["infra"]["model"] == {"name": "h256x4", "hidden": 256, "layers": 4}
+    assert status.infra["model"] == {"name": "h256x4", "hidden": 256, "layers": 4}
     assert lever_view(status, "size")["state"] == "decided"
 
 
