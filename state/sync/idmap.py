@@ -5,7 +5,9 @@ made in any writer's store finds the record here, and a record of this store's o
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any
+from collections.abc import Mapping
+
+from optseq.state.sync.notes import Applied
 
 REFS: dict[str, dict[str, str]] = {"decisions": {"runs": "runs", "supersedes": "decisions"},
                                    "events": {"decision": "decisions", "run": "runs", "by": "decisions"}}
@@ -14,9 +16,9 @@ code/landing.py write them)."""
 
 
 class IdMap:
-    def __init__(self, applied: dict[str, Any]):
+    def __init__(self, applied: Mapping[str, Applied]):
         self.ranges: dict[str, dict[str, list[list[int]]]] = {
-            w: {t: [list(r) for r in rs] for t, rs in (a.get("ids") or {}).items()} for w, a in applied.items()}
+            w: {t: [list(r) for r in rs] for t, rs in a.ids.items()} for w, a in applied.items()}
         self._back: dict[str, tuple[list[int], list[tuple[int, str, int, int]]]] | None = None
 
     def add(self, writer: str, table: str, theirs: int, ours: int) -> None:

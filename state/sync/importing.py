@@ -6,28 +6,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from optseq.state.sync import gitrefs
 from optseq.state.sync.conflicts import holder, yields_to
 from optseq.state.sync.idmap import REFS, IdMap
+from optseq.state.sync.notes import Applied, Decided, Manifest, Pushed, applied_of, decided
 from optseq.state.sync.segments import SegmentRefused, checked, resolve
 
-Pending = tuple[str, str, dict[str, Any], list[dict[str, Any]]]
-"""(writer, commit, manifest, lines) of a segment to apply."""
+Pending = tuple[str, str, Manifest, list[dict[str, Any]]]
+"""(writer, commit, manifest, lines) of a segment to apply: its lines as they came, each written whole."""
 
 
 def gather(repo: Path, state: dict[str, Any], fetched: dict[str, str], me: str) -> list[Pending]:
     """Every new segment of every other writer, checked; SegmentRefused naming the first that is not sound."""
     out: dict[str, list[Pending]] = {}
+    had = applied_of(state["applied"])
     for writer, tip in sorted(fetched.items()):
         if writer == me:
             continue
-        was = (state["applied"].get(writer) or {})
-        commits = gitrefs.chain(repo, was.get("commit"), tip)
+        was = had.get(writer) or Applied()
+        commits = gitrefs.chain(repo, was.commit, tip)
         if commits is None:
             raise SegmentRefused(f"writer {writer}'s ref was rewritten by someone (its tip {tip[:12]} does not descend "
-                                 f"from {str(was.get('commit'))[:12]}, which this store imported); refused, nothing "
+                                 f"from {str(was.commit)[:12]}, which this store imported); refused, nothing "
                                  "of it imported")
-        n = int(was.get("n") or 0)
+        n = was.n
         for commit in commits:
             n += 1
             try:
@@ -35,21 +39,21 @@ def gather(repo: Path, state: dict[str, Any], fetched: dict[str, str], me: str) 
             except ValueError as exc:
                 raise SegmentRefused(f"writer {writer}'s segment {n} (commit {commit[:12]}): {exc}; refused, nothing "
                                      "of it imported") from None
-            out.setdefault(writer, []).append((writer, commit, manifest, checked(writer, commit, manifest, raw, n)))
+            out.setdefault(writer, []).append((writer, commit, *checked(writer, commit, manifest, raw, n)))
     return causal(out, state, me)
 
 
 def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) -> list[Pending]:
     """The segments in an order where each comes after every segment its writer had seen (its `seen`): a reference
     to another writer's record then finds it. Segments whose seen names one this remote lacks come last."""
-    applied = {w: int(a.get("n") or 0) for w, a in state["applied"].items()}
+    done = {w: a.n for w, a in applied_of(state["applied"]).items()}
     order: list[Pending] = []
     while any(pending.values()):
         for writer, queue in sorted(pending.items()):
-            if queue and all(applied.get(w, 0) >= int(n) for w, n in queue[0][2]["seen"].items()
+            if queue and all(done.get(w, 0) >= int(n) for w, n in queue[0][2].seen.items()
                              if w not in (me, writer) and isinstance(n, int)):
                 order.append(queue.pop(0))
-                applied[writer] = applied.get(writer, 0) + 1
+                done[writer] = done.get(writer, 0) + 1
                 break
         else:
             for queue in pending.values():
@@ -64,8 +68,9 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
     records]}. `say` is told each segment as it is merged (sync's progress); `written` gains each line as the store
     wrote it, (table, line) as `store.since` gives them (what the lever machine follows: sync.py)."""
     counts: dict[str, list[int]] = {}
-    holders: dict[str, dict | None] = {}
+    holders: dict[str, Decided | None] = {}
     """Per lever, the decision it holds as this sync goes (conflicts.yields_to)."""
+    through = msgspec.convert(state["pushed"], Pushed).through  # the document as this sync updates it, a dict
     merged, total = 0, len(segments)
     segments.reverse()
     for done in range(1, total + 1):
@@ -73,9 +78,10 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
         # runs holds a million of them
         writer, commit, manifest, lines = segments.pop()
         merged += len(lines)
-        say(f"merging segment {done} of {total} ({writer}'s {manifest['n']}): {merged} records merged")
-        n, seen = manifest["n"], manifest["seen"]
+        say(f"merging segment {done} of {total} ({writer}'s {manifest.n}): {merged} records merged")
+        n, seen = manifest.n, manifest.seen
         for i, line in enumerate(lines, 1):
+            # a line segments.checked checked against the store's schema, its record (`r`) written whole
             table, op, x = line["t"], line["op"], line.get("x") or {}
             r = dict(line.get("r") or {})
             for field, target in REFS.get(table, {}).items():
@@ -94,16 +100,19 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
                                                                          if k != "id"}}))
             elif ids.local(writer, table, line["id"]) is None:  # held already: a sync killed before it noted the segment
                 origin = {"writer": writer, "id": line["id"], "at": line.get("at")}
+                coming, held = None, None
                 if table == "decisions":  # what the conflict check reads (conflicts.py)
                     origin.update(n=n, seen=seen)
-                    lever = str(r.get("lever"))
+                    coming = decided({**r, "origin": origin})
+                    lever = str(coming.lever)
                     if lever not in holders:  # once a lever a sync: a first sync of a long history is all decisions
                         holders[lever] = holder(store, lever)
-                    held = yields_to(state, holders[lever], {**r, "origin": origin})
+                    held = yields_to(me, through, holders[lever], coming)
                     r = {**r, "yields": held} if held is not None else r
+                # the record as its writer wrote it, keys this code does not name included, and where it came from
                 stored = store.append(table, {**r, "origin": origin}, elsewhere=writer)
-                if table == "decisions" and not r.get("yields") and r.get("source") != "plan":
-                    holders[str(r.get("lever"))] = stored
+                if coming is not None and held is None and not coming.yields and coming.source != "plan":
+                    holders[str(coming.lever)] = decided(stored)
                 ids.add(writer, table, line["id"], stored["id"])
                 if written is not None:
                     fields = {k: v for k, v in stored.items() if k not in ("id", "seq", "at")}

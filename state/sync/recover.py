@@ -7,23 +7,42 @@ the remote (sync.py's adoption), so a rebuilt store imports nothing twice, pushe
 writer."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from optseq.state.code.git import GitError, git
 from optseq.state.store.layout import HISTORY
 from optseq.state.sync import gitrefs
 from optseq.state.sync.idmap import IdMap
+from optseq.state.sync.notes import NO_ORIGIN, Imported, Manifest, WriterNote, applied_of
 from optseq.state.sync.segments import WRITER_EVENT
 
 WRITER_KEY = "optseq.writer"
 
 
+class _Frame(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    t: str | None = None
+    op: str | None = None
+    id: int | None = None
+
+
+_frame = msgspec.json.Decoder(_Frame).decode
+
+
+def _imported(record: dict[str, Any]) -> Imported:
+    return msgspec.convert(record, Imported)
+
+
+def _note(record: dict[str, Any]) -> WriterNote:
+    return msgspec.convert(record, WriterNote)
+
+
 def journaled_writer(store) -> str | None:
     """The writer this store's journals name (its own `sync_writer` event, not one another writer made)."""
-    found = [e for e in store.all("events") if e.get("type") == WRITER_EVENT and "origin" not in e]
-    return str(found[-1]["writer"]) if found and found[-1].get("writer") else None
+    found = [e for e in map(_note, store.all("events")) if e.type == WRITER_EVENT and e.origin is None]
+    return (found[-1].writer or None) if found else None
 
 
 def journal_writer(store, writer: str) -> tuple[str, dict]:
@@ -50,13 +69,14 @@ def recovered(store, repo: Path, writer: str) -> dict[str, Any]:
     applied: dict[str, Any] = {}
     for other, commit in gitrefs.refs(repo, gitrefs.IMPORTED).items():
         manifest, _ = gitrefs.read_commit(repo, commit)
-        applied[other] = {"n": int(manifest.get("n") or 0), "commit": commit}
+        # a segment this store imported, so its manifest was checked then
+        applied[other] = {"n": msgspec.convert(manifest, Manifest).n, "commit": commit}
     ids = IdMap({})
     for table in HISTORY:
-        for record in store.all(table):
-            origin = record.get("origin")
-            if isinstance(origin, dict) and isinstance(origin.get("id"), int) and origin.get("writer") in applied:
-                ids.add(origin["writer"], table, origin["id"], record["id"])
+        for record in map(_imported, store.all(table)):
+            origin = record.origin
+            if origin is not None and origin.id is not None and origin.writer in applied:
+                ids.add(origin.writer, table, origin.id, record.id)
     for other, was in applied.items():
         was["ids"] = ids.of(other)
     return {"writer": writer, "pushed": {"n": 0, "commit": None, "ends": {}, "through": []}, "applied": applied}
@@ -68,22 +88,24 @@ def held_segments(store, repo: Path, state: dict[str, Any], fetched: dict[str, s
     segment a sync imported was written in one transaction with all before it, so they are a prefix of the chain:
     up to the last segment whose inserts are here (one holding only updates past it is applied again, as after a
     sync killed before its note; an update sets what it set before)."""
-    ids = IdMap(state["applied"])
+    ids = IdMap(applied_of(state["applied"]))
     holders: set[str] = set()
     for table in HISTORY:
-        for record in store.all(table):
-            origin = record.get("origin")
-            writer = origin.get("writer") if isinstance(origin, dict) else None
-            if writer in fetched and writer not in state["applied"] and writer != me \
-                    and isinstance(origin.get("id"), int):
-                ids.add(writer, table, origin["id"], record["id"])
+        for record in map(_imported, store.all(table)):
+            origin = record.origin or NO_ORIGIN
+            writer = origin.writer
+            if writer is not None and writer in fetched and writer not in state["applied"] and writer != me \
+                    and origin.id is not None:
+                ids.add(writer, table, origin.id, record.id)
                 holders.add(writer)
     for writer in sorted(holders):
         n, commit = 0, None
         for i, c in enumerate(gitrefs.chain(repo, None, fetched[writer]) or [], 1):
             _, raw = gitrefs.read_commit(repo, c)
-            inserts = [line for line in map(json.loads, raw.splitlines()) if line.get("op") != "u"]
-            if any(ids.local(writer, line.get("t"), line.get("id")) is not None for line in inserts):
+            # the segment's frame only (which table, which id): its chain is its writer's, read again from its root
+            inserts = [line for line in map(_frame, raw.splitlines()) if line.op != "u"]
+            if any(line.t is not None and line.id is not None and ids.local(writer, line.t, line.id) is not None
+                   for line in inserts):
                 n, commit = i, c
             elif inserts:
                 break

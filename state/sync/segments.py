@@ -9,10 +9,13 @@ import json
 import os
 from typing import Any
 
+import msgspec
+
 from optseq.state.store.integrity import line_problem as frame_problem
 from optseq.state.store.layout import HISTORY
 from optseq.state.store.shape_check import line_problem as shape_problem, loads
 from optseq.state.sync.idmap import REFS, IdMap
+from optseq.state.sync.notes import Manifest
 
 WRITER_EVENT = "sync_writer"
 """The event naming this store's writer in its journals (recover.py): never pushed."""
@@ -29,7 +32,8 @@ def dumps(line: dict[str, Any]) -> str:
 
 
 def local_lines(lines: list[tuple[str, dict[str, Any]]], ids: IdMap) -> list[str]:
-    """The lines of `store.since(...)` this store's writer wrote, as a segment's lines."""
+    """The lines of `store.since(...)` this store's writer wrote, as a segment's lines: each journal line as the
+    store gave it (its record pushed whole, keys this code does not name included), with its table and references."""
     out = []
     for table, line in lines:
         r = line.get("r") or {}
@@ -87,17 +91,29 @@ class SegmentRefused(Exception):
     """A segment that is not what its writer wrote: one line naming the writer, the segment and the record."""
 
 
-def checked(writer: str, commit: str, manifest: dict[str, Any], raw: bytes, expect_n: int) -> list[dict[str, Any]]:
-    """The segment's lines, parsed and checked; SegmentRefused naming what is wrong."""
-    n = manifest.get("n")
+class _Came(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A manifest as a remote gave it, before its check: any value in any field (a writer's bug, a hand edit)."""
+    writer: object = None
+    n: object = None
+    count: object = None
+    sha256: object = None
+    seen: object = None
+
+
+def checked(writer: str, commit: str, manifest: dict[str, Any], raw: bytes,
+            expect_n: int) -> tuple[Manifest, list[dict[str, Any]]]:
+    """The segment's manifest and its lines, parsed and checked; SegmentRefused naming what is wrong. The lines are
+    given as parsed (dicts): each is written whole."""
+    came = msgspec.convert(manifest, _Came)
+    n = came.n
     where = f"writer {writer}'s segment {n if isinstance(n, int) else '?'} (commit {commit[:12]})"
-    if manifest.get("writer") != writer or n != expect_n:
-        raise SegmentRefused(f"{where}: its manifest says writer {manifest.get('writer')!r} segment {n!r}, "
+    if came.writer != writer or n != expect_n:
+        raise SegmentRefused(f"{where}: its manifest says writer {came.writer!r} segment {n!r}, "
                              f"where segment {expect_n} of {writer} comes next; refused, nothing of it imported")
-    if hashlib.sha256(raw).hexdigest() != manifest.get("sha256"):
+    if hashlib.sha256(raw).hexdigest() != came.sha256:
         raise SegmentRefused(f"{where}: its bytes do not match the sha256 of its manifest (changed after it was "
                              "written); refused, nothing of it imported")
-    if not isinstance(manifest.get("seen"), dict):
+    if not isinstance(came.seen, dict):
         raise SegmentRefused(f"{where}: its manifest has no `seen` vector; refused, nothing of it imported")
     out = []
     for i, text_line in enumerate(raw.split(b"\n")[:-1], 1):
@@ -115,10 +131,10 @@ def checked(writer: str, commit: str, manifest: dict[str, Any], raw: bytes, expe
         if problem:
             raise SegmentRefused(f"{where}, line {i}: {problem}; refused, nothing of it imported")
         out.append(line)
-    if len(out) != manifest.get("count") or not raw.endswith(b"\n") and raw:
-        raise SegmentRefused(f"{where}: {len(out)} records where its manifest says {manifest.get('count')}; "
+    if len(out) != came.count or not raw.endswith(b"\n") and raw:
+        raise SegmentRefused(f"{where}: {len(out)} records where its manifest says {came.count}; "
                              "refused, nothing of it imported")
-    return out
+    return Manifest(writer=writer, n=expect_n, seen=came.seen), out
 
 
 def resolve(ids: IdMap, me: str, writer: str, table: str, theirs: Any, named: Any) -> int | None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import msgspec
+
 from optseq.state import flock
 from optseq.state.store.aside import step
 from optseq.state.store.records import utc_now
@@ -24,6 +26,7 @@ from optseq.state.sync import gitrefs
 from optseq.state.sync.conflicts import KEPT
 from optseq.state.sync.idmap import IdMap
 from optseq.state.sync.importing import apply, gather
+from optseq.state.sync.notes import Made, applied_of
 from optseq.state.sync.recover import (held_segments, journal_writer, journaled_writer, recovered, remember_writer,
                                       remembered_writer)
 from optseq.state.sync.segments import SegmentRefused, local_lines, manifest, split, text
@@ -48,9 +51,8 @@ class Result:
     seconds: float = 0.0
 
 
-def writer_id(state: dict[str, Any] | None) -> str:
-    if state and state.get("writer"):
-        return state["writer"]
+def writer_id() -> str:
+    """A new writer's name: the machine's (or OPTSEQ_WRITER), made unique."""
     name = os.environ.get("OPTSEQ_WRITER") or os.uname().nodename.split(".")[0] or "writer"
     name = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40].strip("-") or "writer"
     return f"{name}-{secrets.token_hex(4)}"
@@ -74,11 +76,11 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         borrowed = gitrefs.access(plan_dir)  # how the plan's repository reaches its remote (CI's auth header)
         repo = gitrefs.private(directory)
         store.refresh()
-        state = store.kept(KEPT)
+        state = store.kept(KEPT)  # a dict: this sync updates it step by step and keeps it whole (notes.Kept reads it)
         remade = state is None
         if remade:  # a first sync, or a hot file rebuilt from the journals (its private repository lost too, maybe)
             known = remembered_writer(repo) or journaled_writer(store)
-            state = recovered(store, repo, known) if known else fresh_state(writer_id(None))
+            state = recovered(store, repo, known) if known else fresh_state(writer_id())
             state["journaled"] = journaled_writer(store) == state["writer"]
             remember_writer(repo, state["writer"])
             with store.batch():
@@ -95,7 +97,7 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         step("sync-built")
         say(f"checking the new segments of {len([w for w in fetched if w != me])} other writers")
         segments = gather(repo, state, fetched, me)  # all checked before anything is written
-        ids = IdMap(state["applied"])
+        ids = IdMap(applied_of(state["applied"]))
         with store.batch():
             untouched = store.ends() == ends  # nothing written here since _build read the journals
             if not state.get("journaled") and state["pushed"]["n"]:  # pushed before its writer was journaled
@@ -121,12 +123,12 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             _past_import(store, imported)
         if tips:
             say(f"pushing {len(tips)} segment{'s' if len(tips) != 1 else ''} "
-                f"({sum(made['count'] for _, made in tips)} records) to {gitrefs.WRITERS}{me}")
+                f"({sum(made.count for _, made in tips)} records) to {gitrefs.WRITERS}{me}")
             _push(repo, url, tips[-1][0], me, remote, borrowed)
             step("sync-pushed")
             for commit, made in tips:
                 state["pushed"] = _pushed(state["pushed"], commit, made)
-                result.pushed.append(made["count"])
+                result.pushed.append(made.count)
             store.refresh()
             kept = store.kept(KEPT) or state
             with store.batch():
@@ -141,20 +143,21 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         return result
 
 
-def _build(store, repo: Path, state: dict[str, Any], me: str) -> tuple[list[tuple[str, dict[str, Any]]], dict]:
+def _build(store, repo: Path, state: dict[str, Any], me: str) -> tuple[list[tuple[str, Made]], dict]:
     """This store's records since its last pushed segment, as commits on its writer's chain (not yet pushed)."""
     store.refresh()
     pushed = state["pushed"]
     ends, through = store.ends(), int(store.meta().get("seq") or 0)
-    lines = local_lines(store.since(pushed["ends"]), IdMap(state["applied"]))
-    seen = {w: int(a.get("n") or 0) for w, a in state["applied"].items()}
+    had = applied_of(state["applied"])
+    lines = local_lines(store.since(pushed["ends"]), IdMap(had))
+    seen = {w: a.n for w, a in had.items()}
     parent, n, out = pushed["commit"], int(pushed["n"]), []
     for part in split(lines):
         n += 1
         body = text(part)
         made = manifest(me, n, body, len(part), seen, ends, through)
         parent = gitrefs.commit_segment(repo, parent, made, body)
-        out.append((parent, made))
+        out.append((parent, msgspec.convert(made, Made)))
     return out, ends
 
 
@@ -183,13 +186,13 @@ def _adopt(repo: Path, state: dict[str, Any], tip: str | None, remote: str) -> i
                           "nothing is lost")
     for commit in commits:
         made, _ = gitrefs.read_commit(repo, commit)
-        state["pushed"] = _pushed(state["pushed"], commit, made)
+        state["pushed"] = _pushed(state["pushed"], commit, msgspec.convert(made, Made))
     return len(commits)
 
 
-def _pushed(pushed: dict[str, Any], commit: str, made: dict[str, Any]) -> dict[str, Any]:
-    return {"n": made["n"], "commit": commit, "ends": made["ends"],
-            "through": [*pushed.get("through", []), made["through"]]}
+def _pushed(pushed: dict[str, Any], commit: str, made: Made) -> dict[str, Any]:
+    """The sync document's `pushed` part (a dict, as it is kept) once `made` is on the remote."""
+    return {"n": made.n, "commit": commit, "ends": made.ends, "through": [*pushed.get("through", []), made.through]}
 
 
 def _push(repo: Path, url: str, commit: str, me: str, remote: str, env: dict[str, str]) -> None:
