@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.plan.model import Plan
-from optseq.state.report.labels import labels
 from optseq.state.report.records import Records
 
 
@@ -33,13 +32,13 @@ class DocContext:
     """The doc's date for its closing mark, None for an undated doc."""
 
 
-def doc_context(plan: Plan, machine: PlanMachine, records: Records, lang: str, *,
+def doc_context(plan: Plan, machine: PlanMachine, records: Records, lang: str, words: dict[str, str], *,
                 charts: Mapping[str, str], day: str | None) -> DocContext:
-    """`plan` already in the doc's language (plan.prose.localized); `lang` one of labels.LABELS (else ValueError)."""
+    """`plan` already in the doc's language (plan.prose.localized), `words` that language's labels."""
     fresh = PlanMachine(plan)
     changed = frozenset(lid for lid, model in machine.models.items()
                         if _snapshot(model) != _snapshot(fresh.models[lid]))
-    return DocContext(plan, machine, records, labels(lang), lang, changed, machine.next(), dict(charts), day)
+    return DocContext(plan, machine, records, words, lang, changed, machine.next(), dict(charts), day)
 
 
 def _snapshot(model: LeverModel) -> tuple:

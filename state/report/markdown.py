@@ -12,7 +12,7 @@ from optseq.state.report.escape import block, bullet, heading, one_line
 from optseq.state.report.graph import Graph
 from optseq.state.report.hours import Hours
 from optseq.state.report.context import DocContext, doc_context
-from optseq.state.report.labels import MARKS
+from optseq.state.report.labels import MARKS, labels
 from optseq.state.report.lever_words import LeverWords, short_name, utc_day
 from optseq.state.report.records import decoded
 from optseq.state.record_types import Event
@@ -29,9 +29,10 @@ def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | No
     results; None for a doc whose charts are written nowhere (stdout, a preview), so it links none.
     """
     lang = lang or plan.lang
+    words = labels(lang)  # an unknown language is refused before anything else is read
     day = None if today is None else today.isoformat() if isinstance(today, dt.date) else str(today)
     # the plan's prose in the doc's language (its own where it gives no other): every section reads this plan
-    ctx = doc_context(localized(plan, lang), machine, decoded(records), lang, charts=charts or {}, day=day)
+    ctx = doc_context(localized(plan, lang), machine, decoded(records), lang, words, charts=charts or {}, day=day)
     return _Doc(ctx).render()
 
 
