@@ -3,30 +3,34 @@ around the change (state/runs/lever_changes.py finds them; `optseq runs LEVER` h
 from __future__ import annotations
 
 from optseq.state.report.escape import bullet, code, heading, one_line
-from optseq.state.report.lever_words import LeverWords
+from optseq.state.report.context import DocContext
 from optseq.state.text import ratio_text
 
 
-class ChangeLines(LeverWords):
+class ChangeLines:
     """Section 6's change points, from the machine's recent runs of each lever (what the history plot shows)."""
 
-    def change_lines(self) -> list[str]:
+    def __init__(self, ctx: DocContext):
+        self.ctx = ctx
+
+    def lines(self) -> list[str]:
         """A heading, a line on what a change point is, and one bullet per lever with a change, in plan order;
         [] when no lever has one (and no detector is imported for a plan with too few runs)."""
         from optseq.state.runs.lever_changes import MIN_RUNS, changes, series
 
         bullets = []
-        for lever in self.plan.levers:
-            runs = self.m.runs.recent.get(lever.id, [])
+        for lever in self.ctx.plan.levers:
+            runs = self.ctx.machine.runs.recent.get(lever.id, [])
             found = changes(runs) if len(series(runs)) >= MIN_RUNS else []
             if found:
                 bullets.append(bullet(f"{lever.title}: " + "; ".join(self.change_text(c) for c in found)))
         if not bullets:
             return []
-        return [heading(3, self.w["changes"]), "", self.w["changes_intro"], "", *bullets]
+        w = self.ctx.labels
+        return [heading(3, w["changes"]), "", w["changes_intro"], "", *bullets]
 
     def change_text(self, change) -> str:
-        w = self.w
+        w = self.ctx.labels
         text = w["change_at"].format(run=change.run, before=f"{ratio_text(change.before)}×", after=f"{ratio_text(change.after)}×")
         commits = change.commits()
         if commits is None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from optseq.state.plan.gates import Atom
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.report.escape import fenced, heading, mermaid_text, one_line
+from optseq.state.report.context import DocContext
 from optseq.state.report.lever_words import LeverWords, short_name
 
 FAN_WIDTH = 100
@@ -50,14 +51,17 @@ class Node:
         return self.label + self.suffix
 
 
-class Graph(LeverWords):
-    """Section 2: the graph, its tree and its Mermaid."""
+class Graph:
+    """Section 2: the graph, its tree and its Mermaid; each lever's state from the doc's LeverWords."""
+
+    def __init__(self, ctx: DocContext, levers: LeverWords):
+        self.ctx, self.levers = ctx, levers
 
     def has_edges(self) -> bool:
-        return any(True for lever in self.plan.levers for _ in _edges(lever.requires))
+        return any(True for lever in self.ctx.plan.levers for _ in _edges(lever.requires))
 
-    def graph(self) -> str:
-        lines = [heading(2, self.w['graph'])]
+    def section(self) -> str:
+        lines = [heading(2, self.ctx.labels['graph'])]
         tree = self.tree()
         if tree:
             lines += ["", *fenced(tree)]
@@ -66,28 +70,28 @@ class Graph(LeverWords):
 
     def node_text(self, lever_id: str) -> tuple[str, str]:
         """(label, state mark); the mark appears only once the lever has moved since the plan."""
-        model, lever = self.model(lever_id), self.lever(lever_id)
+        model, lever = self.levers.model(lever_id), self.levers.lever(lever_id)
         label = lever.graph_label or short_name(lever)
         if lever.criteria and model.outcome is None:
             pending = [c.title or c.id for c in lever.criteria.candidates
-                       if self.m.candidate_status(lever_id, c) == "pending"]
+                       if self.ctx.machine.candidate_status(lever_id, c) == "pending"]
             if pending:
-                label += f" ({', '.join(pending)} {self.w['cand_pending']})"
-        if lever_id not in self.changed:
+                label += f" ({', '.join(pending)} {self.ctx.labels['cand_pending']})"
+        if lever_id not in self.ctx.changed:
             return label, ""
         state = model.state
         if state in DECIDED:
-            return label, f" {self.mark(lever_id)} {model.outcome}" + (
-                f" ({self.w['eroded_mark']})" if self.eroded(lever_id) else "")
+            return label, f" {self.levers.mark(lever_id)} {model.outcome}" + (
+                f" ({self.ctx.labels['eroded_mark']})" if self.levers.eroded(lever_id) else "")
         if state == "closed":
-            return label, " " + self.w["closed_mark"]
+            return label, " " + self.ctx.labels["closed_mark"]
         if state == "stale":
-            return label, " " + self.w["stale_mark"]
-        return label, " " + self.mark(lever_id)
+            return label, " " + self.ctx.labels["stale_mark"]
+        return label, " " + self.levers.mark(lever_id)
 
     def tree(self) -> list[str]:
         """A spanning tree of the requires-edges: each lever under its deepest prerequisite."""
-        prereqs = {lever.id: [a for a, _ in _edges(lever.requires) if a.lever] for lever in self.plan.levers}
+        prereqs = {lever.id: [a for a, _ in _edges(lever.requires) if a.lever] for lever in self.ctx.plan.levers}
         members = {lid for lid, atoms in prereqs.items() if atoms}
         members |= {a.lever for atoms in prereqs.values() for a in atoms}
         depth: dict[str, int] = {}
@@ -98,7 +102,7 @@ class Graph(LeverWords):
             return depth[lid]
 
         children: dict[str, list[tuple[str, str]]] = {lid: [] for lid in members}
-        for lever in self.plan.levers:
+        for lever in self.ctx.plan.levers:
             if prereqs[lever.id]:
                 parent = max(prereqs[lever.id], key=lambda a: depth_of(a.lever))
                 children[parent.lever].append((lever.id, parent.outcome))
@@ -107,14 +111,14 @@ class Graph(LeverWords):
             label, suffix = self.node_text(lid)
             node = Node(label, suffix)
             kids = children[lid]
-            criteria = self.lever(lid).criteria
+            criteria = self.levers.lever(lid).criteria
             branches = criteria.branches if criteria else ()
             for branch in branches:
                 under = [build(kid) for kid, outcome in kids if outcome == branch.outcome]
                 label = _outcome_first(one_line(branch.label), branch.outcome)
                 text = label
-                if self.model(lid).outcome == branch.outcome:
-                    text += " " + self.w["taken"]
+                if self.levers.model(lid).outcome == branch.outcome:
+                    text += " " + self.ctx.labels["taken"]
                 if len(under) == 1 and label.endswith(under[0].label):
                     # the branch's label already names its one lever (`PASS → port 작업`): one line for both
                     node.children.append(Node(text, under[0].suffix, under[0].children, branch=True))
@@ -125,7 +129,7 @@ class Graph(LeverWords):
             return node
 
         lines: list[str] = []
-        for lever in self.plan.levers:
+        for lever in self.ctx.plan.levers:
             if lever.id in members and not prereqs[lever.id]:
                 root = build(lever.id)
                 lines += ([""] if lines else []) + [root.text] + _below(root, "")
@@ -134,7 +138,7 @@ class Graph(LeverWords):
     def mermaid(self) -> list[str]:
         name = _mermaid_id
         edges, levers, facts = [], [], []
-        for lever in self.plan.levers:
+        for lever in self.ctx.plan.levers:
             for atom, dashed in _edges(lever.requires):
                 arrow = "-.->" if dashed else "-->"
                 if atom.fact:
@@ -146,21 +150,22 @@ class Graph(LeverWords):
                     levers.append(atom.lever)
                     edges.append(f'    {source} {arrow}|"{mermaid_text(atom.outcome)}"| {name("lever", lever.id)}')
                 levers.append(lever.id)
-        levers = [lever.id for lever in self.plan.levers if lever.id in levers]
+        levers = [lever.id for lever in self.ctx.plan.levers if lever.id in levers]
         facts = list(dict.fromkeys(facts))
         lines = ["flowchart TD"]
         for lid in levers:
             label, suffix = self.node_text(lid)
             lines.append(f'    {name("lever", lid)}["{mermaid_text(label + suffix)}"]')
         for fact in facts:
-            value = self.m.facts.get(fact, False)
+            value = self.ctx.machine.facts.get(fact, False)
             lines.append(f'    {name("fact", fact)}(["{mermaid_text(f"fact: {fact} = {str(value).lower()}")}"])')
         lines += edges
         for cls, style in MERMAID_STYLE.items():
             lines.append(f"    classDef {cls} {style}")
         groups: dict[str, list[str]] = {}
         for lid in levers:
-            cls = "stale" if self.eroded(lid) else MERMAID_CLASS[self.model(lid).state]  # a gain gone is not done
+            # a gain gone is not done
+            cls = "stale" if self.levers.eroded(lid) else MERMAID_CLASS[self.levers.model(lid).state]
             groups.setdefault(cls, []).append(name("lever", lid))
         if facts:
             groups.setdefault("fact", []).extend(name("fact", f) for f in facts)

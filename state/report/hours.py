@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from optseq.state.calculus.words import said_in
 from optseq.state.report.escape import block, bullet, cell, code, heading
-from optseq.state.report.labels import LABELS
-from optseq.state.report.lever_words import LeverWords
+from optseq.state.report.context import DocContext
 from optseq.state.text import ratio_text
 
 COLS = ("Lever", "S", "q", "share", "V (h)", "C (h)", "H (h)", "V* (h)")
@@ -42,16 +41,19 @@ HOURS_WORDS: dict[str, dict[str, str]] = {
 the doc's language."""
 
 
-class Hours(LeverWords):
+class Hours:
     """The section the doc writes when the plan declares a volume."""
 
-    def hours(self) -> str:
+    def __init__(self, ctx: DocContext):
+        self.ctx = ctx
+
+    def section(self) -> str:
         """The hours-saved calculus (optseq.state.calculus.whatif): the figures behind the order, and where they disagree."""
         from optseq.state.calculus import whatif
 
-        lang = next((k for k, v in LABELS.items() if v is self.w), "en")
+        plan, lang = self.ctx.plan, self.ctx.lang
         w = HOURS_WORDS[lang]
-        report = whatif.compute(self.plan, self.m)
+        report = whatif.compute(plan, self.ctx.machine)
         volume = report["volume"]
         seconds = volume["s_per_iter"]
         source = w[volume["s_per_iter_source"]] + (f", {w['assumed']}" if volume.get("s_per_iter_assumed") else "")
@@ -71,7 +73,7 @@ class Hours(LeverWords):
                 h = whatif.fmt_h(lv["h"])
                 if lv["h_low"] is not None and lv["h_high"] is not None:
                     h += f" [{whatif.fmt_h(lv['h_low'])}, {whatif.fmt_h(lv['h_high'])}]"
-                row = [self.plan.lever(lv["id"]).title, s_text,
+                row = [plan.lever(lv["id"]).title, s_text,
                        "—" if lv["q"] is None else f"{lv['q']:.2f} {w[lv['q_source']]}",
                        f"{lv['share']:g}" + (f" ({w['default']})" if lv["share_source"] == "default" else ""),
                        whatif.fmt_h(lv["v_h"]), whatif.fmt_h(lv["cost_h"]), h, whatif.fmt_h(lv["v_star_h"])]

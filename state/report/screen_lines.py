@@ -6,25 +6,28 @@ from __future__ import annotations
 from optseq.state.lifecycle import screened
 from optseq.state.report.escape import bullet, heading, one_line
 from optseq.state.report.labels import MARKS
-from optseq.state.report.lever_words import LeverWords
+from optseq.state.report.context import DocContext
 
 
-class ScreenLines(LeverWords):
+class ScreenLines:
     """Section 6's screen facts, from the machine's kept screens; [] where no screen has ended with a fit."""
 
-    def screen_lines(self) -> list[str]:
-        screens = self.m.runs.screens
+    def __init__(self, ctx: DocContext):
+        self.ctx = ctx
+
+    def lines(self) -> list[str]:
+        plan, lang, screens = self.ctx.plan, self.ctx.lang, self.ctx.machine.runs.screens
         facts = screened.lever_facts(screens)
         bullets = []
-        for lever in self.plan.levers:
+        for lever in plan.levers:
             fact = facts.get(lever.id)
             if fact is None:
                 continue
             said = ([fact["main_said"]] if fact["main_said"] else []) + [i["said"] for i in fact["interactions"]]
-            bullets.append(bullet(f"{lever.title}: " + "; ".join(one_line(screened.text(s, self.lang)) for s in said)))
-        for claim in screened.claims_beside_data(self.plan, screens):
-            bullets.append(bullet(f"{MARKS['eroded']} " + one_line(screened.text(claim["said"], self.lang))))
+            bullets.append(bullet(f"{lever.title}: " + "; ".join(one_line(screened.text(s, lang)) for s in said)))
+        for claim in screened.claims_beside_data(plan, screens):
+            bullets.append(bullet(f"{MARKS['eroded']} " + one_line(screened.text(claim["said"], lang))))
         if not bullets:
             return []
-        words = screened.WORDS.get(self.lang, screened.WORDS["en"])
+        words = screened.WORDS.get(lang, screened.WORDS["en"])
         return [heading(3, words["heading"]), "", words["intro"], "", *bullets]

@@ -10,7 +10,8 @@ from optseq.state.plan.model import Lever
 from optseq.state.record_types import Decision
 from optseq.state.report.escape import bullet, cell, code, heading, html, one_line
 from optseq.state.report.change_lines import ChangeLines
-from optseq.state.report.lever_words import number, utc_day
+from optseq.state.report.context import DocContext
+from optseq.state.report.lever_words import LeverWords, number, utc_day
 from optseq.state.report.screen_lines import ScreenLines
 from optseq.state.runs.stats import arms_text
 from optseq.state.report.labels import RUNS, STORED
@@ -25,23 +26,28 @@ _PRIOR = Decision(source="plan")
 """The plan's prior, as the history lists it."""
 
 
-class Tables(ChangeLines, ScreenLines):
-    """Section 1's table and section 6, the results (with its change points and screens)."""
+class Tables:
+    """Section 1's table and section 6, the results (with its change points and screens); each lever's state from
+    the doc's LeverWords."""
+
+    def __init__(self, ctx: DocContext, levers: LeverWords):
+        self.ctx, self.levers = ctx, levers
+        self.changes, self.screens = ChangeLines(ctx), ScreenLines(ctx)
 
     # -- 1. the pending-levers table --------------------------------------------------------------------------
     def table(self) -> str:
-        w = self.w
+        w, plan = self.ctx.labels, self.ctx.plan
         # the plan's own rows, then any other lever that has moved; a decided or closed lever is pending no more
         # (its outcome is in the status and the results)
-        rows = [lid for lid in dict.fromkeys(self.plan.table) if self.pending(lid)]
-        rows += [lever.id for lever in self.plan.levers if lever.id not in rows and lever.id not in self.plan.table
-                 and self.pending(lever.id) and self.model(lever.id).state != "blocked"]
+        rows = [lid for lid in dict.fromkeys(plan.table) if self.pending(lid)]
+        rows += [lever.id for lever in plan.levers if lever.id not in rows and lever.id not in plan.table
+                 and self.pending(lever.id) and self.levers.model(lever.id).state != "blocked"]
         lines = [heading(2, w['pending']), ""]
         if not rows:
             return "\n".join(lines + [w["nothing_pending"]])
         lines += [f"| {w['col_lever']} | {w['col_plan']} | {w['col_state']} |", "| --- | --- | --- |"]
         for lever_id in rows:
-            lever, model = self.plan.lever(lever_id), self.model(lever_id)
+            lever, model = plan.lever(lever_id), self.levers.model(lever_id)
             if model.plan_doc:
                 where = code(model.plan_doc) + (f" ({lever.plan_note})" if lever.plan_note else "")
             elif lever.arms is not None:
@@ -49,42 +55,42 @@ class Tables(ChangeLines, ScreenLines):
                                             if lever.arms.branch else w["arms"])
             else:
                 where = lever.plan_note or w["no_plan"]
-            state = self.plan_words(lever_id, lever.status)
+            state = self.levers.plan_words(lever_id, lever.status)
             lines.append(f"| {cell(lever.title)} | {cell(where)} | {cell(state)} |")
         return "\n".join(lines)
 
     def pending(self, lever_id: str) -> bool:
         """Still to be decided: neither decided (adopted, rejected, deferred, a decision lever's outcome) nor closed;
         or adopted with its gain eroded, which waits for a decision again (status's to-do asks for one)."""
-        return self.model(lever_id).state not in (*DECIDED, "closed") or self.eroded(lever_id)
+        return self.levers.model(lever_id).state not in (*DECIDED, "closed") or self.levers.eroded(lever_id)
 
     # -- 6. results ---------------------------------------------------------------------------------------------
     def results(self) -> str:
-        w = self.w
+        w, plan, lang = self.ctx.labels, self.ctx.plan, self.ctx.lang
         rows: list[list] = []
         history: list[Past] = []
-        decisions = [r for r in self.records.decisions if self.plan.has_lever(r.lever)]
+        decisions = [r for r in self.ctx.records.decisions if plan.has_lever(r.lever)]
         replaced = {r.supersedes for r in decisions if r.supersedes is not None}
-        for lever in self.plan.levers:
-            model = self.model(lever.id)
+        for lever in plan.levers:
+            model = self.levers.model(lever.id)
             record = model.decision
-            note = _joined(w["stale"].format(reason=self.stale_reason(model)) if model.state == "stale" else "",
-                           self.eroded_text(lever.id), self.code_text(lever.id))
+            stale = w["stale"].format(reason=self.levers.stale_reason(model)) if model.state == "stale" else ""
+            note = _joined(stale, self.levers.eroded_text(lever.id), self.levers.code_text(lever.id))
             if record is not None and record.source == "plan":
                 if lever.prior and lever.prior.estimate is not None:
                     rows.append([lever.title, model.outcome or "", "—", f"{ratio_text(lever.prior.estimate)}×", "—", "—",
-                                 "—", self.plan.as_of.isoformat(), w["plan_source"], note])
+                                 "—", plan.as_of.isoformat(), w["plan_source"], note])
             elif record is not None and record.stats:
                 rows.append([lever.title, model.outcome or "", *self.stats_cells(record.stats),
                              utc_day(record.at), w["auto"] if record.auto else w["manual"],
-                             _joined(note, figures_note(record.stats, self.lang))])
-            elif record is None and self.inconclusive_text(model):
+                             _joined(note, figures_note(record.stats, lang))])
+            elif record is None and self.levers.inconclusive_text(model):
                 # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
-                run = self.latest_run(lever.id) or {}
+                run = self.levers.latest_run(lever.id) or {}
                 stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
                 cells = self.stats_cells(stats) if stats else ["—"] * 5
                 rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.get("ended") or run.get("at")),
-                             w["auto"], _joined(self.inconclusive_text(model), figures_note(stats, self.lang))])
+                             w["auto"], _joined(self.levers.inconclusive_text(model), figures_note(stats, lang))])
             past: list[Past] = [(0, lever, lever.prior.outcome, _PRIOR)] \
                 if lever.prior and model.decision_seq != 0 else []
             # the store's records carry no `superseded` mark (the views' history adds it): a decision another
@@ -93,7 +99,7 @@ class Tables(ChangeLines, ScreenLines):
                 if r.id in replaced or r.seq != model.decision_seq:
                     past.append((r.seq or 0, lever, r.outcome, r))
             # older decisions the store's digest left out (views.export_records): none is a standing one
-            hidden = sum(h.count for h in self.records.decisions_hidden if h.lever == lever.id)
+            hidden = sum(h.count for h in self.ctx.records.decisions_hidden if h.lever == lever.id)
             if len(past) + hidden > HISTORY_PER_LEVER:
                 # a doc that lists every decision of a long-lived store is read by nobody: the newest, and a count
                 earlier = len(past) + hidden - HISTORY_PER_LEVER
@@ -113,11 +119,11 @@ class Tables(ChangeLines, ScreenLines):
             gone = self.superseded_reasons()
             lines += [bullet(f"{lever.title}: " + w["history_more"].format(n=record, lever=lever.id))
                       if isinstance(record, int) else
-                      bullet(f"{lever.title}: {self.decision_text(lever, outcome, record)}"
+                      bullet(f"{lever.title}: {self.levers.decision_text(lever, outcome, record)}"
                               + (f" — {w['superseded_by'].format(reason=gone[record.id])}"
                                  if record.id is not None and record.id in gone else ""))
                       for _, lever, outcome, record in history]
-        changed, screens = self.change_lines(), self.screen_lines()
+        changed, screens = self.changes.lines(), self.screens.lines()
         changed += ([""] if changed and screens else []) + screens
         if changed:
             lines += (["", *changed] if rows or links or history else changed)
@@ -125,16 +131,13 @@ class Tables(ChangeLines, ScreenLines):
             lines.append(w["nothing_measured"])
         return "\n".join(lines)
 
-    charts: dict[str, str] = {}
-    """lever id -> its chart's relative path (render sets it per doc; never mutated in place)."""
-
     def chart_links(self) -> list[str]:
         """One image per charted lever, in plan order, each its own paragraph (blank lines between)."""
         from urllib.parse import quote
 
         out: list[str] = []
-        for lever in self.plan.levers:
-            path = self.charts.get(lever.id)
+        for lever in self.ctx.plan.levers:
+            path = self.ctx.charts.get(lever.id)
             if path:
                 # percent-encoded: a space, bracket or parenthesis in the doc's name would end the link early
                 alt = re.sub(r"([\\\[\]])", r"\\\1", one_line(f"{lever.id}: estimate and 95% CI per run"))
@@ -143,15 +146,16 @@ class Tables(ChangeLines, ScreenLines):
 
     def superseded_reasons(self) -> dict[int, str]:
         """decision id -> why it left the stack, from the derived `superseded` events (reversal, re-measure)."""
-        return {e.decision: said_in(e.said, e.reason or "", self.lang, STORED)
-                for e in self.records.events if e.type == "superseded" and e.decision is not None}
+        return {e.decision: said_in(e.said, e.reason or "", self.ctx.lang, STORED)
+                for e in self.ctx.records.events if e.type == "superseded" and e.decision is not None}
 
     def stats_cells(self, stats: dict) -> list[str]:
         estimate, low, high, p = (number(stats.get(k)) for k in ("estimate", "ci_low", "ci_high", "p_value"))
         n = stats.get("n")
         return [
             str(stats.get("metric") or "—"),
-            (f"{ratio_text(estimate)}×" + (f" ({self.w['ci_size']})" if at_ci_size(stats) else "")) if estimate is not None
+            (f"{ratio_text(estimate)}×" + (f" ({self.ctx.labels['ci_size']})" if at_ci_size(stats) else ""))
+            if estimate is not None
             else "—",
             f"[{ratio_text(low)}, {ratio_text(high)}]" if low is not None and high is not None else "—",
             str(n) if n is not None else "—",
