@@ -1,0 +1,70 @@
+"""The store's own working rows as types: a run in flight (`Active`, the hot file's `active` table), what an open
+found of one whose process is gone (`Recovered`), and the hot file's meta record (`Meta`), decoded once where they
+are read and read by attribute.
+
+shapes.py checks each of these rows as the store reads the hot file (ActiveRow, and schema.py with
+integrity.meta_problem for the meta), so a decode here never meets a shape it did not pass: these types are the
+readers' view of a row, not its schema. As record_types.py does for the history, a field absent and a field stored
+as null read the same, and keys not named here stay in the stored row, never on the Struct. Writes still build the
+row as a dict, so the stored bytes are what they were.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+
+class Active(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A run in flight (inflight.py): what recovery needs to find its process, or its cluster job, again."""
+    run: int
+    lever: str | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    submission_id: str | None = None
+    detached: bool = False  # its optseq died while a cluster ran it: it goes on there, unfollowed
+    from_journal: bool = False  # read back from the runs journal: its pid is history's (inflight.FROM_JOURNAL)
+    elsewhere: str | None = None  # the writer whose machine runs it (a sync brought it: inflight.ELSEWHERE)
+
+
+class Recovered(msgspec.Struct, frozen=True):
+    """A run an open found in flight with its process gone, as recover_interrupted left it: `interrupted`, or
+    `detached` where a cluster still runs it under `submission_id`."""
+    id: int
+    status: str
+    lever: str | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    submission_id: str | None = None
+
+
+class Meta(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """The hot file's meta record: its counters, each journal's committed end, checksum and stat, and the indexes
+    kept up to those ends (the keys' meanings are where they are written: transaction.py, integrity.py,
+    settled.py, inflight.py)."""
+    schema_version: int = 0
+    seq: int = 0
+    ids: dict[str, int] = {}
+    ends: dict[str, int] = {}
+    sums: dict[str, int] | None = None  # none in a store from before checksums: its first write adds them
+    stamps: dict[str, list[int]] | None = None
+    late: dict[str, dict[str, list[int]]] | None = None  # none, or no table, where the writer kept no late lines
+    heads: dict[str, dict[str, int]] = {}
+    indexed: dict[str, int] | None = None  # none where no writer kept indexes yet: every journal counts as kept
+    last_at: str | None = None
+    rebuilt_at: str | None = None
+    inflight_checked: str | None = None
+
+
+def active(row: Mapping[str, Any]) -> Active:
+    """A row of the hot file's `active` table (checked by shapes.ActiveRow as the file was read) as an Active."""
+    return msgspec.convert(row, Active)
+
+
+def meta(doc: Mapping[str, Any]) -> Meta:
+    """The hot file's meta record (checked by schema.py and integrity.meta_problem) as a Meta."""
+    return msgspec.convert(doc, Meta)
+
+
+__all__ = ["Active", "Recovered", "Meta", "active", "meta"]
