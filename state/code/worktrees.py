@@ -93,17 +93,6 @@ class Setup(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     ok: bool = False
 
 
-class Checkout(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
-    """A worktree as an arms driver spec names it (Tree.for_driver)."""
-    path: str = ""
-    commit: str = ""
-
-
-class Spec(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
-    """The part of an arms driver spec that names its worktrees, by arm."""
-    trees: dict[str, Checkout] | None = None
-
-
 N = TypeVar("N", Note, Setup)
 
 
@@ -249,8 +238,10 @@ def using(trees: list[Tree]) -> Iterator[None]:
 
 def held(spec: dict | None) -> list[Tree]:
     """The worktrees an arms driver spec names (none for a lever that is not a branch lever)."""
-    trees = msgspec.convert(spec or {}, Spec).trees or {}
-    return [Tree(Path(t.path), t.commit) for arm in ("baseline", "candidate") if (t := trees.get(arm)) and t.path]
+    # a run's stored arms, not a note of this module: a Ray run names its trees otherwise (a string each)
+    trees = (spec or {}).get("trees") or {}
+    return [Tree(Path(t["path"]), t["commit"]) for arm in ("baseline", "candidate")
+            if isinstance(t := trees.get(arm), dict) and t.get("path")]
 
 
 def listing() -> list[dict]:
@@ -277,7 +268,8 @@ def listing() -> list[dict]:
             if changed:
                 state = "dirty"
             found.append({"path": str(tree.path), "commit": name, "repo": note.repo, "refs": note.refs,
-                          "created": note.created, "used": note.used, "setup": "done" if setup and setup.ok else None, "in_use": flock.is_held(tree.beside(".use")),
+                          "created": note.created, "used": note.used, "setup": "done" if setup and setup.ok else None,
+                          "in_use": flock.is_held(tree.beside(".use")),
                           "state": state, "changed": changed or [], "bytes": _size(tree.path)})
     return sorted(found, key=lambda t: str(t["used"] or ""))
 
