@@ -11,7 +11,7 @@ from tinydb import TinyDB
 
 from optseq.state.store.journal import Journal
 from optseq.state.store.layout import DB_NAME, HISTORY, JOURNAL_DIR, META, META_ID, TABLES
-from optseq.state.store.rows import Meta, meta as meta_of
+from optseq.state.store.rows import Counters, Meta, counters as counters_of, meta as meta_of
 from optseq.state.store.storage import AtomicJSONStorage, StoreError, StoreReadOnly
 
 Record = dict[str, Any]
@@ -51,9 +51,14 @@ class Hot:
         """The meta record as its readers read it (rows.py): checked as the file was read, decoded here."""
         return meta_of(self.meta_doc())
 
+    def counters(self) -> Counters:
+        """The meta record's counters and ends alone (rows.py): what each write and read asks, decoded without the
+        indexes."""
+        return counters_of(self.meta_doc())
+
     def ends(self) -> dict[str, int]:
         """Each journal's committed end, in bytes, as of the last refresh."""
-        return dict(self.meta().ends)
+        return dict(self.counters().ends)
 
     def records(self, table: str) -> dict[int, Record]:
         """A history table's records by id, up to the journal's committed end."""

@@ -76,7 +76,7 @@ class Reader:
             hot.check_table(table)
             doc = hot.db.table(digest.RECENT).get(Query().table == table)
             if doc is None or isinstance(doc, list) or hot.legacy is not None or not digest.sound(doc) \
-                    or not indexed(hot.meta(), table):
+                    or not indexed(hot.counters(), table):
                 return None
             return json.loads(dump(doc["keys"]))
 

@@ -39,19 +39,25 @@ class Recovered(msgspec.Struct, frozen=True):
     submission_id: str | None = None
 
 
-class Meta(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
-    """The hot file's meta record: its counters, each journal's committed end, checksum and stat, and the indexes
-    kept up to those ends (the keys' meanings are where they are written: transaction.py, integrity.py,
-    settled.py, inflight.py)."""
+class Counters(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """What each write and read asks of the hot file's meta record: its counters, each journal's committed end and
+    where the indexes reach. Decoding it skips the rest unread: the late lines' index grows with the history, and
+    a write asks for a seq and an id every time (a sync imports thousands in one batch)."""
     schema_version: int = 0
     seq: int = 0
     ids: dict[str, int] = {}
     ends: dict[str, int] = {}
+    indexed: dict[str, int] | None = None  # none where no writer kept indexes yet: every journal counts as kept
+
+
+class Meta(Counters, frozen=True):
+    """The hot file's meta record whole: besides its Counters, each journal's checksum and stat and the indexes
+    kept up to its end (the keys' meanings are where they are written: transaction.py, integrity.py, settled.py,
+    inflight.py), as a commit, an open's check and a stream read them."""
     sums: dict[str, int] | None = None  # none in a store from before checksums: its first write adds them
     stamps: dict[str, list[int]] | None = None
     late: dict[str, dict[str, list[int]]] | None = None  # none, or no table, where the writer kept no late lines
     heads: dict[str, dict[str, int]] = {}
-    indexed: dict[str, int] | None = None  # none where no writer kept indexes yet: every journal counts as kept
     last_at: str | None = None
     rebuilt_at: str | None = None
     inflight_checked: str | None = None
@@ -62,9 +68,14 @@ def active(row: Mapping[str, Any]) -> Active:
     return msgspec.convert(row, Active)
 
 
+def counters(doc: Mapping[str, Any]) -> Counters:
+    """The hot file's meta record's counters and ends (checked with the rest of it) as Counters."""
+    return msgspec.convert(doc, Counters)
+
+
 def meta(doc: Mapping[str, Any]) -> Meta:
     """The hot file's meta record (checked by schema.py and integrity.meta_problem) as a Meta."""
     return msgspec.convert(doc, Meta)
 
 
-__all__ = ["Active", "Recovered", "Meta", "active", "meta"]
+__all__ = ["Active", "Recovered", "Counters", "Meta", "active", "counters", "meta"]

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 from optseq.state.store.inflight import FINAL
 from optseq.state.store.integrity import DOCTOR
 from optseq.state.store.journal import INSERT, PREVIOUS, REPLACE, UPDATE, Journal, fold
-from optseq.state.store.rows import Meta
+from optseq.state.store.rows import Counters
 from optseq.state.store.storage import StoreCorrupt
 
 LATE = "late"
@@ -141,7 +141,7 @@ def _chained(journal: Journal, end: int, head: int | None, lever: str, late: dic
     return [records[rid] for rid in sorted(records) if records[rid].get("lever") == lever]
 
 
-def indexed(meta: Meta, table: str) -> bool:
+def indexed(meta: Counters, table: str) -> bool:
     """The indexes of the table reach its committed end (see INDEXED); a store from before INDEXED was kept was
     written by no writer that skipped them."""
     return meta.indexed is None or meta.indexed.get(table) == meta.ends.get(table, 0)

@@ -74,12 +74,12 @@ class Transaction:
                     self.lock.release()
 
     def next_seq(self) -> int:
-        seq = self.hot.meta().seq + 1
+        seq = self.hot.counters().seq + 1
         self.hot.db.table(META).update({"seq": seq}, doc_ids=[META_ID])
         return seq
 
     def next_id(self, table: str) -> int:
-        ids = dict(self.hot.meta().ids)
+        ids = dict(self.hot.counters().ids)
         ids[table] = ids.get(table, 0) + 1
         self.hot.db.table(META).update({"ids": ids}, doc_ids=[META_ID])
         return ids[table]

@@ -60,7 +60,7 @@ class Writer:
             with self.tx.batch():
                 # a journal record exists exactly when its id was handed out: no need to read the journal
                 found = (hot.db.table(table).get(doc_id=doc_id) is not None if table in HOT
-                         else 1 <= doc_id <= hot.meta().ids.get(table, 0))
+                         else 1 <= doc_id <= hot.counters().ids.get(table, 0))
                 if found and table in HOT:
                     hot.db.table(table).update(changes, doc_ids=[doc_id])
                 elif found:
@@ -142,7 +142,7 @@ class Writer:
         docs = hot.db.table(digest.RECENT)
         doc = docs.get(Query().table == table)
         # the table's first write, or a store from before the digest: read it once
-        if not isinstance(doc, dict) or not digest.sound(doc) or not indexed(hot.meta(), table):
+        if not isinstance(doc, dict) or not digest.sound(doc) or not indexed(hot.counters(), table):
             keys = digest.started([r for _, r in sorted(hot.records(table).items())])
             docs.remove(Query().table == table)
             docs.insert({"table": table, "keys": keys})
