@@ -11,7 +11,7 @@ from tinydb import TinyDB
 
 from optseq.state.store.journal import Journal
 from optseq.state.store.layout import DB_NAME, HISTORY, JOURNAL_DIR, META, META_ID, TABLES
-from optseq.state.store.rows import Counters, Meta, counters as counters_of, meta as meta_of
+from optseq.state.store.rows import K, Counters, Ends, Meta, counters as counters_of, meta as meta_of, part
 from optseq.state.store.storage import AtomicJSONStorage, StoreError, StoreReadOnly
 
 Record = dict[str, Any]
@@ -56,9 +56,13 @@ class Hot:
         indexes."""
         return counters_of(self.meta_doc())
 
+    def meta_part(self, kind: type[K]) -> K:
+        """One field of the meta record (rows.Seq, Ids, Ends): what a write or a read asks each time."""
+        return part(self.meta_doc(), kind)
+
     def ends(self) -> dict[str, int]:
         """Each journal's committed end, in bytes, as of the last refresh."""
-        return dict(self.counters().ends)
+        return dict(self.meta_part(Ends).ends)
 
     def records(self, table: str) -> dict[int, Record]:
         """A history table's records by id, up to the journal's committed end."""

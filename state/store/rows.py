@@ -11,7 +11,7 @@ row as a dict, so the stored bytes are what they were.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -37,6 +37,21 @@ class Recovered(msgspec.Struct, frozen=True):
     pid: int | None = None
     pgid: int | None = None
     submission_id: str | None = None
+
+
+class Seq(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """The meta record's last seq alone: every write takes the next (decoding a field skips the others unread)."""
+    seq: int = 0
+
+
+class Ids(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """The meta record's last id of each table alone: every insert takes the next, every update checks its id."""
+    ids: dict[str, int] = {}
+
+
+class Ends(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """Each journal's committed end alone, in bytes: what every read asks first."""
+    ends: dict[str, int] = {}
 
 
 class Counters(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
@@ -68,6 +83,14 @@ def active(row: Mapping[str, Any]) -> Active:
     return msgspec.convert(row, Active)
 
 
+K = TypeVar("K", Seq, Ids, Ends)
+
+
+def part(doc: Mapping[str, Any], kind: type[K]) -> K:
+    """One field of the hot file's meta record (checked with the rest of it), as the small Struct that names it."""
+    return msgspec.convert(doc, kind)
+
+
 def counters(doc: Mapping[str, Any]) -> Counters:
     """The hot file's meta record's counters and ends (checked with the rest of it) as Counters."""
     return msgspec.convert(doc, Counters)
@@ -78,4 +101,4 @@ def meta(doc: Mapping[str, Any]) -> Meta:
     return msgspec.convert(doc, Meta)
 
 
-__all__ = ["Active", "Recovered", "Counters", "Meta", "active", "counters", "meta"]
+__all__ = ["Active", "Recovered", "Seq", "Ids", "Ends", "Counters", "Meta", "active", "part", "counters", "meta"]

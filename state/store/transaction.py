@@ -12,7 +12,7 @@ from optseq.state.store.journal import Journal
 from optseq.state.store.layout import JOURNAL_DIR, META, META_ID, SNAPSHOT
 from optseq.state.store.locks import TransactionLock
 from optseq.state.store.records import utc_now
-from optseq.state.store.rows import Meta
+from optseq.state.store.rows import Ids, Meta, Seq
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
 from optseq.state.store.settled import HEADS, INDEXED, LATE, indexed
 from optseq.state.store.storage import StoreError
@@ -74,12 +74,12 @@ class Transaction:
                     self.lock.release()
 
     def next_seq(self) -> int:
-        seq = self.hot.counters().seq + 1
+        seq = self.hot.meta_part(Seq).seq + 1
         self.hot.db.table(META).update({"seq": seq}, doc_ids=[META_ID])
         return seq
 
     def next_id(self, table: str) -> int:
-        ids = dict(self.hot.counters().ids)
+        ids = dict(self.hot.meta_part(Ids).ids)
         ids[table] = ids.get(table, 0) + 1
         self.hot.db.table(META).update({"ids": ids}, doc_ids=[META_ID])
         return ids[table]
