@@ -4,7 +4,7 @@ left on a cluster, say what a killed screen measured, and finish from its passes
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from optseq.state.record_types import Run, as_
 from optseq.state.screen_record import part as screen_part
@@ -24,17 +24,16 @@ def recover(store: Store, warnings: list[str], finish: Callable[[int], RunReport
     from optseq.state.runners import groups  # ctypes and signals: only when a run was found in flight
 
     for run in store.recovered:
-        pgid = run.get("pgid")
         # the run id check keeps a recycled pgid of someone else's safe
-        if run["status"] == "interrupted" and pgid and groups.group_alive(pgid, run_id=str(run["id"])):
-            groups.kill_group(pgid, run_id=str(run["id"]))
+        if run.status == "interrupted" and run.pgid and groups.group_alive(run.pgid, run_id=str(run.id)):
+            groups.kill_group(run.pgid, run_id=str(run.id))
     for run in store.recovered:
-        if run["status"] == "interrupted" and run.get("submission_id"):
-            _stop_left_job(store, warnings, run)
-        if run["status"] == "interrupted" and not run.get("lever"):
-            _screen_left(store, warnings, run["id"])
-        if run["status"] == "interrupted":
-            _finish_from_logs(warnings, finish, run["id"])
+        if run.status == "interrupted" and run.submission_id:
+            _stop_left_job(store, warnings, run.id, run.submission_id)
+        if run.status == "interrupted" and not run.lever:
+            _screen_left(store, warnings, run.id)
+        if run.status == "interrupted":
+            _finish_from_logs(warnings, finish, run.id)
 
 
 def _screen_left(store: Store, warnings: list[str], run_id: int) -> None:
@@ -48,18 +47,18 @@ def _screen_left(store: Store, warnings: list[str], run_id: int) -> None:
                         "to run again")
 
 
-def _stop_left_job(store: Store, warnings: list[str], run: dict[str, Any]) -> None:
+def _stop_left_job(store: Store, warnings: list[str], run_id: int, submission_id: str) -> None:
     """A compare on a cluster whose optseq died: nobody re-attaches to it, so its job is stopped (best effort)."""
     from optseq.state.runners.ray_stop import stop_left
 
     try:
-        address = (store.get("runs", run["id"]) or {}).get("ray_address")
-        run_dir = store.run_dir(run["id"])
+        address = (store.get("runs", run_id) or {}).get("ray_address")
+        run_dir = store.run_dir(run_id)
     except StoreError as exc:
         address, run_dir = None, None
-        warnings.append(f"run {run['id']}: {exc}")
-    said = stop_left(address, run["submission_id"], run_dir)
-    warnings.append(f"run {run['id']} (a compare) is interrupted: its optseq stopped, and a compare is not "
+        warnings.append(f"run {run_id}: {exc}")
+    said = stop_left(address, submission_id, run_dir)
+    warnings.append(f"run {run_id} (a compare) is interrupted: its optseq stopped, and a compare is not "
                     f"re-attached; {said}")
 
 

@@ -28,6 +28,9 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+import msgspec
 
 from optseq.state import atomic, flock
 from optseq.state.code import git as g
@@ -72,6 +75,27 @@ class Tree:
                 "setup_lock": str(self.beside(".setup.lock"))}
 
 
+class Note(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """A checkout's note (`COMMIT.json`), in the order `ensure` writes it: which repository, commit and refs it was
+    made for, when made and last used, and whether it was made whole."""
+    repo: str | None = None
+    git_dir: str | None = None
+    commit: str | None = None
+    refs: list[str] = []
+    created: str | None = None
+    used: str | None = None
+    ready: bool = False
+
+
+class Setup(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
+    """What the arms driver notes of the workload's setup in a checkout (`COMMIT.setup.json`, engine/arms/trees.py):
+    read here for whether it ran to the end."""
+    ok: bool = False
+
+
+N = TypeVar("N", Note, Setup)
+
+
 def repo_folder(root: str | Path) -> Path:
     """The cache folder of the repository at `root` (any of its worktrees gives the same one)."""
     common = g.common_dir(root)
@@ -91,11 +115,11 @@ def ensure(root: str | Path, commit: str, ref: str, hold: contextlib.ExitStack) 
     tree = Tree(folder / commit, commit)
     with flock.held(tree.beside(".lock")) as lock:
         clear_aside(root, tree)
-        meta = _read(tree.beside(".json"))
+        note = _read(tree.beside(".json"), Note)
         now = _now()
-        if meta.get("ready") and (tree.path / ".git").exists() and _clean(tree, lock):
-            refs = list(dict.fromkeys([*meta.get("refs", []), ref]))
-            _write(tree.beside(".json"), {**meta, "refs": refs, "used": now})
+        if note is not None and note.ready and (tree.path / ".git").exists() and _clean(tree, lock):
+            refs = list(dict.fromkeys([*note.refs, ref]))
+            _write(tree.beside(".json"), msgspec.to_builtins(msgspec.structs.replace(note, refs=refs, used=now)))
             hold.enter_context(flock.held(tree.beside(".use"), shared=True))
             return tree
         _make(root, tree, lock)
@@ -214,6 +238,7 @@ def using(trees: list[Tree]) -> Iterator[None]:
 
 def held(spec: dict | None) -> list[Tree]:
     """The worktrees an arms driver spec names (none for a lever that is not a branch lever)."""
+    # a run's stored arms, not a note of this module: a Ray run names its trees otherwise (a string each)
     trees = (spec or {}).get("trees") or {}
     return [Tree(Path(t["path"]), t["commit"]) for arm in ("baseline", "candidate")
             if isinstance(t := trees.get(arm), dict) and t.get("path")]
@@ -234,18 +259,19 @@ def listing() -> list[dict]:
         names = {p.name.split(".", 1)[0] for p in folder.iterdir()}
         for name in sorted(n for n in names if COMMIT.fullmatch(n)):
             tree = Tree(folder / name, name)
-            meta = _read(tree.beside(".json"))
-            setup = _read(tree.beside(".setup.json"))
-            state = ("ready" if meta.get("ready") and (tree.path / ".git").exists() else
-                     "half-made" if meta or tree.beside(".lock").exists() or _asides(tree) else "orphan")
+            note = _read(tree.beside(".json"), Note)
+            setup = _read(tree.beside(".setup.json"), Setup)
+            state = ("ready" if note is not None and note.ready and (tree.path / ".git").exists() else
+                     "half-made" if note is not None or tree.beside(".lock").exists() or _asides(tree) else "orphan")
+            note = note or Note()
             changed = changes(tree) if state == "ready" else None
             if changed:
                 state = "dirty"
-            found.append({"path": str(tree.path), "commit": name, "repo": meta.get("repo"),
-                          "refs": meta.get("refs") or [], "created": meta.get("created"), "used": meta.get("used"),
-                          "setup": "done" if setup.get("ok") else None, "in_use": flock.is_held(tree.beside(".use")),
+            found.append({"path": str(tree.path), "commit": name, "repo": note.repo, "refs": note.refs,
+                          "created": note.created, "used": note.used, "setup": "done" if setup and setup.ok else None,
+                          "in_use": flock.is_held(tree.beside(".use")),
                           "state": state, "changed": changed or [], "bytes": _size(tree.path)})
-    return sorted(found, key=lambda t: str(t.get("used") or ""))
+    return sorted(found, key=lambda t: str(t["used"] or ""))
 
 
 def prune(repo: str | Path | None = None) -> tuple[list[dict], list[dict]]:
@@ -267,12 +293,12 @@ def prune(repo: str | Path | None = None) -> tuple[list[dict], list[dict]]:
                     or stack.enter_context(flock.taken(tree.beside(".lock"))) is None:
                 kept.append(entry)
                 continue
-            clear_aside(entry.get("repo"), tree)
-            _remove(entry.get("repo"), tree.path)
+            clear_aside(entry["repo"], tree)
+            _remove(entry["repo"], tree.path)
             for suffix in SUFFIXES:
                 tree.beside(suffix).unlink(missing_ok=True)
         removed.append(entry)
-        if entry.get("repo"):
+        if entry["repo"]:
             repos.add(entry["repo"])
     for path in sorted(repos):
         if Path(path).is_dir():
@@ -328,12 +354,19 @@ def _size(path: Path) -> int:
     return total
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path, kind: type[N]) -> N | None:
+    """The note at `path` as a `kind`; None where there is none, or no JSON object. A note of another shape
+    (an edit, another optseq) is one that says nothing: present, not ready, so `ensure` makes its checkout again."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return None
+    if not isinstance(data, dict) or not data:  # an empty one says no more than none
+        return None
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError:
+        return kind()
 
 
 def _write(path: Path, data: dict) -> None:

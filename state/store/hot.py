@@ -11,6 +11,7 @@ from tinydb import TinyDB
 
 from optseq.state.store.journal import Journal
 from optseq.state.store.layout import DB_NAME, HISTORY, JOURNAL_DIR, META, META_ID, TABLES
+from optseq.state.store.rows import K, Counters, Ends, Meta, counters as counters_of, meta as meta_of, part
 from optseq.state.store.storage import AtomicJSONStorage, StoreError, StoreReadOnly
 
 Record = dict[str, Any]
@@ -46,9 +47,22 @@ class Hot:
             doc = (self.legacy.get(META) or {}).get(str(META_ID))
         return doc or {}
 
+    def meta(self) -> Meta:
+        """The meta record as its readers read it (rows.py): checked as the file was read, decoded here."""
+        return meta_of(self.meta_doc())
+
+    def counters(self) -> Counters:
+        """The meta record's counters and ends alone (rows.py): what each write and read asks, decoded without the
+        indexes."""
+        return counters_of(self.meta_doc())
+
+    def meta_part(self, kind: type[K]) -> K:
+        """One field of the meta record (rows.Seq, Ids, Ends): what a write or a read asks each time."""
+        return part(self.meta_doc(), kind)
+
     def ends(self) -> dict[str, int]:
         """Each journal's committed end, in bytes, as of the last refresh."""
-        return dict(self.meta_doc().get("ends") or {})
+        return dict(self.meta_part(Ends).ends)
 
     def records(self, table: str) -> dict[int, Record]:
         """A history table's records by id, up to the journal's committed end."""

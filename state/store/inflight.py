@@ -23,6 +23,7 @@ from optseq.state.store.hot import Hot
 from optseq.state.store.layout import ACTIVE, META, META_ID, RUNS_DIR
 from optseq.state.store.locks import LeverLock, pid_alive
 from optseq.state.store.records import utc_now
+from optseq.state.store.rows import Active, Recovered, active, meta
 
 FINAL = ENDED
 """Run statuses that end a run (kinds.ENDED): such a run is no longer in flight. The name the sequencer and the
@@ -65,12 +66,17 @@ class RunsInFlight:
     def __init__(self, hot: Hot, tx: Batches, writer: Updates) -> None:
         self.hot, self.tx, self.writer = hot, tx, writer
 
+    def rows(self) -> list[Active]:
+        """Runs in flight, as their rows say them."""
+        with self.hot.mutex:
+            return [active(d) for d in self.hot.db.table(ACTIVE).all()]
+
     def active_runs(self) -> list[dict[str, Any]]:
-        """Runs in flight: {run, lever, pid}."""
+        """Runs in flight: {run, lever, pid}, the rows as stored (the sequencer's and the console's readers')."""
         with self.hot.mutex:
             return [dict(d) for d in self.hot.db.table(ACTIVE).all()]
 
-    def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[dict[str, Any]]:
+    def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[Recovered]:
         """Runs in flight whose process is gone: "interrupted" when they ran here (returned with their pgid),
         "detached" when they run on a cluster under a submission id (they go on there, and stay `running`
         until a later optseq re-attaches to them). A run of no lever (a compare) is never re-attached, since
@@ -82,59 +88,55 @@ class RunsInFlight:
             with self.tx.batch():
                 self._check_rebuilt()
                 # under the lock now; a lever-less run an older optseq left detached ends here too
-                gone = [a for a in self.active_runs() if self.orphaned(a, is_alive) or (a.get("detached") and
-                                                                                        not a.get("lever"))]
+                gone = [a for a in self.rows() if self.orphaned(a, is_alive) or (a.detached and not a.lever)]
                 return [self._recovered(a, ended, is_alive) for a in gone]
 
-    def _recovered(self, a: dict[str, Any], ended: str, is_alive: Callable[[Any], bool]) -> dict[str, Any]:
+    def _recovered(self, a: Active, ended: str, is_alive: Callable[[Any], bool]) -> Recovered:
         """One run found in flight with its process gone, ended or detached as recover_interrupted says."""
-        found = {"id": a["run"], "lever": a.get("lever"), "pid": a.get("pid"), "pgid": a.get("pgid")}
-        if a.get("submission_id") and not a.get("lever"):
-            note = (f"optseq (pid {a.get('pid')}) stopped while this run's job {a['submission_id']} ran "
+        if a.submission_id and not a.lever:
+            note = (f"optseq (pid {a.pid}) stopped while this run's job {a.submission_id} ran "
                     "on the cluster; a run of no lever (a compare) cannot be re-attached, so it ends "
                     "here, and its job may still be running there")
-            self.writer.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
-            return {**found, "status": "interrupted", "submission_id": a["submission_id"]}
-        if a.get("submission_id"):
-            note = (f"optseq (pid {a.get('pid')}) stopped while this run's job "
-                    f"{a['submission_id']} ran on the cluster; the next optseq --run re-attaches to it")
-            self.writer.update("runs", a["run"], {"note": note})
-            self.hot.db.table(ACTIVE).update({"detached": True}, Query().run == a["run"])
-            return {**found, "status": "detached", "submission_id": a["submission_id"]}
-        note = (f"optseq stopped while this run was running; its process (pid {a.get('pid')}) is gone"
-                if not is_alive(a.get("pid")) else
+            self.writer.update("runs", a.run, {"status": "interrupted", "ended": ended, "note": note})
+            return _found(a, "interrupted", a.submission_id)
+        if a.submission_id:
+            note = (f"optseq (pid {a.pid}) stopped while this run's job "
+                    f"{a.submission_id} ran on the cluster; the next optseq --run re-attaches to it")
+            self.writer.update("runs", a.run, {"note": note})
+            self.hot.db.table(ACTIVE).update({"detached": True}, Query().run == a.run)
+            return _found(a, "detached", a.submission_id)
+        note = (f"optseq stopped while this run was running; its process (pid {a.pid}) is gone"
+                if not is_alive(a.pid) else
                 f"optseq stopped while this run was running; no process holds its lever (pid "
-                f"{a.get('pid')}, read back from the runs journal, is another process's now)")
-        self.writer.update("runs", a["run"], {"status": "interrupted", "ended": ended, "note": note})
-        return {**found, "status": "interrupted"}
+                f"{a.pid}, read back from the runs journal, is another process's now)")
+        self.writer.update("runs", a.run, {"status": "interrupted", "ended": ended, "note": note})
+        return _found(a, "interrupted")
 
     def needs_recovery(self) -> bool:
         """Whether an open must look for runs left behind: a row whose process is gone, or a rebuilt hot file whose
         runs in flight were not checked against the journal yet."""
         with self.hot.mutex:
-            return self._unchecked_rebuild() is not None or any(self.orphaned(a, pid_alive)
-                                                                for a in self.hot.db.table(ACTIVE).all())
+            return self._unchecked_rebuild() is not None or any(self.orphaned(a, pid_alive) for a in self.rows())
 
-    def orphaned(self, active: Mapping[str, Any], is_alive: Callable[[Any], bool] = pid_alive) -> bool:
+    def orphaned(self, row: Active, is_alive: Callable[[Any], bool] = pid_alive) -> bool:
         """A run in flight whose process is gone, and that nobody has recovered yet; one read from the journal is
         held only while its lever's lock is (its pid is history's, and may be another process's now)."""
-        if orphaned(active, is_alive):
+        if orphaned(row, is_alive):
             return True
-        lever = active.get("lever")
-        if active.get(FROM_JOURNAL) and not active.get("detached") and not active.get(ELSEWHERE) \
-                and isinstance(lever, str) and lever:
-            return not LeverLock(self.hot.directory / RUNS_DIR, lever).held_by_other()
+        if row.from_journal and not row.detached and not row.elsewhere and row.lever:
+            return not LeverLock(self.hot.directory / RUNS_DIR, row.lever).held_by_other()
         return False
 
     def detached_runs(self) -> list[dict[str, Any]]:
-        """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}."""
-        return [a for a in self.active_runs() if a.get("detached")]
+        """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}, as stored."""
+        with self.hot.mutex:
+            return [dict(d) for d in self.hot.db.table(ACTIVE).all() if active(d).detached]
 
     def _unchecked_rebuild(self) -> str | None:
-        meta = self.hot.db.table(META).get(doc_id=META_ID)
-        rebuilt = meta.get("rebuilt_at") if isinstance(meta, dict) else None
-        return rebuilt if isinstance(rebuilt, str) and rebuilt and meta is not None \
-            and meta.get(CHECKED) != rebuilt else None
+        doc = self.hot.db.table(META).get(doc_id=META_ID)
+        found = meta(doc) if isinstance(doc, Mapping) else None
+        return found.rebuilt_at if found is not None and found.rebuilt_at \
+            and found.inflight_checked != found.rebuilt_at else None
 
     def _check_rebuilt(self) -> None:
         """A rebuilt hot file's runs in flight, checked against the runs journal once (inside the open batch): a run
@@ -143,15 +145,20 @@ class RunsInFlight:
         rebuilt = self._unchecked_rebuild()
         if rebuilt is None:
             return
-        active = self.hot.db.table(ACTIVE)
-        rows = {a.get("run") for a in active.all()}
+        rows = {a.run for a in self.rows()}
+        active_ = self.hot.db.table(ACTIVE)
         # every row there came from the journal too (no run starts before its writer's open has checked): an older
         # rebuild's rows say so now, for their pids are history's as well
-        active.update({FROM_JOURNAL: True})
+        active_.update({FROM_JOURNAL: True})
         for run_id, record in sorted(self.hot.records("runs").items()):
-            if record.get("status") and record.get("status") not in ENDED and run_id not in rows:
-                active.insert({**in_flight_row(run_id, record), FROM_JOURNAL: True})
+            status = record.get("status")  # a history record, not a row: one field of it, not the whole decoded
+            if status and status not in ENDED and run_id not in rows:
+                active_.insert({**in_flight_row(run_id, record), FROM_JOURNAL: True})
         self.hot.db.table(META).update({CHECKED: rebuilt}, doc_ids=[META_ID])
+
+
+def _found(a: Active, status: str, submission_id: str | None = None) -> Recovered:
+    return Recovered(id=a.run, status=status, lever=a.lever, pid=a.pid, pgid=a.pgid, submission_id=submission_id)
 
 
 def track(active: Table, doc_id: int, fields: Mapping[str, Any], new: bool = False,
@@ -174,6 +181,6 @@ def track(active: Table, doc_id: int, fields: Mapping[str, Any], new: bool = Fal
         active.update(changes, q)
 
 
-def orphaned(active: Mapping[str, Any], is_alive: Callable[[Any], bool]) -> bool:
+def orphaned(row: Active, is_alive: Callable[[Any], bool]) -> bool:
     """A run in flight whose process is gone, and that nobody has recovered yet."""
-    return not active.get("detached") and not active.get(ELSEWHERE) and not is_alive(active.get("pid"))
+    return not row.detached and not row.elsewhere and not is_alive(row.pid)

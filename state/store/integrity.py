@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from optseq.state.store.shape_check import line_problem as shape_problem, loads
+from optseq.state.store.rows import meta as meta_of
 from optseq.state.store.shapes import FIELDS
 from optseq.state.store.storage import StoreCorrupt
 
@@ -177,9 +178,10 @@ def check_journals(directory: Path, journals: dict, meta: dict[str, Any], trust_
     any other is read once against its checksum. One whose stat is not even the stamp's (bytes its writer did not
     leave: an editor, another program) is parsed too, each line checked against the schema (shapes.py), so a
     record of the wrong shape is refused by every command at its open, in the line a reader of it would give."""
-    ends, sums, stamps = meta.get("ends") or {}, meta.get(SUMS) or {}, meta.get(STAMPS) or {}
+    found = meta_of(meta)  # meta_problem has passed it
+    ends, sums, stamps = found.ends, found.sums or {}, found.stamps or {}
     for table, journal in journals.items():
-        end = int(ends.get(table, 0))
+        end = ends.get(table, 0)
         if trust_stamps and table in sums and stamped(journal.path, stamps.get(table)) \
                 and stamps[table][1] == end:
             continue
@@ -195,7 +197,7 @@ def check_journals(directory: Path, journals: dict, meta: dict[str, Any], trust_
             where = (f"is damaged at byte {at} ({problem})" if problem else
                      f"does not match the checksum of its committed {end} bytes (changed after it was written)")
             raise StoreCorrupt(f"{journal.path} {where}; refusing to use the store so nothing is lost; {DOCTOR}")
-        if not (table in stamps and isinstance(stamps[table], list) and stat_of(journal.path) == stamps[table][:4]):
+        if not (table in stamps and stat_of(journal.path) == stamps[table][:4]):
             # bytes this store's writer did not leave (an editor, another program, a writer killed mid-append):
             # their checksum may be right and their records still of the wrong shape, so every command reads them
             # here, each line checked as a reader would check it, and refuses in the same line

@@ -12,7 +12,7 @@ from tinydb import Query
 from optseq.state.store import digest
 from optseq.state.store.hot import Hot, Record
 from optseq.state.store.layout import HOT, META, META_ID, SNAPSHOT
-from optseq.state.store.settled import HEADS, LATE, chained, indexed, settled
+from optseq.state.store.settled import chained, indexed, settled
 from optseq.state.store.storage import dump
 from optseq.state.record_types import Typed, decode
 
@@ -41,9 +41,9 @@ class Reader:
             whole = table in HOT or hot.legacy is not None
             records = self.all(table) if whole else []
             journal, end = hot.journals.get(table), int(hot.ends().get(table, 0))
-            late = (hot.meta_doc().get(LATE) or {}).get(table) \
-                if not whole and journal is not None and not journal.pending and indexed(hot.meta_doc(), table) \
-                else None
+            meta = hot.meta()
+            late = (meta.late or {}).get(table) \
+                if not whole and journal is not None and not journal.pending and indexed(meta, table) else None
         if whole or journal is None:
             yield from records
         else:
@@ -60,8 +60,8 @@ class Reader:
         hot = self.hot
         with hot.mutex:
             hot.check_table(table)
-            meta = hot.meta_doc()
-            heads, late = (meta.get(HEADS) or {}).get(table), (meta.get(LATE) or {}).get(table)
+            meta = hot.meta()
+            heads, late = meta.heads.get(table), (meta.late or {}).get(table)
             if table in HOT or hot.legacy is not None or heads is None or late is None \
                     or hot.journals[table].pending or not indexed(meta, table):
                 return None
@@ -76,7 +76,7 @@ class Reader:
             hot.check_table(table)
             doc = hot.db.table(digest.RECENT).get(Query().table == table)
             if doc is None or isinstance(doc, list) or hot.legacy is not None or not digest.sound(doc) \
-                    or not indexed(hot.meta_doc(), table):
+                    or not indexed(hot.counters(), table):
                 return None
             return json.loads(dump(doc["keys"]))
 

@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 from optseq.state.store.inflight import FINAL
 from optseq.state.store.integrity import DOCTOR
 from optseq.state.store.journal import INSERT, PREVIOUS, REPLACE, UPDATE, Journal, fold
+from optseq.state.store.rows import Counters
 from optseq.state.store.storage import StoreCorrupt
 
 LATE = "late"
@@ -140,8 +141,7 @@ def _chained(journal: Journal, end: int, head: int | None, lever: str, late: dic
     return [records[rid] for rid in sorted(records) if records[rid].get("lever") == lever]
 
 
-def indexed(meta: dict[str, Any], table: str) -> bool:
+def indexed(meta: Counters, table: str) -> bool:
     """The indexes of the table reach its committed end (see INDEXED); a store from before INDEXED was kept was
     written by no writer that skipped them."""
-    marks = meta.get(INDEXED)
-    return marks is None or marks.get(table) == int((meta.get("ends") or {}).get(table, 0))
+    return meta.indexed is None or meta.indexed.get(table) == meta.ends.get(table, 0)

@@ -210,6 +210,8 @@ class ActiveRow(_Shape):
     pgid: int | None | UnsetType = UNSET
     submission_id: str | None | UnsetType = UNSET
     detached: bool | UnsetType = UNSET
+    from_journal: bool | UnsetType = UNSET
+    elsewhere: str | UnsetType = UNSET
 
 
 class Group(_Shape):
@@ -311,6 +313,7 @@ class Meta(_Shape):
     heads: dict[str, dict[str, int]] | UnsetType = UNSET
     last_at: str | None | UnsetType = UNSET
     rebuilt_at: str | None | UnsetType = UNSET
+    inflight_checked: str | None | UnsetType = UNSET
 
 
 HOT: dict[str, type[_Shape]] = {"meta": Meta, "levers": LeverRow, "active": ActiveRow, "recent": RecentRow,

@@ -34,6 +34,7 @@ from optseq.state.store.integrity import check_journals, orphaned_history
 from optseq.state.store.layout import RUNS_DIR
 from optseq.state.store.locks import StoreLocked, TransactionLock, live_holder, pid_alive, wait_s as default_wait
 from optseq.state.store.reading import Reader
+from optseq.state.store.rows import Active, Recovered
 from optseq.state.store.schema import check_schema
 from optseq.state.store.storage import StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable
 from optseq.state.store.transaction import Transaction
@@ -64,7 +65,7 @@ class Store:
                               on_wait)
         self.writer = Writer(self.hot, self.tx, self.reader)
         self.inflight = RunsInFlight(self.hot, self.tx, self.writer)
-        self.recovered: list[dict[str, Any]] = []
+        self.recovered: list[Recovered] = []
         """Runs this open found in flight with their process gone, now `interrupted` (with their pgid)."""
         self.auto = False
         """Opened with mode "auto": a reader, which writes only what it can (recovery, a snapshot)."""
@@ -193,13 +194,13 @@ class Store:
     def detached_runs(self) -> list[dict[str, Any]]:
         return self.inflight.detached_runs()
 
-    def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[dict[str, Any]]:
+    def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[Recovered]:
         return self.inflight.recover_interrupted(is_alive)
 
     def needs_recovery(self) -> bool:
         return self.inflight.needs_recovery()
 
-    def orphaned(self, active: Mapping[str, Any], is_alive: Callable[[Any], bool] = pid_alive) -> bool:
+    def orphaned(self, active: Active, is_alive: Callable[[Any], bool] = pid_alive) -> bool:
         return self.inflight.orphaned(active, is_alive)
 
     # ---- following other processes ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from optseq.state.store.journal import Journal
 from optseq.state.store.layout import JOURNAL_DIR, META, META_ID, SNAPSHOT
 from optseq.state.store.locks import TransactionLock
 from optseq.state.store.records import utc_now
+from optseq.state.store.rows import Ids, Meta, Seq
 from optseq.state.store.schema import SCHEMA_VERSION, check_schema, migrate
 from optseq.state.store.settled import HEADS, INDEXED, LATE, indexed
 from optseq.state.store.storage import StoreError
@@ -73,15 +74,15 @@ class Transaction:
                     self.lock.release()
 
     def next_seq(self) -> int:
-        seq = int(self.hot.meta_doc().get("seq", 0)) + 1
+        seq = self.hot.meta_part(Seq).seq + 1
         self.hot.db.table(META).update({"seq": seq}, doc_ids=[META_ID])
         return seq
 
     def next_id(self, table: str) -> int:
-        ids = dict(self.hot.meta_doc().get("ids") or {})
-        ids[table] = int(ids.get(table, 0)) + 1
+        ids = dict(self.hot.meta_part(Ids).ids)
+        ids[table] = ids.get(table, 0) + 1
         self.hot.db.table(META).update({"ids": ids}, doc_ids=[META_ID])
-        return int(ids[table])
+        return ids[table]
 
     def _begin(self) -> None:
         hot = self.hot
@@ -97,7 +98,7 @@ class Transaction:
             if meta is None:
                 orphaned_history(hot.path, hot.journals)  # a lost hot file is not a new store
                 hot.db.table(META).insert({"schema_version": SCHEMA_VERSION, "seq": 0, "ids": {}, "ends": {}})
-            elif meta.get("schema_version") == 1:
+            elif meta["schema_version"] == 1:  # check_schema's: an int there
                 migrate(hot.db, hot.journals, hot.directory, data)
             else:  # what this commit stamps must have been sound before it: checked again under the lock
                 check_journals(hot.directory, hot.journals, meta)
@@ -115,12 +116,12 @@ class Transaction:
         hot = self.hot
         if not hot.storage.dirty and self.snapshot is None and not any(j.pending for j in hot.journals.values()):
             return  # nothing written: an empty transaction leaves the files alone
-        meta = hot.meta_doc()
-        ends, sums = dict(meta.get("ends") or {}), dict(meta.get(SUMS) or {})
+        meta = hot.meta()
+        ends, sums = dict(meta.ends), dict(meta.sums or {})
         written = [table for table, journal in hot.journals.items() if journal.pending]
-        chains = {table: dict(heads) for table, heads in (meta.get(HEADS) or {}).items() if indexed(meta, table)}
+        chains = {table: dict(heads) for table, heads in meta.heads.items() if indexed(meta, table)}
         for table, journal in hot.journals.items():
-            end = int(ends.get(table, 0))
+            end = ends.get(table, 0)
             if table not in sums:  # a store from before checksums: its committed bytes are taken as they are
                 sums[table] = crc_of(journal.path, end)
             if table not in chains and not end:  # the levers' chains are kept from a journal's first line on
@@ -135,7 +136,7 @@ class Transaction:
         if self.snapshot is not None:
             snapshots = hot.db.table(SNAPSHOT)
             snapshots.truncate()
-            snapshots.insert({"ends": ends, "seq": meta.get("seq", 0), "data": self.snapshot})
+            snapshots.insert({"ends": ends, "seq": meta.seq, "data": self.snapshot})
         try:
             hot.storage.commit()
         except BaseException:
@@ -155,13 +156,13 @@ class Transaction:
         self.snapshot = None
 
 
-def _late_index(meta: dict[str, Any], journals: dict[str, Journal]) -> dict[str, dict[str, list[int]]]:
+def _late_index(meta: Meta, journals: dict[str, Journal]) -> dict[str, dict[str, list[int]]]:
     """meta.late after this commit (state/store/settled.py): each table's late lines, kept from its first line on;
     a journal that held history before the index was kept stays out of it (it is read whole, as before)."""
-    before, ends = meta.get(LATE) or {}, meta.get("ends") or {}
+    before = meta.late or {}
     late = {}
     for table, journal in journals.items():
-        if (table not in before or not indexed(meta, table)) and int(ends.get(table, 0)):
+        if (table not in before or not indexed(meta, table)) and meta.ends.get(table, 0):
             continue
         entries = dict(before.get(table) or {})
         for rid, offset in journal.late_written:

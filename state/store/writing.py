@@ -15,6 +15,7 @@ from optseq.state.store.journal import INSERT, REPLACE, UPDATE
 from optseq.state.store.layout import ACTIVE, HOT, META, SNAPSHOT
 from optseq.state.store.reading import Reader
 from optseq.state.store.records import RecordNotFound, clean, replace_with, utc_now
+from optseq.state.store.rows import Ids
 from optseq.state.store.settled import indexed
 from optseq.state.store.shape_check import refuse_written
 from optseq.state.store.storage import StoreError, dump
@@ -60,7 +61,7 @@ class Writer:
             with self.tx.batch():
                 # a journal record exists exactly when its id was handed out: no need to read the journal
                 found = (hot.db.table(table).get(doc_id=doc_id) is not None if table in HOT
-                         else 1 <= doc_id <= int((hot.meta_doc().get("ids") or {}).get(table, 0)))
+                         else 1 <= doc_id <= hot.meta_part(Ids).ids.get(table, 0))
                 if found and table in HOT:
                     hot.db.table(table).update(changes, doc_ids=[doc_id])
                 elif found:
@@ -142,7 +143,7 @@ class Writer:
         docs = hot.db.table(digest.RECENT)
         doc = docs.get(Query().table == table)
         # the table's first write, or a store from before the digest: read it once
-        if not isinstance(doc, dict) or not digest.sound(doc) or not indexed(hot.meta_doc(), table):
+        if not isinstance(doc, dict) or not digest.sound(doc) or not indexed(hot.counters(), table):
             keys = digest.started([r for _, r in sorted(hot.records(table).items())])
             docs.remove(Query().table == table)
             docs.insert({"table": table, "keys": keys})

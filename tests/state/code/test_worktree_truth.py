@@ -138,3 +138,22 @@ def test_doctor_prune_outside_any_repository_asks_for_all(tmp_path, own_cache):
     assert proc.stderr.strip() == (f"optseq: doctor --prune removes the worktrees of the plan's repository, and "
                                    f"{tmp_path} is in no git repository (`optseq doctor --prune --all` removes "
                                    "those of every repository)"), proc.stderr
+
+
+@pytest.mark.slow
+def test_a_checkout_taken_again_for_another_ref_keeps_its_note_and_adds_the_ref(tmp_path, own_cache):
+    repo = make_repo(tmp_path, dirty=False)
+    repo.git("branch", "alias", "fast")  # another name for fast's commit: its checkout is taken again
+    fast, db = repo.commit("fast"), tmp_path / "db"
+    cli(repo, db, "compare", "main", "fast")
+    note_path = next(own_cache.glob(f"*/{fast}.json"))
+    first = json.loads(note_path.read_text(encoding="utf-8"))
+    cli(repo, db, "compare", "main", "alias")
+    raw = note_path.read_text(encoding="utf-8")
+    again = json.loads(raw)
+    # the note as ensure() wrote it, key for key in its order, with the new ref added and its use stamped
+    assert list(again) == ["repo", "git_dir", "commit", "refs", "created", "used", "ready"], again
+    assert again == {**first, "refs": ["fast", "alias"], "used": again["used"]} and again["used"] >= first["used"]
+    assert raw == json.dumps(again, indent=1)
+    listed = next(l for l in cli(repo, db, "doctor").stdout.splitlines() if l.lstrip().startswith(fast[:7]))
+    assert "fast, alias" in listed and "ready" in listed, listed

@@ -124,6 +124,10 @@ HOT_CASES = {
     "levers-lever-missing": ("levers", "first", "lever", DELETE, "`lever`"),
     "active-run-null": ("active", "first", "run", None, "`run`"),
     "active-pid-text": ("active", "first", "pid", "1234", "`pid`"),
+    # the fields an in-flight row and the meta keep that recovery reads as types (state/store/rows.py)
+    "active-from-journal-text": ("active", "first", "from_journal", "yes", "`from_journal`"),
+    "active-elsewhere-int": ("active", "first", "elsewhere", 5, "`elsewhere`"),
+    "meta-inflight-checked-int": ("meta", "1", "inflight_checked", 7, "`inflight_checked`"),
     "recent-copy-nested": ("recent", "first", "keys.{first_key}.last[0].lever", 5, ".last[0].lever`"),
     "recent-n-text": ("recent", "first", "keys.{first_key}.n", "3", ".n`"),
     "meta-heads-nested": ("meta", "1", "heads.runs", {"option_b": "far"}, "`heads.runs.option_b`"),

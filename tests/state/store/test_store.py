@@ -370,7 +370,7 @@ def test_a_cluster_run_of_a_dead_process_is_detached_until_a_process_follows_it_
         remote = s.append("runs", {"lever": "amp", "status": "running", "pid": gone, "started": "x"})
         s.update("runs", remote["id"], {"submission_id": "optseq-ab-1-1", "passes": 1})
     with Store.open(store_dir) as s:
-        assert [(r["id"], r["status"]) for r in s.recovered] == [(remote["id"], "detached")]
+        assert [(r.id, r.status, r.submission_id) for r in s.recovered] == [(remote["id"], "detached", "optseq-ab-1-1")]
         record = s.get("runs", remote["id"])
         assert record["status"] == "running" and "optseq-ab-1-1" in record["note"]
         assert [(d["run"], d["submission_id"]) for d in s.detached_runs()] == [(remote["id"], "optseq-ab-1-1")]
@@ -396,7 +396,7 @@ def test_runs_left_running_by_a_dead_process_become_interrupted(store_dir):
         alive = s.append("runs", {"lever": "compile", "status": "running", "pid": os.getpid()})
         done = s.append("runs", {"lever": "cython", "status": "succeeded", "pid": gone})
     with Store.open(store_dir) as s:
-        assert [r["id"] for r in s.recovered] == [lost["id"]] and s.recovered[0]["pgid"] == gone
+        assert [r.id for r in s.recovered] == [lost["id"]] and s.recovered[0].pgid == gone
         recovered = s.get("runs", lost["id"])
         assert recovered["status"] == "interrupted" and recovered["ended"] and f"pid {gone}" in recovered["note"]
         assert recovered["seq"] == lost["seq"] and recovered["lever"] == "amp"
@@ -405,7 +405,7 @@ def test_runs_left_running_by_a_dead_process_become_interrupted(store_dir):
         again = s.recover_interrupted()  # our own pid is alive
         assert again == []
         marked = s.recover_interrupted(is_alive=lambda pid: False)
-        assert [r["id"] for r in marked] == [alive["id"]] and s.get("runs", alive["id"])["status"] == "interrupted"
+        assert [r.id for r in marked] == [alive["id"]] and s.get("runs", alive["id"])["status"] == "interrupted"
 
 
 def test_a_newer_schema_is_refused_without_touching_the_file(store_dir):
