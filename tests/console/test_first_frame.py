@@ -20,11 +20,13 @@ class Watched(OptseqApp):
     CSS_PATH = str(Path(console_app.__file__).parent / OptseqApp.CSS_PATH)
     first: dict | None = None
     start_at_first: str | None = None
+    status_calls: list[bool] = []
 
     def _display(self, screen, renderable) -> None:
         if self.first is None and screen is getattr(self, "_main", None):
             self.first = {"nodes": [type(n).__name__ for n in screen.walk_children(with_self=True)],
-                          "run parts": len(screen.panel.children), "levers": screen.query_one("#levers").row_count}
+                          "run parts": len(screen.panel.children), "levers": screen.query_one("#levers").row_count,
+                          "status calls": list(self.status_calls)}
             if self.start_at_first:
                 screen.panel.start(self.seq, self.start_at_first)
         App._display(self, screen, renderable)
@@ -59,5 +61,30 @@ def test_a_run_started_before_the_panel_is_built_finds_it_whole(db):
             await until(pilot, lambda: said() and not panel.running, what="the run's end")
             assert "unknown lever" in said()[0], said()
             assert len(panel.query("#run-title")) == len(panel.query("#run-progress")) == 1  # built once
+
+    run(go())
+
+
+def test_the_first_frame_asks_status_once_without_the_hours_and_the_hours_come_once_after(db):
+    # the hours-saved calculus runs after the first frame, and the first resize (the same layout the first
+    # refresh drew) redraws nothing: it ran a whole status, hours included, before the first frame
+    async def go():
+        seq = Sequencer.open(DEFAULT_PLAN, db)
+        calls: list[bool] = []
+        status = seq.views.status
+
+        def counted(hours: bool = True):
+            calls.append(hours)
+            return status(hours)
+
+        seq.views.status = counted  # type: ignore[method-assign]  # the real status, counted
+        app = Watched(seq, None)
+        app.status_calls = calls
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.first is not None, what="the first frame")
+            assert app.first["status calls"] == [False], app.first["status calls"]
+            await until(pilot, lambda: len(calls) >= 2, what="the hours after the first frame")
+            await pilot.pause()
+            assert calls == [False, True], calls
 
     run(go())

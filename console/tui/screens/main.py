@@ -171,6 +171,9 @@ class MainScreen(Screen[None]):
         return self.table.selected
 
     def refresh_view(self, hours: bool = True) -> None:
+        # the layout this draws for: the first resize, which comes with the same one, then redraws nothing (it
+        # ran the whole status, hours included, before the first frame)
+        self._layout_seen = (self.wide, self.app.size.width >= FULL_FOOTER_FROM)
         # what the store holds came from levers and users (an evidence, a why): none of it drives the terminal
         status = _with_conflicts(terminal_safe(self.seq.views.status(hours=hours)), self.seq)
         runs = terminal_safe(self.seq.views.latest_runs())
