@@ -69,7 +69,7 @@ def merge_tree(root: str, ours: str, theirs: str) -> tuple[str | None, list[str]
     if not lines:
         raise g.GitError(f"git merge-tree in {root} said nothing")
     files = list(dict.fromkeys(line for line in lines[1:] if line))
-    return (None, files or ["(a file git names no path of)"]) if files else (lines[0], [])
+    return (None, files) if files else (lines[0], [])
 
 
 def _against(root: str, base: str, one: Branch, before: list[Branch], files: list[str]) -> tuple[str | None, list[str]]:

@@ -18,7 +18,8 @@ import pytest
 
 from tests.code_repo import CodeRepo
 from tests.conftest import OPTSEQ
-from tests.console.test_signals import _alive, _held
+from tests.console.test_hangup import _gone
+from tests.console.test_signals import _held
 from tests.state.code.test_branch_levers import cli, worktrees_git_knows
 from tests.state.code.trees import index_stat, touch_tracked
 
@@ -221,9 +222,10 @@ def test_by_default_the_later_of_two_conflicting_branch_levers_is_left_out_and_s
                for line in log.splitlines()) == 4, log[:3000]
 
 
-def test_sigterm_mid_screen_leaves_nothing_running_and_the_users_index_as_it_was(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_screen_ended_mid_run_leaves_nothing_running_and_the_users_tree_as_it_was(tmp_path, sig):
     repo = make(tmp_path)
-    index, db = index_stat(repo.root), tmp_path / "db"
+    before, index, db = repo.snapshot(), index_stat(repo.root), tmp_path / "db"
     folder = tmp_path / "held"
     folder.mkdir()
     proc = subprocess.Popen([*OPTSEQ, "--plan", str(repo.root / "optseq.toml"), "--db", str(db), "--run", "screen",
@@ -232,20 +234,28 @@ def test_sigterm_mid_screen_leaves_nothing_running_and_the_users_index_as_it_was
                                             "HELD_SCRIPT": str(HELD)})
     try:
         pids = _held(folder, lambda: proc.poll() is None, "design run")
-        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, sig)
         out, err = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, out + err
-    assert "1 block done" in out and "nothing decided" in out, out
-    assert not [pid for pid in pids if _alive(pid)]
-    screen = next(r for r in runs(repo, db) if r.get("kind") == "screen")
-    assert screen["status"] == "cancelled" and len(screen["screen"]["blocks"]) == 1
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, out + err
+        assert "1 block done" in out and "nothing decided" in out, out
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    _gone(pids)  # the launches' shims stop what a killed optseq left: waited for as an event, never a budget
+    screen = next(r for r in runs(repo, db) if r.get("kind") == "screen")  # a killed one: recovered at this open
+    assert screen["status"] == ("cancelled" if sig == signal.SIGTERM else "interrupted"), screen["status"]
+    assert len(screen["screen"]["blocks"]) == 1
     assert set(states(repo, db).values()) == {"ready"}
     assert index_stat(repo.root) == index
-    # no optseq holds a worktree now: prune removes every one the screen made
-    assert worktrees_git_knows(repo)
+    # no optseq holds a worktree now: doctor lists each one the screen made, and prune removes them
+    known = worktrees_git_knows(repo)
+    listed = cli(repo, db, "doctor").stdout
+    assert known and all(Path(tree).name[:7] in listed for tree in known), (known, listed)
     cli(repo, db, "doctor", "--prune")
     assert not worktrees_git_knows(repo)
+    # the user's files, HEAD, branches and stash (read last: the snapshot's own `git status` may refresh the index)
+    assert index_stat(repo.root) == index and repo.snapshot() == before
