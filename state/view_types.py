@@ -14,6 +14,8 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from optseq.state.record_types import Decision, as_
+
 
 class _View(msgspec.Struct, frozen=True, kw_only=True):
     """A part of status: built from the machine's models, never decoded, so nothing here is checked twice."""
@@ -143,9 +145,23 @@ class LeverStatus(_View, frozen=True, kw_only=True):
         return msgspec.structs.replace(self, warnings=[*self.warnings, *more])
 
     @property
+    def standing(self) -> Decision | None:
+        """The standing decision as its readers read it (record_types.Decision); None without one. `decision`
+        stays the record as stored, which `--json` prints whole."""
+        return None if self.decision is None else as_(Decision, self.decision)
+
+    @property
     def decision_runs(self) -> list[int]:
         """The runs the standing decision rests on; empty without one."""
-        return list((self.decision or {}).get("runs") or [])
+        standing = self.standing
+        return list(standing.runs or []) if standing else []
+
+
+class MarkedDecision(Decision, frozen=True):
+    """A decision as the console's detail lists it (ReadViews.lever_history): the record as its readers read it,
+    with what state/supersession.py found superseded it (`superseded_by`, its text; None while it stands)."""
+    superseded: bool = False
+    superseded_by: str | None = None
 
 
 class DecisionPoint(_View, frozen=True, kw_only=True):
