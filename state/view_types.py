@@ -9,6 +9,7 @@ summary, the testbed, the facts) stays the dict it is.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import msgspec
@@ -91,8 +92,9 @@ class CandidateStatus(_View, frozen=True, kw_only=True):
     evidence: dict[str, str]
 
 
-class LeverStatus(_View, frozen=True, kw_only=True):
-    """One lever as status gives it: the table's row, the detail's text, the snapshot's state."""
+class LeverStatus(_View, frozen=True, kw_only=True, dict=True):
+    """One lever as status gives it: the table's row, the detail's text, the snapshot's state. (`dict`: room for
+    `standing`, decoded at its first read and kept; no field of the JSON.)"""
     id: str
     title: str
     kind: str
@@ -144,10 +146,10 @@ class LeverStatus(_View, frozen=True, kw_only=True):
         """This lever with `more` warnings after its own (a conflict the console found beside it)."""
         return msgspec.structs.replace(self, warnings=[*self.warnings, *more])
 
-    @property
+    @functools.cached_property
     def standing(self) -> Decision | None:
-        """The standing decision as its readers read it (record_types.Decision); None without one. `decision`
-        stays the record as stored, which `--json` prints whole."""
+        """The standing decision as its readers read it (record_types.Decision), decoded once; None without one.
+        `decision` stays the record as stored, which `--json` prints whole."""
         return None if self.decision is None else as_(Decision, self.decision)
 
     @property
