@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from optseq.state.text import terminal_safe as terminal_safe
     from optseq.state.view_types import CandidateStatus as CandidateStatus, LeverStatus as LeverStatus
     from optseq.state.view_types import Status as Status, as_json as as_json
+    from optseq.state.view_types import MarkedDecision as MarkedDecision
 
 WHERE: dict[str, tuple[str, str | None]] = {
     # the one API of plan, store and machine, and the refusals every command turns into one line
@@ -100,6 +101,7 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "LeverStatus": ("optseq.state.view_types", "LeverStatus"),
     "CandidateStatus": ("optseq.state.view_types", "CandidateStatus"),
     "Status": ("optseq.state.view_types", "Status"),
+    "MarkedDecision": ("optseq.state.view_types", "MarkedDecision"),
     "as_json": ("optseq.state.view_types", "as_json"),
     "did_you_mean": ("optseq.state.plan.fields", "did_you_mean"),
     "said_text": ("optseq.state.said", "text"),

@@ -9,10 +9,13 @@ summary, the testbed, the facts) stays the dict it is.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
+
+from optseq.state.record_types import Decision, as_
 
 
 class _View(msgspec.Struct, frozen=True, kw_only=True):
@@ -89,8 +92,9 @@ class CandidateStatus(_View, frozen=True, kw_only=True):
     evidence: dict[str, str]
 
 
-class LeverStatus(_View, frozen=True, kw_only=True):
-    """One lever as status gives it: the table's row, the detail's text, the snapshot's state."""
+class LeverStatus(_View, frozen=True, kw_only=True, dict=True):
+    """One lever as status gives it: the table's row, the detail's text, the snapshot's state. (`dict`: room for
+    `standing`, decoded at its first read and kept; no field of the JSON.)"""
     id: str
     title: str
     kind: str
@@ -142,10 +146,24 @@ class LeverStatus(_View, frozen=True, kw_only=True):
         """This lever with `more` warnings after its own (a conflict the console found beside it)."""
         return msgspec.structs.replace(self, warnings=[*self.warnings, *more])
 
+    @functools.cached_property
+    def standing(self) -> Decision | None:
+        """The standing decision as its readers read it (record_types.Decision), decoded once; None without one.
+        `decision` stays the record as stored, which `--json` prints whole."""
+        return None if self.decision is None else as_(Decision, self.decision)
+
     @property
     def decision_runs(self) -> list[int]:
         """The runs the standing decision rests on; empty without one."""
-        return list((self.decision or {}).get("runs") or [])
+        standing = self.standing
+        return list(standing.runs or []) if standing else []
+
+
+class MarkedDecision(Decision, frozen=True):
+    """A decision as the console's detail lists it (ReadViews.lever_history): the record as its readers read it,
+    with what state/supersession.py found superseded it (`superseded_by`, its text; None while it stands)."""
+    superseded: bool = False
+    superseded_by: str | None = None
 
 
 class DecisionPoint(_View, frozen=True, kw_only=True):

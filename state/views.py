@@ -23,7 +23,8 @@ from optseq.state.plan import gates
 from optseq.state.plan.model import Lever
 from optseq.state.supersession import Marks
 from optseq.state.view_types import UNSET, BranchStatus, CandidateStatus, Claim, DecisionPoint, Interaction
-from optseq.state.view_types import LeverStatus, RunBrief, ScreenFact, Status, Unavailable, WatchStatus
+from optseq.state.view_types import LeverStatus, MarkedDecision, RunBrief, ScreenFact, Status, Unavailable
+from optseq.state.view_types import WatchStatus
 
 
 class ReadViews:
@@ -258,12 +259,14 @@ class ReadViews:
 
     def lever_history(self, lever_id: str) -> dict[str, Any]:
         """What the console's detail pane shows of one lever: its newest runs (from the machine, never the runs
-        journal) and its decisions, superseded ones marked."""
+        journal) and its decisions, superseded ones marked, each decoded once (view_types.MarkedDecision)."""
         with self.held.lock:
             self.held.lever(lever_id)
-            decisions = self._marked(self.held.store.all("decisions"), self.held.store.all("events"))
+            every = self.held.store.all("decisions")
+            marks = Marks(every, self.held.store.all("events"))
             return {"runs": [dict(r) for r in self.held.machine.runs.recent.get(lever_id, [])],
-                    "decisions": [d for d in decisions if d.get("lever") == lever_id]}
+                    "decisions": [msgspec.convert(marks.mark(d), MarkedDecision) for d in every
+                                  if d["lever"] == lever_id]}  # a whole decision always names its lever
 
     def export(self, lang: str | None = None, today: dt.date | None = None) -> str:
         from optseq.state.report import markdown as export
@@ -289,9 +292,9 @@ class ReadViews:
                     lever = group["last"][-1].get("lever") if group["last"] else None
                     hidden[lever] = hidden.get(lever, 0) + group["n"] - len(group["last"])
                 for model in self.held.machine.models.values():
-                    standing = model.decision_stored or {}
-                    if isinstance(standing.get("id"), int) and standing["id"] not in kept:
-                        kept[standing["id"]] = standing  # older than its lever's newest: still the standing one
+                    standing, stored = model.decision, model.decision_stored
+                    if standing and stored and standing.id is not None and standing.id not in kept:
+                        kept[standing.id] = stored  # older than its lever's newest: still the standing one
                         hidden[model.lever.id] = hidden.get(model.lever.id, 1) - 1
                 out["decisions_hidden"] = [{"lever": k, "count": n} for k, n in hidden.items() if n > 0]
             out[table] = [kept[k] for k in sorted(kept)]

@@ -89,8 +89,8 @@ def decision_stats(view: LeverStatus) -> Stats | None:
     """The statistics the lever's standing decision rests on, None where it has none."""
     from optseq.state.api import stats_from
 
-    decided = (view.decision or {}).get("stats")
-    return stats_from(decided) if isinstance(decided, dict) else None
+    standing = view.standing
+    return stats_from(standing.stats) if standing and standing.stats is not None else None
 
 
 def measured_stats(view: LeverStatus, runs: Sequence[Run]) -> Stats | None:
@@ -109,9 +109,11 @@ def last_estimate(view: LeverStatus, runs: Sequence[Run], prior: float | None) -
             return estimate_text(run.stats)
         if run.figures.chosen:
             return f"chose {run.figures.chosen}"
-    decided = decision_stats(view)
-    if (view.decision or {}).get("stats"):
-        return estimate_text(decided)
+    standing = view.standing
+    if standing is not None and standing.stats:  # an empty {} is none
+        from optseq.state.api import stats_from
+
+        return estimate_text(stats_from(standing.stats))
     return estimate_text(None, prior)
 
 

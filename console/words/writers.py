@@ -8,14 +8,22 @@ HERE = "this store"
 
 def writer_of(record: dict) -> str | None:
     """The other writer a record came from; None for one written in this store."""
-    origin = record.get("origin")
+    return _writer(record.get("origin"))
+
+
+def _writer(origin: object) -> str | None:
     return origin.get("writer") if isinstance(origin, dict) and origin.get("writer") else None
 
 
 def origin_text(record: dict, noun: str) -> str:
     """`ci-3f2a: run 4` (the writer and the record's id in its store), '' for a record written here."""
-    writer = writer_of(record)
-    return f"{writer}: {noun} {record['origin'].get('id')}" if writer else ""
+    return came_from(record.get("origin"), noun)
+
+
+def came_from(origin: dict | None, noun: str) -> str:
+    """origin_text of a record read as a type (its `origin`, the one part of it read here)."""
+    writer = _writer(origin)
+    return f"{writer}: {noun} {origin.get('id')}" if writer and origin else ""
 
 
 def writer_cell(record: dict) -> str:

@@ -88,7 +88,8 @@ class LeverModel:
     decision: Decision | None = None
     decision_stored: dict[str, Any] | None = None
     """`decision` as the store gave it out: what status --json and the snapshot pass on whole (with the keys a
-    reader does not name, and the nulls as stored)."""
+    reader does not name, and the nulls as stored, in its maker's key order: no one Struct writes both a stored
+    decision's, `id` first, and a plan prior's, `source` first). Readers read `decision`."""
     stale_reason: str = ""
     stale_said: Said | None = None
     """stale_reason as lifecycle/words says it, for the export's language; None where the reason came without one

@@ -12,11 +12,11 @@ from textual.widgets import Static
 from optseq.console.words.branch_words import UNMERGED, branch_state, moved_note, short
 from optseq.console.words.figures import estimate_text, plain_title, ratio, run_line, saved_line, state_text
 from optseq.console.tui.widgets.next_step import in_keys
-from optseq.console.words.writers import origin_text
+from optseq.console.words.writers import came_from, origin_text
 from optseq.state.api import testbed_label as label
 
 if TYPE_CHECKING:
-    from optseq.state.api import CandidateStatus, LeverStatus
+    from optseq.state.api import CandidateStatus, LeverStatus, MarkedDecision
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -157,31 +157,31 @@ class LeverDetail(VerticalScroll, can_focus=True):
 
     @staticmethod
     def _decisions(text: Text, view: LeverStatus, history: dict, lever) -> None:
-        decisions = history.get("decisions", [])
-        current = view.decision or {}
-        if current.get("source") == "plan":
+        decisions: list[MarkedDecision] = history.get("decisions", [])  # decoded once, by the views
+        current = view.standing
+        if current is not None and current.source == "plan":
             figure = f" {ratio(lever.prior.estimate)}×" if lever.prior and lever.prior.estimate is not None else ""
-            text.append(f"  {current.get('outcome') or view.outcome}{figure} (from the plan)"
-                        f"{': ' + current['why'] if current.get('why') else ''}\n")
+            text.append(f"  {current.outcome or view.outcome}{figure} (from the plan)"
+                        f"{': ' + current.why if current.why else ''}\n")
         elif not decisions:
             text.append("  none yet\n")
         from optseq.state.api import stats_from
 
         by_id = {r.get("id"): r for r in history.get("runs") or []}
         for d in decisions[::-1]:
-            how = "auto" if d.get("auto") else "manual"
-            when = str(d.get("at") or "")[:16].replace("T", " ")
-            figure = estimate_text(stats_from(d["stats"]), wide=True) if d.get("stats") else ""
+            how = "auto" if d.auto else "manual"
+            when = (d.at or "")[:16].replace("T", " ")
+            figure = estimate_text(stats_from(d.stats), wide=True) if d.stats else ""
             # its figure's testbed (its run's), where the store holds several, as each run line says its own
-            evidence = next((by_id[r] for r in d.get("runs") or () if r in by_id), None)
+            evidence = next((by_id[r] for r in d.runs or () if r in by_id), None)
             if figure and evidence is not None and view.testbeds_shown:
                 figure += f" on {label(evidence)}"
-            mark = " (superseded)" if d.get("superseded") else ""
-            came = origin_text(d, "decision")
-            parts = [str(d.get("outcome")), figure, how, when + mark, f"({came})" if came else ""]
+            mark = " (superseded)" if d.superseded else ""
+            came = came_from(d.origin, "decision")
+            parts = [d.outcome, figure, how, when + mark, f"({came})" if came else ""]
             text.append("  " + "  ".join(p for p in parts if p) + "\n")
-            if d.get("why"):
-                text.append(f"    why: {d['why']}\n")
+            if d.why:
+                text.append(f"    why: {d.why}\n")
 
 
 class Hanging:
