@@ -24,6 +24,7 @@ from typing import Any
 from optseq.state.calculus.inputs import Inputs
 from optseq.state.calculus.orders import EPS_H, OrderResult, Orders, verdict
 from optseq.state.calculus.words import Said, plural
+from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Plan
 from optseq.state.text import ratio_text
 
@@ -34,7 +35,7 @@ class Calculus:
     """The report: the plan's order with each lever's figures in it, the best order, and what the inputs lack; over
     the Inputs it reads and the Orders that search them."""
 
-    def __init__(self, plan: Plan, machine):
+    def __init__(self, plan: Plan, machine: PlanMachine):
         self.inputs = Inputs(plan, machine)
         self.orders = Orders(self.inputs)
 
@@ -117,7 +118,7 @@ def sequencing_text(seq: dict) -> Said:
                 gain=fmt_h(gain if seq["holds"] else -gain))
 
 
-def compute(plan: Plan, machine, search: bool = True) -> dict:
+def compute(plan: Plan, machine: PlanMachine, search: bool = True) -> dict:
     """The whole what-if report as plain data (what `optseq whatif --json` prints)."""
     return Calculus(plan, machine).report(search=search)
 

@@ -13,10 +13,11 @@ def cross_check(fields: Fields, plan: Plan) -> None:
     fact_ids = {fact.id for fact in plan.facts}
 
     def known(lever_id: str, key: str) -> bool:
-        if lever_id in fields.problems.unread:  # its table had a problem of its own, already said
+        unread = fields.problems.unread
+        if lever_id in unread:  # its table had a problem of its own, already said
             return False
         if lever_id not in ids:
-            fields.note(fields.fail(key, f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids | fields.problems.unread)}"))
+            fields.note(fields.fail(key, f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids | unread)}"))
             return False
         return True
 

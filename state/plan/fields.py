@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from pathlib import Path
-from typing import Callable, TypeVar, overload
+from typing import Any, Callable, Sequence, TypeVar, overload
 
 from optseq.state.plan.model import LANGS, PlanError
 from optseq.state.plan.prose import Prose
@@ -69,7 +69,9 @@ class Fields:
         self.fail, self.note, self.part = problems.fail, problems.note, problems.part
 
     # -- typed field access ----------------------------------------------------------
-    def get(self, table: dict, key: str, where: str, kind: type | tuple, default=..., what: str = ""):
+    def get(self, table: dict, key: str, where: str, kind: type | tuple, default: Any = ..., what: str = "") -> Any:
+        """`table[key]` of `kind` (what the TOML gave: any of its values), `default` when it is not there (none:
+        missing is a problem)."""
         if key not in table:
             if default is ...:
                 raise self.fail(f"{where}.{key}" if where else key, "missing")
@@ -87,7 +89,7 @@ class Fields:
                             f"integer out of range (TOML integers are 64-bit), got {show(value)}")
         return value
 
-    def text(self, table: dict, key: str, where: str, default=...) -> str:
+    def text(self, table: dict, key: str, where: str, default: Any = ...) -> str:
         """A prose field: a string, or a table of it in several languages (`{ ko = "…", en = "…" }`) that
         gives the plan's own language; read as a Prose."""
         value = self.get(table, key, where, (str, dict), default, TEXT)
@@ -118,18 +120,18 @@ class Fields:
                     self.problems.meant.add(f"{where}.{meant}" if where else meant)
                 self.note(self.fail(f"{where}.{key}" if where else key, "unknown key" + did_you_mean(key, allowed)))
 
-    def positive(self, table: dict, key: str, where: str, kind, default):
+    def positive(self, table: dict, key: str, where: str, kind: type | tuple, default: Any) -> Any:
         value = self.get(table, key, where, kind, default)
         if value is not None and value <= 0:
             raise self.fail(f"{where}.{key}", f"must be positive, got {show(value)}")
         return value
 
-    def at_most(self, value, limit, key: str, what: str):
+    def at_most(self, value: Any, limit: float, key: str, what: str) -> Any:
         if value is not None and value > limit:
             raise self.fail(key, f"at most {limit:,} {what}, got {show(value)}")
         return value
 
-    def choice(self, table: dict, key: str, where: str, allowed, default: str, problem: str) -> str:
+    def choice(self, table: dict, key: str, where: str, allowed: Sequence[str], default: str, problem: str) -> str:
         """A string that must be one of `allowed`; `problem` formats the value and the allowed, joined."""
         value = self.get(table, key, where, str, default)
         if value not in allowed:

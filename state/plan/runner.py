@@ -14,12 +14,7 @@ resources = { gpus = 1 }             # whole GPUs only: a shared device spoils t
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
-
-if TYPE_CHECKING:
-    from optseq.state.plan.fields import Fields
 
 RUNNERS = ("local", "ray")
 
@@ -42,35 +37,35 @@ RESOURCE_KEYS = ("gpus", "cpus")
 MAX_GPUS = 64
 
 
-def parse_runner(fields: Fields, raw) -> RunnerConfig:
+def parse_runner(loader, raw) -> RunnerConfig:
     if not isinstance(raw, dict):
-        raise fields.fail("runner", f"expected a [runner] table, got {type(raw).__name__}")
-    fields.check_keys(raw, {"kind", "address", "python", "one_per_node", "forward_env"}, "runner")
-    kind = fields.get(raw, "kind", "runner", str, "local")
+        raise loader.fail("runner", f"expected a [runner] table, got {type(raw).__name__}")
+    loader.check_keys(raw, {"kind", "address", "python", "one_per_node", "forward_env"}, "runner")
+    kind = loader.get(raw, "kind", "runner", str, "local")
     if kind not in RUNNERS:
-        raise fields.fail("runner.kind", f"unknown runner {kind!r} (one of {', '.join(RUNNERS)})")
-    address = fields.get(raw, "address", "runner", str, None)
+        raise loader.fail("runner.kind", f"unknown runner {kind!r} (one of {', '.join(RUNNERS)})")
+    address = loader.get(raw, "address", "runner", str, None)
     if address is not None and not address.strip():
-        raise fields.fail("runner.address", "empty address (leave it out to give it with --ray-address)")
-    return RunnerConfig(kind=kind, address=address, python=fields.get(raw, "python", "runner", str, None),
-                        one_per_node=fields.get(raw, "one_per_node", "runner", bool, True),
-                        forward_env=fields.strings(raw, "forward_env", "runner"))
+        raise loader.fail("runner.address", "empty address (leave it out to give it with --ray-address)")
+    return RunnerConfig(kind=kind, address=address, python=loader.get(raw, "python", "runner", str, None),
+                        one_per_node=loader.get(raw, "one_per_node", "runner", bool, True),
+                        forward_env=loader.strings(raw, "forward_env", "runner"))
 
 
-def parse_resources(fields: Fields, raw, where: str) -> tuple[tuple[str, int], ...]:
+def parse_resources(loader, raw, where: str) -> tuple[tuple[str, int], ...]:
     if not isinstance(raw, dict):
-        raise fields.fail(where, f"expected a table such as {{ gpus = 1 }}, got {type(raw).__name__}")
-    fields.check_keys(raw, set(RESOURCE_KEYS), where)
+        raise loader.fail(where, f"expected a table such as {{ gpus = 1 }}, got {type(raw).__name__}")
+    loader.check_keys(raw, set(RESOURCE_KEYS), where)
     found = []
     for key in RESOURCE_KEYS:
         if key not in raw:
             continue
         value = raw[key]
         if isinstance(value, float):
-            raise fields.fail(f"{where}.{key}", f"whole {key} only, got {value} (a fractional GPU shares the "
+            raise loader.fail(f"{where}.{key}", f"whole {key} only, got {value} (a fractional GPU shares the "
                                                 "device with another job, and the timing with it)")
-        value = fields.get(raw, key, where, int)
+        value = loader.get(raw, key, where, int)
         if not 0 <= value <= MAX_GPUS:
-            raise fields.fail(f"{where}.{key}", f"expected 0 to {MAX_GPUS}, got {value}")
+            raise loader.fail(f"{where}.{key}", f"expected 0 to {MAX_GPUS}, got {value}")
         found.append((key, value))
     return tuple(found)

@@ -13,12 +13,8 @@ changes no state when read now (its numbers all came from the one machine that s
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import msgspec
-
-if TYPE_CHECKING:
-    from optseq.state.plan.fields import Fields
 
 KEYS = {"name", "decides"}
 UNKNOWN = "unknown"
@@ -79,18 +75,18 @@ def decides(record: dict | None, settings: TestbedSettings) -> bool:
     return is_named(of(record), settings.decides)
 
 
-def parse(fields: Fields, raw) -> TestbedSettings:
+def parse(loader, raw) -> TestbedSettings:
     """The plan's `[testbed]`, each value checked and refused in one line."""
     where = "testbed"
     if not isinstance(raw, dict):
-        raise fields.fail(where, f"expected a [testbed] table, got {type(raw).__name__}")
-    fields.check_keys(raw, KEYS, where)
+        raise loader.fail(where, f"expected a [testbed] table, got {type(raw).__name__}")
+    loader.check_keys(raw, KEYS, where)
     found = {}
     for key in sorted(KEYS):
-        value = fields.get(raw, key, where, str, None)
+        value = loader.get(raw, key, where, str, None)
         problem = name_problem(value) if value is not None else None
         if problem:
-            raise fields.fail(f"{where}.{key}", problem)
+            raise loader.fail(f"{where}.{key}", problem)
         found[key] = value
     return TestbedSettings(**found)
 
