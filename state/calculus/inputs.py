@@ -16,7 +16,8 @@ DECIDED_SPEEDUP = ("adopted", "rejected")
 
 
 class Inputs:
-    """What an order is weighed on; the search (orders.Orders) and the report (whatif.Calculus) build on it."""
+    """What an order is weighed on, read once: the search (orders.Orders) and the report (whatif.Calculus) are given
+    it in their constructors; the report fills each lever's figures with its hours in the plan's order."""
 
     def __init__(self, plan: Plan, machine):
         self.plan, self.m = plan, machine

@@ -37,13 +37,17 @@ class OrderResult(msgspec.Struct):
                 "net_h": self.net_h, "reruns": self.reruns}
 
 
-class Orders(Inputs):
+class Orders:
     """The search over the inputs' items: what an order nets, and which order nets most."""
+
+    def __init__(self, inputs: Inputs):
+        self.inputs = inputs
 
     def allowed(self, lever_id: str, placed: set[str], relaxed: bool = False, seen: frozenset = frozenset()) -> bool:
         """Whether the lever's gates can hold with `placed` done before it. A lever outside the order that is
         still pending happens once its own gates hold; with `relaxed`, an experiment waits on no speed-up."""
-        lever = self.plan.lever(lever_id)
+        inputs = self.inputs
+        lever = inputs.plan.lever(lever_id)
         skip = relaxed and lever.kind == "experiment"
 
         def holds(expr) -> bool:
@@ -53,9 +57,9 @@ class Orders(Inputs):
                 if expr.fact:
                     return True
                 dep = expr.named
-                if dep in self.items:
-                    return dep in placed or (skip and self.plan.lever(dep).kind in SPEEDUP_KINDS)
-                if self.state(dep) in ("decided", "adopted", "rejected", "deferred", "closed") or dep in seen:
+                if dep in inputs.items:
+                    return dep in placed or (skip and inputs.plan.lever(dep).kind in SPEEDUP_KINDS)
+                if inputs.state(dep) in ("decided", "adopted", "rejected", "deferred", "closed") or dep in seen:
                     return True
                 return self.allowed(dep, placed, relaxed, seen | {lever_id})
             results = [holds(item) for item in expr.items]
@@ -65,23 +69,24 @@ class Orders(Inputs):
 
     def evaluate(self, order) -> OrderResult:
         """An order of the pending items, behind the levers already adopted (whose re-runs are history)."""
-        fixed = len(self.fixed)
+        inputs = self.inputs
+        fixed = len(inputs.fixed)
         result = OrderResult(tuple(order), 0.0, 0.0)
-        order = list(self.fixed) + list(order)
+        order = list(inputs.fixed) + list(order)
         after = [0.0] * (len(order) + 1)  # planned hours at the places after each position, the tail aside
         for i in range(len(order) - 1, -1, -1):
-            after[i] = after[i + 1] + self.at_slot.get(order[i], 0.0)
-        tail = self.tail_h
+            after[i] = after[i + 1] + inputs.at_slot.get(order[i], 0.0)
+        tail = inputs.tail_h
         stack, saved, cost = 1.0, 0.0, 0.0
-        ran = [w for w in self.work if w.done]
+        ran = [w for w in inputs.work if w.done]
         for i, item in enumerate(order):
-            fig = self.levers.get(item)
+            fig = inputs.levers.get(item)
             if fig is None:
-                ran += [w for w in self.work if w.lever == item]
+                ran += [w for w in inputs.work if w.lever == item]
                 continue
             volume = stack * (after[i + 1] + tail)
             a = fig.a
-            h = None if a is None or not self.work else a * volume - fig.cost_h
+            h = None if a is None or not inputs.work else a * volume - fig.cost_h
             result.per_lever[item] = (volume, h)
             cost += fig.cost_h
             for w in ran if i >= fixed else ():
@@ -92,19 +97,20 @@ class Orders(Inputs):
             if a is not None:
                 saved += a * volume
                 stack *= 1 - a
-        cost += sum(f.cost_h for f in self.levers.values() if f.state == "rejected")  # spent, whatever the order
+        cost += sum(f.cost_h for f in inputs.levers.values() if f.state == "rejected")  # spent, whatever the order
         result.saved_h, result.cost_h = saved, cost
         return result
 
     def key(self, result: OrderResult) -> tuple:
-        return (-round(result.net_h, 9), len(result.reruns), tuple(self.priority[i] for i in result.order))
+        return (-round(result.net_h, 9), len(result.reruns), tuple(self.inputs.priority[i] for i in result.order))
 
     def topo(self, items, placed=(), relaxed=False, before=None) -> list[str]:
         """`items` in the plan's priority among those whose gates allow them (stable)."""
+        inputs = self.inputs
         placed, left, out = set(placed), set(items), []
         while left:
             free = [i for i in left if self._free(i, placed, relaxed, before)]
-            pick = min(free or left, key=self.priority.__getitem__)
+            pick = min(free or left, key=inputs.priority.__getitem__)
             out.append(pick)
             placed.add(pick)
             left.discard(pick)
@@ -117,20 +123,21 @@ class Orders(Inputs):
 
     def best(self, relaxed: bool = False, before: tuple[str, str] | None = None) -> tuple[OrderResult | None, int, str]:
         """The order that saves most (`before`: with before[0] ahead of before[1]); with how many were tried."""
-        if len(self.items) <= EXHAUSTIVE:
+        inputs = self.inputs
+        if len(inputs.items) <= EXHAUSTIVE:
             best, count = None, 0
-            for tried in self._orders([], set(self.items), relaxed, before):
+            for tried in self._orders([], set(inputs.items), relaxed, before):
                 count += 1
                 result = self.evaluate(tried)
                 if best is None or self.key(result) < self.key(best):
                     best = result
             return best, count, "every order"
         order: list[str] = []
-        left = set(self.items)
+        left = set(inputs.items)
         count = 0
         while left:
             choices = []
-            for item in sorted(left, key=self.priority.__getitem__):
+            for item in sorted(left, key=inputs.priority.__getitem__):
                 if not self._free(item, set(order), relaxed, before):
                     continue
                 rest = self.topo(left - {item}, set(order) | {item}, relaxed, before)
@@ -144,11 +151,12 @@ class Orders(Inputs):
         return self.evaluate(order), count, "greedy"
 
     def _orders(self, prefix: list[str], left: set[str], relaxed: bool, before):
+        inputs = self.inputs
         if not left:
             yield tuple(prefix)
             return
         placed = set(prefix)
-        for item in sorted(left, key=self.priority.__getitem__):
+        for item in sorted(left, key=inputs.priority.__getitem__):
             if self._free(item, placed, relaxed, before):
                 prefix.append(item)
                 left.discard(item)
@@ -159,13 +167,14 @@ class Orders(Inputs):
     def sequencing(self) -> list[dict]:
         """For each experiment the plan's gates keep behind a speed-up (the seed's "infra first"): the best order
         as the plan has it against the best with the experiment first, re-runs and all."""
+        inputs = self.inputs
         out, first = [], None
-        for exp in self.items:
-            if self.plan.lever(exp).kind != "experiment":
+        for exp in inputs.items:
+            if inputs.plan.lever(exp).kind != "experiment":
                 continue
-            others = set(self.items) - {exp}
-            for dep in self.items:
-                if dep not in self.levers or self.allowed(exp, others - {dep}):
+            others = set(inputs.items) - {exp}
+            for dep in inputs.items:
+                if dep not in inputs.levers or self.allowed(exp, others - {dep}):
                     continue
                 first = first or self.best()[0]
                 reverse, _, _ = self.best(relaxed=True, before=(exp, dep))

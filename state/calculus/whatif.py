@@ -21,25 +21,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from optseq.state.calculus.inputs import Inputs
 from optseq.state.calculus.orders import EPS_H, OrderResult, Orders, verdict
 from optseq.state.calculus.words import Said, plural
+from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Plan
 from optseq.state.text import ratio_text
 
 FORMULA = "H = q · share · (1 − 1/S) · V − C;  V* = C / (q · share · (1 − 1/S))"
 
 
-class Calculus(Orders):
-    """The report: the plan's order with each lever's figures in it, the best order, and what the inputs lack."""
+class Calculus:
+    """The report: the plan's order with each lever's figures in it, the best order, and what the inputs lack; over
+    the Inputs it reads and the Orders that search them."""
+
+    def __init__(self, plan: Plan, machine: PlanMachine):
+        self.inputs = Inputs(plan, machine)
+        self.orders = Orders(self.inputs)
 
     def plan_order(self) -> OrderResult:
-        result = self.evaluate(self.topo(self.items))
-        for fig in self.levers.values():
-            if fig.state == "rejected" and self.work:
+        inputs = self.inputs
+        result = self.orders.evaluate(self.orders.topo(inputs.items))
+        for fig in inputs.levers.values():
+            if fig.state == "rejected" and inputs.work:
                 fig.h = -fig.cost_h
         for lid, (volume, h) in result.per_lever.items():
-            fig = self.levers[lid]
-            fig.v_h, fig.h = (volume, h) if self.work else (None, None)
+            fig = inputs.levers[lid]
+            fig.v_h, fig.h = (volume, h) if inputs.work else (None, None)
             if fig.a and fig.a > 0:
                 fig.v_star_h = fig.cost_h / fig.a
             if h is not None and fig.q is not None and fig.s_low and fig.s_high:
@@ -48,33 +56,36 @@ class Calculus(Orders):
         return result
 
     def report(self, search: bool = True) -> dict:
+        inputs = self.inputs
         planned = self.plan_order()
-        shown = self.fixed + [lid for lid in planned.order if lid in self.levers]
-        shown += [lid for lid in self.levers if lid not in shown]  # rejected: in no order, their cost stands
-        out: dict[str, Any] = {"formula": FORMULA, "volume": self.volume_dict(), "plan_order": planned.to_dict(), "stack": self.fixed,
-               "levers": [self.levers[lid].to_dict() for lid in shown],
+        shown = inputs.fixed + [lid for lid in planned.order if lid in inputs.levers]
+        shown += [lid for lid in inputs.levers if lid not in shown]  # rejected: in no order, their cost stands
+        out: dict[str, Any] = {"formula": FORMULA, "volume": self.volume_dict(), "plan_order": planned.to_dict(), "stack": inputs.fixed,
+               "levers": [inputs.levers[lid].to_dict() for lid in shown],
                "best_order": None, "agrees": None, "verdict": None, "sequencing": []}
-        if search and self.work:
-            best, count, method = self.best()
+        if search and inputs.work:
+            best, count, method = self.orders.best()
             if best is not None:
                 out["best_order"] = dict(best.to_dict(), tried=count, method=method)
                 agrees = best.net_h <= planned.net_h + EPS_H
                 out["agrees"] = agrees
                 out["verdict"] = verdict(planned, best, count, method, agrees)
-            out["sequencing"] = self.sequencing()
-        for lid in self.levers:
-            low, high = self.levers[lid].s_low, self.levers[lid].s_high
+            out["sequencing"] = self.orders.sequencing()
+        notes = list(inputs.notes)  # the inputs' notes, then the report's own
+        for lid in inputs.levers:
+            low, high = inputs.levers[lid].s_low, inputs.levers[lid].s_high
             if low is not None and high is not None and low < 1 < high:  # LeverFigures.straddles_one
-                self.notes.append(Said("straddles", lever=lid, low=ratio_text(low), high=ratio_text(high)))
-        out.update(assumptions=self.assumptions, defaults=self.defaults, notes=self.notes, missing=self.missing)
+                notes.append(Said("straddles", lever=lid, low=ratio_text(low), high=ratio_text(high)))
+        out.update(assumptions=inputs.assumptions, defaults=inputs.defaults, notes=notes, missing=inputs.missing)
         return out
 
     def volume_dict(self) -> dict:
-        if self.plan.volume is None:
+        inputs = self.inputs
+        if inputs.plan.volume is None:
             return {"declared": False}
         rows = []
-        for e in self.plan.volume.experiments:
-            w = next((w for w in self.work if w.id == e.id), None)
+        for e in inputs.plan.volume.experiments:
+            w = next((w for w in inputs.work if w.id == e.id), None)
             rows.append({"id": e.id, "title": e.title, "lever": e.lever, "configs": e.configs,
                          "iterations": e.iterations, "runs": e.runs, "done": w.done if w else 0,
                          "run_h": w.run_h if w else None, "ahead_h": w.ahead_h if w and w.run_h is not None else None,
@@ -82,8 +93,8 @@ class Calculus(Orders):
                          "at": (w.lever or "after every lever") if w else "closed",
                          "rerun_when": sorted(w.rerun_when) if w else []})
         known = [r["ahead_h"] for r in rows if r["ahead_h"] is not None]
-        return {"declared": True, "s_per_iter": self.s_per_iter, "s_per_iter_source": self.s_source,
-                "s_per_iter_assumed": self.s_source == "declared" and "s_per_iter" in self.plan.volume.assumed,
+        return {"declared": True, "s_per_iter": inputs.s_per_iter, "s_per_iter_source": inputs.s_source,
+                "s_per_iter_assumed": inputs.s_source == "declared" and "s_per_iter" in inputs.plan.volume.assumed,
                 "experiments": rows, "hours": sum(known) if known else None}
 
 
@@ -107,7 +118,7 @@ def sequencing_text(seq: dict) -> Said:
                 gain=fmt_h(gain if seq["holds"] else -gain))
 
 
-def compute(plan: Plan, machine, search: bool = True) -> dict:
+def compute(plan: Plan, machine: PlanMachine, search: bool = True) -> dict:
     """The whole what-if report as plain data (what `optseq whatif --json` prints)."""
     return Calculus(plan, machine).report(search=search)
 
@@ -119,7 +130,8 @@ def hours_by_lever(held) -> dict[str, float | None]:
     with held.lock:
         calc = Calculus(held.plan, held.machine)
         calc.plan_order()
-        return {lv.id: (calc.levers[lv.id].h if lv.id in calc.levers else None) for lv in held.plan.levers}
+        figures = calc.inputs.levers
+        return {lv.id: (figures[lv.id].h if lv.id in figures else None) for lv in held.plan.levers}
 
 
 def fmt_h(hours: float | None) -> str:

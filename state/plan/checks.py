@@ -2,21 +2,22 @@
 dependency cycles."""
 from __future__ import annotations
 
-from optseq.state.plan.fields import FieldReader, did_you_mean
+from optseq.state.plan.fields import Fields, did_you_mean
 from optseq.state.plan.gates import atoms
 from optseq.state.plan.model import Plan, dependencies
 
 
-def cross_check(loader: FieldReader, plan: Plan) -> None:
+def cross_check(fields: Fields, plan: Plan) -> None:
     """Each problem is noted and the checks go on (validate's reading), or the first raised."""
     ids = {lever.id for lever in plan.levers}
     fact_ids = {fact.id for fact in plan.facts}
 
     def known(lever_id: str, key: str) -> bool:
-        if lever_id in loader.unread:  # its table had a problem of its own, already said
+        unread = fields.problems.unread
+        if lever_id in unread:  # its table had a problem of its own, already said
             return False
         if lever_id not in ids:
-            loader.note(loader.fail(key, f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids | loader.unread)}"))
+            fields.note(fields.fail(key, f"unknown lever {lever_id!r}{did_you_mean(lever_id, ids | unread)}"))
             return False
         return True
 
@@ -25,18 +26,18 @@ def cross_check(loader: FieldReader, plan: Plan) -> None:
         for atom in atoms(lever.requires):
             if atom.fact:
                 if atom.fact not in fact_ids:
-                    loader.note(loader.fail(f"{where}.requires", f"unknown fact {atom.fact!r}"
+                    fields.note(fields.fail(f"{where}.requires", f"unknown fact {atom.fact!r}"
                                             f"{did_you_mean(atom.fact, fact_ids)} (declare it under [facts])"))
                 continue
             if atom.lever == lever.id:
-                loader.note(loader.fail(f"{where}.requires", "a lever cannot require itself"))
+                fields.note(fields.fail(f"{where}.requires", "a lever cannot require itself"))
                 continue
             if not known(atom.named, f"{where}.requires"):
                 continue
             target = plan.lever(atom.named)
             outcome = atom.outcome or ""
             if outcome != "decided" and outcome not in target.outcomes:
-                loader.note(loader.fail(f"{where}.requires",
+                fields.note(fields.fail(f"{where}.requires",
                                         f"unknown outcome {atom.outcome!r} for {target.id}"
                                         f"{did_you_mean(outcome, ('decided', *target.outcomes))} "
                                         f"(one of decided, {', '.join(target.outcomes)})"))
@@ -49,13 +50,13 @@ def cross_check(loader: FieldReader, plan: Plan) -> None:
     for i, row in enumerate(plan.table):
         known(row, f"plan.table[{i}]")
         if row in plan.table[:i]:
-            loader.note(loader.fail(f"plan.table[{i}]", f"duplicate row {row!r}"))
+            fields.note(fields.fail(f"plan.table[{i}]", f"duplicate row {row!r}"))
     for i, item in enumerate(plan.order):
         for lever_id in item.levers:
             known(lever_id, f"order[{i}].levers")
     for i, said in enumerate(plan.status):
         known(said.lever, f"status[{i}].lever")
-    loader.part(lambda: no_duplicates(loader, [p.id for p in plan.decision_points], "decision_points",
+    fields.part(lambda: no_duplicates(fields, [p.id for p in plan.decision_points], "decision_points",
                                       "decision point"))
     for i, point in enumerate(plan.decision_points):
         known(point.lever, f"decision_points[{i}].lever")
@@ -63,14 +64,14 @@ def cross_check(loader: FieldReader, plan: Plan) -> None:
             known(lever_id, f"decision_points[{i}].reopens")
     cycle = _find_cycle(plan)
     if cycle:
-        loader.note(loader.fail(f"levers.{cycle[0]}.requires", "dependency cycle: " + " -> ".join(cycle)))
+        fields.note(fields.fail(f"levers.{cycle[0]}.requires", "dependency cycle: " + " -> ".join(cycle)))
 
 
-def no_duplicates(loader: FieldReader, ids: list[str], where: str, what: str) -> None:
+def no_duplicates(fields: Fields, ids: list[str], where: str, what: str) -> None:
     seen = set()
     for item in ids:
         if item in seen:
-            raise loader.fail(where, f"duplicate {what} id {item!r}")
+            raise fields.fail(where, f"duplicate {what} id {item!r}")
         seen.add(item)
 
 

@@ -1,22 +1,25 @@
-"""Typed reading of the plan's TOML tables: the `loader` object every section parser receives; each
-problem is one PlanError naming the file, the key and what is wrong."""
+"""Typed reading of the plan's TOML tables: the Fields every section parser is given, over the one Problems that
+collects a plan file's problems; each problem is one PlanError naming the file, the key and what is wrong."""
 from __future__ import annotations
 
 import datetime as dt
 import math
 from pathlib import Path
+from typing import Any, Callable, Sequence, TypeVar, overload
 
 from optseq.state.plan.model import LANGS, PlanError
 from optseq.state.plan.prose import Prose
 
+T = TypeVar("T")
+F = TypeVar("F")
 
-class FieldReader:
-    """Reads typed fields of one plan file; `fail` makes the PlanError to raise."""
+
+class Problems:
+    """One plan file's problems, the one collector every reader of that file is given: `fail` makes the PlanError
+    to raise, `note` and `part` raise it or (validate's reading) note it and go on."""
 
     def __init__(self, path: Path, every: bool = False):
         self.path = path
-        self.lang = "en"
-        """The plan's language (`[plan] lang`): the text a Prose field must give, the one it reads as."""
         self.found: list[PlanError] | None = [] if every else None
         """`optseq validate`'s reading: every problem noted here and the reading gone on past it (a command that
         loads a plan stops at the first: None)."""
@@ -35,7 +38,13 @@ class FieldReader:
             raise error
         self.found.append(error)
 
-    def part(self, read, fallback=None):
+    @overload
+    def part(self, read: Callable[[], T]) -> T | None: ...
+
+    @overload
+    def part(self, read: Callable[[], T], fallback: F) -> T | F: ...
+
+    def part(self, read: Callable[[], T], fallback: F | None = None) -> T | F | None:
         """`read()`, one part of the plan read on its own: its first problem raised, or in validate's reading noted,
         and `fallback` returned for the rest of the reading to go on with."""
         try:
@@ -47,8 +56,22 @@ class FieldReader:
                 self.found.append(exc)
             return fallback
 
+
+class Fields:
+    """Typed fields of one plan file's tables, read in the plan's language; each problem made by the Problems it is
+    given (`fail`, `note` and `part` are that collector's, for the section readers that hold a Fields)."""
+
+    def __init__(self, problems: Problems, lang: str = "en"):
+        self.problems = problems
+        self.lang = lang
+        """The plan's language (`[plan] lang`): the text a Prose field must give, the one it reads as."""
+        # the collector's own methods: a section reader given a Fields says its problems through the one collector
+        self.fail, self.note, self.part = problems.fail, problems.note, problems.part
+
     # -- typed field access ----------------------------------------------------------
-    def get(self, table: dict, key: str, where: str, kind: type | tuple, default=..., what: str = ""):
+    def get(self, table: dict, key: str, where: str, kind: type | tuple, default: Any = ..., what: str = "") -> Any:
+        """`table[key]` of `kind` (what the TOML gave: any of its values), `default` when it is not there (none:
+        missing is a problem)."""
         if key not in table:
             if default is ...:
                 raise self.fail(f"{where}.{key}" if where else key, "missing")
@@ -66,7 +89,7 @@ class FieldReader:
                             f"integer out of range (TOML integers are 64-bit), got {show(value)}")
         return value
 
-    def text(self, table: dict, key: str, where: str, default=...) -> str:
+    def text(self, table: dict, key: str, where: str, default: Any = ...) -> str:
         """A prose field: a string, or a table of it in several languages (`{ ko = "…", en = "…" }`) that
         gives the plan's own language; read as a Prose."""
         value = self.get(table, key, where, (str, dict), default, TEXT)
@@ -94,18 +117,26 @@ class FieldReader:
             if key not in allowed:
                 meant = closest(key, allowed)
                 if meant:
-                    self.meant.add(f"{where}.{meant}" if where else meant)
+                    self.problems.meant.add(f"{where}.{meant}" if where else meant)
                 self.note(self.fail(f"{where}.{key}" if where else key, "unknown key" + did_you_mean(key, allowed)))
 
-    def positive(self, table: dict, key: str, where: str, kind, default):
+    def positive(self, table: dict, key: str, where: str, kind: type | tuple, default: Any) -> Any:
         value = self.get(table, key, where, kind, default)
         if value is not None and value <= 0:
             raise self.fail(f"{where}.{key}", f"must be positive, got {show(value)}")
         return value
 
-    def at_most(self, value, limit, key: str, what: str):
+    def at_most(self, value: Any, limit: float, key: str, what: str) -> Any:
         if value is not None and value > limit:
             raise self.fail(key, f"at most {limit:,} {what}, got {show(value)}")
+        return value
+
+    def choice(self, table: dict, key: str, where: str, allowed: Sequence[str], default: str, problem: str) -> str:
+        """A string that must be one of `allowed`; `problem` formats the value and the allowed, joined."""
+        value = self.get(table, key, where, str, default)
+        if value not in allowed:
+            raise self.fail(f"{where}.{key}", problem.format(value, ", ".join(allowed))
+                            + (f" (one of {', '.join(allowed)})" if "{1}" not in problem else ""))
         return value
 
     def tables(self, data: dict, key: str) -> list[dict]:

@@ -13,7 +13,7 @@ from optseq.state.plan.compare import KEYS as COMPARE_KEYS, CompareSettings, Tol
 from optseq.state.plan.compare import tolerance_of_speedup
 from optseq.state.plan.testbed import TestbedSettings, parse as parse_testbed
 from optseq.state.plan.checks import cross_check
-from optseq.state.plan.fields import show
+from optseq.state.plan.fields import Fields, Problems, show
 from optseq.state.plan.levers import LeverReader
 from optseq.state.plan.lines import STRINGS, key_line
 from optseq.state.plan.model import (
@@ -87,13 +87,13 @@ def parse(path: Path, every: bool = False) -> Plan:
         raise syntax_error(path, text, exc) from None
     except RecursionError:
         raise PlanError(path, "", TOO_DEEP) from None
-    loader = _Loader(path, every)
+    problems = Problems(path, every)
     try:
-        plan = loader.part(lambda: loader.plan(data))
+        plan = problems.part(lambda: PlanReader(problems).plan(data))
     except PlanError as exc:
         raise placed(exc, text, data) from None
-    if loader.found:
-        unique = {str(e): e for e in loader.found}.values()  # one problem met by two readings is said once
+    if plan is None or problems.found:  # None: validate's reading noted what stopped it
+        unique = {str(e): e for e in problems.found or ()}.values()  # one problem met by two readings is said once
         raise PlanProblems([placed(e, text, data) for e in unique])
     return plan
 
@@ -153,161 +153,166 @@ def nesting(text: str) -> int:
 _SPECIAL = re.compile(r"[\[\]{}#\"']")
 
 
-class _Loader(LeverReader):
+class PlanReader:
     """The plan's sections: the [plan] head, facts, levers, order, status, decision points, runner, volume, compare,
-    testbed."""
+    testbed; each problem said through the one Problems it is given, each [[levers]] table read by a LeverReader."""
+
+    def __init__(self, problems: Problems):
+        self.problems = problems
+        self.fields = Fields(problems)
+        """The fields, in the plan's language once `[plan] lang` is read (`plan` reads it first)."""
 
     def plan(self, data: dict) -> Plan:
         """The plan; in validate's reading each part is read on its own, a part with a problem left out (and what
         names a lever left out taken as known: `unread`), so one problem does not hide the next."""
-        self.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
-                               "volume", "workload", "compare", "testbed"}, "")
-        head = self.part(lambda: self.get(data, "plan", "", dict, what="a [plan] table"))
+        problems, f = self.problems, self.fields
+        f.check_keys(data, {"plan", "facts", "levers", "order", "status", "decision_points", "runner",
+                            "volume", "workload", "compare", "testbed"}, "")
+        head = f.part(lambda: f.get(data, "plan", "", dict, what="a [plan] table"))
         if head is None:  # said: its own keys are not missing as well
             head = {"title": "", "as_of": dt.date.min}
-        self.check_keys(head, {"title", "as_of", "lang", "intro", "table", "code_changes"}, "plan")
+        f.check_keys(head, {"title", "as_of", "lang", "intro", "table", "code_changes"}, "plan")
         # every text field given in several languages must give the plan's: it is read first
-        self.lang = self.part(lambda: self.choice(head, "lang", "plan", LANGS, "en", "unknown language {!r}"), "en")
+        lang = f.part(lambda: f.choice(head, "lang", "plan", LANGS, "en", "unknown language {!r}"), "en")
+        f = self.fields = Fields(problems, lang)
         # the levers change the workload: it is read before them
-        self.workload = (self.part(lambda: parse_workload(self, data["workload"], self.path.parent))
-                         if "workload" in data else None)
-        self.workload_unread = "workload" in data and self.workload is None
-        code_changes = self.part(lambda: self.choice(head, "code_changes", "plan", CODE_CHANGES, "warn",
-                                                     "expected one of {1}, got {0!r}"), "warn")
-        as_of = self.part(lambda: self.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)"), dt.date.min)
+        workload = (f.part(lambda: parse_workload(f, data["workload"], problems.path.parent))
+                    if "workload" in data else None)
+        lever_reader = LeverReader(f, problems.path.parent, workload, "workload" in data and workload is None)
+        code_changes = f.part(lambda: f.choice(head, "code_changes", "plan", CODE_CHANGES, "warn",
+                                               "expected one of {1}, got {0!r}"), "warn")
+        as_of = f.part(lambda: f.get(head, "as_of", "plan", dt.date, what="a date (YYYY-MM-DD)"), dt.date.min)
         if isinstance(as_of, dt.datetime):
             as_of = as_of.date()
-        facts = self.part(lambda: self.facts(self.get(data, "facts", "", dict, {}, "a [facts] table")), ())
+        facts = f.part(lambda: self.facts(f.get(data, "facts", "", dict, {}, "a [facts] table")), ())
         # a plan for `optseq compare` alone (a CI gate) declares its workload and no levers
         has_workload = "workload" in data
-        raw_levers = self.part(lambda: self.get(data, "levers", "", list, [] if has_workload else ...,
-                                                what="a list of [[levers]]"))
+        raw_levers = f.part(lambda: f.get(data, "levers", "", list, [] if has_workload else ...,
+                                          what="a list of [[levers]]"))
         if raw_levers is not None and not raw_levers and not has_workload:
-            raise self.fail("levers", "the plan declares no levers (a plan for `optseq compare` alone declares its "
-                                      "[workload])")
+            raise f.fail("levers", "the plan declares no levers (a plan for `optseq compare` alone declares its "
+                                   "[workload])")
         if raw_levers is not None and len(raw_levers) > MAX_LEVERS:
-            raise self.fail("levers", f"at most {MAX_LEVERS} levers in one plan, got {len(raw_levers)}")
+            raise f.fail("levers", f"at most {MAX_LEVERS} levers in one plan, got {len(raw_levers)}")
         levers = []
         for i, raw in enumerate(raw_levers or ()):
-            lever = self.part(lambda: self.lever(raw, i))
+            lever = f.part(lambda: lever_reader.lever(raw, i))
             if lever is not None:
                 levers.append(lever)
             elif isinstance(raw, dict) and isinstance(raw.get("id"), str):
-                self.unread.add(raw["id"])
+                problems.unread.add(raw["id"])
         seen: set[str] = set()
         for lever in levers:
             if lever.id in seen:
-                self.note(self.fail(f"levers.{lever.id}", "duplicate lever id"))
+                f.note(f.fail(f"levers.{lever.id}", "duplicate lever id"))
             seen.add(lever.id)
         plan = Plan(
-            path=str(self.path),
-            title=self.part(lambda: self.text(head, "title", "plan"), ""),
-            intro=self.part(lambda: self.text(head, "intro", "plan", ""), ""),
+            path=str(problems.path),
+            title=f.part(lambda: f.text(head, "title", "plan"), ""),
+            intro=f.part(lambda: f.text(head, "intro", "plan", ""), ""),
             as_of=as_of,
-            lang=self.lang,
+            lang=lang,
             levers=tuple(levers),
             facts=facts,
-            table=(self.part(lambda: self.strings(head, "table", "plan"), ()) if "table" in head
+            table=(f.part(lambda: f.strings(head, "table", "plan"), ()) if "table" in head
                    else tuple(dict.fromkeys(l.id for l in levers))),  # a duplicate id is said once
             order=self.each(data, "order", self.order_item),
             status=self.each(data, "status", self.status_item),
             decision_points=self.each(data, "decision_points", self.decision_point),
-            runner=self.part(lambda: parse_runner(self, data["runner"])) if "runner" in data else None,
-            volume=self.part(lambda: parse_volume(self, data["volume"])) if "volume" in data else None,
+            runner=f.part(lambda: parse_runner(f, data["runner"])) if "runner" in data else None,
+            volume=f.part(lambda: parse_volume(f, data["volume"])) if "volume" in data else None,
             code_changes=code_changes,
-            workload=self.workload,
-            compare=(self.part(lambda: parse_compare(self, data["compare"]), CompareSettings()) if "compare" in data
+            workload=workload,
+            compare=(f.part(lambda: parse_compare(f, data["compare"]), CompareSettings()) if "compare" in data
                      else CompareSettings()),
-            testbed=(self.part(lambda: parse_testbed(self, data["testbed"]), TestbedSettings()) if "testbed" in data
+            testbed=(f.part(lambda: parse_testbed(f, data["testbed"]), TestbedSettings()) if "testbed" in data
                      else TestbedSettings()),
         )
-        cross_check(self, plan)
-        self.part(lambda: check_volume(self, plan))
+        cross_check(f, plan)
+        f.part(lambda: check_volume(f, plan))
         return plan
-
-    def choice(self, table: dict, key: str, where: str, allowed, default: str, problem: str) -> str:
-        """A string that must be one of `allowed`; `problem` formats the value and the allowed, joined."""
-        value = self.get(table, key, where, str, default)
-        if value not in allowed:
-            raise self.fail(f"{where}.{key}", problem.format(value, ", ".join(allowed))
-                            + (f" (one of {', '.join(allowed)})" if "{1}" not in problem else ""))
-        return value
 
     def each(self, data: dict, key: str, read) -> tuple:
         """A list of tables, each item read on its own."""
-        items = self.part(lambda: self.tables(data, key), [])
-        return tuple(item for item in (self.part(lambda: read(raw, i)) for i, raw in enumerate(items))
+        f = self.fields
+        items = f.part(lambda: f.tables(data, key), [])
+        return tuple(item for item in (f.part(lambda: read(raw, i)) for i, raw in enumerate(items))
                      if item is not None)
 
     def facts(self, raw: dict) -> tuple[Fact, ...]:
-        facts = (self.part(lambda: self.fact(name, spec)) for name, spec in raw.items())
+        f = self.fields
+        facts = (f.part(lambda: self.fact(name, spec)) for name, spec in raw.items())
         return tuple(fact for fact in facts if fact is not None)
 
     def fact(self, name: str, spec) -> Fact:
+        f = self.fields
         where = f"facts.{name}"
         if not isinstance(spec, dict):
-            raise self.fail(where, f"expected a table with description/value, got {show(spec)}")
-        self.check_keys(spec, {"description", "value"}, where)
-        return Fact(name, self.text(spec, "description", where, ""), self.get(spec, "value", where, bool, False))
+            raise f.fail(where, f"expected a table with description/value, got {show(spec)}")
+        f.check_keys(spec, {"description", "value"}, where)
+        return Fact(name, f.text(spec, "description", where, ""), f.get(spec, "value", where, bool, False))
 
     def order_item(self, raw: dict, i: int) -> OrderItem:
+        f = self.fields
         where = f"order[{i}]"
-        self.check_keys(raw, {"title", "text", "levers", "now"}, where)
-        return OrderItem(self.text(raw, "title", where), self.text(raw, "text", where, ""),
-                         self.strings(raw, "levers", where), self.text(raw, "now", where, ""))
+        f.check_keys(raw, {"title", "text", "levers", "now"}, where)
+        return OrderItem(f.text(raw, "title", where), f.text(raw, "text", where, ""),
+                         f.strings(raw, "levers", where), f.text(raw, "now", where, ""))
 
     def status_item(self, raw: dict, i: int) -> StatusItem:
+        f = self.fields
         where = f"status[{i}]"
-        self.check_keys(raw, {"lever", "text", "about"}, where)
-        about = self.get(raw, "about", where, str, "state")
+        f.check_keys(raw, {"lever", "text", "about"}, where)
+        about = f.get(raw, "about", where, str, "state")
         if about not in MARKS:
-            raise self.fail(f"{where}.about", f"expected one of {', '.join(MARKS)}, got {about!r}")
-        return StatusItem(self.get(raw, "lever", where, str), self.text(raw, "text", where), about)
+            raise f.fail(f"{where}.about", f"expected one of {', '.join(MARKS)}, got {about!r}")
+        return StatusItem(f.get(raw, "lever", where, str), f.text(raw, "text", where), about)
 
     def decision_point(self, raw: dict, i: int) -> DecisionPoint:
+        f = self.fields
         where = f"decision_points[{i}]"
-        self.check_keys(raw, {"id", "lever", "on", "text", "reopens"}, where)
-        on = self.get(raw, "on", where, str)
+        f.check_keys(raw, {"id", "lever", "on", "text", "reopens"}, where)
+        on = f.get(raw, "on", where, str)
         if on not in TRIGGERS:
-            raise self.fail(f"{where}.on", f"unknown trigger {on!r} (one of {', '.join(TRIGGERS)})")
-        return DecisionPoint(self.get(raw, "id", where, str), self.get(raw, "lever", where, str), on,
-                             self.text(raw, "text", where), self.strings(raw, "reopens", where))
+            raise f.fail(f"{where}.on", f"unknown trigger {on!r} (one of {', '.join(TRIGGERS)})")
+        return DecisionPoint(f.get(raw, "id", where, str), f.get(raw, "lever", where, str), on,
+                             f.text(raw, "text", where), f.strings(raw, "reopens", where))
 
 
-def parse_compare(loader, raw) -> CompareSettings:
+def parse_compare(fields: Fields, raw) -> CompareSettings:
     """The plan's `[compare]` (state/plan/compare.py), every value checked and refused in one line."""
     where = "compare"
     if not isinstance(raw, dict):
-        raise loader.fail(where, f"expected a [compare] table, got {type(raw).__name__}")
-    loader.check_keys(raw, COMPARE_KEYS, where)
-    # each key read on its own: validate says every problem (loader.part)
-    tolerance = loader.part(lambda: _tolerance(loader, raw, where)) if "tolerance" in raw else None
+        raise fields.fail(where, f"expected a [compare] table, got {type(raw).__name__}")
+    fields.check_keys(raw, COMPARE_KEYS, where)
+    # each key read on its own: validate says every problem (fields.part)
+    tolerance = fields.part(lambda: _tolerance(fields, raw, where)) if "tolerance" in raw else None
     if "min_speedup" in raw:  # the bar as a lever's rule writes it; tolerance is its old spelling
         if "tolerance" in raw:
-            loader.note(loader.fail(f"{where}.min_speedup", "says the bar tolerance says: give one (tolerance is "
+            fields.note(fields.fail(f"{where}.min_speedup", "says the bar tolerance says: give one (tolerance is "
                                                             "its old spelling)"))
-        tolerance = loader.part(lambda: _min_speedup(loader, raw, where))
-    repeats = loader.part(lambda: loader.at_most(loader.positive(raw, "repeats", where, int, None), MAX_PAIRS,
+        tolerance = fields.part(lambda: _min_speedup(fields, raw, where))
+    repeats = fields.part(lambda: fields.at_most(fields.positive(raw, "repeats", where, int, None), MAX_PAIRS,
                                                  f"{where}.repeats", "pairs"))
-    most = loader.part(lambda: loader.at_most(loader.positive(raw, "max_repeats", where, int, None), MAX_PAIRS,
+    most = fields.part(lambda: fields.at_most(fields.positive(raw, "max_repeats", where, int, None), MAX_PAIRS,
                                               f"{where}.max_repeats", "pairs"))
     if repeats is not None and most is not None and most < repeats:
-        loader.note(loader.fail(f"{where}.max_repeats", f"{most} is below repeats ({repeats})"))
-    timeout = loader.part(lambda: loader.positive(raw, "timeout_s", where, (int, float), None))
+        fields.note(fields.fail(f"{where}.max_repeats", f"{most} is below repeats ({repeats})"))
+    timeout = fields.part(lambda: fields.positive(raw, "timeout_s", where, (int, float), None))
     if timeout is not None:
-        timeout = float(loader.at_most(timeout, MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)"))
+        timeout = float(fields.at_most(timeout, MAX_TIMEOUT_S, f"{where}.timeout_s", "seconds (7 days)"))
     return CompareSettings(tolerance=tolerance, repeats=repeats, max_repeats=most, timeout_s=timeout)
 
 
-def _min_speedup(loader, raw: dict, where: str) -> float:
+def _min_speedup(fields: Fields, raw: dict, where: str) -> float:
     try:
-        return tolerance_of_speedup(loader.get(raw, "min_speedup", where, (str, int, float)))
+        return tolerance_of_speedup(fields.get(raw, "min_speedup", where, (str, int, float)))
     except ToleranceError as exc:
-        raise loader.fail(f"{where}.min_speedup", str(exc)) from None
+        raise fields.fail(f"{where}.min_speedup", str(exc)) from None
 
 
-def _tolerance(loader, raw: dict, where: str) -> float:
+def _tolerance(fields: Fields, raw: dict, where: str) -> float:
     try:
-        return parse_tolerance(loader.get(raw, "tolerance", where, (str, int, float)))
+        return parse_tolerance(fields.get(raw, "tolerance", where, (str, int, float)))
     except ToleranceError as exc:
-        raise loader.fail(f"{where}.tolerance", str(exc)) from None
+        raise fields.fail(f"{where}.tolerance", str(exc)) from None
