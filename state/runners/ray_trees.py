@@ -32,13 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+import msgspec
+
 from optseq.state import atomic
 from optseq.state.code import git
 from optseq.state.runners.interface import RunnerError
 
 LIMIT = 100 * 1024 * 1024
 """Bytes a job's working directory may reach (exclusive): the dashboard's upload limit."""
-ARMS = ("baseline", "candidate")
 STAMP = (1980, 1, 1, 0, 0, 0)
 """Every entry's time: the zip's bytes, and so Ray's name for it, depend on the files alone."""
 MANIFEST = "optseq-shipment.json"
@@ -51,6 +52,29 @@ LINK, GITLINK = 0o120000, 0o160000
 
 class TooLarge(RunnerError):
     """A set of commits whose zip reaches LIMIT; str() is the one line shown."""
+
+
+class Tree(msgspec.Struct, frozen=True):
+    """A commit's tree as the arms spec names it: a checkout of this machine (`path`, state/code/worktrees.py's
+    `for_driver`, whose other fields stay in the spec as they are), or one shipped already (no path)."""
+    ref: str
+    commit: str
+    path: str = ""
+
+
+class _Pair(msgspec.Struct, frozen=True):
+    baseline: Tree | None = None
+    candidate: Tree | None = None
+
+
+class _Point(msgspec.Struct, frozen=True):
+    tree: Tree | None = None
+
+
+class _Spec(msgspec.Struct, frozen=True):
+    """What the shipment reads of the pass's arms spec (a lever's, a compare's, a screen's), the rest ignored."""
+    trees: _Pair | None = None
+    points: list[_Point] = []
 
 
 @dataclass(frozen=True)
@@ -70,24 +94,27 @@ def shipment(arms_json: str | None, limit: int | None = None) -> Shipment | None
     design runs launch (`points`, each naming its commit's tree). TooLarge for a set over the limit (LIMIT unless
     told); RunnerError when a checkout cannot be read."""
     limit = LIMIT if limit is None else limit
-    spec = json.loads(arms_json) if arms_json else {}
-    if not isinstance(spec, dict):
+    if not arms_json:
         return None
-    trees = spec.get("trees")
-    if isinstance(trees, dict) and all(_local(trees.get(a)) for a in ARMS):
-        sources = [trees[a] for a in ARMS]
-        path = cached(trees)
-        spec = {**spec, "trees": {**trees, **{arm: _shipped(trees[arm]) for arm in ARMS}}}
+    try:
+        typed = msgspec.json.decode(arms_json, type=_Spec)
+    except msgspec.DecodeError as exc:  # optseq wrote it: a shape it never writes
+        raise RunnerError(f"cannot read which commits to ship to Ray from the pass's arms spec: {exc}") from None
+    spec = json.loads(arms_json)  # rewritten where it names a path here, every other key kept as it is
+    pair = typed.trees
+    if pair is not None and pair.baseline is not None and pair.candidate is not None \
+            and pair.baseline.path and pair.candidate.path:
+        sources = [pair.baseline, pair.candidate]
+        path = cached(spec["trees"])
+        spec["trees"] = {**spec["trees"], "baseline": _shipped(pair.baseline), "candidate": _shipped(pair.candidate)}
     else:
-        points = spec.get("points")
-        points = points if isinstance(points, list) else []
-        sources = [p["tree"] for p in points if isinstance(p, dict) and _local(p.get("tree"))]
-        if not sources:
+        local = {i: p.tree for i, p in enumerate(typed.points) if p.tree is not None and p.tree.path}
+        if not local:
             return None
+        sources = list(local.values())
         path = cached_set(sources)
-        spec = {**spec, "points": [{**p, "tree": _shipped(p["tree"])} if isinstance(p, dict) and _local(p.get("tree"))
-                                   else p for p in points]}
-    commits = {tree["commit"]: tree for tree in sources}
+        spec["points"] = [{**p, "tree": _shipped(local[i])} if i in local else p for i, p in enumerate(spec["points"])]
+    commits = {tree.commit: tree for tree in sources}
     fresh = not path.is_file()
     if fresh:
         build(commits, path, limit)
@@ -97,13 +124,8 @@ def shipment(arms_json: str | None, limit: int | None = None) -> Shipment | None
     return Shipment(path, json.dumps(spec), fresh, tuple(commits))
 
 
-def _local(tree: object) -> bool:
-    """A tree the arms driver would find at a path of this machine."""
-    return isinstance(tree, dict) and bool(tree.get("path"))
-
-
-def _shipped(tree: dict) -> dict:
-    return {"ship": f"trees/{tree['commit']}", "ref": tree["ref"], "commit": tree["commit"]}
+def _shipped(tree: Tree) -> dict[str, str]:
+    return {"ship": f"trees/{tree.commit}", "ref": tree.ref, "commit": tree.commit}
 
 
 def cached(trees: dict) -> Path:
@@ -112,24 +134,24 @@ def cached(trees: dict) -> Path:
     return folder / "ray" / f"{trees['baseline']['commit']}-{trees['candidate']['commit']}.zip"
 
 
-def cached_set(sources: list[dict]) -> Path:
+def cached_set(sources: list[Tree]) -> Path:
     """Where a screen's zip is kept, beside the pairs': named by its commits (a digest of them, sorted: a design
     of six branch levers runs up to 64, more than a file name holds), so that every pass of the screen, a later
     screen of the same levers, or a re-attached one, finds it."""
     from optseq.state.sha import hex_digest
 
-    folder = Path(sources[0]["path"]).parent
-    return folder / "ray" / f"set-{hex_digest(' '.join(sorted({t['commit'] for t in sources})))[:40]}.zip"
+    commits = " ".join(sorted({tree.commit for tree in sources}))
+    return Path(sources[0].path).parent / "ray" / f"set-{hex_digest(commits)[:40]}.zip"
 
 
-def build(commits: dict[str, dict], dest: Path, limit: int) -> None:
+def build(commits: dict[str, Tree], dest: Path, limit: int) -> None:
     """Each commit's files (`commits`: commit -> its tree, in the manifest's order) into `dest` (written aside, then
     moved in: a concurrent build of the same set is harmless)."""
 
     def pack(f: BinaryIO) -> None:
         with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as zipped:
             for commit, tree in commits.items():
-                _add_tree(zipped, commit, Path(tree["path"]), tree["ref"], commits, limit)
+                _add_tree(zipped, commit, Path(tree.path), tree.ref, commits, limit)
             zipped.writestr(_info(MANIFEST), json.dumps({"trees": list(commits)}))
 
     try:
@@ -141,7 +163,7 @@ def build(commits: dict[str, dict], dest: Path, limit: int) -> None:
                           f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
-def _add_tree(pack: zipfile.ZipFile, commit: str, root: Path, ref: str, commits: dict[str, dict],
+def _add_tree(pack: zipfile.ZipFile, commit: str, root: Path, ref: str, commits: dict[str, Tree],
               limit: int) -> None:
     if not root.is_dir():
         raise RunnerError(f"cannot ship {ref} ({commit[:7]}) to Ray: its checkout {root} is gone (optseq doctor "
@@ -178,8 +200,8 @@ def _packed(pack: zipfile.ZipFile) -> int:
     return pack.fp.tell() if pack.fp is not None else 0
 
 
-def _too_large(commits: dict[str, dict], size: int, limit: int, partial: bool = False) -> str:
-    sides = joined([f"{tree['ref']} ({commit[:7]})" for commit, tree in commits.items()])
+def _too_large(commits: dict[str, Tree], size: int, limit: int, partial: bool = False) -> str:
+    sides = joined([f"{tree.ref} ({commit[:7]})" for commit, tree in commits.items()])
     return (f"the files of {sides} are {'over ' if partial else ''}{size_text(size)} zipped; a Ray job's working "
             f"directory must stay under {size_text(limit)} (Ray's upload limit): keep large files out of the repository "
             "and have the workload's setup fetch them on the node")

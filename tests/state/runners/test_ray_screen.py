@@ -105,7 +105,8 @@ def test_a_screen_of_two_branch_levers_and_a_flag_measures_each_combinations_cod
     assert states(repo, db) == {"alpha": "adopted", "beta": "adopted", "wide": "adopted"}
 
     assert index_stat(repo.root) == index  # the user's .git/index: content, mtime, inode
-    assert repo.snapshot() == before and index_stat(repo.root) == index
+    # its files, HEAD, branches and stash (read last: the snapshot's own `git status` may refresh the index)
+    assert repo.snapshot() == before
 
 
 def test_a_screen_on_the_cluster_sigtermed_mid_run_leaves_no_ray_job_and_no_process_running(tmp_path,
@@ -141,4 +142,4 @@ def test_a_screen_on_the_cluster_sigtermed_mid_run_leaves_no_ray_job_and_no_proc
                ("PENDING", "RUNNING") and (j.submission_id or "").startswith(sid.rsplit("-", 2)[0])]
     assert running == [], running
     assert set(states(repo, db).values()) == {"ready"}
-    assert index_stat(repo.root) == index and repo.snapshot() == before
+    assert index_stat(repo.root) == index and repo.snapshot() == before  # the snapshot read last, as above

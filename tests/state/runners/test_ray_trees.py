@@ -167,15 +167,16 @@ def screen_spec(pair, hold: contextlib.ExitStack, tmp_path: Path) -> tuple[dict,
 def test_a_screens_commits_travel_once_each_in_one_zip_named_by_them_and_its_points_name_their_folders(
         pair, tmp_path, monkeypatch):
     from optseq.engine.arms import points as node_points
+    from optseq.state.sha import hex_digest
 
     base, fast, same = pair[1].baseline.commit, pair[1].candidate.commit, pair[0].commit("same")
     with contextlib.ExitStack() as hold:
         spec, commits = screen_spec(pair, hold, tmp_path)
         shipped = ray_trees.shipment(json.dumps(spec))
         assert shipped.fresh and shipped.commits == (base, fast, same)
-        assert shipped.zip == ray_trees.cached_set([p["tree"] for p in spec["points"]])
+        # named by its commits, beside their checkouts in optseq's cache
         assert shipped.zip.parent == Path(spec["points"][0]["tree"]["path"]).parent / "ray"
-        assert shipped.zip.name.startswith("set-") and shipped.zip.suffix == ".zip"
+        assert shipped.zip.name == f"set-{hex_digest(' '.join(sorted(commits)))[:40]}.zip"
         job = json.loads(shipped.arms)
         assert job["trees"] == spec["trees"] and job["cwd"] == spec["cwd"]
         for point, given in zip(job["points"], spec["points"]):
