@@ -229,3 +229,13 @@ def test_a_screens_commits_over_rays_upload_limit_are_refused_in_one_line_naming
     assert "\n" not in said and "must stay under 900 B (Ray's upload limit)" in said, said
     assert all(f"{ref} (" in said for ref in ("HEAD", "fast", "same")), said
     assert ray_trees.listing() == []
+
+
+def test_an_arms_spec_whose_trees_optseq_never_writes_is_one_line_not_a_traceback():
+    from optseq.state.runners.interface import RunnerError
+
+    with pytest.raises(RunnerError) as refused:
+        ray_trees.shipment(json.dumps({"points": [{"argv": ["x"], "tree": {"ref": "main"}}]}))
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith("cannot read which commits to ship to Ray from the pass's arms spec: ")
+    assert "commit" in said, said  # msgspec's path to what is missing
