@@ -1,14 +1,16 @@
-"""A branch lever's two commits, made ready where the arms run: each arm's checkout found (or copied from what a
-cluster job shipped into the node's own cache), and the workload's setup run there once per commit.
+"""A branch lever's two commits (or the commit each design run of a screen launches, engine/arms/points.py), made
+ready where the arms run: each arm's checkout found (or copied from what a cluster job shipped into the node's own
+cache), and the workload's setup run there once per commit.
 
 optseq hands the driver, in the spec's `trees`, the repository-relative folder the arms run in (`rel`), the
-`setup` command (or none) and per arm `{ref, commit, path | ship, setup_mark, setup_log, setup_lock}`: `path` is
-a checkout optseq made on this machine; `ship` a folder the job's working directory holds, copied once into
-`$OPTSEQ_NODE_TREES` (default: the node's temp folder) so that a commit's setup runs once per node, whatever
-pair of commits a job shipped it with (its symlinks, which a zip unpacked by Ray cannot hold, made again from
-the list shipped beside it). A setup that ended well leaves its mark (a digest of what it ran: the command and
-the content of the scripts it runs, wherever they are, so that an edited setup script runs again); one that
-failed leaves none, so the next run tries again (a missing compiler installed since, say).
+`setup` command (or none) and per arm (per design run: its point's `tree`) `{ref, commit, path | ship, setup_mark,
+setup_log, setup_lock}`: `path` is a checkout optseq made on this machine; `ship` a folder the job's working
+directory holds, copied once into `$OPTSEQ_NODE_TREES` (default: the node's temp folder) so that a commit's setup
+runs once per node, whatever set of commits (a pair, a screen's) a job shipped it with; its symlinks, which a
+zip unpacked by Ray cannot hold, made again from the list shipped beside it. A setup that ended well leaves its
+mark (a digest of what it ran: the command and the content of the scripts it runs, wherever they are, so that an
+edited setup script runs again); one that failed leaves none, so the next run tries again (a missing compiler
+installed since, say).
 
 A checkout optseq made here is a git worktree of the commit, and what is measured in it must be the commit: its
 tracked files are checked after the setup and after each launch of its arm (optseq verified them clean, or reset

@@ -3,8 +3,8 @@
 One job runs the lever's whole command, so every pair is measured on one node and one GPU. The job's
 code is expected on the nodes already (an image or a shared file system): the job runs the same command
 line, in the same working directory, with the run's OPTSEQ_* variables in its runtime env. A branch lever's
-or a compare's two commits are the exception: they travel with each job as its working directory
-(ray_trees.py), and the job starts there.
+or a compare's two commits, and the commits a screen of branch levers launches, are the exception: they travel
+with each job as its working directory (ray_trees.py), and the job starts there.
 
 Output. `tail_job_logs` replays the log from the start on every attach and can end before the last lines
 arrive, so what it yields is fed by character offset (a replay feeds nothing twice), and `get_job_logs` is
@@ -17,7 +17,6 @@ died with its node) is `interrupted`, never the lever's failure. A request no li
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import shlex
@@ -217,7 +216,7 @@ class RayLaunch:
         return self.follow(client, transcript, started)
 
     def _ship(self, transcript: Transcript) -> str | None:
-        """The pass's commits packed to travel with its job (built once per pair, then taken from optseq's cache);
+        """The pass's commits packed to travel with its job (built once per set, then taken from optseq's cache);
         why they cannot travel, or None. RunnerError when a checkout cannot be read."""
         from optseq.state.runners import ray_trees
 
@@ -226,8 +225,7 @@ class RayLaunch:
         except ray_trees.TooLarge as exc:
             return str(exc)
         if self.shipment is not None:
-            trees = json.loads(self.shipment.arms)["trees"]
-            sides = " and ".join(trees[arm]["commit"][:7] for arm in ray_trees.ARMS)
+            sides = ray_trees.joined([commit[:7] for commit in self.shipment.commits])
             how = "packed now" if self.shipment.fresh else "packed before, from optseq's cache"
             transcript.note(f"the job carries {sides} as its working directory "
                             f"({ray_trees.size_text(self.shipment.zip.stat().st_size)}, {how})")

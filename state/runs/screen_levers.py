@@ -200,9 +200,14 @@ def _why_not(host, lever, workload) -> str | None:
     return None
 
 
+CODE_REACHES = ("local", "ray")
+"""Runners whose launches run a screen's combined code: the local one in this machine's worktrees, Ray's with the
+commits shipped as each job's working directory (state/runners/ray_trees.py)."""
+
+
 def _branch_why_not(host: RunHost, lever: Lever) -> str | None:
     """Why a branch lever's code cannot be one factor: refs that name no commit, a candidate in its baseline's
-    history, a runner that launches elsewhere (its worktrees are this machine's)."""
+    history, a runner that launches elsewhere and cannot take the code there (the worktrees are this machine's)."""
     from optseq.state.code import branch
     from optseq.state.runners.interface import RunnerError
 
@@ -211,9 +216,9 @@ def _branch_why_not(host: RunHost, lever: Lever) -> str | None:
         runner = host.runner.name
     except RunnerError:
         runner = "local"  # the screen's start refuses a runner that cannot be set up, in its own words
-    if runner != "local":
+    if runner not in CODE_REACHES:
         return (f"is a branch lever and the runner is {runner}: a screen's combined code is checked out on this "
-                "machine alone; run it on its own")
+                f"machine, and the {runner} runner does not ship it; run it on its own")
     try:
         branch.check_apart(branch.resolve(arms.cwd, arms.baseline_ref, str(arms.candidate_ref), lever.id), lever.id)
     except InputError as exc:

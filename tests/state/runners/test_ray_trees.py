@@ -143,3 +143,99 @@ def test_a_compare_whose_optseq_died_on_a_cluster_ends_interrupted_not_detached(
         assert len(said) == 1 and "\n" not in said[0] and "Traceback" not in said[0]
         assert "optseq-ab-1-1 may still be running" in said[0] and "ray job stop optseq-ab-1-1" in said[0], said
     assert (db / "runs" / str(run["id"]) / "optseq-ab-1-1.cancelled").exists()  # a pending job would not start
+
+
+def screen_spec(pair, hold: contextlib.ExitStack, tmp_path: Path) -> tuple[dict, list[str]]:
+    """A screen's arms spec over the pair's repository: four design runs launching main, fast, same and fast again
+    (each point's tree a worktree of optseq's cache), a setup that counts where it runs; and the three commits."""
+    from optseq.state.code import worktrees
+
+    repo, commits, spec = pair
+    base, fast, same = commits.baseline.commit, commits.candidate.commit, repo.commit("same")
+    (tmp_path / "count.py").write_text("import os, sys\nopen(sys.argv[1], 'a').write(os.environ['OPTSEQ_COMMIT'] + "
+                                       "' ' + os.getcwd() + '\\n')\n")
+    trees = {c: worktrees.ensure(repo.root, c, ref, hold).for_driver(ref)
+             for c, ref in ((base, "HEAD"), (fast, "fast"), (same, "same"))}
+    points = [{"argv": ["python", "bench.py"], "env": {"N": str(i)}, "tree": trees[c]}
+              for i, c in enumerate((base, fast, same, fast))]
+    setup = ["python", str(tmp_path / "count.py"), str(tmp_path / "setups")]
+    return {"cwd": spec["cwd"], "metric": "rate", "stack_env": {}, "guards": [], "trees": {"rel": ".", "setup": setup},
+            "points": points}, \
+        [base, fast, same]
+
+
+def test_a_screens_commits_travel_once_each_in_one_zip_named_by_them_and_its_points_name_their_folders(
+        pair, tmp_path, monkeypatch):
+    from optseq.engine.arms import points as node_points
+    from optseq.state.sha import hex_digest
+
+    base, fast, same = pair[1].baseline.commit, pair[1].candidate.commit, pair[0].commit("same")
+    with contextlib.ExitStack() as hold:
+        spec, commits = screen_spec(pair, hold, tmp_path)
+        shipped = ray_trees.shipment(json.dumps(spec))
+        assert shipped.fresh and shipped.commits == (base, fast, same)
+        # named by its commits, beside their checkouts in optseq's cache
+        assert shipped.zip.parent == Path(spec["points"][0]["tree"]["path"]).parent / "ray"
+        assert shipped.zip.name == f"set-{hex_digest(' '.join(sorted(commits)))[:40]}.zip"
+        job = json.loads(shipped.arms)
+        assert job["trees"] == spec["trees"] and job["cwd"] == spec["cwd"]
+        for point, given in zip(job["points"], spec["points"]):
+            commit = given["tree"]["commit"]
+            assert point == {**given, "tree": {"ship": f"trees/{commit}", "ref": given["tree"]["ref"],
+                                               "commit": commit}}
+        with zipfile.ZipFile(shipped.zip) as pack:
+            names = pack.namelist()
+            assert len(names) == len(set(names))  # fast, launched by two design runs, travels once
+            assert json.loads(pack.read(ray_trees.MANIFEST)) == {"trees": [base, fast, same]}
+            files = {n for n in names if not n.endswith("/") and n.startswith("trees/") and "/" in n[6:]}
+            common = (".gitignore", "bench.py", "notes.md", "optseq.toml")
+            assert files == {f"trees/{c}/{f}" for c in commits for f in common} | {f"trees/{fast}/run.sh"}
+            assert b"SPEED = 150" in pack.read(f"trees/{fast}/bench.py")
+            assert b"# tidied, same speed" in pack.read(f"trees/{same}/bench.py")
+            assert json.loads(pack.read(f"trees/{fast}.links.json")) == {"bench_link.py": "bench.py"}
+            assert {f"trees/{base}.links.json", f"trees/{same}.links.json"}.isdisjoint(names)
+            assert stat.S_IMODE(pack.getinfo(f"trees/{fast}/run.sh").external_attr >> 16) == 0o755
+            pack.extractall(tmp_path / "job")  # as Ray unpacks a job's working directory
+
+        # the same commits in another order: the same zip, from the cache
+        spec_again = {**spec, "points": list(reversed(spec["points"]))}
+        again = ray_trees.shipment(json.dumps(spec_again))
+        assert not again.fresh and again.zip == shipped.zip
+        # a pair keeps its own zip, named and laid out as before
+        pair_zip = ray_trees.shipment(json.dumps(pair[2]))
+        assert pair_zip.zip.name == f"{base}-{fast}.zip" and pair_zip.commits == (base, fast)
+        with zipfile.ZipFile(pair_zip.zip) as pack:
+            assert json.loads(pack.read(ray_trees.MANIFEST)) == {"trees": [base, fast]}
+        assert ray_trees.listing() == sorted([shipped.zip, pair_zip.zip])
+
+        # on the node: each design run's folder is its commit's copy, set up once per commit
+        monkeypatch.chdir(tmp_path / "job")
+        monkeypatch.setenv("OPTSEQ_NODE_TREES", str(tmp_path / "node"))
+        ready: dict[str, Path] = {}
+        arms = [node_points.arm(job, i, ready) for i in range(len(job["points"]))]
+        node = tmp_path / "node"
+        assert [arm.cwd for arm in arms] == [str(node / c) for c in (base, fast, same, fast)]
+        assert (node / fast / "bench_link.py").is_symlink()
+        lines = (tmp_path / "setups").read_text().splitlines()
+        assert sorted(lines) == sorted(f"{c} {node / c}" for c in commits)
+
+
+def test_a_screens_commits_over_rays_upload_limit_are_refused_in_one_line_naming_each(pair, tmp_path):
+    with contextlib.ExitStack() as hold:
+        spec, _ = screen_spec(pair, hold, tmp_path)
+        with pytest.raises(ray_trees.TooLarge) as refused:
+            ray_trees.shipment(json.dumps(spec), limit=900)
+    said = str(refused.value)
+    assert "\n" not in said and "must stay under 900 B (Ray's upload limit)" in said, said
+    assert all(f"{ref} (" in said for ref in ("HEAD", "fast", "same")), said
+    assert ray_trees.listing() == []
+
+
+def test_an_arms_spec_whose_trees_optseq_never_writes_is_one_line_not_a_traceback():
+    from optseq.state.runners.interface import RunnerError
+
+    with pytest.raises(RunnerError) as refused:
+        ray_trees.shipment(json.dumps({"points": [{"argv": ["x"], "tree": {"ref": "main"}}]}))
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith("cannot read which commits to ship to Ray from the pass's arms spec: ")
+    assert "commit" in said, said  # msgspec's path to what is missing
