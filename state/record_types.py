@@ -58,6 +58,7 @@ class Run(_Typed, frozen=True):
     leftovers: list[Any] | None = None
     runner: str | None = "local"  # absent in a run from before runners: it ran here
     pid: int | None = None
+    ray_address: str | None = None  # the cluster a run's job went to (runs/run_pass.py): where a left job is stopped
     arms: dict[str, Any] | None = None  # a command-pair lever's two commands, as the run launched them
     compare: dict[str, Any] | None = None  # a compare's refs, commits and tolerance (kind compare)
     code: dict[str, Any] | None = None  # a branch lever's two commits, as its run's start resolved them

@@ -48,18 +48,20 @@ def _screen_left(store: Store, warnings: list[str], run_id: int) -> None:
 
 
 def _stop_left_job(store: Store, warnings: list[str], run_id: int, submission_id: str) -> None:
-    """A compare on a cluster whose optseq died: nobody re-attaches to it, so its job is stopped (best effort)."""
+    """A compare or a screen on a cluster whose optseq died: nobody re-attaches to either, so its job is stopped
+    (best effort)."""
     from optseq.state.runners.ray_stop import stop_left
 
+    noun = "a compare"
     try:
-        address = (store.get("runs", run_id) or {}).get("ray_address")
-        run_dir = store.run_dir(run_id)
+        run = as_(Run, store.get("runs", run_id) or {})
+        address, run_dir = run.ray_address, store.run_dir(run_id)
+        noun = "a screen" if run.kind == "screen" else noun
     except StoreError as exc:
         address, run_dir = None, None
         warnings.append(f"run {run_id}: {exc}")
     said = stop_left(address, submission_id, run_dir)
-    warnings.append(f"run {run_id} (a compare) is interrupted: its optseq stopped, and a compare is not "
-                    f"re-attached; {said}")
+    warnings.append(f"run {run_id} ({noun}) is interrupted: its optseq stopped, and {noun} is not re-attached; {said}")
 
 
 def _finish_from_logs(warnings: list[str], finish: Callable[[int], RunReport | None], run_id: int) -> None:

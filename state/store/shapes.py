@@ -96,6 +96,7 @@ class RunFields(_Shape):
     pgid: int | None | UnsetType = UNSET
     child_pid: int | None | UnsetType = UNSET
     submission_id: str | None | UnsetType = UNSET
+    ray_address: str | None | UnsetType = UNSET
     started: str | None | UnsetType = UNSET
     ended: str | None | UnsetType = UNSET
     elapsed_s: float | None | UnsetType = UNSET

@@ -143,3 +143,40 @@ def test_a_screen_on_the_cluster_sigtermed_mid_run_leaves_no_ray_job_and_no_proc
     assert running == [], running
     assert set(states(repo, db).values()) == {"ready"}
     assert index_stat(repo.root) == index and repo.snapshot() == before  # the snapshot read last, as above
+
+
+def test_a_screen_on_the_cluster_whose_optseq_is_killed_has_its_job_stopped_by_the_next_optseq_naming_it_a_screen(
+        tmp_path, ray_cluster):
+    repo, env = repo_on_ray(tmp_path)
+    db, folder = tmp_path / "db", tmp_path / "held"
+    folder.mkdir()
+    proc = subprocess.Popen([*OPTSEQ, "--plan", str(repo.root / "optseq.toml"), "--db", str(db), "--runner", "ray",
+                             "--ray-address", ray_cluster.address, "--run", "screen", "alpha", "beta", "wide"],
+                            cwd=repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**env, "HELD_DIR": str(folder), "HOLD_BLOCK": "2", "HELD_SCRIPT": str(HELD)})
+    try:
+        pids = _held(folder, lambda: proc.poll() is None, "design run")  # on the node, in block 2
+        proc.kill()  # nothing of optseq's own runs after a SIGKILL: the job is left on the cluster
+        proc.wait(timeout=CEILING_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with Sequencer.open(repo.root / "optseq.toml", db, mode="read") as seq:
+        screen = next(r for r in seq.store.all("runs") if r.get("kind") == "screen")
+    sid = screen["submission_id"]
+    status = subprocess.run([*OPTSEQ, "--plan", str(repo.root / "optseq.toml"), "--db", str(db), "status"],
+                            cwd=repo.root, capture_output=True, text=True, timeout=CEILING_S, env=env)
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    run = screen["id"]
+    assert (f"run {run} (a screen) is interrupted: its optseq stopped, and a screen is not re-attached; its Ray job "
+            f"{sid} at {ray_cluster.address} is stopped") in status.stderr, status.stderr
+    # the blocks it recorded are those whose last run's line it had read from the job's log when it was killed
+    assert f"run {run} (a screen of alpha, beta, wide) is interrupted: its optseq stopped after " in status.stderr
+    assert "(a compare)" not in status.stderr
+    client, end = ray_cluster.client(), time.monotonic() + CEILING_S
+    while not str(client.get_job_status(sid)).endswith("STOPPED"):
+        assert time.monotonic() < end, f"Ray job {sid} was never stopped"  # a hang guard, not a budget
+        time.sleep(0.2)
+    _gone(pids)  # the held design run and its child, stopped with the job
+    assert set(states(repo, db).values()) == {"ready"}
