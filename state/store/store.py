@@ -34,7 +34,7 @@ from optseq.state.store.integrity import check_journals, orphaned_history
 from optseq.state.store.layout import RUNS_DIR
 from optseq.state.store.locks import StoreLocked, TransactionLock, live_holder, pid_alive, wait_s as default_wait
 from optseq.state.store.reading import Reader
-from optseq.state.store.rows import Active, Recovered
+from optseq.state.store.rows import Active, Meta, Recovered
 from optseq.state.store.schema import check_schema
 from optseq.state.store.storage import StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable
 from optseq.state.store.transaction import Transaction
@@ -150,7 +150,7 @@ class Store:
     def find(self, table: str, **equals: Any) -> list[Record]:
         return self.reader.find(table, **equals)
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> Meta:
         return self.reader.meta()
 
     def ends(self) -> dict[str, int]:
