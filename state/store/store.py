@@ -188,10 +188,10 @@ class Store:
     def put_snapshot(self, data: Mapping[str, Any]) -> None:
         self.writer.put_snapshot(data)
 
-    def active_runs(self) -> list[dict[str, Any]]:
+    def active_runs(self) -> list[Active]:
         return self.inflight.active_runs()
 
-    def detached_runs(self) -> list[dict[str, Any]]:
+    def detached_runs(self) -> list[Active]:
         return self.inflight.detached_runs()
 
     def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[Recovered]:

@@ -360,7 +360,7 @@ def test_since_gives_what_came_after_a_point_in_seq_order(store):
 def test_runs_in_flight_are_tracked_without_reading_the_runs(store):
     run = store.append("runs", {"lever": "amp", "status": "running", "pid": os.getpid()})
     store.update("runs", run["id"], {"pgid": 4242})
-    assert store.active_runs() == [{"run": run["id"], "lever": "amp", "pid": os.getpid(), "pgid": 4242}]
+    assert store.active_runs() == [Active(run=run["id"], lever="amp", pid=os.getpid(), pgid=4242)]
     store.update("runs", run["id"], {"status": "failed"})
     assert store.active_runs() == []
 
@@ -374,11 +374,11 @@ def test_a_cluster_run_of_a_dead_process_is_detached_until_a_process_follows_it_
         assert [(r.id, r.status, r.submission_id) for r in s.recovered] == [(remote["id"], "detached", "optseq-ab-1-1")]
         record = s.get("runs", remote["id"])
         assert record["status"] == "running" and "optseq-ab-1-1" in record["note"]
-        assert [(d["run"], d["submission_id"]) for d in s.detached_runs()] == [(remote["id"], "optseq-ab-1-1")]
+        assert [(d.run, d.submission_id) for d in s.detached_runs()] == [(remote["id"], "optseq-ab-1-1")]
     with Store.open(store_dir) as s:
         assert s.recovered == []  # detached once: a later open neither interrupts nor re-detaches it
         s.update("runs", remote["id"], {"pid": os.getpid()})  # a process re-attached
-        assert s.detached_runs() == [] and s.active_runs()[0]["pid"] == os.getpid()
+        assert s.detached_runs() == [] and s.active_runs()[0].pid == os.getpid()
 
 
 def test_read_mode_creates_nothing(tmp_path):
