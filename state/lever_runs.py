@@ -52,12 +52,12 @@ class LeverRuns:
     def check_runnable(self, lever_id: str) -> None:
         self.held.lever(lever_id)
         if self.held.machine.state(lever_id) == "running":
-            run = next((a for a in self.held.store.active_runs() if a.get("lever") == lever_id), {})
-            if run.get("detached"):
+            run = next((a for a in self.held.store.active_runs() if a.lever == lever_id), None)
+            if run is not None and run.detached:
                 return  # its run goes on on the cluster: running the lever re-attaches to it
-            where = f" in optseq pid {run['pid']}" if run.get("pid") else ""
-            raise InputError(f"{lever_id} is running{where} (run {run.get('run', '?')}); wait for it to end, "
-                             "or cancel it there")
+            where = f" in optseq pid {run.pid}" if run is not None and run.pid else ""
+            raise InputError(f"{lever_id} is running{where} (run {'?' if run is None else run.run}); wait for it to "
+                             "end, or cancel it there")
         try:
             self.held.machine.check_runnable(lever_id)
         except TransitionRefused as exc:

@@ -16,6 +16,7 @@ from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.record_types import Run, as_
 from optseq.state.runs.host import Held, Record, Runner
+from optseq.state.store.rows import Active
 from optseq.state.store.store import Store
 from optseq.state.views import ReadViews
 from optseq.state.writes import Writer
@@ -130,7 +131,7 @@ class SequencerHost:
     def run_dir(self, run_id: int) -> Path:
         return self._seq.store.run_dir(run_id)
 
-    def detached_runs(self) -> list[Record]:
+    def detached_runs(self) -> list[Active]:
         return self._seq.views.detached_runs()
 
     def check_writable(self, doing: str) -> None:

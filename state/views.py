@@ -21,6 +21,7 @@ from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
 from optseq.state.plan.model import Lever
+from optseq.state.store.rows import Active
 from optseq.state.supersession import Marks
 from optseq.state.view_types import UNSET, BranchStatus, CandidateStatus, Claim, DecisionPoint, Interaction
 from optseq.state.view_types import LeverStatus, MarkedDecision, RunBrief, ScreenFact, Status, Unavailable
@@ -90,8 +91,9 @@ class ReadViews:
         process and store change; None for one that can. The machine's `next` asks it too."""
         return branch_views.cannot_run(self.held.plan, self.held.machine, lever_id, self.held.git)
 
-    def detached_runs(self) -> list[dict[str, Any]]:
-        """Runs on a cluster whose optseq is gone: {run, lever, submission_id}; `run_lever` re-attaches to them."""
+    def detached_runs(self) -> list[Active]:
+        """Runs on a cluster whose optseq is gone (a lever and a submission id each); `run_lever` re-attaches to
+        them."""
         return self.held.store.detached_runs()
 
     def branch_view(self, lever_id: str) -> BranchStatus | None:
@@ -218,8 +220,8 @@ class ReadViews:
         levers to decide, unavailable levers, stale levers waiting on a gate."""
         with self.held.lock:
             machine, ctx = self.held.machine, self.held.machine.context()
-            items = [f"{d['lever']}: run {d['run']} goes on as Ray job {d.get('submission_id')} with no optseq "
-                     f"following it (optseq --run {d['lever']} re-attaches)" for d in self.detached_runs()]
+            items = [f"{d.lever}: run {d.run} goes on as Ray job {d.submission_id} with no optseq "
+                     f"following it (optseq --run {d.lever} re-attaches)" for d in self.detached_runs()]
             for lever in self.held.plan.levers:
                 model = machine.models[lever.id]
                 state, lid = model.state, lever.id

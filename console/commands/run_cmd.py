@@ -171,10 +171,10 @@ def _run_target(seq: Sequencer, target: str, out: JsonOut, parallel: int, contro
         return _refused(seq, target, str(exc), out, Exit.BAD_INPUT)
     # a run whose optseq died goes on on its cluster: picked up first, so its decision is in before the rest
     for detached in seq.views.detached_runs():
-        if (group or detached["lever"] == target) and not control.cancelled:
-            print(f"{detached['lever']}: re-attaching run {detached['run']} (Ray job {detached.get('submission_id')})",
+        if (group or detached.lever == target) and not control.cancelled:
+            print(f"{detached.lever}: re-attaching run {detached.run} (Ray job {detached.submission_id})",
                   file=sys.stderr, flush=True)
-            _run_one(seq, detached["lever"], control, reports, echo)
+            _run_one(seq, str(detached.lever), control, reports, echo)
     if reports and (target == "next" or not group):
         return _summarise(seq, target, reports, out)
     try:

@@ -45,6 +45,7 @@ from optseq.state.bench.store_measure import CLI, ROOT
 from optseq.state.bench.sync_doc import IMPORTS, render, write_section
 from optseq.state.code import git
 from optseq.state.sync.conflicts import KEPT
+from optseq.state.sync.notes import kept
 
 SIZES = (100, 10_000)
 REPEAT = 3
@@ -135,11 +136,12 @@ def records(db: Path) -> int:
     from optseq.state.store.store import Store
 
     with Store.open(db, mode="read") as store:
-        ids = store.meta().get("ids") or {}
+        ids = store.meta().ids
         # less a store's note of its own writer (state/sync/recover.py): bookkeeping, never pushed; the sync's
         # document says whether it was written, so no journal is folded to find it
-        own = 1 if (store.kept(KEPT) or {}).get("journaled") else 0
-        return sum(int(ids.get(t) or 0) for t in ("runs", "decisions", "events", "criteria", "facts")) - own
+        state = kept(store, KEPT)
+        own = 1 if state is not None and state.journaled else 0
+        return sum(ids.get(t, 0) for t in ("runs", "decisions", "events", "criteria", "facts")) - own
 
 
 BUILT = "built.json"

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.record_types import Run
+from optseq.state.store.rows import Active
 
 Record = dict[str, Any]
 """A run record (or the fields of its update) as the store keeps it."""
@@ -98,8 +99,8 @@ class RunHost(Protocol):
     def run_dir(self, run_id: int) -> Path:
         """The run's folder (made if missing): its passes' logs, samples and artifacts."""
 
-    def detached_runs(self) -> list[Record]:
-        """Runs on a cluster whose optseq is gone: {run, lever, submission_id}."""
+    def detached_runs(self) -> list[Active]:
+        """Runs on a cluster whose optseq is gone (a lever and a submission id each)."""
 
     def check_writable(self, doing: str) -> None:
         """InputError, naming the store, where it is read-only here; `doing` says what needed it."""

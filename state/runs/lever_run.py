@@ -123,16 +123,16 @@ def run_lever(host: RunHost, lever_id: str, *, on_event: EventSink | None = None
     hold = host.hold(lever_id)  # this run holds its lever, not the store: other levers run elsewhere
     trees = contextlib.ExitStack()  # its worktrees, held while it runs, whoever prunes the cache
     try:
-        reattach = any(a.get("lever") == lever_id for a in host.detached_runs())
+        reattach = any(a.lever == lever_id for a in host.detached_runs())
         code, unmade = (_code(host, lever, trees) if lever.arms is not None and lever.arms.branch and not reattach
                         else (None, None))
         with host.lock:
             with host.writing():
                 host.check_runnable(lever_id)  # after the catch-up: the state as every process left it
-                detached = next((a for a in host.detached_runs() if a.get("lever") == lever_id), None)
+                detached = next((a for a in host.detached_runs() if a.lever == lever_id), None)
                 resume: Resume | None = None
                 if detached is not None:
-                    record = host.record(detached["run"])
+                    record = host.record(detached.run)
                     resume = Resume.of(record)
                     try:
                         runner = resume.runner(host)

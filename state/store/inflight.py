@@ -71,10 +71,9 @@ class RunsInFlight:
         with self.hot.mutex:
             return [active(d) for d in self.hot.db.table(ACTIVE).all()]
 
-    def active_runs(self) -> list[dict[str, Any]]:
-        """Runs in flight: {run, lever, pid}, the rows as stored (the sequencer's and the console's readers')."""
-        with self.hot.mutex:
-            return [dict(d) for d in self.hot.db.table(ACTIVE).all()]
+    def active_runs(self) -> list[Active]:
+        """Runs in flight, as their rows say them (the sequencer's and the console's readers')."""
+        return self.rows()
 
     def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[Recovered]:
         """Runs in flight whose process is gone: "interrupted" when they ran here (returned with their pgid),
@@ -127,10 +126,9 @@ class RunsInFlight:
             return not LeverLock(self.hot.directory / RUNS_DIR, row.lever).held_by_other()
         return False
 
-    def detached_runs(self) -> list[dict[str, Any]]:
-        """Runs going on on a cluster that no optseq follows now: {run, lever, submission_id}, as stored."""
-        with self.hot.mutex:
-            return [dict(d) for d in self.hot.db.table(ACTIVE).all() if active(d).detached]
+    def detached_runs(self) -> list[Active]:
+        """Runs going on on a cluster that no optseq follows now (a lever and a submission id each)."""
+        return [a for a in self.rows() if a.detached]
 
     def _unchecked_rebuild(self) -> str | None:
         doc = self.hot.db.table(META).get(doc_id=META_ID)

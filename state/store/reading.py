@@ -11,7 +11,8 @@ from tinydb import Query
 
 from optseq.state.store import digest
 from optseq.state.store.hot import Hot, Record
-from optseq.state.store.layout import HOT, META, META_ID, SNAPSHOT
+from optseq.state.store.layout import HOT, SNAPSHOT
+from optseq.state.store.rows import Meta
 from optseq.state.store.settled import chained, indexed, settled
 from optseq.state.store.storage import dump
 from optseq.state.record_types import Typed, decode
@@ -95,13 +96,13 @@ class Reader:
         """Records whose fields equal all the given values, in id order."""
         return [r for r in self.all(table) if all(k in r and r[k] == v for k, v in equals.items())]
 
-    def meta(self) -> dict[str, Any]:
-        """{"schema_version", "seq", "ids", "ends", ...}; empty for a store no writer has initialised yet."""
+    def meta(self) -> Meta:
+        """The hot file's meta record (rows.Meta: its seq, ids, each journal's end, …); every field its default for a
+        store no writer has initialised yet."""
         hot = self.hot
         with hot.mutex:
             hot.check_open()
-            doc = hot.db.table(META).get(doc_id=META_ID)
-            return {} if doc is None else json.loads(dump(doc))
+            return hot.meta()
 
     def since(self, ends: Mapping[str, int]) -> list[tuple[str, Record]]:
         """Journal lines committed after `ends` (what a snapshot or an earlier read reflected), in seq order.

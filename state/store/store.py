@@ -34,7 +34,7 @@ from optseq.state.store.integrity import check_journals, orphaned_history
 from optseq.state.store.layout import RUNS_DIR
 from optseq.state.store.locks import StoreLocked, TransactionLock, live_holder, pid_alive, wait_s as default_wait
 from optseq.state.store.reading import Reader
-from optseq.state.store.rows import Active, Recovered
+from optseq.state.store.rows import Active, Meta, Recovered
 from optseq.state.store.schema import check_schema
 from optseq.state.store.storage import StoreCorrupt, StoreError, StoreReadOnly, StoreUnwritable
 from optseq.state.store.transaction import Transaction
@@ -150,7 +150,7 @@ class Store:
     def find(self, table: str, **equals: Any) -> list[Record]:
         return self.reader.find(table, **equals)
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> Meta:
         return self.reader.meta()
 
     def ends(self) -> dict[str, int]:
@@ -188,10 +188,10 @@ class Store:
     def put_snapshot(self, data: Mapping[str, Any]) -> None:
         self.writer.put_snapshot(data)
 
-    def active_runs(self) -> list[dict[str, Any]]:
+    def active_runs(self) -> list[Active]:
         return self.inflight.active_runs()
 
-    def detached_runs(self) -> list[dict[str, Any]]:
+    def detached_runs(self) -> list[Active]:
         return self.inflight.detached_runs()
 
     def recover_interrupted(self, is_alive: Callable[[Any], bool] = pid_alive) -> list[Recovered]:

@@ -118,7 +118,7 @@ def since_sync(store) -> dict[str, Any] | None:
     state = kept(store, KEPT)
     if state is None:
         return None
-    last, now = state.last or Last(), int(store.meta().get("seq") or 0)
+    last, now = state.last or Last(), store.meta().seq
     return {"writer": state.writer, "at": last.at, "remote": last.remote, "records": max(0, now - (last.seq or 0))}
 
 
@@ -135,4 +135,4 @@ def last_remote(store) -> str | None:
     """The remote this store last synced with, as `optseq sync REMOTE` kept it (a remote's name, or an absolute path
     or URL); None where none is on record: what the console's S syncs with, before its default."""
     state = kept(store, KEPT)
-    return state.remote if state else None
+    return (state.remote or None) if state else None

@@ -6,22 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import msgspec
+from msgspec.structs import replace
 
 from optseq.state.sync import gitrefs
 from optseq.state.sync.conflicts import holder, yields_to
 from optseq.state.sync.idmap import REFS, IdMap
-from optseq.state.sync.notes import Applied, Decided, Manifest, Pushed, applied_of, decided
+from optseq.state.sync.notes import Applied, Decided, Kept, Manifest, decided
 from optseq.state.sync.segments import SegmentRefused, checked, resolve
 
 Pending = tuple[str, str, Manifest, list[dict[str, Any]]]
 """(writer, commit, manifest, lines) of a segment to apply: its lines as they came, each written whole."""
 
 
-def gather(repo: Path, state: dict[str, Any], fetched: dict[str, str], me: str) -> list[Pending]:
+def gather(repo: Path, state: Kept, fetched: dict[str, str], me: str) -> list[Pending]:
     """Every new segment of every other writer, checked; SegmentRefused naming the first that is not sound."""
     out: dict[str, list[Pending]] = {}
-    had = applied_of(state["applied"])
+    had = state.applied
     for writer, tip in sorted(fetched.items()):
         if writer == me:
             continue
@@ -43,10 +43,10 @@ def gather(repo: Path, state: dict[str, Any], fetched: dict[str, str], me: str) 
     return causal(out, state, me)
 
 
-def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) -> list[Pending]:
+def causal(pending: dict[str, list[Pending]], state: Kept, me: str) -> list[Pending]:
     """The segments in an order where each comes after every segment its writer had seen (its `seen`): a reference
     to another writer's record then finds it. Segments whose seen names one this remote lacks come last."""
-    done = {w: a.n for w, a in applied_of(state["applied"]).items()}
+    done = {w: a.n for w, a in state.applied.items()}
     order: list[Pending] = []
     while any(pending.values()):
         for writer, queue in sorted(pending.items()):
@@ -62,15 +62,17 @@ def causal(pending: dict[str, list[Pending]], state: dict[str, Any], me: str) ->
     return order
 
 
-def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me: str,
-          say=lambda text: None, written: list | None = None) -> dict[str, list[int]]:
+def apply(store, state: Kept, ids: IdMap, segments: list[Pending], me: str, say=lambda text: None,
+          written: list | None = None) -> tuple[dict[str, list[int]], dict[str, Applied]]:
     """Write the segments' records (inside the caller's batch), emptying `segments`; returns {writer: [segments,
-    records]}. `say` is told each segment as it is merged (sync's progress); `written` gains each line as the store
-    wrote it, (table, line) as `store.since` gives them (what the lever machine follows: sync.py)."""
+    records]} and the sync document's `applied` with them. `say` is told each segment as it is merged (sync's
+    progress); `written` gains each line as the store wrote it, (table, line) as `store.since` gives them (what the
+    lever machine follows: sync.py)."""
     counts: dict[str, list[int]] = {}
     holders: dict[str, Decided | None] = {}
     """Per lever, the decision it holds as this sync goes (conflicts.yields_to)."""
-    through = msgspec.convert(state["pushed"], Pushed).through  # the document as this sync updates it, a dict
+    through = state.pushed.through
+    applied = dict(state.applied)
     merged, total = 0, len(segments)
     segments.reverse()
     for done in range(1, total + 1):
@@ -118,14 +120,11 @@ def apply(store, state: dict[str, Any], ids: IdMap, segments: list[Pending], me:
                     fields = {k: v for k, v in stored.items() if k not in ("id", "seq", "at")}
                     written.append((table, {"op": "i", "id": stored["id"], "seq": stored["seq"], "at": stored["at"],
                                             "r": fields}))
-        was = state["applied"].setdefault(writer, {})
-        was.update(n=n, commit=commit)
+        applied[writer] = replace(applied.get(writer) or Applied(), n=n, commit=commit)
         counts.setdefault(writer, [0, 0])
         counts[writer][0] += 1
         counts[writer][1] += len(lines)
-    for writer, was in state["applied"].items():
-        was["ids"] = ids.of(writer)
-    return counts
+    return counts, {writer: replace(was, ids=ids.of(writer)) for writer, was in applied.items()}
 
 
 def _must(found: int | None, writer: str, n: int, i: int, table: str, theirs: Any) -> int:

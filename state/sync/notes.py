@@ -1,13 +1,15 @@
 """What sync reads to decide, as types: the origin it stamps on each record it imports, a decision as the conflict
 check weighs it, the `sync` document it keeps in the hot file, a segment's manifest. Each is decoded once where it
-is read and read by attribute. What sync passes on whole (a segment's lines, an imported record's fields) stays the
-store's dict: it is written as it came, keys this code does not name included."""
+is read and read by attribute; the sync document is written from its type too (`doc`), its keys in the order they
+were always written. What sync passes on whole (a segment's lines, an imported record's fields) stays the store's
+dict: it is written as it came, keys this code does not name included."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 
 class _Read(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
@@ -81,24 +83,31 @@ class Applied(_Read, frozen=True):
     ids: dict[str, list[list[int]]] = {}
 
 
-def applied_of(doc: Mapping[str, Any]) -> dict[str, Applied]:
-    """The `applied` part of the sync document as sync.py updates it (a dict, kept as it is written), read."""
-    return msgspec.convert(doc, dict[str, Applied])
-
-
 class Kept(_Read, frozen=True):
-    """The hot file's `sync` document as `status` reads it (sync.py writes it, as a dict it updates step by step)."""
+    """The hot file's `sync` document: decoded once as a sync starts, replaced part by part as it goes, and kept by
+    `doc` (what `status` reads of it too). The fields are in the order the document has always been written in;
+    `journaled`, `remote` and `last` are written once a sync has set them (unset until then, and absent)."""
     writer: str = ""
     pushed: Pushed = msgspec.field(default_factory=Pushed)
     applied: dict[str, Applied] = {}
-    last: Last | None = None
-    remote: str | None = None
+    journaled: bool | UnsetType = UNSET
+    """This store's writer is in its journals (its `sync_writer` event), where a rebuild finds it."""
+    remote: str | UnsetType = UNSET
+    """The remote as the console's S finds it again: a remote's name, or a path or URL made absolute."""
+    last: Last | UnsetType = UNSET
+    """The last sync after which nothing of this store's waited."""
 
 
 def kept(store, name: str) -> Kept | None:
     """The store's sync document, None for a store that never synced."""
     doc = store.kept(name)
     return msgspec.convert(doc, Kept) if doc else None
+
+
+def doc(state: Kept) -> dict[str, Any]:
+    """The sync document as it is kept: its keys in the order they were always written, the unset ones left out."""
+    out: dict[str, Any] = msgspec.to_builtins(state)
+    return out
 
 
 def decided(record: Mapping[str, Any]) -> Decided:

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from optseq.state.code.git import GitError, git
 from optseq.state.store.layout import HISTORY
 from optseq.state.sync import gitrefs
 from optseq.state.sync.idmap import IdMap
-from optseq.state.sync.notes import NO_ORIGIN, Imported, Manifest, WriterNote, applied_of
+from optseq.state.sync.notes import NO_ORIGIN, Applied, Imported, Kept, Manifest, WriterNote
 from optseq.state.sync.segments import WRITER_EVENT
 
 WRITER_KEY = "optseq.writer"
@@ -64,40 +65,39 @@ def remembered_writer(repo: Path) -> str | None:
         return None
 
 
-def recovered(store, repo: Path, writer: str) -> dict[str, Any]:
+def recovered(store, repo: Path, writer: str) -> Kept:
     """The sync document made again from the private repository and the records' origins."""
-    applied: dict[str, Any] = {}
+    applied: dict[str, Applied] = {}
     for other, commit in gitrefs.refs(repo, gitrefs.IMPORTED).items():
         manifest, _ = gitrefs.read_commit(repo, commit)
         # a segment this store imported, so its manifest was checked then
-        applied[other] = {"n": msgspec.convert(manifest, Manifest).n, "commit": commit}
+        applied[other] = Applied(n=msgspec.convert(manifest, Manifest).n, commit=commit)
     ids = IdMap({})
     for table in HISTORY:
         for record in map(_imported, store.all(table)):
             origin = record.origin
             if origin is not None and origin.id is not None and origin.writer in applied:
                 ids.add(origin.writer, table, origin.id, record.id)
-    for other, was in applied.items():
-        was["ids"] = ids.of(other)
-    return {"writer": writer, "pushed": {"n": 0, "commit": None, "ends": {}, "through": []}, "applied": applied}
+    return Kept(writer=writer, applied={other: replace(was, ids=ids.of(other)) for other, was in applied.items()})
 
 
-def held_segments(store, repo: Path, state: dict[str, Any], fetched: dict[str, str], me: str) -> None:
+def held_segments(store, repo: Path, state: Kept, fetched: dict[str, str], me: str) -> Kept:
     """Writers whose records the store holds but whose segments it has no note of (its private repository was lost
     with the hot file): the segments it holds are noted as applied, each writer's chain read from its root. Every
     segment a sync imported was written in one transaction with all before it, so they are a prefix of the chain:
     up to the last segment whose inserts are here (one holding only updates past it is applied again, as after a
-    sync killed before its note; an update sets what it set before)."""
-    ids = IdMap(applied_of(state["applied"]))
+    sync killed before its note; an update sets what it set before). The document with those segments noted."""
+    ids = IdMap(state.applied)
     holders: set[str] = set()
     for table in HISTORY:
         for record in map(_imported, store.all(table)):
             origin = record.origin or NO_ORIGIN
             writer = origin.writer
-            if writer is not None and writer in fetched and writer not in state["applied"] and writer != me \
+            if writer is not None and writer in fetched and writer not in state.applied and writer != me \
                     and origin.id is not None:
                 ids.add(writer, table, origin.id, record.id)
                 holders.add(writer)
+    applied = dict(state.applied)
     for writer in sorted(holders):
         n, commit = 0, None
         for i, c in enumerate(gitrefs.chain(repo, None, fetched[writer]) or [], 1):
@@ -110,5 +110,6 @@ def held_segments(store, repo: Path, state: dict[str, Any], fetched: dict[str, s
             elif inserts:
                 break
         if commit is not None:
-            state["applied"][writer] = {"n": n, "commit": commit, "ids": ids.of(writer)}
+            applied[writer] = Applied(n=n, commit=commit, ids=ids.of(writer))
             gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", commit)
+    return replace(state, applied=applied)

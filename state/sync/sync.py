@@ -15,9 +15,10 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import msgspec
+from msgspec.structs import replace
 
 from optseq.state import flock
 from optseq.state.store.aside import step
@@ -26,7 +27,7 @@ from optseq.state.sync import gitrefs
 from optseq.state.sync.conflicts import KEPT
 from optseq.state.sync.idmap import IdMap
 from optseq.state.sync.importing import apply, gather
-from optseq.state.sync.notes import Made, applied_of
+from optseq.state.sync.notes import Kept, Last, Made, Pushed, doc, kept
 from optseq.state.sync.recover import (held_segments, journal_writer, journaled_writer, recovered, remember_writer,
                                       remembered_writer)
 from optseq.state.sync.segments import SegmentRefused, local_lines, manifest, split, text
@@ -58,8 +59,8 @@ def writer_id() -> str:
     return f"{name}-{secrets.token_hex(4)}"
 
 
-def fresh_state(writer: str) -> dict[str, Any]:
-    return {"writer": writer, "pushed": {"n": 0, "commit": None, "ends": {}, "through": []}, "applied": {}}
+def fresh_state(writer: str) -> Kept:
+    return Kept(writer=writer)
 
 
 def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | None = None,
@@ -76,48 +77,51 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
         borrowed = gitrefs.access(plan_dir)  # how the plan's repository reaches its remote (CI's auth header)
         repo = gitrefs.private(directory)
         store.refresh()
-        state = store.kept(KEPT)  # a dict: this sync updates it step by step and keeps it whole (notes.Kept reads it)
-        remade = state is None
-        if remade:  # a first sync, or a hot file rebuilt from the journals (its private repository lost too, maybe)
+        found = kept(store, KEPT)  # decoded once: each step below replaces the parts it changes, kept by doc()
+        remade = found is None
+        if found is None:  # a first sync, or a hot file rebuilt from the journals (its private repository lost too)
             known = remembered_writer(repo) or journaled_writer(store)
-            state = recovered(store, repo, known) if known else fresh_state(writer_id())
-            state["journaled"] = journaled_writer(store) == state["writer"]
-            remember_writer(repo, state["writer"])
+            found = recovered(store, repo, known) if known else fresh_state(writer_id())
+            found = replace(found, journaled=journaled_writer(store) == found.writer)
+            remember_writer(repo, found.writer)
             with store.batch():
-                store.keep(KEPT, state)
-        me = state["writer"]
+                store.keep(KEPT, doc(found))
+        state: Kept = found
+        me = state.writer
         result = Result(me, remote)
         say(f"fetching the writers' refs from {remote}")
         fetched = gitrefs.fetch(repo, url, borrowed)
         step("sync-fetched")
         if remade:
-            held_segments(store, repo, state, fetched, me)
-        result.adopted = _adopt(repo, state, fetched.get(me), remote)
+            state = held_segments(store, repo, state, fetched, me)
+        result.adopted, pushed = _adopt(repo, state, fetched.get(me), remote)
+        state = replace(state, pushed=pushed)
         tips, ends = _build(store, repo, state, me)
         step("sync-built")
         say(f"checking the new segments of {len([w for w in fetched if w != me])} other writers")
         segments = gather(repo, state, fetched, me)  # all checked before anything is written
-        ids = IdMap(applied_of(state["applied"]))
+        ids = IdMap(state.applied)
         with store.batch():
             untouched = store.ends() == ends  # nothing written here since _build read the journals
-            if not state.get("journaled") and state["pushed"]["n"]:  # pushed before its writer was journaled
+            if not state.journaled and state.pushed.n:  # pushed before its writer was journaled
                 journal_writer(store, me)
-                state["journaled"] = True
+                state = replace(state, journaled=True)
             written: list = []
-            result.fetched = apply(store, state, ids, segments, me, say, written)
+            result.fetched, applied = apply(store, state, ids, segments, me, say, written)
+            state = replace(state, applied=applied)
             if follow is not None and written:
                 say(f"following {len(written)} records merged")
                 follow(written)
-            imported = int(store.meta().get("seq") or 0)
+            imported = store.meta().seq
             # a sync is the last one once nothing of this store's waits: here, or after its push below
-            last: dict[str, Any] = {"at": utc_now(), "remote": url, "seq": int(store.meta().get("seq") or 0)}
+            last = Last(at=utc_now(), remote=url, seq=imported)
             if not tips:  # every line up to `ends` was another writer's: the next sync reads from there
-                state["pushed"] = {**state["pushed"], "ends": ends}
+                state = replace(state, pushed=replace(state.pushed, ends=ends))
             # the remote as the console's S finds it again: a remote's name, or a path or URL made absolute
-            state["remote"] = remote if gitrefs.is_name(remote) else url
-            store.keep(KEPT, {**state, **({} if tips else {"last": last})})
+            state = replace(state, remote=remote if gitrefs.is_name(remote) else url)
+            store.keep(KEPT, doc(state if tips else replace(state, last=last)))
         for writer in result.fetched:
-            gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", state["applied"][writer]["commit"])
+            gitrefs.keep_ref(repo, f"{gitrefs.IMPORTED}{writer}", str(state.applied[writer].commit))
         step("sync-imported")
         if not tips and untouched and result.fetched:
             _past_import(store, imported)
@@ -127,31 +131,30 @@ def sync(store, plan_dir: Path, remote: str, progress: Callable[[str], None] | N
             _push(repo, url, tips[-1][0], me, remote, borrowed)
             step("sync-pushed")
             for commit, made in tips:
-                state["pushed"] = _pushed(state["pushed"], commit, made)
+                state = replace(state, pushed=_pushed(state.pushed, commit, made))
                 result.pushed.append(made.count)
             store.refresh()
-            kept = store.kept(KEPT) or state
+            now = kept(store, KEPT) or state
             with store.batch():
-                if not kept.get("journaled"):  # its first push: the writer it pushed as, where a rebuild finds it
+                if not now.journaled:  # its first push: the writer it pushed as, where a rebuild finds it
                     line = journal_writer(store, me)
-                    last = {**last, "seq": last["seq"] + 1}  # its line is no record waiting for a sync
+                    last = replace(last, seq=(last.seq or 0) + 1)  # its line is no record waiting for a sync
                     if follow is not None and written:  # the snapshot the merge kept covers this line too
                         follow([line])
-                store.keep(KEPT, {**kept, "pushed": state["pushed"], "last": last, "remote": state["remote"],
-                                  "journaled": True})
+                store.keep(KEPT, doc(replace(now, pushed=state.pushed, last=last, remote=state.remote,
+                                             journaled=True)))
         result.seconds = time.monotonic() - started
         return result
 
 
-def _build(store, repo: Path, state: dict[str, Any], me: str) -> tuple[list[tuple[str, Made]], dict]:
+def _build(store, repo: Path, state: Kept, me: str) -> tuple[list[tuple[str, Made]], dict]:
     """This store's records since its last pushed segment, as commits on its writer's chain (not yet pushed)."""
     store.refresh()
-    pushed = state["pushed"]
-    ends, through = store.ends(), int(store.meta().get("seq") or 0)
-    had = applied_of(state["applied"])
-    lines = local_lines(store.since(pushed["ends"]), IdMap(had))
-    seen = {w: a.n for w, a in had.items()}
-    parent, n, out = pushed["commit"], int(pushed["n"]), []
+    pushed = state.pushed
+    ends, through = store.ends(), store.meta().seq
+    lines = local_lines(store.since(pushed.ends), IdMap(state.applied))
+    seen = {w: a.n for w, a in state.applied.items()}
+    parent, n, out = pushed.commit, pushed.n, []
     for part in split(lines):
         n += 1
         body = text(part)
@@ -166,33 +169,33 @@ def _past_import(store, imported: int) -> None:
     else its first step reads every imported line again only to skip it (a whole history after a first sync).
     Every line written takes a seq, so an unchanged seq says the journals end where the import left them."""
     with store.batch():
-        kept = store.kept(KEPT)
-        if kept and int(store.meta().get("seq") or 0) == imported:
-            store.keep(KEPT, {**kept, "pushed": {**kept["pushed"], "ends": store.ends()}})
+        state = kept(store, KEPT)
+        if state and store.meta().seq == imported:
+            store.keep(KEPT, doc(replace(state, pushed=replace(state.pushed, ends=store.ends()))))
 
 
-def _adopt(repo: Path, state: dict[str, Any], tip: str | None, remote: str) -> int:
+def _adopt(repo: Path, state: Kept, tip: str | None, remote: str) -> tuple[int, Pushed]:
     """Segments of this writer on the remote that the store has not recorded (a sync killed after its push):
-    recorded now, so they are not built again. A ref of this writer that does not descend from what it pushed
-    was rewritten: refused."""
-    pushed = state["pushed"]
-    if tip is None or tip == pushed["commit"]:
-        return 0
-    commits = gitrefs.chain(repo, pushed["commit"], tip)
+    recorded now, so they are not built again (how many, and the `pushed` part that records them). A ref of this
+    writer that does not descend from what it pushed was rewritten: refused."""
+    pushed = state.pushed
+    if tip is None or tip == pushed.commit:
+        return 0, pushed
+    commits = gitrefs.chain(repo, pushed.commit, tip)
     if commits is None:
-        raise SyncRefused(f"this store's own ref {gitrefs.WRITERS}{state['writer']} on {remote} was rewritten by "
-                          f"someone (its tip {tip[:12]} does not descend from {str(pushed['commit'])[:12]}, which this "
+        raise SyncRefused(f"this store's own ref {gitrefs.WRITERS}{state.writer} on {remote} was rewritten by "
+                          f"someone (its tip {tip[:12]} does not descend from {str(pushed.commit)[:12]}, which this "
                           "store pushed; or a copy of this store pushes as the same writer); refusing to sync so "
                           "nothing is lost")
     for commit in commits:
         made, _ = gitrefs.read_commit(repo, commit)
-        state["pushed"] = _pushed(state["pushed"], commit, msgspec.convert(made, Made))
-    return len(commits)
+        pushed = _pushed(pushed, commit, msgspec.convert(made, Made))
+    return len(commits), pushed
 
 
-def _pushed(pushed: dict[str, Any], commit: str, made: Made) -> dict[str, Any]:
-    """The sync document's `pushed` part (a dict, as it is kept) once `made` is on the remote."""
-    return {"n": made.n, "commit": commit, "ends": made.ends, "through": [*pushed.get("through", []), made.through]}
+def _pushed(pushed: Pushed, commit: str, made: Made) -> Pushed:
+    """The sync document's `pushed` part once `made` is on the remote."""
+    return Pushed(n=made.n, commit=commit, ends=made.ends, through=[*pushed.through, made.through])
 
 
 def _push(repo: Path, url: str, commit: str, me: str, remote: str, env: dict[str, str]) -> None:

@@ -97,9 +97,9 @@ class Launcher:
         detached = host.seq.views.detached_runs()
         if detached:
             first = detached[0]
-            host.notify(f"re-attaching run {first['run']} of {first['lever']} (Ray job {first.get('submission_id')})")
-            host.table.select(first["lever"])
-            host.panel.start(host.seq, first["lever"])
+            host.notify(f"re-attaching run {first.run} of {first.lever} (Ray job {first.submission_id})")
+            host.table.select(str(first.lever))
+            host.panel.start(host.seq, str(first.lever))
             host.action_view("run")
 
     def tell(self, lever_id: str, report: Reported | None, error: str | None) -> None:

@@ -150,7 +150,7 @@ def test_a_branch_lever_run_whose_optseq_died_is_re_attached_and_its_next_pass_s
     main, fast = repo.commit("main"), repo.commit("fast")
     kill_in_pass_1(tmp_path, ray_cluster, repo, env, "--run", "fast")
     with Sequencer.open(repo.root / "optseq.toml", tmp_path / "db", mode="write") as seq:
-        assert [d["run"] for d in seq.views.detached_runs()] == [1]
+        assert [d.run for d in seq.views.detached_runs()] == [1]
         assert any("optseq --run fast re-attaches" in line for line in seq.views.todo())
     (tmp_path / "release").touch()
     proc = optseq(ray_cluster, repo, env, "--run", "fast", "--json")

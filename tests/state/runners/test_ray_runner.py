@@ -278,7 +278,7 @@ def test_optseq_killed_mid_run_is_re_attached_by_the_next_optseq_and_decided(tmp
         todo = seq.views.todo()
         assert seq.machine.state("lever") == "running"
     assert record["status"] == "running" and record["passes"] == 2 and "re-attaches" in record["note"]
-    assert [d["run"] for d in detached] == [1] and any("optseq --run lever re-attaches" in t for t in todo)
+    assert [d.run for d in detached] == [1] and any("optseq --run lever re-attaches" in t for t in todo)
     assert str(job(ray_cluster, record["submission_id"]).status).endswith("RUNNING")  # it went on meanwhile
     (tmp_path / "release").touch()
     proc = subprocess.run([*OPTSEQ, "--run", "ready", "--json"], env=env, capture_output=True, text=True,

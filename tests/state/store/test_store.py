@@ -13,6 +13,7 @@ from tinydb import TinyDB
 
 from optseq.state.store.layout import TABLES
 from optseq.state.store.records import RecordNotFound
+from optseq.state.store.rows import Active, Meta
 from optseq.state.store.schema import SCHEMA_VERSION, StoreSchemaError
 from optseq.state.store.store import (
     Store, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly, StoreUnwritable,
@@ -104,8 +105,8 @@ def test_seq_is_strictly_increasing_across_tables_in_call_order(store):
     stored = sorted((r for t in TABLES for r in store.all(t)), key=lambda r: r["seq"])
     assert [r["k"] for r in stored] == [0, 1, 2, 3, 5, 6]  # the replaced fact (k=4) is gone, k=6 is newest
     meta = store.meta()
-    assert meta["schema_version"] == SCHEMA_VERSION == 2 and meta["seq"] == seqs[-1]
-    assert meta["ids"] == {"runs": 1, "events": 1, "decisions": 1, "facts": 1, "criteria": 1}
+    assert meta.schema_version == SCHEMA_VERSION == 2 and meta.seq == seqs[-1]
+    assert meta.ids == {"runs": 1, "events": 1, "decisions": 1, "facts": 1, "criteria": 1}
     for r in stored:
         assert r["at"].endswith("+00:00") and len(r["at"]) == len("2026-01-01T00:00:00+00:00")
 
@@ -336,7 +337,7 @@ def test_a_version_1_store_is_migrated_and_nothing_is_lost(store_dir):
         assert [r["status"] for r in reader.all("runs")] == ["succeeded", "running"]
         assert not (store_dir / "journal").exists()
     with Store.open(store_dir) as s:
-        assert s.meta()["schema_version"] == 2
+        assert s.meta().schema_version == 2
         assert [(r["id"], r["seq"]) for r in s.all("runs")] == [(1, 1), (2, 3)]
         assert s.get("runs", 2)["status"] == "interrupted"  # its process is gone
         assert s.all("decisions")[0]["outcome"] == "adopt" and s.all("levers")[0]["lever"] == "amp"
@@ -359,7 +360,7 @@ def test_since_gives_what_came_after_a_point_in_seq_order(store):
 def test_runs_in_flight_are_tracked_without_reading_the_runs(store):
     run = store.append("runs", {"lever": "amp", "status": "running", "pid": os.getpid()})
     store.update("runs", run["id"], {"pgid": 4242})
-    assert store.active_runs() == [{"run": run["id"], "lever": "amp", "pid": os.getpid(), "pgid": 4242}]
+    assert store.active_runs() == [Active(run=run["id"], lever="amp", pid=os.getpid(), pgid=4242)]
     store.update("runs", run["id"], {"status": "failed"})
     assert store.active_runs() == []
 
@@ -373,17 +374,17 @@ def test_a_cluster_run_of_a_dead_process_is_detached_until_a_process_follows_it_
         assert [(r.id, r.status, r.submission_id) for r in s.recovered] == [(remote["id"], "detached", "optseq-ab-1-1")]
         record = s.get("runs", remote["id"])
         assert record["status"] == "running" and "optseq-ab-1-1" in record["note"]
-        assert [(d["run"], d["submission_id"]) for d in s.detached_runs()] == [(remote["id"], "optseq-ab-1-1")]
+        assert [(d.run, d.submission_id) for d in s.detached_runs()] == [(remote["id"], "optseq-ab-1-1")]
     with Store.open(store_dir) as s:
         assert s.recovered == []  # detached once: a later open neither interrupts nor re-detaches it
         s.update("runs", remote["id"], {"pid": os.getpid()})  # a process re-attached
-        assert s.detached_runs() == [] and s.active_runs()[0]["pid"] == os.getpid()
+        assert s.detached_runs() == [] and s.active_runs()[0].pid == os.getpid()
 
 
 def test_read_mode_creates_nothing(tmp_path):
     missing = tmp_path / "no" / "such"
     with Store.open(missing, mode="read") as s:
-        assert s.readonly and s.holder is None and s.all("levers") == [] and s.meta() == {}
+        assert s.readonly and s.holder is None and s.all("levers") == [] and s.meta() == Meta()
         assert s.all("runs") == [] and s.snapshot() is None
         assert s.run_dir("r1") == missing / "runs" / "r1"
     assert not missing.exists()
@@ -446,7 +447,7 @@ def test_a_corrupt_file_is_refused_and_never_overwritten(store_dir, content):
     assert sorted(p.name for p in store_dir.iterdir()) == ["optseq.json"]  # nothing created beside it
     path.unlink()
     with Store.open(store_dir) as s:
-        assert s.meta()["seq"] == 0
+        assert s.meta().seq == 0
 
 
 def test_an_uncreatable_directory_is_refused(tmp_path):

@@ -65,7 +65,7 @@ def tangled(directory: Path) -> None:
 def test_streamed_records_are_the_records_read_whole_in_every_table(tmp_path):
     tangled(tmp_path / "state")
     with Store.open(tmp_path / "state", mode="read") as s:
-        late = s.meta()["late"]
+        late = s.meta().late or {}
         assert sorted(map(int, late["runs"])) == sorted([2, 5])  # the two changes after a run finished
         assert len(late["facts"]) == 4  # each fact replaced
         for table in HISTORY:
@@ -89,7 +89,7 @@ def test_a_run_is_given_out_once_settled_not_after_the_whole_journal(tmp_path):
                 yield at, line
 
         journal.iter_lines = counted
-        records = settled(journal, end, s.meta()["late"]["runs"])
+        records = settled(journal, end, (s.meta().late or {})["runs"])
         first = next(records)
         assert first["id"] == 1 and first["status"] == "succeeded" and first["n"] == 0
         assert len(read) <= 3 + 512 // 40  # its two lines, and what one small chunk held beyond them
@@ -159,13 +159,13 @@ def test_a_late_line_whose_commit_failed_is_in_no_index(tmp_path):
     directory = tmp_path / "state"
     tangled(directory)
     with Store.open(directory, mode="read") as s:
-        late = s.meta()["late"]
+        late = s.meta().late or {}
     proc = subprocess.run([sys.executable, "-c", FULL_DISK, str(directory), "3"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0 and proc.stdout == "refused\n", proc.stderr
     with Store.open(directory) as s:  # the next writer cuts the line off (keeping a copy); no index names it
         s.append("events", {"type": "stale", "lever": "c", "reason": "after"})
-        assert s.meta()["late"]["runs"] == late["runs"]
+        assert (s.meta().late or {})["runs"] == late["runs"]
         assert list((directory / "journal").glob("runs.jsonl.cut-*"))
         for table in HISTORY:
             assert list(s.stream(table)) == s.all(table), table
@@ -186,7 +186,7 @@ def test_an_open_reads_no_journal_its_stamp_vouches_for(tmp_path, monkeypatch):
     crc = integrity.crc_of
     monkeypatch.setattr(integrity, "crc_of", lambda p, *a, **k: read.append(p) or crc(p, *a, **k))
     with Store.open(tmp_path / "state", mode="read") as s:
-        assert integrity.stamped(path, s.meta()["stamps"]["events"])
+        assert integrity.stamped(path, (s.meta().stamps or {})["events"])
     assert path not in read
 
 
@@ -304,6 +304,6 @@ def test_indexes_an_older_writer_left_behind_are_not_used(built, tmp_path):
     with Sequencer.open(DEFAULT_PLAN, db, mode="write") as seq:
         seq.actions.decide("amp", "defer", "the next writer")
         meta = seq.store.meta()
-        assert "runs" not in meta["heads"] and "runs" not in meta["late"]  # untracked from now on
-        assert meta["indexed"] == meta["ends"]
+        assert "runs" not in meta.heads and "runs" not in (meta.late or {})  # untracked from now on
+        assert meta.indexed == meta.ends
         assert seq.store.recent("decisions") == digest.started(seq.store.all("decisions"))  # the digest, rebuilt

@@ -78,7 +78,7 @@ def check(store: Store, acked: set[str], facts: dict[str, int]) -> None:
     for tag, i in facts.items():
         assert stored_facts[tag] >= i
     seqs = sorted(r["seq"] for t in ("events", "runs", "facts") for r in store.all(t))
-    assert len(seqs) == len(set(seqs)) and seqs[-1] <= store.meta()["seq"]
+    assert len(seqs) == len(set(seqs)) and seqs[-1] <= store.meta().seq
     assert all(r["status"] != "running" for r in runs.values())  # a dead writer's runs are recovered
     for table in HISTORY:  # the late lines' index and the digest stay right through every kill
         assert list(store.stream(table)) == store.all(table), table

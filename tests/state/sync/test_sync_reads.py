@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 
 import pytest
 
@@ -78,3 +79,45 @@ def test_status_right_after_a_large_sync_replays_nothing(team):
     snap, ends = snapshot_and_ends(team, "B")
     assert snap != ends
     assert levers(team, "B") == levers(team, "A") and levers(team, "B")["option_b"] == ("adopted", "adopt")
+
+
+def layout(doc) -> object:
+    """A JSON value's keys, in their order, all the way down (a list's items and an id map's ranges left out)."""
+    if isinstance(doc, dict):
+        return [(k, layout(v) if k not in ("ends", "ids") else list(v)) for k, v in doc.items()]
+    return type(doc).__name__
+
+
+def test_the_sync_document_keeps_its_layout(team):
+    """The hot file's `sync` document, read as a type and written from it, keeps the layout it was always written
+    in, key for key: a sync killed before its push, a first sync that pushed, one that only imported, one after each
+    had the other's."""
+    def stored(store: str) -> dict:
+        return json.loads((team.root / store / "optseq.json").read_text(encoding="utf-8"))["sync"]["1"]
+
+    team.optseq("A", "fact", "eval_dense", "true")
+    killed = team.optseq("A", "sync", code=-signal.SIGKILL, OPTSEQ_TEST_KILL_AT="sync-imported")
+    top = ["writer", "pushed", "applied", "journaled", "remote", "last"]
+    # its segment not pushed yet: no `last` (not a null one), as a sync killed there always left it
+    assert [k for k in stored("A")] == top[:-1], killed.stderr
+    team.optseq("A", "sync")
+    team.optseq("B", "sync")  # B's first: it imports A's segment and has nothing of its own
+    wa, wb = team.writer("A"), team.writer("B")
+    tables = ["runs", "decisions", "criteria", "facts", "events"]
+    pushed = ("pushed", [("n", "int"), ("commit", "str"), ("ends", tables), ("through", "list")])
+    last = ("last", [("at", "str"), ("remote", "str"), ("seq", "int")])
+    assert layout(stored("A")) == [("writer", "str"), pushed, ("applied", []), ("journaled", "bool"),
+                                   ("remote", "str"), last]
+    b = stored("B")
+    assert [k for k, _ in layout(b)] == top and b["pushed"] == {"n": 0, "commit": None, "ends": b["pushed"]["ends"],
+                                                               "through": []}
+    assert dict(layout(b))["applied"] == [(wa, [("n", "int"), ("commit", "str"), ("ids", ["facts"])])]
+    team.optseq("B", "fact", "eval_dense", "false")
+    team.optseq("B", "sync")
+    team.optseq("A", "sync")
+    for store, other in (("A", wb), ("B", wa)):
+        doc = stored(store)
+        assert [k for k, _ in layout(doc)] == top and [k for k, _ in dict(layout(doc))["pushed"]] == [
+            "n", "commit", "ends", "through"], store
+        assert list(doc["applied"]) == [other] and list(doc["applied"][other]) == ["n", "commit", "ids"], store
+        assert list(doc["last"]) == ["at", "remote", "seq"] and doc["journaled"] is True, store
