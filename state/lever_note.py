@@ -2,8 +2,6 @@
 last failure, where its numbers came from, an eroded gain, its branch, staleness, or its warnings."""
 from __future__ import annotations
 
-from typing import Any
-
 from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.view_types import LeverStatus

@@ -2,8 +2,6 @@
 figures from the reference workload at CI size."""
 from __future__ import annotations
 
-from typing import Any
-
 from optseq.state.lifecycle.run_index import KeptRun, RunIndex, workload
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.record_types import Decision

@@ -324,8 +324,9 @@ def _run_brief(run: KeptRun | None) -> RunBrief | None:
     if run is None:
         return None
     stats = run.stored_stats  # handed out whole, every key the run stored but the per-pair lists
-    return RunBrief(id=run.id, status=run.status, verdict=None if run.verdict is UNSET else run.verdict, started=run.started, ended=run.ended,
-                    detail=run.detail, stats={k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None,
+    return RunBrief(id=run.id, status=run.status, verdict=None if run.verdict is UNSET else run.verdict,
+                    started=run.started, ended=run.ended, detail=run.detail,
+                    stats={k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None,
                     noise=run.stats.noise or run.figures.noise)
 
 

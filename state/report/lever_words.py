@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
 
 from optseq.state.kinds import WatchVerdict
 from optseq.state.record_types import Decision
