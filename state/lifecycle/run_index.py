@@ -62,8 +62,12 @@ class KeptRun(Run, frozen=True):
 
 
 def kept_run(stored: dict[str, Any]) -> KeptRun:
-    """A kept copy (a snapshot's) as its type, decoded once: the store checked its fields as it read the run."""
-    return msgspec.structs.replace(msgspec.convert(stored, KeptRun), stored=stored)
+    """A kept copy (a snapshot's) as its type, decoded once as a Run (the store checked its fields as it read the
+    run), with what the index added beside them. Not converted to a KeptRun by msgspec: that would build a second
+    type of every Run field on status' path, for the same decode."""
+    run = msgspec.convert(stored, Run)  # `on` and `left_running` the index wrote: a dict and a count, or none
+    return KeptRun(**msgspec.structs.asdict(run), on=stored.get("on"), left_running=stored.get("left_running"),
+                   stored=stored)
 
 
 class KeptCompare(msgspec.Struct, frozen=True):

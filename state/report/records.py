@@ -49,8 +49,12 @@ class Records(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
 
 
 def decoded(records: Mapping[str, Sequence[object]] | None) -> Records:
-    """The views' records as types, in one msgspec call: the store checked each record's shape as it read it."""
-    return msgspec.convert(records or {}, Records)
+    """The views' records as types, in one msgspec call: the store checked each record's shape as it read it. The
+    runs, typed already, are passed through (a convert would build a type of every run field for nothing)."""
+    records = records or {}
+    found = msgspec.convert({k: v for k, v in records.items() if k != "runs"}, Records)
+    runs = records.get("runs")
+    return msgspec.structs.replace(found, runs=list(runs)) if runs else found
 
 
 __all__ = ["Records", "Hidden", "Conflict", "Side", "decoded"]
