@@ -6,6 +6,7 @@ import datetime as dt
 import math
 
 from optseq.state.lifecycle.run_index import KeptRun
+from optseq.state.record_types import Run
 from optseq.state.runs.measured_on import CI_SIZE, at_ci_size
 from optseq.state.calculus.figures import LeverFigures, Work
 from optseq.state.calculus.words import Said
@@ -246,7 +247,7 @@ def _stats(run: KeptRun | None) -> dict | None:
     return run.stored_stats if run is not None and run.figures.stats is not None else None
 
 
-def _run_hours(run: KeptRun) -> float | None:
+def _run_hours(run: Run) -> float | None:
     elapsed = _number(run.elapsed_s)
     if elapsed is not None and elapsed >= 0:  # the monotonic length: a wall-clock jump during the run is no cost
         return elapsed / 3600
