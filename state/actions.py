@@ -195,7 +195,7 @@ class Actions:
         """What `lever` can be decided to now: the plan's outcomes, or for an experiment whose configs the plan
         leaves to its bench (their names change with the bench's size), the configs its runs measured."""
         if lever.kind == "experiment" and not lever.outcomes[:-1]:
-            return [*measured_configs(list(self.held.machine.runs.recent.get(lever.id, []))), "defer"]
+            return [*measured_configs(self.held.machine.runs.recent.get(lever.id, [])), "defer"]
         return list(lever.outcomes)
 
     def decide_in_batch(self, lever_id: str, outcome: str, *, why: str, auto: bool, rule: str,

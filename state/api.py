@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from optseq.state.lifecycle.screened import summary as screen_summary, summary_lines as screen_summary_lines
     from optseq.state.lifecycle.history_points import measured_at as measured_at, points as history_points
     from optseq.state.lifecycle.history_points import run_stats as run_stats
+    from optseq.state.lifecycle.run_index import KeptCompare as KeptCompare, KeptRun as KeptRun
     from optseq.state.plan import gates as gates, loader as loader
     from optseq.state.plan.fields import did_you_mean as did_you_mean
     from optseq.state.plan.gates import atoms as gate_atoms
@@ -160,6 +161,8 @@ WHERE: dict[str, tuple[str, str | None]] = {
     "CI_SIZE": ("optseq.state.runs.measured_on", "CI_SIZE"),
     "arms_text": ("optseq.state.runs.stats", "arms_text"),
     "run_stats": ("optseq.state.lifecycle.history_points", "run_stats"),
+    "KeptRun": ("optseq.state.lifecycle.run_index", "KeptRun"),
+    "KeptCompare": ("optseq.state.lifecycle.run_index", "KeptCompare"),
     "Run": ("optseq.state.record_types", "Run"),
     "Stats": ("optseq.state.record_types", "Stats"),
     "Summary": ("optseq.state.record_types", "Summary"),

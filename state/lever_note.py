@@ -2,8 +2,7 @@
 last failure, where its numbers came from, an eroded gain, its branch, staleness, or its warnings."""
 from __future__ import annotations
 
-from typing import Any
-
+from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.view_types import LeverStatus
 
@@ -50,13 +49,13 @@ REASON_CHARS = 160
 """A failure's reason in the note is cut here: the run's record (`optseq runs`) has all of it."""
 
 
-def last_failure(model: LeverModel, record: dict[str, Any] | None, running: bool) -> str | None:
+def last_failure(model: LeverModel, record: KeptRun | None, running: bool) -> str | None:
     """`last run 7 failed: exited 1 ...` while the lever's latest finished run ended badly and neither a run
     since (one in flight included) nor a decision made after it has superseded it."""
     run = model.last_run
     if running or run is None or run.status not in ENDED_BADLY:
         return None
-    ended = (record or {}).get("ended") if (record or {}).get("id") == run.id else None
+    ended = record.ended if record is not None and record.id == run.id else None
     decided = model.decision.at if model.decision else None
     if ended and decided and str(decided) >= str(ended):  # the store's times are to the second: a tie is later
         return None

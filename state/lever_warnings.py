@@ -2,9 +2,7 @@
 figures from the reference workload at CI size."""
 from __future__ import annotations
 
-from typing import Any
-
-from optseq.state.lifecycle.run_index import RunIndex, workload
+from optseq.state.lifecycle.run_index import KeptRun, RunIndex, workload
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.record_types import Decision
 from optseq.state.runs.measured_on import at_ci_size
@@ -39,10 +37,10 @@ def size_warnings(model: LeverModel) -> list[str]:
     return []
 
 
-def left_running(run: dict[str, Any] | None) -> list[str]:
+def left_running(run: KeptRun | None) -> list[str]:
     """The latest run's launches left processes running, which optseq stopped: the lever's bench leaks them."""
-    count = run.get("left_running") if run is not None else None
-    if run is None or not isinstance(count, int) or isinstance(count, bool) or count <= 0:
+    count = run.left_running if run is not None else None
+    if run is None or count is None or count <= 0:
         return []
-    return [f"run {run.get('id')} stopped {count} process{'es' * (count != 1)} its launches left running "
+    return [f"run {run.id} stopped {count} process{'es' * (count != 1)} its launches left running "
             f"(optseq runs names them)"]

@@ -19,10 +19,11 @@ def testbed_view(plan: Plan, machine: PlanMachine, model: LeverModel) -> dict[st
     store holds more than one testbed's runs; `testbed_note`: what status' note says of it."""
     runs = machine.runs
     evidence = (model.decision.runs if model.decision else None) or []
-    latest = runs.last.get(model.lever.id) or {}
+    kept = runs.last.get(model.lever.id)
+    latest = {"testbed": kept.testbed} if kept is not None else {}  # what plan/testbed.py reads of a record
     found = next((t for t in (runs.testbed(r) for r in evidence) if t), None) or of(latest)
-    elsewhere = None if decides(latest, plan.testbed) else f"run {latest.get('id')} " + foreign_note(latest,
-                                                                                                     plan.testbed)
+    elsewhere = None if decides(latest, plan.testbed) else f"run {kept.id if kept else None} " + foreign_note(
+        latest, plan.testbed)
     shown = len(runs.testbeds) > 1
     # status' note: another testbed's run, which decided nothing; else, in a store of several, where they came from
     note = elsewhere or (f"measured on {found['name']}" if shown and found else None)

@@ -17,15 +17,16 @@ from optseq.state.lever_note import last_failure, last_verdict, note, remeasured
 from optseq.state.lever_warnings import code_warnings, left_running, outside_stack, size_warnings
 from optseq.state.code import repo
 from optseq.state.lifecycle import lever_records, screened
+from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.lifecycle.states import LeverModel
 from optseq.state.lifecycle.words import say, text
 from optseq.state.plan import gates
 from optseq.state.plan.model import Lever
 from optseq.state.store.rows import Active
 from optseq.state.supersession import Marks
-from optseq.state.view_types import UNSET, BranchStatus, CandidateStatus, Claim, DecisionPoint, Interaction
-from optseq.state.view_types import LeverStatus, MarkedDecision, RunBrief, ScreenFact, Status, Unavailable
-from optseq.state.view_types import WatchStatus
+from optseq.state.view_types import (UNSET, BranchStatus, CandidateStatus, Claim, DecisionPoint, Interaction,
+                                     LeverStatus, MarkedDecision, RunBrief, ScreenFact, Status, Unavailable,
+                                     WatchStatus)
 
 
 class ReadViews:
@@ -37,7 +38,7 @@ class ReadViews:
     def lever_views(self) -> list[LeverStatus]:
         """Every lever as status, the console and the snapshot show it; from the machine alone, never the history."""
         views = []
-        measured = screened.lever_facts(self.held.machine.runs.screens)  # interactions are derived, never stored
+        measured = screened.lever_facts(self.held.machine.runs.screen_runs())  # interactions are derived, never stored
         machine = self.held.machine
         for lever in self.held.plan.levers:
             model = machine.models[lever.id]
@@ -150,8 +151,8 @@ class ReadViews:
     def screen_status(self) -> tuple[dict[str, Any] | None, list[Claim]]:
         """The newest screen (in flight or ended) as status says it; and where the screens' data contradicts the
         plan's `requires` / `remeasure_when` between two screened levers, one sentence each."""
-        screens = self.held.machine.runs.screens
-        newest = max(screens, key=lambda r: r.get("id") or 0, default=None)
+        screens = self.held.machine.runs.screen_runs()
+        newest = max(screens, key=lambda r: r.id or 0, default=None)
         return (screened.summary(newest) if newest else None,
                 [Claim(levers=c["levers"], run=c["run"], said=c["said"], text=screened.text(c["said"]))
                  for c in screened.claims_beside_data(self.held.plan, screens)])
@@ -175,12 +176,8 @@ class ReadViews:
             return [r for r in records if lever_id is None or r.get("lever") == lever_id]
 
         decisions = self._marked(self.held.store.all("decisions"), self.held.store.all("events"))
-        return {
-            "runs": mine(self.held.store.all("runs")),
-            "decisions": mine(decisions),
-            "criteria": mine(self.held.store.all("criteria")),
-            "events": mine(self.held.store.all("events")),
-        }
+        return {"runs": mine(self.held.store.all("runs")), "decisions": mine(decisions),
+                "criteria": mine(self.held.store.all("criteria")), "events": mine(self.held.store.all("events"))}
 
     def history_stream(self, lever_id: str | None = None) -> list[tuple[str, Iterator[dict[str, Any]]]]:
         """`history` as it is read: its keys in order, each with its records as the store gives them out
@@ -266,7 +263,7 @@ class ReadViews:
             self.held.lever(lever_id)
             every = self.held.store.all("decisions")
             marks = Marks(every, self.held.store.all("events"))
-            return {"runs": [dict(r) for r in self.held.machine.runs.recent.get(lever_id, [])],
+            return {"runs": list(self.held.machine.runs.recent.get(lever_id, [])),
                     "decisions": [msgspec.convert(marks.mark(d), MarkedDecision) for d in every
                                   if d["lever"] == lever_id]}  # a whole decision always names its lever
 
@@ -276,12 +273,12 @@ class ReadViews:
         with self.held.lock:
             return export.render(self.held.plan, self.held.machine, self.export_records(), lang=lang, today=today)
 
-    def export_records(self) -> dict[str, list[dict[str, Any]]]:
+    def export_records(self) -> dict[str, list[KeptRun] | list[dict[str, Any]]]:
         """What the export reads: each lever's latest runs from the machine, and of the other tables the newest
         records of each lever, type and name that the store keeps in its hot file (state/store/digest.py), with
         each lever's standing decision and how many older decisions are left out (`decisions_hidden`): no
         journal is read, however long the history. A table the store keeps no digest of is read whole."""
-        out: dict[str, list[dict[str, Any]]] = {"runs": self.latest_runs()}
+        out: dict[str, list[KeptRun] | list[dict[str, Any]]] = {"runs": self.latest_runs()}
         for table in ("decisions", "events", "criteria", "facts"):
             groups = self.held.store.recent(table)
             if groups is None:
@@ -303,13 +300,13 @@ class ReadViews:
         from optseq.state.sync.conflicts import conflicts  # decisions two writers made concurrently (optseq sync)
         return {**out, "conflicts": conflicts(self.held.store)}
 
-    def latest_runs(self) -> list[dict[str, Any]]:
+    def latest_runs(self) -> list[KeptRun]:
         """Each lever's run in flight or latest run, and its latest run with statistics, in id order."""
         runs = {}
         for lever in self.held.plan.levers:
             for record in (self.held.machine.runs.last_stats.get(lever.id), self.held.machine.runs.latest(lever.id)):
-                if record and record.get("id") is not None:
-                    runs[record["id"]] = record
+                if record is not None and record.id is not None:
+                    runs[record.id] = record
         return [runs[k] for k in sorted(runs)]
 
 
@@ -323,16 +320,15 @@ LONG_STATS = ("ratios", "units", "looks")
 """Per-pair and per-look lists, left out of a view: the run's record has them."""
 
 
-def _run_brief(record: dict[str, Any] | None) -> RunBrief | None:
+def _run_brief(run: KeptRun | None) -> RunBrief | None:
     """The lever's latest run as status shows it: how it ended, its figures (per-arm ones included), its noise."""
-    if not record:
+    if run is None:
         return None
-    summary = found if isinstance(found := record.get("summary"), dict) else {}
-    stats = figures if isinstance(figures := summary.get("stats"), dict) else None
-    return RunBrief(id=record.get("id"), status=record.get("status"), verdict=record.get("verdict"),
-                    started=record.get("started"), ended=record.get("ended"), detail=record.get("detail"),
+    stats = run.stored_stats  # handed out whole, every key the run stored but the per-pair lists
+    return RunBrief(id=run.id, status=run.status, verdict=None if run.verdict is UNSET else run.verdict,
+                    started=run.started, ended=run.ended, detail=run.detail,
                     stats={k: v for k, v in stats.items() if k not in LONG_STATS} if stats else None,
-                    noise=(stats or {}).get("noise") or summary.get("noise"))
+                    noise=run.stats.noise or run.figures.noise)
 
 
 def _screen_fact(fact: dict[str, Any] | None) -> ScreenFact | None:

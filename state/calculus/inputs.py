@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 
-from optseq.state.runs.measured_on import at_ci_size
+from optseq.state.lifecycle.run_index import KeptRun
+from optseq.state.record_types import Run
+from optseq.state.runs.measured_on import CI_SIZE, at_ci_size
 from optseq.state.calculus.figures import LeverFigures, Work
 from optseq.state.calculus.words import Said
 from optseq.state.plan.model import KINDS, Plan
@@ -168,22 +170,22 @@ class Inputs:
         """The chosen config's median `metric` in the experiment's latest run that has it (the mean over configs
         while none is chosen), in seconds."""
         for run in reversed(self.m.runs.recent.get(lever_id, [])):
-            summary = found if isinstance(found := run.get("summary"), dict) else {}
-            arms = found if isinstance(found := summary.get("arms"), dict) else {}
+            figures = run.figures
+            arms = figures.arms or {}
             cells = {name: row[metric] for name, row in arms.items() if isinstance(row, dict)
                      and isinstance(row.get(metric), dict) and _number(row[metric].get("median")) is not None}
             if not cells:
                 continue
-            chosen = summary.get("chosen")
+            chosen = figures.chosen if isinstance(figures.chosen, str) else None
             picked = [cells[chosen]] if chosen in cells else list(cells.values())
             # measured with levers adopted since the plan: back to the plan's stack, which the volume is counted on
             stack = 1.0
-            for other in (run.get("infra") or {}).get("adopted") or ():
+            for other in (run.infra or {}).get("adopted") or ():
                 f = self.levers[other].f if other in self.fixed else None
                 if f is not None:
                     stack *= 1 - f
             scale = {"s": 1.0, "": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}.get(str(picked[0].get("unit") or ""))
-            if at_ci_size(summary):
+            if figures.bench_size == CI_SIZE:
                 self.assumptions.append(Said("s_per_iter_ci_size", lever=lever_id, metric=metric))
             if scale is None:
                 self.missing.append(Said("s_per_iter_unit", lever=lever_id, metric=metric,
@@ -241,19 +243,18 @@ def p_median_at_least(ratios, threshold: float) -> float:
     return sum(pmf(k) for k in range(n // 2 + 1, n + 1)) + 0.5 * pmf(n // 2)
 
 
-def _stats(run: dict | None) -> dict | None:
-    summary = (run or {}).get("summary")
-    stats = summary.get("stats") if isinstance(summary, dict) else None
-    return stats if isinstance(stats, dict) else None
+def _stats(run: KeptRun | None) -> dict | None:
+    """A run's statistics as stored, every key (the per-pair units and ratios among them), None where it has none."""
+    return run.stored_stats if run is not None and run.figures.stats is not None else None
 
 
-def _run_hours(run: dict) -> float | None:
-    elapsed = _number(run.get("elapsed_s"))
+def _run_hours(run: Run) -> float | None:
+    elapsed = _number(run.elapsed_s)
     if elapsed is not None and elapsed >= 0:  # the monotonic length: a wall-clock jump during the run is no cost
         return elapsed / 3600
     try:
-        start = dt.datetime.fromisoformat(str(run["started"]))
-        end = dt.datetime.fromisoformat(str(run["ended"]))
+        start = dt.datetime.fromisoformat(str(run.started))
+        end = dt.datetime.fromisoformat(str(run.ended))
         seconds = (end - start).total_seconds()
     except (KeyError, TypeError, ValueError):
         return None

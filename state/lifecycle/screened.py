@@ -71,14 +71,9 @@ def pair_name(effect: Effect) -> str:
     return " × ".join(effect.pair)
 
 
-def decoded(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> list[ScreenRun]:
-    """The run index's kept screens as their type, each decoded once here (the readers below take either)."""
-    return [screen_run(record) for record in screens]
-
-
-def finished(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> list[ScreenRun]:
+def finished(screens: Iterable[ScreenRun]) -> list[ScreenRun]:
     """The screens that ended with a fit (cancelled ones included: what they measured stands), newest first."""
-    done = [r for r in decoded(screens) if r.status not in IN_FLIGHT and r.screen.fit.mains]
+    done = [r for r in screens if r.status not in IN_FLIGHT and r.screen.fit.mains]
     return sorted(done, key=lambda r: r.id or 0, reverse=True)
 
 
@@ -88,7 +83,7 @@ def significant(record: ScreenRun) -> set[str]:
     return {e.name for e in step.interactions} if step is not None else set()
 
 
-def interactions(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> dict[frozenset[str], tuple[Effect, ScreenRun]]:
+def interactions(screens: Iterable[ScreenRun]) -> dict[frozenset[str], tuple[Effect, ScreenRun]]:
     """{a, b} -> (the interaction, the screen's record), from the latest finished screen whose fit estimates it."""
     found: dict[frozenset[str], tuple[Effect, ScreenRun]] = {}
     for record in finished(screens):
@@ -98,12 +93,11 @@ def interactions(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> dict[froze
     return found
 
 
-def lever_facts(screens: Iterable[Mapping[str, Any] | ScreenRun]) -> dict[str, dict[str, Any]]:
+def lever_facts(screens: list[ScreenRun]) -> dict[str, dict[str, Any]]:
     """lever -> {"run", "main" (its main effect), "call" (its LeverCall), "main_said", "interactions": [{"with",
     "effect", "run", "significant", "off", "on", "said"}]}: its main effect and call from the latest finished screen
     that holds it, each significant interaction from the latest that estimates it. The effects and calls are
-    handed out as stored (status --json)."""
-    screens = decoded(screens)
+    handed out as stored (status --json). `screens`: the run index's, each decoded once as it was kept."""
     facts: dict[str, dict[str, Any]] = {}
     mains: dict[str, Effect] = {}
     for record in finished(screens):
@@ -158,7 +152,7 @@ def claimed(plan) -> dict[tuple[str, str], dict]:
     return found
 
 
-def claims_beside_data(plan, screens: Iterable[Mapping[str, Any] | ScreenRun]) -> list[dict]:
+def claims_beside_data(plan, screens: Iterable[ScreenRun]) -> list[dict]:
     """One said per pair of screened levers where the data contradicts the plan: the plan says one's gain depends
     on the other and the screen bounded any interaction below the gain their rules ask for, or the screen found one
     the plan does not mention. The plan
@@ -209,7 +203,8 @@ ROMAN = {3: "III", 4: "IV", 5: "V", 6: "VI", 7: "VII", 8: "VIII"}
 
 def summary(record: Mapping[str, Any] | ScreenRun) -> dict[str, Any]:
     """A screen run as status, runs and the console say it: its levers, design, blocks, launches, each lever's
-    call, the significant interactions' sentences and the confirmation."""
+    call, the significant interactions' sentences and the confirmation. `record`: a kept screen (its type), or a
+    stored record (`optseq runs`, which reads the store), decoded here."""
     run = screen_run(record)
     screen = run.screen
     step = screen.step
@@ -291,6 +286,6 @@ def corners(design: Design, found: Iterable[Sample], a: str, b: str) -> dict[tup
     return {corner: sum(values) / len(values) for corner, values in sums.items()}
 
 
-__all__ = ["WORDS", "text", "figure", "pair_name", "decoded", "finished", "significant", "interactions",
+__all__ = ["WORDS", "text", "figure", "pair_name", "finished", "significant", "interactions",
            "lever_facts", "claimed", "claims_beside_data", "design_text", "summary", "launches_text",
            "summary_lines", "corners", "screen_run", "samples", "ScreenRun", "Sample", "Design"]

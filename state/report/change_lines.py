@@ -20,7 +20,8 @@ class ChangeLines:
 
         bullets = []
         for lever in self.ctx.plan.levers:
-            runs = self.ctx.machine.runs.recent.get(lever.id, [])
+            # as stored: lever_changes reads runs as `optseq runs` hands them over, from the journal
+            runs = [r.stored for r in self.ctx.machine.runs.recent.get(lever.id, [])]
             found = changes(runs) if len(series(runs)) >= MIN_RUNS else []
             if found:
                 bullets.append(bullet(f"{lever.title}: " + "; ".join(self.change_text(c) for c in found)))

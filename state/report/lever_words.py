@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
 
 from optseq.state.kinds import WatchVerdict
 from optseq.state.record_types import Decision
@@ -12,6 +11,7 @@ from optseq.state.plan import gates
 from optseq.state.plan.gates import Atom
 from optseq.state.report.labels import MARKS, RUNS, STORED
 from optseq.state.report.context import DocContext
+from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.lifecycle.states import DECIDED, MARK, LeverModel
 from optseq.state.lifecycle.words import said_in
 from optseq.state.plan.model import Lever
@@ -93,10 +93,10 @@ class LeverWords:
             text = w["unplanned"]
         elif state == "running":
             run = self.latest_run(lever_id)
-            text = w["running"] + (f" ({run['id']})" if run and run.get("id") is not None else "")
+            text = w["running"] + (f" ({run.id})" if run and run.id is not None else "")
         elif state == "measured":
             run = self.latest_run(lever_id)
-            summary = run.get("summary") if run else None
+            summary = run.summary if run else None  # an old release's string summary is said
             text = w["measured"] + (f" ({summary})" if isinstance(summary, str) and summary else "")
             why = self.inconclusive_text(model)
             text += f" — {why}" if why else ""
@@ -180,10 +180,10 @@ class LeverWords:
             return [reason for item in expr.items for reason in self.unmet(item)]
         return [w["or"].join(w["and"].join(self.unmet(item)) for item in expr.items)]
 
-    def latest_run(self, lever_id: str) -> dict[str, Any] | None:
+    def latest_run(self, lever_id: str) -> KeptRun | None:
         """The lever's latest run the export was given (the run index's kept copy)."""
-        mine = [r for r in self.ctx.records.runs if r.get("lever") == lever_id]
-        return max(mine, key=lambda r: r.get("seq", 0)) if mine else None
+        mine = [r for r in self.ctx.records.runs if r.lever == lever_id]
+        return max(mine, key=lambda r: r.seq or 0) if mine else None
 
     def plan_words(self, lever_id: str, plan_text: str) -> str:
         """The plan's own words while nothing has happened to the lever since (marked if it is next all the same);

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 
 from optseq.state.lifecycle.machine import PlanMachine
 from optseq.state.lifecycle.states import DECIDED
@@ -20,7 +21,7 @@ from optseq.state.report.marker import marker
 from optseq.state.report.tables import Tables
 
 
-def render(plan: Plan, machine: PlanMachine, records: dict[str, list[dict]] | None, *,
+def render(plan: Plan, machine: PlanMachine, records: Mapping[str, Sequence[object]] | None, *,
            lang: str | None = None, today: dt.date | str | None = None,
            charts: dict[str, str] | None = None) -> str:
     """The whole doc; `records` are the stored records already replayed onto `machine`.
@@ -77,7 +78,7 @@ class _Doc:
     def status(self) -> str:
         plan, records, w, levers, changed = self.ctx.plan, self.ctx.records, self.ctx.labels, self.levers, self.ctx.changed
         latest = max([((r.seq or 0), str(r.at)) for r in records.dated()]
-                      + [(r.get("seq") or 0, str(r["at"])) for r in records.runs if r.get("at")], default=None)
+                      + [(r.seq or 0, str(r.at)) for r in records.runs if r.at], default=None)
         day = utc_day(latest[1]) if latest else plan.as_of.isoformat()
         lines = [heading(2, w['status'].format(date=day)), ""]
         listed = set()

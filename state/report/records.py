@@ -1,13 +1,14 @@
 """The records the export reads (the views' `export_records`), decoded once as the doc starts: decisions, events,
 criteria and facts as their record types, the sync's conflicts and the digest's counts as small Structs. The runs
-stay the run index's kept copies (lifecycle/run_index.py KEPT), the dicts the machine keeps and the views pass on.
+are the run index's kept copies (lifecycle/run_index.py KeptRun), typed as it kept them and passed through.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
+from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.record_types import Criterion, Decision, Event, Fact
 
 
@@ -34,7 +35,7 @@ class Conflict(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
 
 class Records(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
     """What the export reads of the store, each table's records oldest first."""
-    runs: list[dict[str, Any]] = []
+    runs: list[KeptRun] = []
     decisions: list[Decision] = []
     events: list[Event] = []
     criteria: list[Criterion] = []
@@ -47,9 +48,13 @@ class Records(msgspec.Struct, frozen=True, forbid_unknown_fields=False):
         return [r for recs in (self.decisions, self.events, self.criteria, self.facts) for r in recs if r.at]
 
 
-def decoded(records: dict[str, Any] | None) -> Records:
-    """The views' records as types, in one msgspec call: the store checked each record's shape as it read it."""
-    return msgspec.convert(records or {}, Records)
+def decoded(records: Mapping[str, Sequence[object]] | None) -> Records:
+    """The views' records as types, in one msgspec call: the store checked each record's shape as it read it. The
+    runs, typed already, are passed through (a convert would build a type of every run field for nothing)."""
+    records = records or {}
+    found = msgspec.convert({k: v for k, v in records.items() if k != "runs"}, Records)
+    runs = records.get("runs")
+    return msgspec.structs.replace(found, runs=list(runs)) if runs else found
 
 
 __all__ = ["Records", "Hidden", "Conflict", "Side", "decoded"]

@@ -16,7 +16,7 @@ class ScreenLines:
         self.ctx = ctx
 
     def lines(self) -> list[str]:
-        plan, lang, screens = self.ctx.plan, self.ctx.lang, self.ctx.machine.runs.screens
+        plan, lang, screens = self.ctx.plan, self.ctx.lang, self.ctx.machine.runs.screen_runs()
         facts = screened.lever_facts(screens)
         bullets = []
         for lever in plan.levers:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from optseq.state.runs.measured_on import at_ci_size
+from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.lifecycle.states import DECIDED
 from optseq.state.lifecycle.words import said_in
 from optseq.state.plan.model import Lever
@@ -24,6 +25,8 @@ Past = tuple[int, Lever, "str | None", "Decision | int"]
 earlier decisions are left out."""
 _PRIOR = Decision(source="plan")
 """The plan's prior, as the history lists it."""
+_NO_RUN = KeptRun()
+"""What a lever the export was given no run of is said with: no figures, no time."""
 
 
 class Tables:
@@ -86,10 +89,10 @@ class Tables:
                              _joined(note, figures_note(record.stats, lang))])
             elif record is None and self.levers.inconclusive_text(model):
                 # the latest evidence rules: an inconclusive run's figures, with why and what it replaced
-                run = self.levers.latest_run(lever.id) or {}
-                stats = (run.get("summary") or {}).get("stats") if isinstance(run.get("summary"), dict) else None
+                run = self.levers.latest_run(lever.id) or _NO_RUN
+                stats = run.stored_stats if run.figures.stats is not None else None  # its every figure, as stored
                 cells = self.stats_cells(stats) if stats else ["—"] * 5
-                rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.get("ended") or run.get("at")),
+                rows.append([lever.title, w["inconclusive"], *cells, utc_day(run.ended or run.at),
                              w["auto"], _joined(self.levers.inconclusive_text(model), figures_note(stats, lang))])
             past: list[Past] = [(0, lever, lever.prior.outcome, _PRIOR)] \
                 if lever.prior and model.decision_seq != 0 else []

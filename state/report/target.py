@@ -89,7 +89,8 @@ def _export_doc(seq, raw: str, lang: str | None, force: bool) -> tuple[Path, str
     folder = export_charts.folder_name(target.name)
     with seq.held.lock:
         # what the console's history plot draws of each lever: the machine's recent runs, never the runs journal
-        runs = {lever.id: [dict(r) for r in seq.machine.runs.recent.get(lever.id, [])] for lever in seq.plan.levers}
+        # as stored: the charts read them as `optseq runs` hands them over (history_points)
+        runs = {lever.id: [r.stored for r in seq.machine.runs.recent.get(lever.id, [])] for lever in seq.plan.levers}
         names = export_charts.chart_names(seq.plan, runs)
         text = export.render(seq.plan, seq.machine, seq.views.export_records(), lang=lang,
                              charts=export_charts.paths(folder, names))

@@ -17,7 +17,7 @@ from optseq.state.code import branch
 from optseq.state.errors import InputError
 from optseq.state.plan.arms import guard_rules
 from optseq.state.plan.model import Lever, Rule
-from optseq.state.record_types import Run, Summary, as_, figures_of
+from optseq.state.record_types import Summary, figures_of
 from optseq.state.plan.testbed import of as testbed_of
 from optseq.state.plan.workload import ARMS_RUN, Arms, apply_args
 from optseq.state.runners import leftovers
@@ -264,7 +264,7 @@ def length_line(host: RunHost, found: Gate) -> str:
     from optseq.state.runs.run_pass import _length
 
     budget = found.rule.max_repeats
-    compares = (as_(Run, c) for c in reversed(host.machine.runs.compares))  # the run index's kept copies
+    compares = (c.run for c in reversed(host.machine.runs.compares))  # the run index's kept copies, typed
     last = next((c for c in compares if c.status == "succeeded" and c.elapsed_s is not None
                  and (c.compare or {}).get("target") == found.target), None)
     pairs = last.stats.n if last is not None else None

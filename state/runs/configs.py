@@ -2,14 +2,18 @@
 plan lists none unless it fixes them), and what a hand-typed outcome means whatever its case."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 
-def measured_configs(runs: list[dict]) -> list[str]:
-    """The configs an experiment's runs compared, in the order they first appeared: what it can be decided to."""
+from optseq.state.lifecycle.run_index import KeptRun
+
+
+def measured_configs(runs: Iterable[KeptRun]) -> list[str]:
+    """The configs an experiment's runs compared, in the order they first appeared: what it can be decided to.
+    `runs`: the run index's kept copies."""
     seen: dict[str, None] = {}
     for run in runs:
-        summary = found if isinstance(found := run.get("summary"), dict) else {}
-        best_of = found if isinstance(found := summary.get("best_of"), dict) else {}
-        for name in (best_of.get("configs") or summary.get("arms") or {}):
+        figures = run.figures
+        for name in ((figures.best_of or {}).get("configs") or figures.arms or {}):
             seen.setdefault(str(name), None)
     return list(seen)
 

@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from optseq.state.lifecycle.run_index import KeptCompare, KeptRun
 from optseq.state.plan.model import Lever, Plan
 from optseq.state.record_types import Run
 from optseq.state.store.rows import Active
@@ -24,11 +25,11 @@ class RunReads(Protocol):
     """What a run reads of the run index (lifecycle/run_index.py)."""
 
     @property
-    def recent(self) -> Mapping[str, Sequence[Record]]:
+    def recent(self) -> Mapping[str, Sequence[KeptRun]]:
         """lever -> its newest finished runs, oldest first."""
 
     @property
-    def compares(self) -> Sequence[Record]:
+    def compares(self) -> Sequence[KeptCompare]:
         """The newest compares, oldest first."""
 
 

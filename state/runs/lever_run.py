@@ -254,7 +254,7 @@ def measure(host: RunHost, lever: Lever, run_id: int, run_dir: Path, infra: dict
     started = time.monotonic() - (go.resume.elapsed_s if go.resume else 0.0)
     if go.resume:
         tally.samples_file.unlink(missing_ok=True)  # rebuilt from the passes' logs as they are read back
-    if not go.resume and (length := experiment_length(lever, list(host.machine.runs.recent.get(lever.id, [])))):
+    if not go.resume and (length := experiment_length(lever, host.machine.runs.recent.get(lever.id, []))):
         note(length)
     pass_no, step = 0, None
     while True:

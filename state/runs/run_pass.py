@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from collections.abc import Sequence
 
+from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.plan.model import Lever
-from optseq.state.record_types import Run, as_
 from optseq.state.runners.interface import RunOutcome, RunSpec
 from optseq.state.runs.host import RunHost, Runner
 
@@ -198,7 +199,7 @@ class Pass:
         return outcome
 
 
-def experiment_length(lever, recent: list[dict[str, Any]]) -> str | None:
+def experiment_length(lever, recent: Sequence[KeptRun]) -> str | None:
     """What an experiment is about to cost, said before its first block: the blocks its rule asks for and, where
     an earlier run of it here finished blocks at this bench size, the pace that run had (the first block of this
     one says it again from its own pace)."""
@@ -206,8 +207,7 @@ def experiment_length(lever, recent: list[dict[str, Any]]) -> str | None:
     if lever.kind != "experiment" or rule is None:
         return None
     head = f"[optseq] {rule.repeats} blocks before it can decide, up to {rule.max_repeats}"
-    for record in reversed(recent):
-        run = as_(Run, record)  # the run index's kept copy, decoded here
+    for run in reversed(recent):  # the run index's kept copies, typed as it kept them
         blocks, elapsed = (run.figures.best_of or {}).get("blocks"), run.elapsed_s
         if isinstance(blocks, int) and blocks > 0 and elapsed is not None:
             block = elapsed / blocks

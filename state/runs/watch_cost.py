@@ -3,6 +3,7 @@ here took, and how long it may take at that pace if every lever needs its whole 
 together (a nightly job has a slot to fit in)."""
 from __future__ import annotations
 
+from optseq.state.lifecycle.run_index import KeptRun
 from optseq.state.runs.host import RunHost
 from optseq.state.runs.run_pass import _length
 
@@ -16,12 +17,12 @@ def preamble(host: RunHost) -> list[str]:
         lever = host.plan.lever(lever_id)
         timeouts += lever.timeout_s
         last = next((r for r in reversed(host.machine.runs.recent.get(lever_id) or ())
-                     if r.get("status") == "succeeded" and isinstance(r.get("elapsed_s"), (int, float))), None)
-        if last is None:
+                     if r.status == "succeeded" and r.elapsed_s is not None), None)
+        if last is None or last.elapsed_s is None:
             unknown.append(lever_id)
             continue
-        took += last["elapsed_s"]
-        most += last["elapsed_s"] * _budget_share(lever, last)
+        took += last.elapsed_s
+        most += last.elapsed_s * _budget_share(lever, last)
     head = f"watch: {len(levers)} adopted lever{'s' * (len(levers) != 1)} in dependency order ({', '.join(levers)})"
     if len(unknown) < len(levers):
         head += f"; their last runs here took {_length(took)} in all, up to {_length(most)} if each needs its budget"
@@ -35,19 +36,15 @@ def preamble(host: RunHost) -> list[str]:
     return lines
 
 
-def _budget_share(lever, run: dict) -> float:
+def _budget_share(lever, run: KeptRun) -> float:
     """How many times the last run's units its rule's whole budget is (1 where it cannot be told)."""
     from optseq.state.runs.passes import ABPasses, replicate_of
 
-    summary = run.get("summary")
-    summary = summary if isinstance(summary, dict) else {}
-    stats = summary.get("stats")
-    stats = stats if isinstance(stats, dict) else {}
     rule = lever.rule
     if rule is None or rule.choose or lever.kind == "experiment":
         return 1.0
     replicate = replicate_of(lever)
-    units = stats.get("launches") if replicate == "launch" else stats.get("n")
-    if not isinstance(units, int) or units <= 0:
+    units = run.stats.launches if replicate == "launch" else run.stats.n
+    if units is None or units <= 0:
         return 1.0
     return max(1.0, ABPasses(rule, replicate).budget / units)

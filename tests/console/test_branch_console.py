@@ -192,7 +192,7 @@ def test_a_compare_from_another_shell_shows_in_the_run_tab(tmp_path):
                 cwd=repo.root, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             out, err = await proc.communicate()
             assert proc.returncode == 0, out.decode()[-2000:] + err.decode()[-2000:]
-            await until(pilot, lambda: compares.compares and compares.compares[0].get("status") == "succeeded",
+            await until(pilot, lambda: compares.compares and compares.compares[0].run.status == "succeeded",
                         "the compare, ended")
             assert compares.display
             line = compares.lines()[0]

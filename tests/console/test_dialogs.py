@@ -223,8 +223,10 @@ def test_a_refused_decision_keeps_the_dialog_and_its_rationale(db):
 
 
 def test_an_experiment_is_decided_from_the_configs_its_runs_measured(db):
-    runs = [{"summary": {"best_of": {"configs": {"h256x2": {}, "h1024x6": {}}}}},
-            {"summary": {"arms": {"h1024x6": {}, "h512x4": {}}}}]
+    from optseq.state.lifecycle.run_index import kept_run
+
+    runs = [kept_run({"id": 1, "summary": {"best_of": {"configs": {"h256x2": {}, "h1024x6": {}}}}}),
+            kept_run({"id": 2, "summary": {"arms": {"h1024x6": {}, "h512x4": {}}}})]  # as the run index keeps them
 
     async def go():
         app = make_app(DEFAULT_PLAN, db)

@@ -187,9 +187,9 @@ def test_a_runs_length_is_kept_on_the_monotonic_clock_and_its_cost_is_that(tmp_p
     assert run["ended"] >= run["started"]
     # a clock set two days forward during a 10 s run: the stamps say 48 h, the run cost 10 s
     jumped = {**run, "started": "2026-12-01T10:00:00+00:00", "ended": "2026-12-03T10:00:10+00:00", "elapsed_s": 10.0}
-    assert _run_hours(jumped) == 10.0 / 3600 and duration_text(as_(Run, jumped)) == "10 s"
+    assert _run_hours(as_(Run, jumped)) == 10.0 / 3600 and duration_text(as_(Run, jumped)) == "10 s"
     # a run from before elapsed_s was kept: its stamps are all there is
-    assert _run_hours({k: v for k, v in jumped.items() if k != "elapsed_s"}) == 48 + 10 / 3600
+    assert _run_hours(as_(Run, {k: v for k, v in jumped.items() if k != "elapsed_s"})) == 48 + 10 / 3600
 
 
 def test_a_run_whose_folder_cannot_be_made_is_refused_and_not_recorded(tmp_path, cli_env, db):

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.widgets import Input, Select, Static
 
 from optseq.console.tui.dialogs.form import FormDialog, FormInvalid, select, text_input
 from optseq.state.api import measured_configs
+
+if TYPE_CHECKING:
+    from optseq.state.api import KeptRun
 
 
 class DecideDialog(FormDialog):
@@ -17,10 +21,10 @@ class DecideDialog(FormDialog):
 
     AUTO_FOCUS = "#outcome"
 
-    def __init__(self, lever, runs: Sequence[dict] = ()) -> None:
+    def __init__(self, lever, runs: Sequence[KeptRun] = ()) -> None:
         super().__init__(f"decide {lever.id} by hand")
         self.lever = lever
-        self.configs = measured_configs(list(runs)) if lever.kind == "experiment" and not lever.outcomes[:-1] else None
+        self.configs = measured_configs(runs) if lever.kind == "experiment" and not lever.outcomes[:-1] else None
         """The measured configs of an experiment that picks one (None for a lever with fixed outcomes)."""
 
     @property

@@ -233,7 +233,8 @@ class MainScreen(Screen[None]):
         lever = self.seq.plan.lever(lever_id)
         self.query_one(LeverDetail).show(self.shown[lever_id], history, lever, self._steps.get(lever_id, ""))
         for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
-            plot.show(lever, history["runs"])
+            # the plot reads runs as `optseq runs` hands them over (history_points, lever_changes): as stored
+            plot.show(lever, [run.stored for run in history["runs"]])
 
     def _views_of(self, kind: type[ViewWidget], tab: str, side: str) -> list[ViewWidget]:
         """The tab's view and, on a wide screen, the side pane's: those mounted (Later mounts them a frame after

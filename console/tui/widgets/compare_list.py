@@ -2,13 +2,17 @@
 ratio, the tolerance and when, one line each, following other shells as the lever runs do."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.widget import Widget
 
 from optseq.console.words.figures import estimate_text, when_text
 from optseq.console.words.writers import writer_cell, writer_of
-from optseq.state.api import Run, as_
 from optseq.state.api import testbed_label as label
+
+if TYPE_CHECKING:
+    from optseq.state.api import KeptCompare
 
 SHOWN = 3
 """Compares listed, newest first: the Run tab at 80×24 under a plan of nine levers has ten lines for everything;
@@ -37,15 +41,15 @@ class CompareList(Widget):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.border_title = "compares (optseq runs lists them all)"
-        self.compares: list[dict] = []
+        self.compares: list[KeptCompare] = []
         """Newest first, at most SHOWN."""
         self.add_class("-none", update=False)  # styled as it is registered: hidden before any compare
 
     testbeds = False
     """Whether each line names its testbed: the store holds runs of more than one."""
 
-    def show(self, compares: list[dict], testbeds: bool = False) -> None:
-        newest = sorted(compares, key=lambda c: c.get("id") or 0, reverse=True)[:SHOWN]
+    def show(self, compares: list[KeptCompare], testbeds: bool = False) -> None:
+        newest = sorted(compares, key=lambda c: c.id or 0, reverse=True)[:SHOWN]
         if newest == self.compares and testbeds == self.testbeds:
             return
         self.compares, self.testbeds = newest, testbeds
@@ -55,7 +59,7 @@ class CompareList(Widget):
     def lines(self, width: int | None = None) -> list[str]:
         """What each line says at `width` columns (whole when None): tests read the list through this."""
         # as `optseq runs`: once a compare came from another writer (optseq sync), each line names its writer
-        writers = any(writer_of(c) for c in self.compares)
+        writers = any(writer_of(c.stored) for c in self.compares)
         return [fit(compare_parts(c, writers, self.testbeds), width) for c in self.compares]
 
     def get_content_height(self, container, viewport, width: int) -> int:
@@ -65,12 +69,13 @@ class CompareList(Widget):
         return Text("\n".join(self.lines(self.content_size.width or None)), no_wrap=True, overflow="ellipsis")
 
 
-def compare_parts(record: dict, writers: bool = False, testbeds: bool = False) -> list[str]:
+def compare_parts(kept: KeptCompare, writers: bool = False, testbeds: bool = False) -> list[str]:
     """[`compare 5`, `fast 41b7152 vs main 974f1b9`, `not slower 1.01× [0.97,1.05]`, `tol 3%`,
     `2026-12-04 17:13`]; a part with nothing to say is ''. With `writers`, the first says whose it is
     (`compare 5 (ci-3f2a run 4)`, `compare 6 (this store)`); with `testbeds`, the verdict where it was measured
-    (`… on gpu-box`). The store's record decoded once; its writer and testbed read from it as stored."""
-    run = as_(Run, record)
+    (`… on gpu-box`). The run index's copy, typed as it kept it; its writer and testbed read from it as stored
+    (the words `optseq runs` says them with)."""
+    run, record = kept.run, kept.stored
     about = run.compare or {}
     head, base = about.get("head") or {}, about.get("base") or {}
     status = str(run.status or "")

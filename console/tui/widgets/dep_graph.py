@@ -49,10 +49,7 @@ class DependencyGraph(Tree[str]):
         self.marks: dict[str, str] = {}
         """lever id -> its mark as last drawn (ready, running, measured, blocked, decided, stale, closed)."""
 
-    def show(self, plan, views: list[LeverStatus], running: Collection[str] = (), runs: Sequence[dict] = ()) -> None:
-        from optseq.state.api import Run, as_
-
-        typed = [as_(Run, r) for r in runs]  # the views' dicts decoded once, here
+    def show(self, plan, views: list[LeverStatus], running: Collection[str] = (), runs: Sequence[Run] = ()) -> None:
         by_id = {v.id: v for v in views}
         parents: dict[str, list[tuple[str, str | None]]] = {}
         facts: dict[str, list[str]] = {}
@@ -80,7 +77,7 @@ class DependencyGraph(Tree[str]):
                 return
             placed.add(lever_id)
             also = [p for p, _ in parents.get(lever_id, [])[1:]]
-            lever_runs = [r for r in typed if r.lever == lever_id]
+            lever_runs = [r for r in runs if r.lever == lever_id]  # the views' latest_runs, typed
             label = self._label(by_id[lever_id], via, facts.get(lever_id, []), running, also, lever_runs,
                                 "or" if lever_id in either else "also")
             kids = children.get(lever_id, [])

@@ -16,7 +16,7 @@ from optseq.console.words.writers import came_from, origin_text
 from optseq.state.api import testbed_label as label
 
 if TYPE_CHECKING:
-    from optseq.state.api import CandidateStatus, LeverStatus, MarkedDecision
+    from optseq.state.api import CandidateStatus, KeptRun, LeverStatus, MarkedDecision
 
 MAX_RUNS = 20
 """Newest runs listed; older ones stay in `optseq runs LEVER`."""
@@ -52,10 +52,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
         branch = view.branch
         if step:
             text.append(f"next: {step}\n")
-        from optseq.state.api import Run, as_
-
-        records = history.get("runs") or []
-        runs = [as_(Run, r) for r in records]  # the views' dicts decoded once, here
+        runs: list[KeptRun] = history["runs"]  # the run index's copies, typed as it kept them
         saved = saved_line(view, runs)
         if saved:
             text.append(saved + "\n")
@@ -88,7 +85,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
             from optseq.state.api import asks  # the pass planner: only for a lever with a rule
 
             text.append(f"rule: {goal}, {asks(lever)}{margin}\n")
-            split = _latest_split(history)
+            split = _latest_split(runs)
             if split:
                 text.append(f"last run: {split}\n")
         if lever.arms is not None:
@@ -117,10 +114,11 @@ class LeverDetail(VerticalScroll, can_focus=True):
         if not runs:
             text.append("  none yet\n")
         evidence = _evidence_run(view)
-        for run, record in list(zip(runs, records))[-MAX_RUNS:][::-1]:
-            # the store holds several testbeds' runs: each names its own
-            where = f"  on {label(record)}" if view.testbeds_shown else ""
-            came = origin_text(record, "run")  # imported by optseq sync: its writer and its id there
+        for run in runs[-MAX_RUNS:][::-1]:
+            # the store holds several testbeds' runs: each names its own (in the words `optseq runs` says them
+            # with, which read a record as stored)
+            where = f"  on {label(run.stored)}" if view.testbeds_shown else ""
+            came = origin_text(run.stored, "run")  # imported by optseq sync: its writer and its id there
             text.append(f"  {run_line(run)}{where}{f'  ({came})' if came else ''}\n")
             if run.id == evidence:
                 text.append(f"      {_measured_code(view)}\n")
@@ -167,7 +165,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
             text.append("  none yet\n")
         from optseq.state.api import stats_from
 
-        by_id = {r.get("id"): r for r in history.get("runs") or []}
+        by_id = {r.id: r for r in history["runs"]}  # the run index's copies, typed
         for d in decisions[::-1]:
             how = "auto" if d.auto else "manual"
             when = (d.at or "")[:16].replace("T", " ")
@@ -175,7 +173,7 @@ class LeverDetail(VerticalScroll, can_focus=True):
             # its figure's testbed (its run's), where the store holds several, as each run line says its own
             evidence = next((by_id[r] for r in d.runs or () if r in by_id), None)
             if figure and evidence is not None and view.testbeds_shown:
-                figure += f" on {label(evidence)}"
+                figure += f" on {label(evidence.stored)}"
             mark = " (superseded)" if d.superseded else ""
             came = came_from(d.origin, "decision")
             parts = [d.outcome, figure, how, when + mark, f"({came})" if came else ""]
@@ -254,17 +252,17 @@ def _measured_code(view: LeverStatus) -> str:
     return said
 
 
-def _latest_split(history: dict) -> str:
+def _latest_split(runs: list[KeptRun]) -> str:
     """How the newest run with a variance split divided its variance and what it chose: `variance 40% between
-    launches, 60% within; ... → 3 pairs a launch`."""
-    for run in reversed(history.get("runs") or []):
-        summary = run.get("summary") if isinstance(run.get("summary"), dict) else {}
-        split = summary.get("split")
-        if isinstance(split, dict) and isinstance(split.get("share_between"), (int, float)):
+    launches, 60% within; ... → 3 pairs a launch`. The split is a free-form part of the summary (no Struct types
+    it), read as stored."""
+    for run in reversed(runs):
+        split = run.split
+        if isinstance(split.get("share_between"), (int, float)):
             between = split["share_between"]
             costs = ""
             if isinstance(split.get("launch_s"), (int, float)) and isinstance(split.get("pair_s"), (int, float)):
                 costs = f"; a launch {split['launch_s']:.2g} s, a pair {split['pair_s']:.2g} s"
             return (f"variance {100 * between:.0f}% between launches, {100 * (1 - between):.0f}% within{costs} "
-                    f"(run {run.get('id')})")
+                    f"(run {run.id})")
     return ""

@@ -1,7 +1,7 @@
 """The lever table: one row per lever with its state, last estimate ± CI, hours saved, what to do next and plan doc."""
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -111,14 +111,12 @@ class LeverTable(DataTable):
             return None
         return self._ids[self.cursor_row]
 
-    def show(self, views: list[LeverStatus], runs: list[dict], priors: dict[str, float | None],
+    def show(self, views: list[LeverStatus], runs: Sequence[Run], priors: dict[str, float | None],
              running: Collection[str] = (), steps: dict[str, str] | None = None) -> None:
-        """Fill or update the rows in place, so the cursor stays where the user left it."""
-        from optseq.state.api import Run, as_
-
+        """Fill or update the rows in place, so the cursor stays where the user left it. `runs`: the views'
+        latest_runs, typed as the run index kept them."""
         steps = steps or {}
-        typed = [as_(Run, r) for r in runs]  # the views' dicts decoded once, here
-        rows = {v.id: self._cells(v, [r for r in typed if r.lever == v.id], priors.get(v.id),
+        rows = {v.id: self._cells(v, [r for r in runs if r.lever == v.id], priors.get(v.id),
                                   running, steps.get(v.id, "")) for v in views}
         ids = [v.id for v in views]
         self._rows = rows

@@ -19,13 +19,13 @@ from optseq.console.words.figures import estimate_text, ratio
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.reported import Reported
 from optseq.console.tui.widgets.run_tally import Tally
-from optseq.state.api import Run, RunProgress, as_
+from optseq.state.api import Run, RunProgress
 from optseq.state.api import terminal_safe
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from optseq.state.api import RunControl
+    from optseq.state.api import KeptCompare, RunControl
     from optseq.state.api import GroupRun
     from optseq.state.api import Sequencer
 
@@ -107,7 +107,7 @@ class RunPanel(Vertical):
         self.add_class("-idle", update=False)  # styled as it is registered: none before (it is not mounted yet)
         self._built = False
         """The panel's parts are mounted (`_build`)."""
-        self._store_view: tuple[list[dict], bool, list[dict], bool] | None = None
+        self._store_view: tuple[list[Run], bool, list[KeptCompare], bool] | None = None
         """What show_store was last given, drawn once the parts are there."""
 
     def compose(self) -> ComposeResult:
@@ -151,7 +151,8 @@ class RunPanel(Vertical):
             return self.group_rows.running()
         return {self.lever} if self.lever else set()
 
-    def show_store(self, runs: list[dict], readonly: bool, compares: Sequence[dict] = (), testbeds: bool = False) -> None:
+    def show_store(self, runs: list[Run], readonly: bool, compares: Sequence[KeptCompare] = (),
+                   testbeds: bool = False) -> None:
         """The newest compares (each naming its testbed where the store holds several); idle and before any run of
         this console, what the store holds, and how to start a run if one can."""
         self._store_view = (runs, readonly, list(compares), testbeds)
@@ -160,10 +161,9 @@ class RunPanel(Vertical):
         self.query_one(CompareList).show(list(compares), testbeds)
         if self.running or self.last_report is not None:
             return
-        newest = max(runs, key=lambda r: r.get("id", 0), default=None)
+        latest = max(runs, key=lambda r: r.id or 0, default=None)  # the views' latest_runs, typed
         held = "no run in this store yet"
-        if newest:
-            latest = as_(Run, newest)
+        if latest is not None:
             figure = estimate_text(latest.stats, wide=True)
             held = " ".join(p for p in (f"last run #{latest.id}", str(latest.lever or ""),
                                         str(latest.status or ""), figure if figure != "-" else "") if p)

@@ -120,8 +120,8 @@ class ScreenPanel(VerticalScroll):
             return
         with seq.held.lock:
             # the run index keeps a screen by its id: every kept one has it
-            found = max(seq.machine.runs.screens, key=lambda r: r["id"], default=None)
-        record = screened.screen_run(terminal_safe(found)) if found is not None else None
+            found = max(seq.machine.runs.screens, key=lambda r: r.id or 0, default=None)
+        record = terminal_safe(found.run) if found is not None else None
         key = _key(record) if record is not None else None
         if record is not None and key != self._shown:
             self._shown = key
@@ -190,9 +190,9 @@ class ScreenPanel(VerticalScroll):
             return
         seq = self._seq()
         with seq.held.lock:
-            found = next((r for r in seq.machine.runs.screens if r["id"] == report.run_id), None)
+            found = next((r for r in seq.machine.runs.screens if r.id == report.run_id), None)
         if found is not None:
-            record = screened.screen_run(terminal_safe(found))
+            record = terminal_safe(found.run)
             self._shown = _key(record)
             self._show_record(record, samples)
 

@@ -307,7 +307,7 @@ def test_a_live_runs_hours_count_in_its_cost(tmp_path):
         (run,) = seq.machine.runs.recent["lever"]
     # the final record a live run hands the machine carries no start: the run index keeps its first record's (times are
     # to the second, so a quick run may count 0 h; what matters is that it is counted, not unknown)
-    assert run["started"] <= run["ended"]
+    assert run.started is not None and run.ended is not None and run.started <= run.ended
     assert fig["runs_counted"] == 1 and fig["runs_unknown"] == 0 and fig["run_h"] >= 0
     with Sequencer.open(path, tmp_path / "state", mode="read") as again:  # from the snapshot
         assert figures(again.views.whatif(), "lever")["runs_counted"] == 1

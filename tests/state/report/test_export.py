@@ -12,6 +12,7 @@ from optseq.state.report.graph import FAN_WIDTH
 from optseq.state.report.tables import HISTORY_PER_LEVER
 from optseq.state.plan import loader as plan_mod
 from optseq.state.lifecycle.machine import PlanMachine
+from optseq.state.lifecycle.run_index import kept_run
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_PLAN = ROOT / "configs" / "sequencing.toml"
@@ -79,7 +80,9 @@ class Replay:
         return record
 
     def render(self, **kw) -> str:
-        return export.render(self.plan, self.machine, self.records, **kw)
+        # the runs as the views hand them over (latest_runs): the run index's typed copies
+        runs = [kept_run(r) for r in self.records["runs"]]
+        return export.render(self.plan, self.machine, {**self.records, "runs": runs}, **kw)
 
 
 @pytest.fixture

@@ -138,11 +138,11 @@ def test_the_machine_keeps_each_runs_commit_and_an_old_snapshot_still_loads():
               "fingerprint": {"device": "cpu", "repo": {"root": "/r", "head": "a" * 40, "diff": ""}}}
     index.started({**record, "status": "running"})
     index.ended(record)
-    assert index.recent["amp"][0]["on"] == {"commit": "a" * 40, "device": "cpu"}
+    assert index.recent["amp"][0].on == {"commit": "a" * 40, "device": "cpu"}
     old = index.to_dict()
     del old["recent"]["amp"][0]["on"]
-    assert "on" not in RunIndex.from_dict(old).recent["amp"][0]
-    assert measured_at(RunIndex.from_dict(old).recent["amp"][0]) == {}
+    assert RunIndex.from_dict(old).recent["amp"][0].on is None
+    assert measured_at(RunIndex.from_dict(old).recent["amp"][0].stored) == {}
 
 
 def test_the_binary_segmentation_is_ruptures_step_for_step():

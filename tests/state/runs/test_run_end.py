@@ -30,8 +30,8 @@ def test_a_compare_ends_no_earlier_than_it_started_and_its_row_says_so(seq):
     stored = seq.store.get("runs", run)
     assert stored["ended"] == LATER and end.record["ended"] == LATER
     assert (stored["status"], stored["verdict"]) == ("succeeded", "not slower")
-    (row,) = [c for c in seq.machine.runs.compares if c["id"] == run]
-    assert (row["status"], row["verdict"], row["ended"]) == ("succeeded", "not slower", LATER)
+    (row,) = [c.run for c in seq.machine.runs.compares if c.id == run]
+    assert (row.status, row.verdict, row.ended) == ("succeeded", "not slower", LATER)
 
 
 def test_a_refused_decision_is_kept_as_a_note_and_the_record_stands(seq):
