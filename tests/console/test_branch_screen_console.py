@@ -13,6 +13,7 @@ import pytest
 from optseq.console.tui.app import make_app
 from tests.conftest import OPTSEQ
 from tests.console.test_app import SIZE, _steady_env, run, until  # noqa: F401
+from tests.console.test_screen_console import ask_screen
 from tests.state.code.test_branch_screen import make
 from tests.state.code.trees import index_stat, touch_tracked
 
@@ -34,10 +35,7 @@ def test_s_screens_two_branch_levers_and_a_flag_in_their_combined_code_leaving_t
     async def go():
         app = make_app(plan, db)
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
-            await pilot.press("s")
-            await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
-            question = " ".join(str(app.screen.query_one("#question").render()).split())
+            question = " ".join((await ask_screen(pilot, app)).split())
             assert question.startswith("Screen alpha, beta, wide together: 2^3 full factorial"), question
             assert ("each run in a worktree of the commit combining the code of its branch levers that are on "
                     f"(alpha, beta) on HEAD ({main[:7]})") in question, question

@@ -25,6 +25,14 @@ def text(widget) -> str:
     return str(widget.render())
 
 
+async def ask_screen(pilot, app) -> str:
+    """s once the Screen tab is there: the question the console asks before a screen, as it reads."""
+    await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
+    await pilot.press("s")
+    await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+    return text(app.screen.query_one("#question"))
+
+
 def test_the_screen_tab_shows_the_newest_screen_its_effects_calls_and_interaction_plots(tmp_path, db):
     plan = screened_plan(tmp_path)
     write_screen(plan, db)
@@ -90,10 +98,7 @@ def test_s_runs_a_screen_showing_its_design_progress_effects_and_interaction_plo
     async def go():
         app = make_app(plan, db)
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
-            await pilot.press("s")
-            await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
-            question = text(app.screen.query_one("#question"))
+            question = await ask_screen(pilot, app)
             assert question.startswith("Screen fast, wide, fuse together: 2^3 full factorial")
             await pilot.press("y")
             panel = app.main.screen_panel()
@@ -139,9 +144,7 @@ def test_x_cancels_a_screen_leaving_nothing_running_and_the_store_saying_what_it
     async def go():
         app = make_app(plan, db)
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
-            await pilot.press("s")
-            await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+            await ask_screen(pilot, app)
             await pilot.press("y")
             panel = app.main.screen_panel()
             await until(pilot, lambda: os.path.exists(f"{hold}.held"), what="block 2 to start")
@@ -167,9 +170,7 @@ def test_quit_during_a_screen_asks_then_cancels_it(tmp_path, db, monkeypatch):
     async def go():
         app = make_app(plan, db)
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.main.screen_panel() is not None, what="the Screen tab")
-            await pilot.press("s")
-            await until(pilot, lambda: app.screen.__class__.__name__ == "ConfirmDialog", what="the question")
+            await ask_screen(pilot, app)
             await pilot.press("y")
             await until(pilot, lambda: os.path.exists(f"{hold}.held"), what="block 2 to start")
             pid = int(Path(f"{hold}.held").read_text())
