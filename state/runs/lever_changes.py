@@ -88,7 +88,8 @@ class Kept:
     reading back the two columns it needs. `changes` (the runs as dicts: `runs LEVER`, the plot, the export) goes
     through it too, so both find the same points."""
 
-    __slots__ = ("ids", "logs", "ses", "sides", "testbeds", "_distinct", "_index", "_spill", "_chunks", "_last", "_ordered")
+    __slots__ = ("ids", "logs", "ses", "sides", "testbeds", "_distinct", "_index", "_spill", "_chunks", "_last",
+                 "_ordered")
 
     def __init__(self, spill: BinaryIO | None = None) -> None:
         self.ids, self.logs, self.ses, self.sides = array("q"), array("d"), array("d"), array("I")
@@ -117,7 +118,8 @@ class Kept:
         self._last = key
         self.ids.append(key)
         self.logs.append(math.log(estimate))
-        self.ses.append(change_points.interval_se(finite(stats.get("ci_low")), finite(stats.get("ci_high"))))
+        low, high = (finite(stats.get(name)) for name in ("ci_low", "ci_high"))
+        self.ses.append(change_points.interval_se(low, high))
         self.sides.append(self._side(Side(measured_at(run), _stack(run.get("infra")), testbed, _root(run))))
         if self._spill is not None and len(self.ids) == CHUNK:
             self._chunks.append(self._spill.seek(0, 2))
@@ -161,7 +163,8 @@ class Kept:
         if i >= spilled or self._spill is None:
             return int(columns[k][i - spilled])
         chunk, j = divmod(i, CHUNK)
-        self._spill.seek(self._chunks[chunk] + sum(c.itemsize for c in columns[:k]) * CHUNK + columns[k].itemsize * j)
+        before = sum(c.itemsize for c in columns[:k]) * CHUNK  # the chunk's columns before this one
+        self._spill.seek(self._chunks[chunk] + before + columns[k].itemsize * j)
         one = array(columns[k].typecode)
         one.fromfile(self._spill, 1)
         return int(one[0])

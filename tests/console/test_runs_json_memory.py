@@ -25,14 +25,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("runs_json_memory")]
 N = 400
 KEPT_PER_RUN = 8
 """Bytes a run may add to what the runs section leaves kept: a Kept spills its arrays to a file every CHUNK runs
-(about 33 a run with its arrays held in memory; a dict of each run's fields took about 1,600)."""
-MARKS_PER_RUN = 12
-"""Bytes a run may add to the superseded marks the decisions section holds while it is written: 5 a decision in
-arrays of the narrowest type, and 16 for an event's text spilled (one run in ten); their 12 a decision in arrays
-grown by doubling took about 20 a run."""
-PEAK_PER_RUN = 60
-"""Bytes a run may add to the peak of the whole command (about 10 today); with each lever's series in memory, its
-marks grown by doubling and its search over lists of floats, about 85."""
+(31 to 33 a run with its arrays held in memory; a dict of each run's fields took about 1,600)."""
+MARKS_PER_RUN = 14
+"""Bytes a run may add to what the decisions section holds while it is written, its superseded marks built: 5 a
+decision in arrays of the narrowest type and 16 for an event's text spilled (one run in ten), 7 to 10 a run in all;
+their 12 a decision in arrays grown by doubling took 18 to 20."""
+PEAK_PER_RUN = 45
+"""Bytes a run may add to the peak of the whole command (10 to 30 today); with each lever's series in memory, its
+marks grown by doubling and its search over lists of floats, 68 to 86."""
 POINTS = 6000
 SEARCH_PER_POINT = 52
 """Bytes a point of a lever's history may add to the peak of its change points' search over what its Kept held:
