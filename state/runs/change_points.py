@@ -45,7 +45,7 @@ difference of two normal runs, its largest tenth left out. P(χ²₃ < 2.7055) /
 LEVEL = 0.01
 """The false change points a history without a change gets, at most, when its runs' intervals are exact."""
 BLOCK = 2048
-"""Values sorted at a time by `_ascending`: a sorted list holds a float object and a pointer a value (40 bytes),
+"""Values sorted at a time by `_sorted_batches`: a sorted list holds a float object and a pointer a value (40 bytes),
 an array 8."""
 
 
@@ -92,7 +92,7 @@ def standard_errors(estimates: Sequence[float], lows: Sequence[float | None],
     When no run has one, every run gets the spread the history itself shows from run to run.
     """
     ses = array("d", (interval_se(low, high) for _, low, high in zip(estimates, lows, highs)))
-    return list(_floored(ses, array("d", (math.log(e) for e in estimates[:len(ses)]))))
+    return list(_floored(ses, array("d", (math.log(e) for e in islice(estimates, len(ses))))))
 
 
 def _floored(ses: array, logs: Sequence[float]) -> array:
@@ -142,10 +142,12 @@ def find(estimates: Sequence[float], lows: Sequence[float | None] | None = None,
     run has none, or NaN: either is no interval); [] for fewer than 2·MIN_SIZE runs, where no change can have two
     runs on each side."""
     n = len(estimates)
+    if n < 2 * MIN_SIZE:
+        return []
     lows = lows if lows is not None else [None] * n
     highs = highs if highs is not None else [None] * n
     ses = array("d", (interval_se(low, high) for _, low, high in zip(estimates, lows, highs)))
-    return find_logs(array("d", (math.log(e) for e in estimates[:len(ses)])), ses)
+    return find_logs(array("d", (math.log(e) for e in islice(estimates, len(ses)))), ses)
 
 
 def find_logs(logs: array, ses: array) -> list[Shift]:
