@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from optseq.console.commands.fit import fit, terminal_width
 from optseq.state.api import ratio_text
@@ -24,10 +24,13 @@ if TYPE_CHECKING:
 
 def print_runs(seq, lever: str | None, as_json: bool) -> int:
     if as_json:  # written as it is read: the first run at once, memory bounded
-        kept: dict[str, Kept] = {}
-        sections = [(key, _keeping(records, kept) if key == "runs" else records)
-                    for key, records in seq.views.history_stream(lever)]
-        return write_json([*sections, ("changes", _changes(kept))], sys.stdout)
+        import tempfile
+
+        with tempfile.TemporaryFile() as spill:
+            kept: dict[str, Kept] = {}
+            sections = [(key, _keeping(records, kept, spill) if key == "runs" else records)
+                        for key, records in seq.views.history_stream(lever)]
+            return write_json([*sections, ("changes", _changes(kept))], sys.stdout)
     history = seq.views.history(lever)
     print(render_history(history, change_lines(history["runs"]) if lever is not None else (), terminal_width()))
     return Exit.OK
@@ -41,16 +44,16 @@ def change_lines(runs: list[dict]) -> list[str]:
     return [change_text(change, count_commits(change)) for change in changes(runs)]
 
 
-def _keeping(runs: Iterator[dict], kept: dict[str, Kept]) -> Iterator[dict]:
+def _keeping(runs: Iterator[dict], kept: dict[str, Kept], spill: BinaryIO) -> Iterator[dict]:
     """The runs as they are written, each lever's kept in `kept` as little as its change points need (a Kept: its
-    ids and numbers in arrays, where each was measured as one of the few distinct places): a long history stays
-    bounded at some 40 bytes a run."""
+    ids and numbers in arrays, where each was measured as one of the few distinct places), spilled to `spill` a
+    chunk at a time: a long history keeps a few KiB a lever in memory."""
     from optseq.state.api import Kept
 
     for run in runs:
         if isinstance(lever := run.get("lever"), str):
             if (series := kept.get(lever)) is None:
-                series = kept[lever] = Kept()
+                series = kept[lever] = Kept(spill)
             series.add(run)
         yield run
 

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import math
 from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Sequence
 
 
@@ -41,6 +44,9 @@ TRIMMED_CHI2_1 = 0.6230154841346819
 difference of two normal runs, its largest tenth left out. P(χ²₃ < 2.7055) / 0.9, as x·f₁(x) = f₃(x)."""
 LEVEL = 0.01
 """The false change points a history without a change gets, at most, when its runs' intervals are exact."""
+BLOCK = 2048
+"""Values sorted at a time by `_sorted_batches`: a sorted list holds a float object and a pointer a value (40 bytes),
+an array 8."""
 
 
 @dataclass(frozen=True)
@@ -63,10 +69,18 @@ def penalty(n: int) -> float:
     return 6.0 + 4.2 * math.log(math.log(max(n, 4)))
 
 
+def interval_se(low: float | None, high: float | None) -> float:
+    """A run's standard error of its log ratio from its 95% interval ((log high − log low) / 2·1.96, never below
+    MIN_SE); NaN where it has no interval (a bound missing, NaN, or out of order)."""
+    if low is None or high is None or not (0 < low <= high):
+        return math.nan
+    return max((math.log(high) - math.log(low)) / (2 * Z95), MIN_SE)
+
+
 def standard_errors(estimates: Sequence[float], lows: Sequence[float | None],
                     highs: Sequence[float | None]) -> list[float]:
-    """Each run's standard error of its log ratio, from its 95% interval ((log high − log low) / 2·1.96), never
-    below the history's median one.
+    """Each run's standard error of its log ratio, from its 95% interval (interval_se), never below the history's
+    median one.
 
     The floor: an interval bounded by a few launches is itself a noisy measure of its run's precision (the
     sign test's bounds are order statistics of six launches), so one narrower than the history's typical
@@ -77,17 +91,23 @@ def standard_errors(estimates: Sequence[float], lows: Sequence[float | None],
     before intervals were) counts as the least certain run that has one: it knows no more than any of them.
     When no run has one, every run gets the spread the history itself shows from run to run.
     """
-    out: list[float | None] = []
-    for estimate, low, high in zip(estimates, lows, highs):
-        if low is None or high is None or not (0 < low <= high):
-            out.append(None)
-        else:
-            out.append(max((math.log(high) - math.log(low)) / (2 * Z95), MIN_SE))
-    known = [se for se in out if se is not None]
+    ses = array("d", (interval_se(low, high) for _, low, high in zip(estimates, lows, highs)))
+    return list(_floored(ses, array("d", (math.log(e) for e in islice(estimates, len(ses))))))
+
+
+def _floored(ses: array, logs: Sequence[float]) -> array:
+    """standard_errors over each run's interval_se, in place: the array is a history's whole length, so no
+    list of its floats is made."""
+    known = sum(1 for se in ses if se == se)  # NaN is no interval
     if not known:
-        return [max(_spread([math.log(e) for e in estimates]), MIN_SE)] * len(out)
-    typical, fill = _median(known), max(known)
-    return [fill if se is None else max(se, typical) for se in out]
+        spread = max(_spread(logs), MIN_SE)
+        for i in range(len(ses)):
+            ses[i] = spread
+        return ses
+    typical, fill = _median((se for se in ses if se == se), known), max(se for se in ses if se == se)
+    for i, se in enumerate(ses):
+        ses[i] = fill if se != se else max(se, typical)
+    return ses
 
 
 def extra_variance(logs: Sequence[float], ses: Sequence[float]) -> float:
@@ -105,7 +125,7 @@ def extra_variance(logs: Sequence[float], ses: Sequence[float]) -> float:
     kept = max(1, math.ceil(TRIM * len(d2s)))
 
     def trimmed(tau2: float) -> float:
-        return sum(sorted(d2 / (v + 2 * tau2) for d2, v in zip(d2s, vs))[:kept]) / kept
+        return _smallest_sum((d2 / (v + 2 * tau2) for d2, v in zip(d2s, vs)), kept) / kept
 
     if trimmed(0.0) <= TRIMMED_CHI2_1:
         return 0.0
@@ -120,18 +140,28 @@ def find(estimates: Sequence[float], lows: Sequence[float | None] | None = None,
          highs: Sequence[float | None] | None = None) -> list[Shift]:
     """The change points of a series of positive ratios in time order, each with its interval (None where a
     run has none, or NaN: either is no interval); [] for fewer than 2·MIN_SIZE runs, where no change can have two
-    runs on each side. Its series are held in arrays of doubles, the same numbers as floats in lists at a quarter of
-    the memory (`runs --json` searches a lever's 30,000 runs)."""
+    runs on each side."""
     n = len(estimates)
     if n < 2 * MIN_SIZE:
         return []
-    logs = array("d", (math.log(e) for e in estimates))
-    ses = array("d", standard_errors(estimates, lows if lows is not None else [None] * n,
-                                     highs if highs is not None else [None] * n))
-    tau2 = extra_variance(logs, ses)
-    weights = array("d", (1.0 / (se * se + tau2) for se in ses))
-    bounds = _segment(logs, weights, penalty(n))
-    return _confirmed(logs, weights, bounds, penalty(n))
+    lows = lows if lows is not None else [None] * n
+    highs = highs if highs is not None else [None] * n
+    ses = array("d", (interval_se(low, high) for _, low, high in zip(estimates, lows, highs)))
+    return find_logs(array("d", (math.log(e) for e in islice(estimates, len(ses)))), ses)
+
+
+def find_logs(logs: array, ses: array) -> list[Shift]:
+    """find, over the runs' log ratios and their interval_se (NaN where none), each an array of doubles: the
+    same numbers as floats in lists at a fifth of the memory (`runs --json` searches a lever's 30,000 runs).
+    `ses` is the search's scratch: it holds the runs' weights when this returns."""
+    n = len(logs)
+    if n < 2 * MIN_SIZE:
+        return []
+    tau2 = extra_variance(logs, _floored(ses, logs))
+    for i, se in enumerate(ses):
+        ses[i] = 1.0 / (se * se + tau2)
+    bounds = _segment(logs, ses, penalty(n))
+    return _confirmed(logs, ses, bounds, penalty(n))
 
 
 def _segment(logs: Sequence[float], weights: Sequence[float], pen: float) -> list[int]:
@@ -172,13 +202,14 @@ def _segment(logs: Sequence[float], weights: Sequence[float], pen: float) -> lis
         bounds = sorted([*bounds, at])
 
 
-def _confirmed(logs: Sequence[float], weights: Sequence[float], bounds: list[int], pen: float) -> list[Shift]:
+def _confirmed(logs: array, weights: array, bounds: list[int], pen: float) -> list[Shift]:
     """The changes whose levels differ by the confirming test; the weakest that fails goes first, then the rest
     are tested again against the levels its removal joins."""
     bounds = list(bounds)
+    ys, ws = memoryview(logs), memoryview(weights)  # a level's runs in place, not copied
     while True:
         edges = [0, *bounds, len(logs)]
-        levels = [_level(logs[a:b], weights[a:b]) for a, b in zip(edges, edges[1:])]
+        levels = [_level(ys[a:b], ws[a:b]) for a, b in zip(edges, edges[1:])]
         tests = []
         for i, at in enumerate(bounds):
             (m1, v1), (m2, v2) = levels[i], levels[i + 1]
@@ -199,14 +230,65 @@ def _level(logs: Sequence[float], weights: Sequence[float]) -> tuple[float, floa
     return mean, max(1.0, birge) / total
 
 
-def _spread(logs: list[float]) -> float:
+def _spread(logs: Sequence[float]) -> float:
     """The run-to-run standard deviation from successive differences (median absolute difference over
     0.6745·√2): what a history says of its own noise, a step among its runs moving one difference."""
-    diffs = [abs(b - a) for a, b in zip(logs, logs[1:])]
-    return _median(diffs) / (0.6744897501960817 * math.sqrt(2)) if diffs else 0.0
+    n = len(logs) - 1
+    diffs = (abs(logs[i + 1] - logs[i]) for i in range(n))
+    return _median(diffs, n) / (0.6744897501960817 * math.sqrt(2)) if n > 0 else 0.0
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+def _median(values: Iterable[float], n: int | None = None) -> float:
+    """The median of `values` (n of them, where given: an iterable read once)."""
+    if n is None:
+        values = list(values)
+        n = len(values)
+    at, wanted = n // 2 - 1 + n % 2, 2 - n % 2  # the middle value, or the two
+    middle: list[float] = []
+    for batch in _sorted_batches(values):
+        if at < len(batch):
+            middle += batch[at:at + wanted - len(middle)]
+            if len(middle) == wanted:
+                break
+            at = 0
+        else:
+            at -= len(batch)
+    return middle[0] if n % 2 else (middle[0] + middle[1]) / 2
+
+
+def _smallest_sum(values: Iterable[float], k: int) -> float:
+    """sum(sorted(values)[:k]), to the last bit: the same additions in the same order (a float `start` goes on
+    adding as one sum() would)."""
+    total: float = 0
+    for batch in _sorted_batches(values):
+        if k <= len(batch):
+            return sum(batch[:k], total)
+        total, k = sum(batch, total), k - len(batch)
+    return total
+
+
+def _sorted_batches(values: Iterable[float]) -> Iterator[list[float]]:
+    """sorted(values) in lists one after the other; past BLOCK values, held meanwhile in one array of doubles,
+    sorted BLOCK at a time and merged (a history's whole length as a list of floats is five times the bytes): each
+    batch is every value up to the least of the sorted runs' next `step`-th (about BLOCK values)."""
+    source = iter(values)
+    block = sorted(islice(source, BLOCK))
+    if len(block) < BLOCK:
+        yield block
+        return
+    held = array("d", block)
+    while block := sorted(islice(source, BLOCK)):
+        held.extend(block)
+    view = memoryview(held)
+    runs = [[at, min(at + BLOCK, len(view))] for at in range(0, len(view), BLOCK)]
+    step = max(16, BLOCK // len(runs))
+    while runs:
+        pivot = min(view[min(at + step, end) - 1] for at, end in runs)
+        batch: list[float] = []
+        for run in runs:
+            upto = bisect_right(view, pivot, run[0], run[1])
+            batch.extend(view[run[0]:upto])
+            run[0] = upto
+        batch.sort()
+        yield batch
+        runs = [run for run in runs if run[0] < run[1]]

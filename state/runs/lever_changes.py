@@ -8,15 +8,20 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import BinaryIO, NamedTuple, Sequence
 
 from optseq.state.lifecycle.history_points import finite, measured_at, run_stats
+from optseq.state.runs import change_points
 from optseq.state.text import ratio_text
 from optseq.state.plan.testbed import UNKNOWN, name_of
 
 MIN_RUNS = 3
 """A lever's history is looked at from this many runs with an estimate; change_points.MIN_SIZE runs must lie
 on each side of a change, so a change shows from four."""
+CHUNK = 64
+"""Runs a spilled Kept holds in memory (28 bytes each) before it writes them to its file."""
+COLUMNS = ("ids", "logs", "ses", "sides")
+"""Kept.column's k: 0 the run ids, 1 the log ratios, 2 the interval_se, 3 the Side indexes."""
 
 
 @dataclass(frozen=True)
@@ -77,21 +82,28 @@ class Side(NamedTuple):
 
 class Kept:
     """One lever's runs as its change points need them, compactly, for a history streamed record by record
-    (`optseq runs --json` over 100,000 runs): the ids and the three numbers in arrays, each run's Side an index
-    into the distinct ones, about 40 bytes a run where a dict of each run's fields took about 2 KB. `changes`
-    (the runs as dicts: `runs LEVER`, the plot, the export) goes through it too, so both find the same points."""
+    (`optseq runs --json` over 100,000 runs): the ids, log ratios and interval_se in arrays, each run's Side an
+    index into the distinct ones, about 28 bytes a run where a dict of each run's fields took about 2 KB; with a
+    `spill` file, every CHUNK runs go to it and a few KiB stay in memory however long the history, the search
+    reading back the two columns it needs. `changes` (the runs as dicts: `runs LEVER`, the plot, the export) goes
+    through it too, so both find the same points."""
 
-    __slots__ = ("ids", "estimates", "lows", "highs", "sides", "testbeds", "_distinct", "_index")
+    __slots__ = ("ids", "logs", "ses", "sides", "testbeds", "_distinct", "_index", "_spill", "_chunks", "_last",
+                 "_ordered")
 
-    def __init__(self) -> None:
-        self.ids = array("q")
-        self.estimates, self.lows, self.highs = array("d"), array("d"), array("d")
-        """A missing or non-finite bound is NaN."""
-        self.sides = array("I")
+    def __init__(self, spill: BinaryIO | None = None) -> None:
+        self.ids, self.logs, self.ses, self.sides = array("q"), array("d"), array("d"), array("I")
+        """The runs not spilled (all of them without a file); COLUMNS' order. An ses without an interval is NaN."""
         self.testbeds: set[str] = set()
         """Every run's testbed, an estimate or not: changes() splits the series by the names it sees."""
         self._distinct: list[Side] = []
         self._index: dict[object, int] = {}
+        self._spill = spill
+        self._chunks: list[int] = []
+        """Where each spilled chunk of CHUNK runs starts in the file: its columns one after the other."""
+        self._last: int | None = None
+        self._ordered = True
+        """No run was added after one with a greater id (as the store streams them): no column read to sort."""
 
     def add(self, run: dict) -> None:
         """One run of the lever, in the order the store gives them."""
@@ -101,12 +113,19 @@ class Kept:
         estimate, key = finite(stats.get("estimate")), run.get("id")
         if estimate is None or estimate <= 0 or not isinstance(key, int) or isinstance(key, bool):
             return
+        if self._last is not None and key < self._last:
+            self._ordered = False
+        self._last = key
         self.ids.append(key)
-        self.estimates.append(estimate)
-        for bounds, name in ((self.lows, "ci_low"), (self.highs, "ci_high")):
-            bound = finite(stats.get(name))
-            bounds.append(math.nan if bound is None else bound)
+        self.logs.append(math.log(estimate))
+        low, high = (finite(stats.get(name)) for name in ("ci_low", "ci_high"))
+        self.ses.append(change_points.interval_se(low, high))
         self.sides.append(self._side(Side(measured_at(run), _stack(run.get("infra")), testbed, _root(run))))
+        if self._spill is not None and len(self.ids) == CHUNK:
+            self._chunks.append(self._spill.seek(0, 2))
+            for column in self._columns():
+                column.tofile(self._spill)
+                del column[:]
 
     def _side(self, side: Side) -> int:
         try:  # its keys in order: a change's `old` and `new` are written as the run's were
@@ -120,33 +139,63 @@ class Kept:
             self._distinct.append(side)
         return index
 
+    def _columns(self) -> tuple[array, ...]:
+        return self.ids, self.logs, self.ses, self.sides
+
+    def __len__(self) -> int:
+        return CHUNK * len(self._chunks) + len(self.ids)
+
+    def column(self, k: int) -> array:
+        """Column k of every run added (COLUMNS), a new array: the spilled chunks read back, then the rest."""
+        held = self._columns()[k]
+        out = array(held.typecode)
+        if self._spill is not None:
+            skip = sum(c.itemsize for c in self._columns()[:k]) * CHUNK
+            for at in self._chunks:
+                self._spill.seek(at + skip)
+                out.fromfile(self._spill, CHUNK)
+        out.extend(held)
+        return out
+
+    def at(self, k: int, i: int) -> int:
+        """Column k's value of run i (an id or a side), read alone where it was spilled."""
+        columns, spilled = self._columns(), CHUNK * len(self._chunks)
+        if i >= spilled or self._spill is None:
+            return int(columns[k][i - spilled])
+        chunk, j = divmod(i, CHUNK)
+        before = sum(c.itemsize for c in columns[:k]) * CHUNK  # the chunk's columns before this one
+        self._spill.seek(self._chunks[chunk] + before + columns[k].itemsize * j)
+        one = array(columns[k].typecode)
+        one.fromfile(self._spill, 1)
+        return int(one[0])
+
     def changes(self) -> list[Change]:
         """The change points of the runs added, as changes() says."""
-        ids = self.ids
-        order: Sequence[int] = range(len(ids))
-        if any(ids[i] > ids[i + 1] for i in range(len(ids) - 1)):  # as the store gives them, mostly: no copy
-            order = sorted(order, key=ids.__getitem__)  # stable: runs of one id keep the store's order
+        order: Sequence[int] = range(len(self))
+        if not self._ordered:  # stable: runs of one id keep the order they came in
+            order = sorted(order, key=self.column(0).__getitem__)
         named = sorted(self.testbeds - {UNKNOWN})
         if len(named) <= 1:
             return self._found(order)
+        sides = self.column(3)
         found = {(c.previous, c.run): c for name in named for c in self._found(
-            [i for i in order if self._distinct[self.sides[i]].testbed in (name, UNKNOWN)])}
+            [i for i in order if self._distinct[sides[i]].testbed in (name, UNKNOWN)])}
         return sorted(found.values(), key=lambda c: c.run)
 
     def _found(self, points: Sequence[int]) -> list[Change]:
         if len(points) < MIN_RUNS:
             return []
-        from optseq.state.runs import change_points
+        every = points == range(len(self))
 
-        def taken(values: array) -> array:  # a NaN bound is no bound to the detector, as None is
-            return values if points == range(len(values)) else array("d", (values[i] for i in points))
+        def taken(k: int) -> array:  # a NaN ses is no interval to the detector, as None is
+            values = self.column(k)
+            return values if every else array("d", (values[i] for i in points))
 
-        found = change_points.find(taken(self.estimates), taken(self.lows), taken(self.highs))
         out = []
-        for shift in found:
+        for shift in change_points.find_logs(taken(1), taken(2)):
             previous, first = points[shift.at - 1], points[shift.at]
-            old, new = self._distinct[self.sides[previous]], self._distinct[self.sides[first]]
-            out.append(Change(self.ids[first], self.ids[previous], shift.before, shift.after, dict(old.on),
+            old, new = self._distinct[self.at(3, previous)], self._distinct[self.at(3, first)]
+            out.append(Change(self.at(0, first), self.at(0, previous), shift.before, shift.after, dict(old.on),
                               dict(new.on), (old.stack, new.stack), new.root or old.root))
         return out
 

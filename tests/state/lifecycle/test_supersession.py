@@ -92,3 +92,14 @@ def test_a_long_random_history_marks_as_the_rule_does():
     got = marked(decisions, events)
     assert got == expected(decisions, events)
     assert sum(1 for _, s, _ in got if s) > 1000  # the history exercises the marks, not only the unmarked
+
+
+def test_more_sayings_than_a_byte_counts_widen_the_codes():
+    """The marks' arrays start at the narrowest type: past 255 distinct "lever decided outcome" texts the codes
+    take two bytes, and every earlier mark still reads as it was written."""
+    decisions = [{"id": i, "lever": f"lever{i % 3}", "outcome": f"outcome {i}",
+                  **({"supersedes": i - 1} if i > 1 else {})} for i in range(1, 400)]
+    got = marked(decisions, [])
+    assert got == expected(decisions, [])
+    assert got[0] == (1, True, "decision 2: lever2 decided outcome 2")
+    assert got[300] == (301, True, "decision 302: lever2 decided outcome 302")

@@ -44,3 +44,27 @@ def test_kept_finds_what_the_detector_finds_over_lists():
         for change in found:
             assert change.old == {"commit": f"{(change.previous - 1) // 20:040x}", "device": "cpu"}
             assert change.root == "/repo"
+
+
+def test_a_spilled_kept_finds_what_one_in_memory_finds():
+    """`runs --json` spills each lever's series to a file CHUNK runs at a time and reads back what the search
+    needs: the same changes, runs out of id order and from two testbeds included."""
+    import tempfile
+
+    from optseq.state.runs.lever_changes import CHUNK
+
+    estimates, lows, highs = history(7 * CHUNK + 5, 4 * CHUNK, 0.2, 0.02, 3, run_sd=0.01)
+    runs = [{"id": i + 1, "lever": "fast", "testbed": {"name": "a" if i % 3 else "b"},
+             "summary": {"stats": {"estimate": e} if i % 7 == 3 else {"estimate": e, "ci_low": lo, "ci_high": hi}},
+             "fingerprint": {"repo": {"root": "/repo", "head": f"{i // 50:040x}"}}}
+            for i, (e, lo, hi) in enumerate(zip(estimates, lows, highs))]
+    for order in (runs, runs[CHUNK:] + runs[:CHUNK]):
+        with tempfile.TemporaryFile() as spill:
+            kept, held = Kept(spill), Kept()
+            for run in order:
+                kept.add(run)
+                held.add(run)
+            assert spill.seek(0, 2) > 0  # chunks went to the file
+            found = kept.changes()
+            assert found and found == held.changes() == changes(order)
+            assert [kept.column(k).tobytes() for k in range(4)] == [held.column(k).tobytes() for k in range(4)]
