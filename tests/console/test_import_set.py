@@ -131,12 +131,15 @@ def test_status_imports_neither_textual_nor_the_console(db):
     # nor shutil (with bz2 and lzma): argparse's formatters ask the width only for a help or an error, and the table
     # only of a terminal; nor the sequencer's parts that act or start runs (built at their first use); nor hashlib,
     # which loads OpenSSL: the short keys hashed on every start take CPython's own sha256 (state/sha.py); nor
-    # dataclasses: the lever machine's models are plain classes (lifecycle/states.py, board.py)
+    # dataclasses: the lever machine's models are plain classes (lifecycle/states.py, board.py); nor
+    # typing_extensions with inspect, dis and ast, which msgspec loads only for a get_type_hints that is typing's own
+    # from Python 3.11 on (state/__init__.py)
     _make_store(db)
     code = ("import sys\nfrom optseq.console.cli import main\n"
             f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
-            "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma', 'hashlib', '_hashlib', 'dataclasses') "
+            "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma', 'hashlib', '_hashlib', 'dataclasses', "
+            "'typing_extensions', 'inspect', 'dis', 'ast') "
             "or m.startswith(('optseq.console.tui.app', 'optseq.console.tui.screens', 'optseq.console.tui.widgets', "
             "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine', 'optseq.state.actions', "
             "'optseq.state.lever_runs', "
