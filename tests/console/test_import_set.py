@@ -160,13 +160,17 @@ def _env() -> dict[str, str]:
 
 
 def test_the_store_shapes_carry_their_types_as_objects():
-    # every open checks the hot file against these Structs: msgspec evaluated each string annotation through
-    # typing at the first check of a process (10M instructions of status's 373M), so they are objects, not strings
+    # every open checks the hot file against these Structs, and decodes its meta, the snapshot's levers and the run
+    # index into the others: msgspec evaluated each string annotation through typing at the first decode of a process
+    # (10M instructions of status's 373M for the shapes, 7M of 332M for the rest), so they are objects, not strings
     import msgspec
 
-    from optseq.state.store import shapes
+    from optseq.state import record_types
+    from optseq.state.lifecycle import lever_records, run_index, snapshot
+    from optseq.state.store import rows, shapes
 
-    structs = [v for v in vars(shapes).values() if isinstance(v, type) and issubclass(v, msgspec.Struct)
-               and v.__module__ == shapes.__name__]
-    assert len(structs) > 20
-    assert [(s.__name__, k) for s in structs for k, v in s.__annotations__.items() if isinstance(v, str)] == []
+    structs = [v for m in (shapes, rows, record_types, lever_records, run_index, snapshot) for v in vars(m).values()
+               if isinstance(v, type) and issubclass(v, msgspec.Struct) and v.__module__ == m.__name__]
+    assert len(structs) > 40
+    strings = [(s.__name__, k) for s in structs for k, v in s.__annotations__.items() if isinstance(v, str)]
+    assert strings == [("Run", "summary")]  # the one forward reference (Summary is defined below Run)
