@@ -77,16 +77,20 @@ def parse(path: Path, every: bool = False) -> Plan:
     except UnicodeDecodeError:
         raise PlanError(path, "", "not UTF-8 text") from None
     # tomllib parses nested arrays and inline tables recursively, so whether it gets through a deep nest
-    # depends on the interpreter's stack at the call (and on whatever raised the recursion limit before):
-    # the depth is counted here first, so every caller gets the same answer
-    if nesting(text) > MAX_NESTING:
-        raise PlanError(path, "", TOO_DEEP)
+    # depends on the interpreter's stack at the call (and on whatever raised the recursion limit before): a text
+    # nested past MAX_NESTING is refused however far tomllib got, so every caller gets the same answer. Its brackets
+    # nest no deeper than the values it parses to, so the text is counted only where those go past it (or tomllib
+    # failed): a sound plan is not scanned twice
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        if nesting(text) > MAX_NESTING:
+            raise PlanError(path, "", TOO_DEEP) from None
         raise syntax_error(path, text, exc) from None
     except RecursionError:
         raise PlanError(path, "", TOO_DEEP) from None
+    if _deeper(data, MAX_NESTING) and nesting(text) > MAX_NESTING:
+        raise PlanError(path, "", TOO_DEEP)
     loader = _Loader(path, every)
     try:
         plan = loader.part(lambda: loader.plan(data))
@@ -151,6 +155,15 @@ def nesting(text: str) -> int:
 
 
 _SPECIAL = re.compile(r"[\[\]{}#\"']")
+
+
+def _deeper(value: object, room: int) -> bool:
+    """Whether parsed TOML nests tables and arrays more than `room` deep."""
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        return False
+    return room <= 0 or any(_deeper(v, room - 1) for v in value)
 
 
 class _Loader(LeverReader):

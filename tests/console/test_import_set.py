@@ -151,6 +151,20 @@ def test_status_imports_neither_textual_nor_the_console(db):
     assert proc.stdout.strip().splitlines()[-1] == "[] 0"
 
 
+def test_status_compiles_the_escapes_pattern_only_for_a_text_with_a_control_in_it(db):
+    # the terminal's escapes pattern took 5M instructions to compile, on every start; what status prints has none
+    _make_store(db)
+    code = ("from optseq.console.cli import main\nfrom optseq.state import text\n"
+            f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
+            "before = text._escapes.cache_info().currsize\n"
+            "said = text.terminal_safe('a \\x1b]0;title\\x07b\\x1b[2Jc')\n"
+            "print(before, text._escapes.cache_info().currsize, repr(said), code)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2], env=_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "0 1 'a bc' 0"
+
+
 def _env() -> dict[str, str]:
     import os
 
