@@ -15,7 +15,6 @@ from optseq.state.plan.testbed import TestbedSettings, parse as parse_testbed
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import show
 from optseq.state.plan.levers import LeverReader
-from optseq.state.plan.lines import STRINGS, key_line
 from optseq.state.plan.model import (
     CODE_CHANGES, LANGS, MARKS, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S, TRIGGERS, DecisionPoint, Fact,
     OrderItem, Plan, PlanError, StatusItem,
@@ -106,6 +105,8 @@ def placed(exc: PlanError, text: str, data: dict) -> PlanError:
     """The error with the line its key is written on: an editor (or the console's banner) goes straight to it."""
     if not exc.key or exc.line is not None:
         return exc
+    from optseq.state.plan.lines import key_line  # an error's: a sound plan never loads lines.py's patterns
+
     return PlanError(exc.path, exc.key, exc.problem, line=key_line(text, data, exc.key))
 
 
@@ -134,6 +135,8 @@ TOO_DEEP = f"nested too deeply to read (arrays or inline tables more than {MAX_N
 
 def nesting(text: str) -> int:
     """The deepest nest of brackets and braces outside strings and comments (TOML's four string kinds)."""
+    from optseq.state.plan.lines import STRINGS  # counted only for a deep or broken plan (parse)
+
     deepest = depth = 0
     at = _SPECIAL.search(text)
     while at is not None:

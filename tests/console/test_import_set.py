@@ -133,16 +133,17 @@ def test_status_imports_neither_textual_nor_the_console(db):
     # which loads OpenSSL: the short keys hashed on every start take CPython's own sha256 (state/sha.py); nor
     # dataclasses: the lever machine's models are plain classes (lifecycle/states.py, board.py); nor
     # typing_extensions with inspect, dis and ast, which msgspec loads only for a get_type_hints that is typing's own
-    # from Python 3.11 on (state/__init__.py)
+    # from Python 3.11 on (state/__init__.py); nor what only an error or a writer needs: the plan's key lines
+    # (plan/lines.py, with its patterns), glob (a dead writer's temp files)
     _make_store(db)
     code = ("import sys\nfrom optseq.console.cli import main\n"
             f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
             "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma', 'hashlib', '_hashlib', 'dataclasses', "
-            "'typing_extensions', 'inspect', 'dis', 'ast') "
+            "'typing_extensions', 'inspect', 'dis', 'ast', 'glob') "
             "or m.startswith(('optseq.console.tui.app', 'optseq.console.tui.screens', 'optseq.console.tui.widgets', "
             "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine', 'optseq.state.actions', "
-            "'optseq.state.lever_runs', "
+            "'optseq.state.lever_runs', 'optseq.state.plan.lines', "
             "'optseq.console.commands.compare_cmd', 'optseq.console.commands.export_cmd', "
             "'optseq.console.commands.outputs'))), code)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
