@@ -15,7 +15,6 @@ reads of one that passed. So the types here are the readers' view of a record, n
 
 Decoding is one msgspec `convert` per record, compiled code that does not walk the record in Python.
 """
-from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
@@ -48,7 +47,7 @@ class Run(_Typed, frozen=True):
     elapsed_s: float | None = None
     passes: int | None = None
     n_samples: int | None = None
-    summary: Summary | str | None = None  # a string in runs of an old release: summary_of reads it as empty
+    summary: "Summary | str | None" = None  # a string in runs of an old release: summary_of reads it as empty
     infra: dict[str, Any] | None = None
     fingerprint: dict[str, Any] | None = None
     testbed: dict[str, Any] | None = None
@@ -66,12 +65,12 @@ class Run(_Typed, frozen=True):
     notes: list[Any] | None = None  # what the run's end adds to say (leftovers stopped)
 
     @property
-    def figures(self) -> Summary:
+    def figures(self) -> "Summary":
         """The run's summary, empty where it stored none or an older release's string."""
         return self.summary if isinstance(self.summary, Summary) else NO_SUMMARY
 
     @property
-    def stats(self) -> Stats:
+    def stats(self) -> "Stats":
         """The paired statistics the run stored, empty for a failed run, an experiment or a decision lever."""
         return self.figures.stats or NO_STATS
 

@@ -7,7 +7,6 @@ layout the snapshot always held for it ({id, status, verdict, reason} for a last
 writes one as the old code's dict was written, field for field and in order, so a snapshot stays VERSION 1 both
 ways, and a field a snapshot of an older release lacks reads as its default.
 """
-from __future__ import annotations
 
 from typing import Any
 
@@ -53,7 +52,7 @@ class Cleared(_Kept, frozen=True):
     decision_stored: dict[str, Any] | None = None
 
     @classmethod
-    def saved(cls, saved: SavedCleared) -> Cleared:
+    def saved(cls, saved: SavedCleared) -> "Cleared":
         decision = None if saved.decision is None else msgspec.convert(saved.decision, Decision)
         return cls(decision=decision, outcome=saved.outcome, why=saved.why, run=saved.run,
                    decision_stored=saved.decision)

@@ -5,7 +5,6 @@ evidence run of a standing decision: the stack it was measured on and its finger
 both). And the newest workload code hash. It lives in the lever machine's snapshot, so its size follows
 the plan, not the history: runs nobody's decision cites are dropped from it.
 """
-from __future__ import annotations
 
 from typing import Any
 
@@ -263,7 +262,7 @@ class RunIndex:
                 "testbeds": self.testbeds}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunIndex:
+    def from_dict(cls, data: dict[str, Any]) -> "RunIndex":
         saved = msgspec.convert(data, _Saved, strict=False)  # one decode; the stacks' ids are JSON's strings
         index = cls()
         index.running, index.stacks, index.testbeds = saved.running, saved.stacks, saved.testbeds

@@ -4,7 +4,6 @@ replaying every record since the store began.
 A snapshot belongs to one plan (its key): the same records replayed under an edited plan may end
 elsewhere, so a snapshot of another plan is never used; the caller replays from the start instead.
 """
-from __future__ import annotations
 
 from typing import Any
 

@@ -15,7 +15,6 @@ from optseq.state.plan.testbed import TestbedSettings, parse as parse_testbed
 from optseq.state.plan.checks import cross_check
 from optseq.state.plan.fields import Fields, Problems, show
 from optseq.state.plan.levers import LeverReader
-from optseq.state.plan.lines import STRINGS, key_line
 from optseq.state.plan.model import (
     CODE_CHANGES, LANGS, MARKS, MAX_LEVERS, MAX_PAIRS, MAX_PLAN_BYTES, MAX_TIMEOUT_S, TRIGGERS, DecisionPoint, Fact,
     OrderItem, Plan, PlanError, StatusItem,
@@ -77,16 +76,20 @@ def parse(path: Path, every: bool = False) -> Plan:
     except UnicodeDecodeError:
         raise PlanError(path, "", "not UTF-8 text") from None
     # tomllib parses nested arrays and inline tables recursively, so whether it gets through a deep nest
-    # depends on the interpreter's stack at the call (and on whatever raised the recursion limit before):
-    # the depth is counted here first, so every caller gets the same answer
-    if nesting(text) > MAX_NESTING:
-        raise PlanError(path, "", TOO_DEEP)
+    # depends on the interpreter's stack at the call (and on whatever raised the recursion limit before): a text
+    # nested past MAX_NESTING is refused however far tomllib got, so every caller gets the same answer. Its brackets
+    # nest no deeper than the values it parses to, so the text is counted only where those go past it (or tomllib
+    # failed): a sound plan is not scanned twice
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        if nesting(text) > MAX_NESTING:
+            raise PlanError(path, "", TOO_DEEP) from None
         raise syntax_error(path, text, exc) from None
     except RecursionError:
         raise PlanError(path, "", TOO_DEEP) from None
+    if _deeper(data, MAX_NESTING) and nesting(text) > MAX_NESTING:
+        raise PlanError(path, "", TOO_DEEP)
     problems = Problems(path, every)
     try:
         plan = problems.part(lambda: PlanReader(problems).plan(data))
@@ -102,6 +105,8 @@ def placed(exc: PlanError, text: str, data: dict) -> PlanError:
     """The error with the line its key is written on: an editor (or the console's banner) goes straight to it."""
     if not exc.key or exc.line is not None:
         return exc
+    from optseq.state.plan.lines import key_line  # an error's: a sound plan never loads lines.py's patterns
+
     return PlanError(exc.path, exc.key, exc.problem, line=key_line(text, data, exc.key))
 
 
@@ -130,6 +135,8 @@ TOO_DEEP = f"nested too deeply to read (arrays or inline tables more than {MAX_N
 
 def nesting(text: str) -> int:
     """The deepest nest of brackets and braces outside strings and comments (TOML's four string kinds)."""
+    from optseq.state.plan.lines import STRINGS  # counted only for a deep or broken plan (parse)
+
     deepest = depth = 0
     at = _SPECIAL.search(text)
     while at is not None:
@@ -151,6 +158,15 @@ def nesting(text: str) -> int:
 
 
 _SPECIAL = re.compile(r"[\[\]{}#\"']")
+
+
+def _deeper(value: object, room: int) -> bool:
+    """Whether parsed TOML nests tables and arrays more than `room` deep."""
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        return False
+    return room <= 0 or any(_deeper(v, room - 1) for v in value)
 
 
 class PlanReader:

@@ -8,7 +8,6 @@ readers' view of a row, not its schema. As record_types.py does for the history,
 as null read the same, and keys not named here stay in the stored row, never on the Struct. Writes still build the
 row as a dict, so the stored bytes are what they were.
 """
-from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, TypeVar

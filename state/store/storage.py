@@ -1,7 +1,6 @@
 """A TinyDB storage whose every write is atomic: temp file, fsync, os.replace, fsync of the directory."""
 from __future__ import annotations
 
-import glob
 import json
 import os
 from pathlib import Path
@@ -100,6 +99,8 @@ class AtomicJSONStorage(Storage):
 
     def remove_temp_files(self) -> int:
         """Delete temp files left by a writer that died mid-write; call only while holding the writer lock."""
+        import glob  # a writer's: a read never loads it (with fnmatch and their patterns)
+
         pattern = os.path.join(glob.escape(str(self.path.parent)), f".{glob.escape(self.path.name)}.*.tmp")
         removed = 0
         for leftover in glob.glob(pattern):

@@ -131,21 +131,39 @@ def test_status_imports_neither_textual_nor_the_console(db):
     # nor shutil (with bz2 and lzma): argparse's formatters ask the width only for a help or an error, and the table
     # only of a terminal; nor the sequencer's parts that act or start runs (built at their first use); nor hashlib,
     # which loads OpenSSL: the short keys hashed on every start take CPython's own sha256 (state/sha.py); nor
-    # dataclasses: the lever machine's models are plain classes (lifecycle/states.py, board.py)
+    # dataclasses: the lever machine's models are plain classes (lifecycle/states.py, board.py); nor
+    # typing_extensions with inspect, dis and ast, which msgspec loads only for a get_type_hints that is typing's own
+    # from Python 3.11 on (state/__init__.py); nor what only an error or a writer needs: the plan's key lines
+    # (plan/lines.py, with its patterns), glob (a dead writer's temp files)
     _make_store(db)
     code = ("import sys\nfrom optseq.console.cli import main\n"
             f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
-            "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma', 'hashlib', '_hashlib', 'dataclasses') "
+            "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma', 'hashlib', '_hashlib', 'dataclasses', "
+            "'typing_extensions', 'inspect', 'dis', 'ast', 'glob') "
             "or m.startswith(('optseq.console.tui.app', 'optseq.console.tui.screens', 'optseq.console.tui.widgets', "
             "'optseq.state.report', 'optseq.state.runners.groups', 'optseq.engine', 'optseq.state.actions', "
-            "'optseq.state.lever_runs', "
+            "'optseq.state.lever_runs', 'optseq.state.plan.lines', "
             "'optseq.console.commands.compare_cmd', 'optseq.console.commands.export_cmd', "
             "'optseq.console.commands.outputs'))), code)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2], env=_env())
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[] 0"
+
+
+def test_status_compiles_the_escapes_pattern_only_for_a_text_with_a_control_in_it(db):
+    # the terminal's escapes pattern took 5M instructions to compile, on every start; what status prints has none
+    _make_store(db)
+    code = ("from optseq.console.cli import main\nfrom optseq.state import text\n"
+            f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
+            "before = text._escapes.cache_info().currsize\n"
+            "said = text.terminal_safe('a \\x1b]0;title\\x07b\\x1b[2Jc')\n"
+            "print(before, text._escapes.cache_info().currsize, repr(said), code)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2], env=_env())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "0 1 'a bc' 0"
 
 
 def _env() -> dict[str, str]:
@@ -157,13 +175,17 @@ def _env() -> dict[str, str]:
 
 
 def test_the_store_shapes_carry_their_types_as_objects():
-    # every open checks the hot file against these Structs: msgspec evaluated each string annotation through
-    # typing at the first check of a process (10M instructions of status's 373M), so they are objects, not strings
+    # every open checks the hot file against these Structs, and decodes its meta, the snapshot's levers and the run
+    # index into the others: msgspec evaluated each string annotation through typing at the first decode of a process
+    # (10M instructions of status's 373M for the shapes, 7M of 332M for the rest), so they are objects, not strings
     import msgspec
 
-    from optseq.state.store import shapes
+    from optseq.state import record_types
+    from optseq.state.lifecycle import lever_records, run_index, snapshot
+    from optseq.state.store import rows, shapes
 
-    structs = [v for v in vars(shapes).values() if isinstance(v, type) and issubclass(v, msgspec.Struct)
-               and v.__module__ == shapes.__name__]
-    assert len(structs) > 20
-    assert [(s.__name__, k) for s in structs for k, v in s.__annotations__.items() if isinstance(v, str)] == []
+    structs = [v for m in (shapes, rows, record_types, lever_records, run_index, snapshot) for v in vars(m).values()
+               if isinstance(v, type) and issubclass(v, msgspec.Struct) and v.__module__ == m.__name__]
+    assert len(structs) > 40
+    strings = [(s.__name__, k) for s in structs for k, v in s.__annotations__.items() if isinstance(v, str)]
+    assert strings == [("Run", "summary")]  # the one forward reference (Summary is defined below Run)

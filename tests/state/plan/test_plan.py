@@ -229,6 +229,31 @@ def test_nesting_is_counted_outside_strings_and_comments():
     assert nesting("x = " + "[" * MAX_NESTING + "]" * MAX_NESTING) == MAX_NESTING
 
 
+def test_a_nest_tomllib_reads_past_the_limit_is_refused_and_a_sound_plan_is_not_scanned(tmp_path, monkeypatch):
+    # tomllib reads 65 arrays deep; the text is counted once what it parsed to goes past the limit, or it failed
+    from optseq.state.plan import loader
+    from optseq.state.plan.loader import MAX_NESTING
+
+    for deep in ("[" * (MAX_NESTING + 1) + "1" + "]" * (MAX_NESTING + 1),  # read by tomllib
+                 "[" * (MAX_NESTING + 1) + "1 2" + "]" * (MAX_NESTING + 1)):  # and a syntax error too
+        err = _refused(tmp_path / "deep.toml", _HEAD + f"deep = {deep}\n")
+        assert err.key == "" and err.problem.startswith("nested too deeply to read")
+    calls = []
+    counted = loader.nesting
+
+    def nesting(text):
+        calls.append(len(text))
+        return counted(text)
+
+    monkeypatch.setattr(loader, "nesting", nesting)  # the real count, counted
+    sound = tmp_path / "sound.toml"
+    sound.write_text(_HEAD + "x = " + "[" * MAX_NESTING + "1" + "]" * MAX_NESTING + "\n", encoding="utf-8")
+    with pytest.raises(PlanError, match="plan.x: unknown key"):  # as deep as allowed: counted, then read on
+        load(sound)
+    assert calls == [sound.stat().st_size]
+    assert load(REPO / "configs" / "sequencing.toml").levers and len(calls) == 1  # the default plan: not scanned
+
+
 def test_too_many_levers_are_refused_before_their_chain_is_walked(tmp_path):
     # each lever requires the next: walking the gates of such a chain recurses once per lever
     chain = "".join(_lever(f"l{i}", f'requires = "l{i + 1}:adopt"\n' if i < 200 else "") for i in range(201))
