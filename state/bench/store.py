@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -47,7 +48,23 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """SIGTERM and SIGHUP stop it as Ctrl-C does: the command it was timing is killed with its group
+    (store_measure._ended), a store it was building is left as its last write left it, and nothing is written."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupted)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as exc:
+        print(f"store bench: stopped ({exc or 'SIGINT'}): nothing written", file=sys.stderr, flush=True)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     p = argparse.ArgumentParser(prog="python -m optseq.state.bench.store", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=_sizes, default=SIZES, metavar="N,N,…",
                    help=f"store sizes in runs (default {','.join(map(str, SIZES))})")

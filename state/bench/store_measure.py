@@ -1,13 +1,16 @@
 """Timing a built store: each command as fresh processes of the real CLI, the RSS of `status`, in-process writes."""
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,11 +76,32 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("OPTSEQ_DB", "OPTSEQ_PLAN")}
 
 
+def _start(argv: list[str], stdout: Any, stderr: Any) -> subprocess.Popen:
+    """A timed command in a process group of its own (the RSS probe's command in it too). No preexec_fn: it would
+    make Python fork this process, whole stores in memory, instead of vfork, and that copy would be in every time."""
+    return subprocess.Popen(argv, cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                            start_new_session=True)
+
+
+@contextlib.contextmanager
+def _ended(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """The command's whole group killed where the bench stops before it ends (Ctrl-C, or SIGTERM and SIGHUP,
+    which main turns into KeyboardInterrupt): a 100,000-run `runs --json` is minutes of work nobody reads."""
+    try:
+        yield proc
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+
+
 def child(argv: list[str], *, stdout: Any = subprocess.DEVNULL) -> float:
     """Run one process to its end and return its wall seconds; BenchError if it fails."""
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.run(argv, cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL, stdout=stdout, stderr=err)
+        with _ended(_start(argv, stdout, err)) as proc:
+            proc.wait()
         elapsed = time.perf_counter() - t0
         if proc.returncode != 0:
             err.seek(0)
@@ -105,16 +129,15 @@ def streamed(argv: list[str]) -> tuple[float, float]:
     t0 = time.perf_counter()
     first, seen = None, b""
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, cwd=ROOT, env=_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=err)
-        stream = proc.stdout
-        assert isinstance(stream, io.BufferedReader)  # stdout=PIPE, buffered: read1 returns what one read gives
-        while chunk := stream.read1(1 << 16):
-            if first is None:
-                seen = seen[-len(FIRST_END):] + chunk
-                if FIRST_END in seen:
-                    first = time.perf_counter() - t0
-        code = proc.wait()
+        with _ended(_start(argv, subprocess.PIPE, err)) as proc:
+            stream = proc.stdout
+            assert isinstance(stream, io.BufferedReader)  # stdout=PIPE, buffered: read1 returns what one read gives
+            while chunk := stream.read1(1 << 16):
+                if first is None:
+                    seen = seen[-len(FIRST_END):] + chunk
+                    if FIRST_END in seen:
+                        first = time.perf_counter() - t0
+            code = proc.wait()
         elapsed = time.perf_counter() - t0
         if code != 0:
             err.seek(0)

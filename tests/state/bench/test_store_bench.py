@@ -5,6 +5,7 @@ No timing is asserted: the figures depend on the machine.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from optseq.state.bench import store_build, store_doc, store_measure
 from optseq.state.sequencer import Sequencer
 from optseq.state.store.store import Store
 from tests.conftest import DEFAULT_PLAN, OPTSEQ
+from tests.console.test_hangup import _gone
 from tests.state.one_lever import one_lever_plan
 
 # on one parallel worker (make test runs pytest -n): its bench run is built once
@@ -238,3 +240,47 @@ def test_the_section_names_its_command_and_judges_the_targets():
     assert "`status` ≤ 0.25 s: 4.50 s, **not met**" in slow and "20 → 214 MB (10.7×), **not met**" in slow
     assert "first `runs --json` record ≤ 0.30 s: 3.00 s, **not met**" in slow
     assert "`runs --json` RSS flat (≤ 1.25× the 100-run store's): 20 → 900 MB (45.0×), **not met**" in slow
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+@pytest.mark.slow  # builds a small store, then times commands until its RSS probe runs
+def test_a_stopped_bench_kills_the_command_it_was_timing_with_the_probes_child_and_writes_nothing(tmp_path):
+    import signal
+    import time
+
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n", encoding="utf-8")
+    bench = subprocess.Popen([sys.executable, "-m", "optseq.state.bench.store", "--runs", "20", "--repeat", "1",
+                              "--write", str(doc)], cwd=store_measure.ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        # the RSS probe (a python spawning the timed command) with its command under it: the bench's deepest point
+        end, held = time.monotonic() + 600, []  # a guard against a hang, never a budget
+        while not held:
+            assert bench.poll() is None and time.monotonic() < end, "the bench never ran its RSS probe"
+            held = [(probe, command) for probe in _children(bench.pid) if "posix_spawn" in _cmdline(probe)
+                    for command in _children(probe)]
+            time.sleep(0.01)
+        (probe, command), = held
+        os.kill(bench.pid, signal.SIGTERM)
+        out, err = bench.communicate(timeout=120)
+    finally:
+        if bench.poll() is None:
+            os.killpg(bench.pid, signal.SIGKILL)
+            bench.communicate()
+    assert bench.returncode == 130 and "Traceback" not in err, err[-2000:]
+    assert err.strip().splitlines()[-1] == "store bench: stopped (SIGTERM): nothing written"
+    _gone([probe, command])
+    assert doc.read_text(encoding="utf-8") == "# Performance\n"
