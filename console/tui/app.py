@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -17,11 +18,11 @@ from textual.screen import Screen
 from optseq.console.tui.css_cache import CachedStylesheet, cache_file
 from optseq.console.tui.screens.keys import ACTIONS, VIEWS
 from optseq.console.tui.screens.main import MainScreen
-from optseq.console.tui.widgets.run_panel import RunPanel
 from optseq.console.words.figures import plain_title
 from optseq.state.api import Sequencer
 
 if TYPE_CHECKING:
+    from optseq.console.tui.widgets.run_panel import RunPanel
     from optseq.console.tui.widgets.screen_panel import ScreenPanel
 
 STOP_TIMEOUT_S = 20.0
@@ -63,6 +64,28 @@ class OptseqApp(App):
         """How many levers R measures at once."""
         self._reopen = (plan_path, mode) if plan_path is not None and mode == "auto" else None
         """What re-opens the store writable once its directory may be written (asked read-only: never)."""
+        self._held_keys: list[events.Key] | None = []
+        """Keys typed before the main screen's tabs are mounted (a frame after its first paint), in order; None
+        once they are there (`release_keys`)."""
+
+    async def on_event(self, event: events.Event) -> None:
+        # a key waits for the tab bar and the views it may switch to or start a run in (MainScreen.open_tabs), and
+        # every key after it too, so that `r` then `j` still runs the lever `r` was typed on
+        if self._held_keys is not None and isinstance(event, events.Key) and not event.is_forwarded:
+            self._held_keys.append(event)
+            return
+        await super().on_event(event)
+
+    def release_keys(self) -> None:
+        """The main screen's tabs are there: the keys held until now go on, in the order they were typed."""
+        if self._held_keys is not None:
+            self.call_later(self._release_keys)
+
+    async def _release_keys(self) -> None:
+        # on the app's own task, as a key is handled: a key typed meanwhile waits in its queue behind these
+        held, self._held_keys = self._held_keys or [], None
+        for key in held:
+            await super().on_event(key)
 
     def on_mount(self) -> None:
         if self.seq.readonly and self._reopen is not None:
@@ -100,7 +123,8 @@ class OptseqApp(App):
         write after the hang-up, so that shutdown waits forever on the dead thread's full queue."""
         main = getattr(self, "_main", None)
         if main is not None:
-            main.panel.stop(STOP_TIMEOUT_S)
+            if main.made_panel is not None:  # made with the tabs, a frame after the first paint
+                main.made_panel.stop(STOP_TIMEOUT_S)
             if main.screening.view is not None:  # kept by reference: it may be detached by now
                 main.screening.view.stop(STOP_TIMEOUT_S)
         self.seq.close()
@@ -187,7 +211,8 @@ class OptseqApp(App):
         # SIGKILL plus the output drain stay well inside this bound.
         main = getattr(self, "_main", None)
         if main is not None:
-            main.panel.stop(STOP_TIMEOUT_S)
+            if main.made_panel is not None:  # made with the tabs, a frame after the first paint
+                main.made_panel.stop(STOP_TIMEOUT_S)
             if main.screening.view is not None:  # kept by reference: it may be detached by now
                 main.screening.view.stop(STOP_TIMEOUT_S)
         self.seq.close()

@@ -27,8 +27,11 @@ class ScreenHost(Protocol):
     export_dir: Path | None
     parallel: int
     """How many levers R measures at once."""
-    panel: RunPanel
-    """The Run tab's panel: a lever's run, or a parallel group's."""
+
+    @property
+    def panel(self) -> RunPanel:
+        """The Run tab's panel: a lever's run, or a parallel group's."""
+        ...
     shown: dict[str, LeverStatus]
     """The lever views on screen now (state/view_types.py), by lever id (empty before the first refresh)."""
 

@@ -1,20 +1,18 @@
 """The main screen: lever table, status line, and the detail / graph / run / history views of the selected lever."""
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.binding import ActiveBinding, Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import TabbedContent, TabPane
 
 # The dialogs, the help and the export preview are imported where they first open (with the Markdown
-# widget, the export's renderer and the forms' validation): the first screen paints without them.
+# widget, the export's renderer and the forms' validation), the tab bar and its views a frame after the first
+# paint (screens/tabs.py): the first screen paints without them.
 # tests/console/test_import_set.py holds what the first screen may import.
 from optseq.console.tui.screens.asking import Forms
 from optseq.console.tui.screens.following import Follower
@@ -22,30 +20,20 @@ from optseq.console.tui.screens.keys import ACTIONS, DETAIL_KEYS, IDLE_X, VIEWS,
 from optseq.console.tui.screens.launching import Launcher
 from optseq.console.tui.screens.screening import Screening
 from optseq.console.tui.screens.syncing import Syncer
-from optseq.console.tui.widgets.dep_graph import DependencyGraph
-from optseq.console.tui.widgets.group_rows import GroupReport
-from optseq.console.tui.widgets.history_plot import HistoryPlot
 from optseq.console.tui.widgets.key_footer import FULL_FROM as FULL_FOOTER_FROM, KeyFooter, footer_bindings, give_footer
-from optseq.console.tui.widgets.later import Later
-from optseq.console.tui.widgets.lever_detail import LeverDetail
 from optseq.console.tui.widgets.lever_table import LeverTable
 from optseq.console.tui.widgets.next_step import lever_steps
-from optseq.console.tui.widgets.run_panel import RunPanel
 from optseq.console.tui.widgets.status_line import StatusLine
 from optseq.state.api import terminal_safe
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
+    from optseq.console.tui.screens.tabs import Tabs
+    from optseq.console.tui.widgets.dep_graph import DependencyGraph
+    from optseq.console.tui.widgets.run_panel import RunPanel
     from optseq.console.tui.widgets.screen_panel import ScreenPanel
-    from optseq.state.api import LeverStatus, Sequencer, Status
-
-ViewWidget = TypeVar("ViewWidget", bound=Widget)
-"""A kind of view (the graph, the history plot), of which the tab and the side pane each show one."""
-
-TOAST_WIDTH = 60
-"""Textual's Toast width (at most half the screen); with its padding, what a notification's lines wrap at."""
-
+    from optseq.state.api import KeptCompare, LeverStatus, Run, Sequencer, Status
 
 WIDE_FROM = 160
 """Screen width from which the graph and the history stand beside the table and the detail."""
@@ -70,14 +58,17 @@ class MainScreen(Screen[None]):
         self.parallel = parallel
         self.holder = (f"{seq.store.directory} cannot be written from here" if seq.readonly else None)
         """Why this console cannot write (an unwritable store directory); None when it writes."""
-        self.panel = RunPanel(id="run-view")
-        """The run panel, kept by reference: the app stops its run even after the screen is gone."""
+        self.made_panel: RunPanel | None = None
+        """The run panel once made (`panel`), kept by reference: the app stops its run even after the screen is gone."""
         self.shown: dict[str, LeverStatus] = {}
         """The lever views on screen now, by id (refresh_view's); empty until the first refresh."""
         self._steps: dict[str, str] = {}
+        self._store_view: tuple[list[Run], bool, list[KeptCompare], bool] | None = None
         self._filled = False
         """refresh_view has run: a resize before it has nothing to redraw."""
         self._layout_seen: tuple[bool, bool] | None = None
+        self.tabs: Tabs | None = None
+        """The tab bar and the side pane's views, once mounted (a frame after the first paint: open_tabs)."""
         self.follower = Follower(self)
         self.forms = Forms(self)
         self.syncer = Syncer(self)
@@ -91,29 +82,31 @@ class MainScreen(Screen[None]):
         # changes no class, and the whole screen is not styled twice before its first frame
         wide = self.app.size.width >= WIDE_FROM
         self.update_classes({"-wide": wide, "-narrow": not wide})
+        # the first frame holds what a user reads first: the table, the status line and the keys. The tab bar with
+        # its views (#views) and the side pane's views follow a frame later (open_tabs)
         with Horizontal(id="body"):
             with Vertical(id="main-column"):
                 yield LeverTable(id="levers")
                 yield StatusLine(id="status")
-                with TabbedContent(id="views"):
-                    with TabPane("Detail", id="detail"):
-                        yield LeverDetail(id="detail-view")
-                    # the views behind a tab (and the side pane, shown from WIDE_FROM) are mounted a frame after
-                    # the first paint (Later); refresh_view fills them then (and skips them until they are there)
-                    with TabPane("Graph", id="graph"):
-                        yield Later(partial(DependencyGraph, id="graph-view"))
-                    with TabPane("Run", id="run"):
-                        yield self.panel  # not lazy: a key pressed before the next frame may start a run
-                    with TabPane("History", id="history"):
-                        yield Later(partial(HistoryPlot, id="history-view"))
-                    with TabPane("Screen", id="screen"):
-                        yield Later(self.screening.make_panel)
-            # a wide terminal shows the graph and the history beside the table, not only behind their tabs: in
-            # its first frame when it starts wide, a frame later (if ever shown) when it starts narrow
-            with Vertical(id="side"):
-                for make in (partial(DependencyGraph, id="side-graph"), partial(HistoryPlot, id="side-history")):
-                    yield make() if wide else Later(make)
+            yield Vertical(id="side")
         yield KeyFooter(compact=True)
+
+    @property
+    def panel(self) -> RunPanel:
+        """The Run tab's panel, made at its first use: the tabs' mount, a frame after the first paint (its module
+        and the widgets' it builds are not loaded before)."""
+        if self.made_panel is None:
+            from optseq.console.tui.widgets.run_panel import RunPanel
+
+            self.made_panel = RunPanel(id="run-view")
+            if self._store_view is not None:  # what the last refresh_view showed: its title says it from the start
+                self.made_panel.show_store(*self._store_view)
+        return self.made_panel
+
+    @property
+    def running(self) -> bool:
+        """A run or a screen under way (none before the run panel is made)."""
+        return self.made_panel is not None and self.launcher.running
 
     @property
     def wide(self) -> bool:
@@ -129,7 +122,7 @@ class MainScreen(Screen[None]):
 
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
-        return footer_bindings(super().active_bindings, self.size.width, self.launcher.running)
+        return footer_bindings(super().active_bindings, self.size.width, self.running)
 
     def on_resize(self, event: events.Resize) -> None:
         # crossing a breakpoint changes what the footer and the side pane show
@@ -159,11 +152,28 @@ class MainScreen(Screen[None]):
             self.notify(f"read-only: {self.holder}; actions that write are off", severity="warning", timeout=10)
         # the first screen paints before the hours-saved calculus runs; the column fills just after
         self.refresh_view(hours=False)
-        self.call_after_refresh(self.refresh_view)
+        self.call_after_refresh(self.open_tabs)
         self.table.focus()
         self.app.screen_change_signal.subscribe(self, lambda screen: screen.call_after_refresh(give_footer, screen))
-        self.launcher.reattach()
         self.follower.start()
+
+    async def open_tabs(self) -> None:
+        """The tab bar and the side pane, a frame after the first paint; then the keys the app held until they
+        were there (a `3`, an `r` typed ahead), a run to re-attach, and the hours-saved column."""
+        try:
+            if not self.is_attached:
+                return  # a quit typed ahead of the first frame closed the screen first
+            from optseq.console.tui.screens.tabs import Tabs
+
+            self.tabs = await Tabs.open(self.query_one("#main-column"), self.query_one("#side"), self.panel,
+                                        self.screening.make_panel)
+            self.show_lever(self.table.selected)
+            self.call_after_refresh(self.tabs.settle_toasts)  # said before the tabs, laid out with them
+            self.launcher.reattach()
+            # after the views Later mounts (queued as the tabs mounted): it fills them
+            self.call_after_refresh(self.refresh_view)
+        finally:
+            getattr(self.app, "release_keys", lambda: None)()
 
     # -- what is on screen ---------------------------------------------------------------------
     @property
@@ -179,7 +189,9 @@ class MainScreen(Screen[None]):
         runs = terminal_safe(self.seq.views.latest_runs())
         priors = {l.id: (l.prior.estimate if l.prior else None) for l in self.seq.plan.levers}
         screening = self.screen_panel()
-        running = self.panel.running_levers | (screening.running_levers if screening is not None else set())
+        panel = self.made_panel  # none before the tabs: open_tabs makes it, and the refresh_view after shows it
+        running = ((panel.running_levers if panel is not None else set())
+                   | (screening.running_levers if screening is not None else set()))
         table = self.table
         with self.seq.held.lock:
             steps = lever_steps(self.seq.plan, self.seq.machine, status.levers, running)
@@ -187,9 +199,11 @@ class MainScreen(Screen[None]):
             testbeds = len(self.seq.machine.runs.testbeds) > 1
         table.show(status.levers, runs, priors, running, steps)
         self.status_line.show(status, running, self.holder)
-        for graph in self._views_of(DependencyGraph, "#graph-view", "#side-graph"):
+        for graph in self.tabs.graphs(self.wide) if self.tabs is not None else ():
             graph.show(self.seq.plan, status.levers, running, runs)
-        self.panel.show_store(runs, self.seq.readonly, compares, testbeds)
+        self._store_view = (runs, self.seq.readonly, compares, testbeds)
+        if panel is not None:
+            panel.show_store(*self._store_view)
         if screening is not None:
             screening.show_store(self.seq)
         self.shown = {v.id: v for v in status.levers}
@@ -201,45 +215,26 @@ class MainScreen(Screen[None]):
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
-        """The newest notifications that fit over the table: older ones go first, as a newer one clipped under
-        them would say nothing at all."""
+        """The newest notifications that fit over the table (Tabs.trim_toasts; all of them before the tabs, which
+        trim them as they come)."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
-        room = self._views_top()
-        width = max(min(TOAST_WIDTH, self.size.width // 2) - 2, 10)  # Toast's width and padding, app.tcss's
-        for notification in reversed(list(self.app._notifications)):
-            rows = sum(max(1, -(-len(line) // width)) for line in notification.message.splitlines() or [""]) + 1
-            room -= rows
-            if room < 0 and notification.message is not message:
-                self.app._unnotify(notification, refresh=False)
-        self.app._refresh_notifications()
-
-    def _views_top(self) -> int:
-        """The row the views' content starts on (under their tabs)."""
-        from textual.widgets import ContentSwitcher
-
-        return self.query_one("#views").query_one(ContentSwitcher).region.y
+        if self.tabs is not None:
+            self.tabs.trim_toasts(message)
 
     def _fit_toasts(self) -> None:
-        """Notifications stand over the table (app.tcss docks them at the top), never lower than the views' tabs:
-        below, they hid the detail the notification was about. The newest shows; older ones scroll off the top."""
-        top = self._views_top()
-        for rack in self.query("#textual-toastrack"):
-            rack.styles.max_height = max(top, 3)
+        if self.tabs is not None:  # before them, open_tabs fits the toasts once they are there
+            self.tabs.fit_toasts()
 
     def show_lever(self, lever_id: str | None) -> None:
-        if lever_id is None or lever_id not in self.shown:
-            return
+        tabs = self.tabs
+        if tabs is None or lever_id is None or lever_id not in self.shown:
+            return  # before the tabs: open_tabs shows the selected lever once they are there
         history = terminal_safe(self.seq.views.lever_history(lever_id))
         lever = self.seq.plan.lever(lever_id)
-        self.query_one(LeverDetail).show(self.shown[lever_id], history, lever, self._steps.get(lever_id, ""))
-        for plot in self._views_of(HistoryPlot, "#history-view", "#side-history"):
+        tabs.detail.show(self.shown[lever_id], history, lever, self._steps.get(lever_id, ""))
+        for plot in tabs.plots(self.wide):
             # the plot reads runs as `optseq runs` hands them over (history_points, lever_changes): as stored
             plot.show(lever, [run.stored for run in history["runs"]])
-
-    def _views_of(self, kind: type[ViewWidget], tab: str, side: str) -> list[ViewWidget]:
-        """The tab's view and, on a wide screen, the side pane's: those mounted (Later mounts them a frame after
-        the first paint; the refresh_view that follows fills them)."""
-        return [w for w in self.query(kind) if f"#{w.id}" == tab or (self.wide and f"#{w.id}" == side)]
 
     def choose_lever(self, lever_id: str) -> None:
         """Make `lever_id` the selected row (the palette's `Lever …` commands)."""
@@ -279,6 +274,8 @@ class MainScreen(Screen[None]):
         self.refresh_view()
 
     def on_run_panel_finished(self, message: RunPanel.Finished) -> None:
+        from optseq.console.tui.widgets.group_rows import GroupReport  # loaded with the panel that sent this
+
         if isinstance(message.report, GroupReport):  # a parallel group: each run was told as it landed
             self.notify(f"{message.lever}: {message.report.message}", timeout=8)
         else:
@@ -317,22 +314,25 @@ class MainScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in WRITES and self.seq.readonly:
             return None  # shown, greyed out: this console cannot write the store
-        if action == "cancel_run" and not self.launcher.running:
+        if action == "cancel_run" and not self.running:
             return None  # x falls through to IDLE_X
         return True
 
+    # the keys reach these once the tabs are there: the app holds them until open_tabs is done
     def action_detail_down(self) -> None:
-        self.query_one(LeverDetail).scroll_relative(y=1, animate=False)
+        self.query_one("#detail-view").scroll_relative(y=1, animate=False)
 
     def action_detail_up(self) -> None:
-        self.query_one(LeverDetail).scroll_relative(y=-1, animate=False)
+        self.query_one("#detail-view").scroll_relative(y=-1, animate=False)
 
     def action_detail_page(self, pages: int) -> None:
-        detail = self.query_one(LeverDetail)
+        detail = self.query_one("#detail-view")
         detail.scroll_relative(y=pages * max(detail.scrollable_content_region.height - 1, 1), animate=False)
 
     def action_view(self, view: str) -> None:
-        self.query_one(TabbedContent).active = view
+        from textual.widgets import TabbedContent  # loaded with the tabs (screens/tabs.py)
+
+        self.query_one("#views", TabbedContent).active = view
 
     def action_run_selected(self) -> None:
         self.launcher.run_selected()

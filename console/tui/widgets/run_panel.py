@@ -19,15 +19,12 @@ from optseq.console.words.figures import estimate_text, ratio
 from optseq.console.tui.widgets.group_rows import GroupReport, GroupRows, rows_text
 from optseq.console.tui.widgets.reported import Reported
 from optseq.console.tui.widgets.run_tally import Tally
-from optseq.state.api import Run, RunProgress
-from optseq.state.api import terminal_safe
+from optseq.state.api import Run, RunProgress, terminal_safe
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from optseq.state.api import KeptCompare, RunControl
-    from optseq.state.api import GroupRun
-    from optseq.state.api import Sequencer
+    from optseq.state.api import GroupRun, KeptCompare, RunControl, Sequencer
 
 LOG_LINES = 500
 """Log lines kept on screen and in the hand-over queue; the full log is the run's file."""
@@ -171,6 +168,9 @@ class RunPanel(Vertical):
         self.query_one("#run-title", Label).update(f"{held} · {how}")
 
     def start(self, seq: Sequencer, lever_id: str) -> None:
+        if not self.is_attached:  # its tab mounts a frame after the first paint: first in its queue, it starts then
+            self.call_later(self.start, seq, lever_id)
+            return
         self._reset(lever_id, f"{lever_id}: starting…")
         try:
             self._progress = RunProgress.of(seq.plan.lever(lever_id))
