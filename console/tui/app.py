@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 import os
 import signal
@@ -22,6 +24,9 @@ from optseq.console.words.figures import plain_title
 from optseq.state.api import Sequencer
 
 if TYPE_CHECKING:
+    from textual.message import Message
+    from textual.pilot import Pilot
+
     from optseq.console.tui.widgets.run_panel import RunPanel
     from optseq.console.tui.widgets.screen_panel import ScreenPanel
 
@@ -153,6 +158,21 @@ class OptseqApp(App):
         old.close()
         main.refresh_view()
         self.notify(f"{directory} can be written now: this console writes again")
+
+    @asynccontextmanager
+    async def run_test(self, *, headless: bool = True, size: tuple[int, int] | None = (80, 24),
+                       tooltips: bool = False, notifications: bool = False,
+                       message_hook: Callable[[Message], None] | None = None,
+                       tabs: bool = True) -> AsyncGenerator[Pilot[None], None]:
+        """Textual's, started once the main screen's tab bar is there too (`tabs`): as Textual's waits for the
+        widgets a screen composes, this waits for those it mounts a frame after its first paint (open_tabs), so
+        a test reads the detail at once as a user does (whose keys the app holds until then: on_event)."""
+        async with super().run_test(headless=headless, size=size, tooltips=tooltips, notifications=notifications,
+                                    message_hook=message_hook) as pilot:
+            if tabs:
+                await self.main.tabs_opened.wait()
+                await pilot.pause()
+            yield pilot
 
     def get_default_screen(self) -> Screen:
         self._main = MainScreen(self.seq, self.export_dir, parallel=self.parallel)

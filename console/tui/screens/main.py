@@ -1,6 +1,7 @@
 """The main screen: lever table, status line, and the detail / graph / run / history views of the selected lever."""
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -69,6 +70,8 @@ class MainScreen(Screen[None]):
         self._layout_seen: tuple[bool, bool] | None = None
         self.tabs: Tabs | None = None
         """The tab bar and the side pane's views, once mounted (a frame after the first paint: open_tabs)."""
+        self.tabs_opened = asyncio.Event()
+        """Set once open_tabs is done, or the screen closed before: what a Pilot test's start waits for too."""
         self.follower = Follower(self)
         self.forms = Forms(self)
         self.syncer = Syncer(self)
@@ -82,8 +85,7 @@ class MainScreen(Screen[None]):
         # changes no class, and the whole screen is not styled twice before its first frame
         wide = self.app.size.width >= WIDE_FROM
         self.update_classes({"-wide": wide, "-narrow": not wide})
-        # the first frame holds what a user reads first: the table, the status line and the keys. The tab bar with
-        # its views (#views) and the side pane's views follow a frame later (open_tabs)
+        # the table, the status line and the keys first; the tab bar (#views) and the side's views later: open_tabs
         with Horizontal(id="body"):
             with Vertical(id="main-column"):
                 yield LeverTable(id="levers")
@@ -173,7 +175,11 @@ class MainScreen(Screen[None]):
             # after the views Later mounts (queued as the tabs mounted): it fills them
             self.call_after_refresh(self.refresh_view)
         finally:
+            self.tabs_opened.set()
             getattr(self.app, "release_keys", lambda: None)()
+
+    def on_unmount(self) -> None:
+        self.tabs_opened.set()  # nothing waits on tabs that will not come
 
     # -- what is on screen ---------------------------------------------------------------------
     @property
