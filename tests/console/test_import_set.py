@@ -135,10 +135,7 @@ def test_status_imports_neither_textual_nor_the_console(db):
     # typing_extensions with inspect, dis and ast, which msgspec loads only for a get_type_hints that is typing's own
     # from Python 3.11 on (state/__init__.py); nor what only an error or a writer needs: the plan's key lines
     # (plan/lines.py, with its patterns), glob (a dead writer's temp files)
-    _make_store(db)
-    code = ("import sys\nfrom optseq.console.cli import main\n"
-            f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
+    said = _after_status(db, "import sys\n", "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'torch', 'scipy', "
             "'transitions', 'logging', 'six', 'socket', 'tempfile', 'shutil', 'bz2', 'lzma', 'hashlib', '_hashlib', 'dataclasses', "
             "'typing_extensions', 'inspect', 'dis', 'ast', 'glob') "
             "or m.startswith(('optseq.console.tui.app', 'optseq.console.tui.screens', 'optseq.console.tui.widgets', "
@@ -146,24 +143,28 @@ def test_status_imports_neither_textual_nor_the_console(db):
             "'optseq.state.lever_runs', 'optseq.state.plan.lines', "
             "'optseq.console.commands.compare_cmd', 'optseq.console.commands.export_cmd', "
             "'optseq.console.commands.outputs'))), code)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[2], env=_env())
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().splitlines()[-1] == "[] 0"
+    assert said == "[] 0"
 
 
 def test_status_compiles_the_escapes_pattern_only_for_a_text_with_a_control_in_it(db):
     # the terminal's escapes pattern took 5M instructions to compile, on every start; what status prints has none
+    said = _after_status(db, "from optseq.state import text\n",
+                         "before = text._escapes.cache_info().currsize\n"
+                         "said = text.terminal_safe('a \\x1b]0;title\\x07b\\x1b[2Jc')\n"
+                         "print(before, text._escapes.cache_info().currsize, repr(said), code)\n")
+    assert said == "0 1 'a bc' 0"
+
+
+def _after_status(db: Path, imports: str, then: str) -> str:
+    """The last line `then` prints in a fresh python that ran `optseq status` on a store at `db` (its exit code as
+    `code`), `imports` run first."""
     _make_store(db)
-    code = ("from optseq.console.cli import main\nfrom optseq.state import text\n"
-            f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n"
-            "before = text._escapes.cache_info().currsize\n"
-            "said = text.terminal_safe('a \\x1b]0;title\\x07b\\x1b[2Jc')\n"
-            "print(before, text._escapes.cache_info().currsize, repr(said), code)\n")
+    code = (f"{imports}from optseq.console.cli import main\n"
+            f"code = main(['status', '--plan', {str(DEFAULT_PLAN)!r}, '--db', {str(db)!r}])\n{then}")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2], env=_env())
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip().splitlines()[-1] == "0 1 'a bc' 0"
+    return proc.stdout.strip().splitlines()[-1]
 
 
 def _env() -> dict[str, str]:
